@@ -1,0 +1,23 @@
+//! # gantry-host — the hub
+//!
+//! Sender and listener share a string key, never a type. This crate is the
+//! part every language shares; it knows no script engine and no parser.
+//!
+//! A map of the crate:
+//! - [`key`]: key validation and interning (a baked [`Key`] never rehashes).
+//! - [`value`]: the dynamic [`Value`] model and the typed Rust face.
+//! - [`types`]: parameter [`Type`]s, structs and the compatibility rule.
+//! - [`signature`]: the [`SignatureTable`] — what each key carries and where it is used.
+//! - [`persist`]: the table as a stable, atomically written JSON file.
+
+pub mod key;
+pub mod persist;
+pub mod signature;
+pub mod types;
+pub mod value;
+
+pub use key::{Key, KeyError};
+pub use persist::{DEFAULT_TABLE_PATH, TableError};
+pub use signature::{KeyDecl, KeyEntry, Kind, Language, Origin, Role, SignatureTable, Site};
+pub use types::{Mismatch, Param, StructDef, StructRegistry, Type};
+pub use value::{FromValue, IntoValue, ObjectId, StructValue, Value};

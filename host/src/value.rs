@@ -1,0 +1,445 @@
+//! The one dynamic value model every language speaks.
+//!
+//! Lua, Rhai and Rust all put [`Value`]s on the wire. Scalars are stored inline,
+//! so a send of scalar arguments fills a stack array and allocates nothing;
+//! strings, structs and arrays are reference counted and cheap to clone.
+//!
+//! [`IntoValue`] and [`FromValue`] are the typed Rust face (in the spirit of
+//! mlua's `IntoLua`/`FromLua`): a Rust listener declares its parameter types
+//! through `FromValue::TYPE`, which is what the compatibility rule checks.
+
+use std::fmt;
+use std::num::NonZeroU64;
+use std::rc::Rc;
+
+use crate::types::Type;
+
+/// A host object: something a script can be attached to, send from and own
+/// listeners. Ids are never reused within one hub.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectId(pub(crate) NonZeroU64);
+
+impl ObjectId {
+    /// The raw id, for display and for embedding layers that need a number.
+    pub fn get(self) -> u64 {
+        self.0.get()
+    }
+    /// Rebuilds an id from [`ObjectId::get`]; `None` for 0.
+    pub fn from_raw(raw: u64) -> Option<Self> {
+        NonZeroU64::new(raw).map(ObjectId)
+    }
+}
+
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "object#{}", self.0)
+    }
+}
+
+/// A named, ordered record. Field order is declaration order; collection row
+/// listeners expand fields positionally in that order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructValue {
+    pub name: Rc<str>,
+    pub fields: Vec<(Rc<str>, Value)>,
+}
+
+impl StructValue {
+    pub fn new(name: impl Into<Rc<str>>) -> Self {
+        Self {
+            name: name.into(),
+            fields: Vec::new(),
+        }
+    }
+
+    /// Builder-style field append.
+    pub fn with(mut self, field: impl Into<Rc<str>>, value: impl IntoValue) -> Self {
+        self.fields.push((field.into(), value.into_value()));
+        self
+    }
+
+    pub fn get(&self, field: &str) -> Option<&Value> {
+        self.fields
+            .iter()
+            .find(|(name, _)| &**name == field)
+            .map(|(_, v)| v)
+    }
+
+    pub fn get_mut(&mut self, field: &str) -> Option<&mut Value> {
+        self.fields
+            .iter_mut()
+            .find(|(name, _)| &**name == field)
+            .map(|(_, v)| v)
+    }
+
+    /// Sets a field, appending it when absent.
+    pub fn set(&mut self, field: &str, value: Value) {
+        match self.get_mut(field) {
+            Some(slot) => *slot = value,
+            None => self.fields.push((Rc::from(field), value)),
+        }
+    }
+}
+
+/// A dynamic value.
+#[derive(Debug, Clone, Default)]
+pub enum Value {
+    #[default]
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Rc<str>),
+    Object(ObjectId),
+    Struct(Rc<StructValue>),
+    Array(Rc<Vec<Value>>),
+}
+
+impl PartialEq for Value {
+    /// Structural equality; floats compare by bits so that a stored table with
+    /// a NaN in it does not report that row as changed on every re-store.
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Value::Nil, Value::Nil) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Float(a), Value::Float(b)) => a.to_bits() == b.to_bits(),
+            (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Object(a), Value::Object(b)) => a == b,
+            (Value::Struct(a), Value::Struct(b)) => Rc::ptr_eq(a, b) || a == b,
+            (Value::Array(a), Value::Array(b)) => Rc::ptr_eq(a, b) || a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Value {
+    pub fn str(text: &str) -> Value {
+        Value::Str(Rc::from(text))
+    }
+
+    pub fn array(items: Vec<Value>) -> Value {
+        Value::Array(Rc::new(items))
+    }
+
+    pub fn structure(value: StructValue) -> Value {
+        Value::Struct(Rc::new(value))
+    }
+
+    /// The type this value has on its own, as recorded on first use. An array
+    /// takes the type of its first element (`array<any>` when empty).
+    pub fn type_of(&self) -> Type {
+        match self {
+            Value::Nil => Type::Nil,
+            Value::Bool(_) => Type::Bool,
+            Value::Int(_) => Type::Int,
+            Value::Float(_) => Type::Float,
+            Value::Str(_) => Type::String,
+            Value::Object(_) => Type::Object,
+            Value::Struct(s) => Type::Struct(s.name.clone()),
+            Value::Array(items) => {
+                Type::Array(Box::new(items.first().map_or(Type::Any, Value::type_of)))
+            }
+        }
+    }
+
+    /// A short name of the value's kind for messages (`int`, `Item`, ...).
+    pub fn kind_name(&self) -> String {
+        self.type_of().to_string()
+    }
+
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// Ints are accepted where floats are expected (the compatibility rule).
+    pub fn as_float(&self) -> Option<f64> {
+        match self {
+            Value::Float(f) => Some(*f),
+            Value::Int(i) => Some(*i as f64),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_struct(&self) -> Option<&StructValue> {
+        match self {
+            Value::Struct(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&[Value]> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    pub fn as_object(&self) -> Option<ObjectId> {
+        match self {
+            Value::Object(o) => Some(*o),
+            _ => None,
+        }
+    }
+
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    /// The default value of a type: what a removed collection row is delivered
+    /// as, field by field.
+    pub fn default_of(ty: &Type, structs: &crate::types::StructRegistry) -> Value {
+        match ty {
+            Type::Any | Type::Nil | Type::Object => Value::Nil,
+            Type::Bool => Value::Bool(false),
+            Type::Int => Value::Int(0),
+            Type::Float => Value::Float(0.0),
+            Type::String => Value::str(""),
+            Type::Array(_) => Value::array(Vec::new()),
+            Type::Struct(name) => Value::structure(StructValue {
+                name: name.clone(),
+                fields: structs
+                    .all_fields(name)
+                    .into_iter()
+                    .map(|f| (Rc::from(f.name.as_str()), Value::default_of(&f.ty, structs)))
+                    .collect(),
+            }),
+        }
+    }
+
+    /// A short, single-line rendering for traces and reports.
+    pub fn short(&self, max: usize) -> String {
+        let mut text = self.to_string();
+        if text.chars().count() > max {
+            text = text.chars().take(max.saturating_sub(1)).collect::<String>() + "…";
+        }
+        text
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Nil => f.write_str("nil"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => {
+                if x.fract() == 0.0 && x.is_finite() {
+                    write!(f, "{x:.1}")
+                } else {
+                    write!(f, "{x}")
+                }
+            }
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Object(o) => write!(f, "{o}"),
+            Value::Struct(s) => {
+                write!(f, "{} {{", s.name)?;
+                for (i, (name, v)) in s.fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, " {name}: {v}")?;
+                }
+                f.write_str(" }")
+            }
+            Value::Array(items) => {
+                f.write_str("[")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+/// Converts a Rust value into a [`Value`].
+pub trait IntoValue {
+    fn into_value(self) -> Value;
+}
+
+/// Reads a Rust value out of a [`Value`] and names the type it expects, which
+/// is what a typed Rust listener declares for the compatibility check.
+pub trait FromValue: Sized {
+    /// The type a listener parameter of this Rust type declares.
+    fn declared_type() -> Type;
+    /// `None` when the value does not convert (only possible in unchecked mode
+    /// or for `any`-typed senders).
+    fn from_value(value: &Value) -> Option<Self>;
+}
+
+macro_rules! scalar {
+    ($rust:ty, $ty:expr, $variant:ident, $from:expr) => {
+        impl IntoValue for $rust {
+            #[inline]
+            fn into_value(self) -> Value {
+                Value::$variant(self.into())
+            }
+        }
+        impl FromValue for $rust {
+            #[inline]
+            fn declared_type() -> Type {
+                $ty
+            }
+            #[inline]
+            fn from_value(value: &Value) -> Option<Self> {
+                $from(value)
+            }
+        }
+    };
+}
+
+scalar!(bool, Type::Bool, Bool, |v: &Value| match v {
+    Value::Bool(b) => Some(*b),
+    _ => None,
+});
+scalar!(i64, Type::Int, Int, Value::as_int);
+scalar!(i32, Type::Int, Int, |v: &Value| v
+    .as_int()
+    .and_then(|i| i32::try_from(i).ok()));
+scalar!(u32, Type::Int, Int, |v: &Value| v
+    .as_int()
+    .and_then(|i| u32::try_from(i).ok()));
+scalar!(f64, Type::Float, Float, Value::as_float);
+scalar!(f32, Type::Float, Float, |v: &Value| v
+    .as_float()
+    .map(|f| f as f32));
+
+impl IntoValue for usize {
+    fn into_value(self) -> Value {
+        Value::Int(i64::try_from(self).unwrap_or(i64::MAX))
+    }
+}
+
+impl IntoValue for ObjectId {
+    #[inline]
+    fn into_value(self) -> Value {
+        Value::Object(self)
+    }
+}
+impl FromValue for ObjectId {
+    fn declared_type() -> Type {
+        Type::Object
+    }
+    fn from_value(value: &Value) -> Option<Self> {
+        value.as_object()
+    }
+}
+
+impl IntoValue for &str {
+    fn into_value(self) -> Value {
+        Value::str(self)
+    }
+}
+impl IntoValue for String {
+    fn into_value(self) -> Value {
+        Value::Str(Rc::from(self))
+    }
+}
+impl IntoValue for Rc<str> {
+    fn into_value(self) -> Value {
+        Value::Str(self)
+    }
+}
+impl FromValue for String {
+    fn declared_type() -> Type {
+        Type::String
+    }
+    fn from_value(value: &Value) -> Option<Self> {
+        value.as_str().map(str::to_owned)
+    }
+}
+impl FromValue for Rc<str> {
+    fn declared_type() -> Type {
+        Type::String
+    }
+    fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::Str(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+}
+
+impl IntoValue for Value {
+    #[inline]
+    fn into_value(self) -> Value {
+        self
+    }
+}
+impl FromValue for Value {
+    /// A `Value` parameter accepts anything.
+    fn declared_type() -> Type {
+        Type::Any
+    }
+    fn from_value(value: &Value) -> Option<Self> {
+        Some(value.clone())
+    }
+}
+
+impl IntoValue for StructValue {
+    fn into_value(self) -> Value {
+        Value::structure(self)
+    }
+}
+
+impl<T: IntoValue> IntoValue for Vec<T> {
+    fn into_value(self) -> Value {
+        Value::array(self.into_iter().map(IntoValue::into_value).collect())
+    }
+}
+impl<T: FromValue> FromValue for Vec<T> {
+    fn declared_type() -> Type {
+        Type::Array(Box::new(T::declared_type()))
+    }
+    fn from_value(value: &Value) -> Option<Self> {
+        value.as_array()?.iter().map(T::from_value).collect()
+    }
+}
+
+impl<T: IntoValue> IntoValue for Option<T> {
+    fn into_value(self) -> Value {
+        self.map_or(Value::Nil, IntoValue::into_value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_converts_to_float_but_not_back() {
+        assert_eq!(f64::from_value(&Value::Int(3)), Some(3.0));
+        assert_eq!(i64::from_value(&Value::Float(3.0)), None);
+    }
+
+    #[test]
+    fn value_types_are_inferred_from_values() {
+        assert_eq!(Value::Int(1).type_of(), Type::Int);
+        assert_eq!(Value::Float(1.0).type_of(), Type::Float);
+        let item = StructValue::new("Item").with("id", 1i64);
+        assert_eq!(
+            Value::structure(item.clone()).type_of(),
+            Type::Struct("Item".into())
+        );
+        assert_eq!(
+            Value::array(vec![Value::structure(item)])
+                .type_of()
+                .to_string(),
+            "array<Item>"
+        );
+    }
+}
