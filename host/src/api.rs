@@ -184,6 +184,47 @@ impl fmt::Display for ApiFunction {
     }
 }
 
+/// The name of the function baked for (`function`, `key`), shared by every
+/// language and by the stub generator: `NotifyObjectMessage__Player__Hurt`.
+///
+/// The encoding is injective, so distinct keys never share a baked function:
+/// a `.` becomes `__` and a `_` becomes `_0` (so `A.B` is `A__B` and `A_B` is
+/// `A_0B`). Function names contain no `_`, so the first `__` ends the name.
+pub fn baked_name(function: ApiFunction, key: &str) -> String {
+    let mut name = String::with_capacity(function.name().len() + 2 + key.len() * 2);
+    name.push_str(function.name());
+    name.push_str("__");
+    for ch in key.chars() {
+        match ch {
+            '.' => name.push_str("__"),
+            '_' => name.push_str("_0"),
+            other => name.push(other),
+        }
+    }
+    name
+}
+
+/// Reverses [`baked_name`].
+pub fn parse_baked_name(name: &str) -> Option<(ApiFunction, String)> {
+    let (function, encoded) = name.split_once("__")?;
+    let function = ApiFunction::from_name(function)?;
+    let mut key = String::with_capacity(encoded.len());
+    let mut chars = encoded.chars();
+    while let Some(ch) = chars.next() {
+        if ch == '_' {
+            match chars.next()? {
+                '_' => key.push('.'),
+                '0' => key.push('_'),
+                _ => return None,
+            }
+        } else {
+            key.push(ch);
+        }
+    }
+    crate::key::validate_key(&key).ok()?;
+    Some((function, key))
+}
+
 /// A position in a source file: 0-based line, 0-based column in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Pos {
@@ -309,6 +350,21 @@ mod tests {
             assert_eq!(ApiFunction::from_name(f.name()), Some(f));
         }
         assert_eq!(ApiFunction::from_name("Nope"), None);
+    }
+
+    #[test]
+    fn baked_names_never_collide() {
+        let a = baked_name(ApiFunction::NotifyMessage, "A.B");
+        let b = baked_name(ApiFunction::NotifyMessage, "A_B");
+        assert_ne!(a, b);
+        assert_eq!(a, "NotifyMessage__A__B");
+        for key in ["A.B", "A_B", "A__B", "A._B", "A_.B", "x_0.y", "Player.Hurt"] {
+            let name = baked_name(ApiFunction::ListenHook, key);
+            assert_eq!(
+                parse_baked_name(&name),
+                Some((ApiFunction::ListenHook, key.to_owned()))
+            );
+        }
     }
 
     #[test]

@@ -18,7 +18,9 @@ pub mod signature;
 pub mod types;
 pub mod value;
 
-pub use api::{ApiFunction, Literal, Pos, ScannedArg, ScannedCall, Span};
+pub use api::{
+    ApiFunction, Literal, Pos, ScannedArg, ScannedCall, Span, baked_name, parse_baked_name,
+};
 pub use key::{Key, KeyError};
 pub use persist::{DEFAULT_TABLE_PATH, TableError};
 pub use signature::{KeyDecl, KeyEntry, Kind, Language, Origin, Role, SignatureTable, Site};
