@@ -1,0 +1,241 @@
+//! Hooks: channels whose listeners get the payload itself and may change it.
+//!
+//! Built on the hub's dispatch core (the same entries, lists, owners and
+//! re-entrancy rules as messages), with the router's ordering: highest
+//! priority first, registration order breaking ties, partial listeners on the
+//! channels above included in that same order. Any listener may mark the
+//! payload handled or cancel, which stops the rest. A hook nobody listens to
+//! costs one lookup per tag level and allocates nothing.
+
+use std::panic::Location;
+use std::rc::Rc;
+
+use smallvec::SmallVec;
+
+use crate::hub::{Hub, HubError, ListenSpec, collect_lists};
+use crate::key::{Key, parent_key};
+use crate::listener::{
+    Callback, Entry, HookFn, ListenOptions, ListenerError, ListenerHandle, ListenerId,
+    ListenerParams, Match, Owner,
+};
+use crate::report::Report;
+use crate::signature::{Kind, Role, Site};
+use crate::source::Source;
+use crate::value::Value;
+
+/// Options of a hook listener.
+#[derive(Debug, Clone, Default)]
+pub struct HookOptions {
+    /// Higher runs first.
+    pub priority: i32,
+    pub matching: Match,
+    pub owner: Option<Owner>,
+    /// The struct the listener expects; `None` takes any payload.
+    pub expects: Option<String>,
+}
+
+impl HookOptions {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+    pub fn partial(mut self) -> Self {
+        self.matching = Match::Partial;
+        self
+    }
+    pub fn owner(mut self, owner: Owner) -> Self {
+        self.owner = Some(owner);
+        self
+    }
+    pub fn expects(mut self, struct_name: impl Into<String>) -> Self {
+        self.expects = Some(struct_name.into());
+        self
+    }
+}
+
+/// What a hook listener is called with: the payload itself, changeable.
+pub struct HookCall<'a> {
+    pub hub: &'a Hub,
+    pub key: Key,
+    pub payload: &'a mut Value,
+    handled: bool,
+    cancelled: bool,
+}
+
+impl HookCall<'_> {
+    /// Marks the payload handled; later listeners still run.
+    pub fn handled(&mut self) {
+        self.handled = true;
+    }
+    /// Stops the rest of the listeners.
+    pub fn cancel(&mut self) {
+        self.cancelled = true;
+    }
+    pub fn is_handled(&self) -> bool {
+        self.handled
+    }
+}
+
+/// What a hook run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HookResult {
+    /// How many listeners ran.
+    pub ran: usize,
+    pub handled: bool,
+    pub cancelled: bool,
+}
+
+impl Hub {
+    /// Listens to a hook with a closure over the [`HookCall`].
+    #[track_caller]
+    pub fn listen_hook(
+        &self,
+        key: &str,
+        options: HookOptions,
+        f: impl Fn(&mut HookCall<'_>) + 'static,
+    ) -> Result<ListenerHandle, HubError> {
+        let site = Site::rust(Location::caller(), Role::Listen);
+        let callback: Rc<HookFn> = Rc::new(move |call: &mut HookCall<'_>| {
+            f(call);
+            Ok(())
+        });
+        let id = self.listen_hook_raw(key, options, Some(site), callback)?;
+        Ok(ListenerHandle {
+            hub: self.downgrade(),
+            id,
+        })
+    }
+
+    /// The hook registration every face goes through.
+    pub fn listen_hook_raw(
+        &self,
+        key: &str,
+        options: HookOptions,
+        site: Option<Site>,
+        callback: Rc<HookFn>,
+    ) -> Result<ListenerId, HubError> {
+        if let Some(site) = &site {
+            self.record_site(key, site.clone());
+        }
+        if self.with_state(|s| s.table.note_kind(key, Kind::Hook))
+            == crate::signature::Recorded::Changed
+        {
+            self.mark_table_dirty();
+        }
+        let spec = ListenSpec {
+            scope: Source::Global,
+            // Priority is stored as an order: higher priority, lower order.
+            options: ListenOptions {
+                times: -1,
+                order: options.priority.saturating_neg(),
+                matching: options.matching,
+                owner: options.owner,
+            },
+            params: ListenerParams::Dynamic,
+            callback: Callback::Hook(callback),
+            site,
+            wants_responder: false,
+            expects: options.expects.map(Rc::from),
+        };
+        self.listen_raw(key, spec)
+    }
+
+    /// Is anything listening for `key`, or partially for a key above it?
+    /// One lookup per tag level; no allocation.
+    pub fn has_hook_listeners(&self, key: &str) -> bool {
+        let state = self.inner.state.borrow();
+        let mut text = Some(key);
+        let mut depth = 0;
+        while let Some(t) = text {
+            if let Some(k) = state.keys.get(t) {
+                let slot = &state.slots[k.index()];
+                if slot.hooks.is_some() && (depth == 0 || slot.partial_hooks > 0) {
+                    return true;
+                }
+            }
+            text = parent_key(t);
+            depth += 1;
+        }
+        false
+    }
+
+    /// Runs a hook by key text. A key nobody listens to returns at once.
+    pub fn run_hook(&self, key: &str, payload: &mut Value) -> Result<HookResult, HubError> {
+        if !self.has_hook_listeners(key) {
+            return Ok(HookResult::default());
+        }
+        let key = self.key(key)?;
+        Ok(self.run_hook_key(key, payload))
+    }
+
+    /// Runs a hook on a baked key: listeners in priority order, each with the
+    /// payload itself, until one cancels.
+    pub fn run_hook_key(&self, key: Key, payload: &mut Value) -> HookResult {
+        let lists = {
+            let state = self.inner.state.borrow();
+            collect_lists(&state, key, Source::Global, true)
+        };
+        let mut result = HookResult::default();
+        let mut order: SmallVec<[(&Rc<Entry>, u32); 16]> = SmallVec::new();
+        for (list, depth) in &lists {
+            for entry in list.entries.iter() {
+                if *depth == 0 || entry.partial {
+                    order.push((entry, *depth));
+                }
+            }
+        }
+        if lists.len() > 1 {
+            order.sort_by_key(|(e, _)| (e.order, e.seq));
+        }
+        for (entry, _) in order {
+            if !entry.callable() {
+                if entry.alive.get() {
+                    self.unlisten(entry.id);
+                }
+                continue;
+            }
+            if let Some(expected) = &entry.expects {
+                let ok = match &*payload {
+                    Value::Struct(s) => self.table().structs.is_a(&s.name, expected),
+                    _ => false,
+                };
+                if !ok {
+                    self.report(Report::HookPayloadSkipped {
+                        key: self.key_name(key).to_string(),
+                        expected: expected.to_string(),
+                        got: payload.kind_name(),
+                        site: entry.site.clone(),
+                    });
+                    continue;
+                }
+            }
+            let Callback::Hook(f) = &entry.callback else {
+                continue;
+            };
+            let mut call = HookCall {
+                hub: self,
+                key,
+                payload: &mut *payload,
+                handled: false,
+                cancelled: false,
+            };
+            result.ran += 1;
+            if let Err(ListenerError { message }) = f(&mut call) {
+                self.report(Report::ListenerFailed {
+                    key: self.key_name(key).to_string(),
+                    message,
+                    site: entry.site.clone(),
+                });
+            }
+            result.handled |= call.handled;
+            if call.cancelled {
+                result.cancelled = true;
+                break;
+            }
+        }
+        result
+    }
+}

@@ -1,0 +1,1333 @@
+//! The hub: registration, the dispatch core, objects and worlds.
+//!
+//! One dispatch core serves messages, stored replays, requests and hooks, so
+//! that ordering and lifetime rules cannot drift apart between them:
+//! 1. *gather* (state borrowed): check arguments against the signature,
+//!    record the call site, collect the listener lists of every tier and every
+//!    partial-matching ancestor — reference-counted snapshots, no copies;
+//! 2. *call* (state released): visit entries in delivery order, skipping the
+//!    ones removed or whose owner is gone, so listeners may listen, unlisten
+//!    and send while being called.
+//!
+//! The hub is single-threaded by design: it is `!Send` and `!Sync` (it holds
+//! `Rc`s and `RefCell`s) and has no lock on the hot path.
+
+use std::any::Any;
+use std::cell::{Cell, Ref, RefCell};
+use std::panic::Location;
+use std::rc::{Rc, Weak};
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+use thiserror::Error;
+
+use crate::key::{Key, KeyError, Keys};
+use crate::listener::{
+    Callback, Entry, ListenOptions, ListenerHandle, ListenerId, ListenerParams, Match, MessageFn,
+    Owner, OwnerKey,
+};
+use crate::report::Report;
+use crate::request::Responder;
+use crate::signature::{KeyDecl, Kind, Recorded, Role, SignatureTable, Site};
+use crate::source::{NameId, Source, WorldId};
+use crate::typed::{Handler, IntoArgs};
+use crate::types::{Mismatch, Type};
+use crate::value::{ObjectId, Value};
+
+/// Errors of hub operations, naming the key and position involved.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum HubError {
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// The arguments contradict the signature; the dispatch was aborted.
+    #[error("`{key}` {mismatch}; dispatch aborted")]
+    Mismatch { key: String, mismatch: Mismatch },
+    /// The listener's parameters contradict the signature; not registered.
+    #[error("listener on `{key}` rejected: {mismatch}")]
+    ListenRejected { key: String, mismatch: Mismatch },
+    #[error("{0} does not exist (destroyed?)")]
+    NoSuchObject(ObjectId),
+    #[error("{0} does not exist")]
+    NoSuchWorld(WorldId),
+}
+
+/// What one dispatch did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Delivered {
+    /// How many listeners were called.
+    pub listeners: usize,
+}
+
+/// What a listener is called with.
+pub struct Message<'a> {
+    pub hub: &'a Hub,
+    pub key: Key,
+    pub source: Source,
+    pub args: &'a [Value],
+    /// Present when the message is a request and the listener asked for it.
+    pub responder: Option<&'a Responder>,
+    pub listener: ListenerId,
+}
+
+impl Message<'_> {
+    pub fn key_name(&self) -> Rc<str> {
+        self.hub.key_name(self.key)
+    }
+}
+
+/// Who is sending, for call-site recording and reports.
+#[derive(Clone, Copy)]
+pub enum Caller<'a> {
+    /// A Rust caller, from `#[track_caller]`.
+    Rust(&'static Location<'static>),
+    /// A script site; recorded in the table when new.
+    Script(&'a Site),
+    /// Not recorded (a replay, or a caller that records its own sites).
+    Unrecorded,
+}
+
+impl Caller<'_> {
+    fn site(&self) -> Option<Site> {
+        match self {
+            Caller::Rust(loc) => Some(Site::rust(loc, Role::Send)),
+            Caller::Script(site) => Some((*site).clone()),
+            Caller::Unrecorded => None,
+        }
+    }
+}
+
+/// A snapshot of the listeners on one (key, scope) channel, in channel order
+/// (order, exact before partial, registration).
+pub(crate) struct List {
+    pub entries: Box<[Rc<Entry>]>,
+    /// The largest arity a typed entry declares: a send with fewer arguments
+    /// must look closer before calling anyone.
+    pub max_arity: usize,
+}
+
+impl List {
+    fn build(mut entries: Vec<Rc<Entry>>, hooks: bool) -> Option<Rc<List>> {
+        if entries.is_empty() {
+            return None;
+        }
+        entries.sort_by_key(|e| sort_key(e, 0, hooks));
+        let max_arity = entries.iter().map(|e| e.params.arity()).max().unwrap_or(0);
+        Some(Rc::new(List {
+            entries: entries.into_boxed_slice(),
+            max_arity,
+        }))
+    }
+}
+
+/// Delivery order, one rule for every tier: lower order first; at equal
+/// order exact before partial and nearer ancestor before farther; then
+/// registration order. Hooks order by priority and registration only.
+#[inline]
+fn sort_key(entry: &Entry, depth: u32, hooks: bool) -> (i32, u32, u64) {
+    let rank = if hooks {
+        0
+    } else if entry.partial {
+        1 + depth
+    } else {
+        0
+    };
+    (entry.order, rank, entry.seq)
+}
+
+/// The compiled signature of a key, mirrored from the table for the hot path.
+#[derive(Clone)]
+struct SlotSig {
+    params: Rc<[Type]>,
+    declared: bool,
+}
+
+#[derive(Default)]
+pub(crate) struct Slot {
+    global: Option<Rc<List>>,
+    scoped: FxHashMap<Source, Rc<List>>,
+    pub(crate) hooks: Option<Rc<List>>,
+    partial_listeners: u32,
+    pub(crate) partial_hooks: u32,
+    sig: Option<SlotSig>,
+    last_rust_site: Option<&'static Location<'static>>,
+}
+
+impl Slot {
+    fn list(&self, scope: Source) -> Option<&Rc<List>> {
+        match scope {
+            Source::Global => self.global.as_ref(),
+            other => self.scoped.get(&other),
+        }
+    }
+
+    fn set_list(&mut self, scope: Source, list: Option<Rc<List>>) -> Option<Rc<List>> {
+        match (scope, list) {
+            (Source::Global, list) => std::mem::replace(&mut self.global, list),
+            (other, Some(list)) => self.scoped.insert(other, list),
+            (other, None) => self.scoped.remove(&other),
+        }
+    }
+}
+
+struct ObjectInfo {
+    world: WorldId,
+    /// Keys with a channel watching this object (or its named sources).
+    watched: Vec<Key>,
+}
+
+/// A stored message, replayed to listeners that arrive later.
+pub(crate) struct Stored {
+    pub args: Rc<[Value]>,
+    pub once: bool,
+}
+
+pub(crate) struct State {
+    pub(crate) keys: Keys,
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) table: SignatureTable,
+    objects: FxHashMap<ObjectId, ObjectInfo>,
+    worlds: FxHashMap<WorldId, Vec<ObjectId>>,
+    names: FxHashMap<Rc<str>, NameId>,
+    name_list: Vec<Rc<str>>,
+    listeners: FxHashMap<ListenerId, Rc<Entry>>,
+    by_owner: FxHashMap<OwnerKey, Vec<ListenerId>>,
+    pub(crate) stores: FxHashMap<(Key, Source), Stored>,
+    reports: Vec<Report>,
+    next_id: u64,
+    next_seq: u64,
+    next_object: u64,
+    next_world: u32,
+    /// Values whose drop may run user code (closures holding responders):
+    /// dropped only after the state borrow is released.
+    graveyard: Vec<Box<dyn Any>>,
+}
+
+/// The hub's shared interior; [`Hub`] is a cheap handle to it.
+pub struct HubInner {
+    pub(crate) state: RefCell<State>,
+    checked: Cell<bool>,
+    table_dirty: Cell<bool>,
+    on_report: RefCell<Option<Rc<dyn Fn(&Report)>>>,
+    pub(crate) request_seq: Cell<u64>,
+}
+
+/// The message hub. Clone it freely: clones are handles to the same hub.
+#[derive(Clone)]
+pub struct Hub {
+    pub(crate) inner: Rc<HubInner>,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+const MAX_KEPT_REPORTS: usize = 1024;
+
+impl Hub {
+    /// A hub in checked mode with an empty signature table.
+    pub fn new() -> Self {
+        Self::with_table(SignatureTable::new())
+    }
+
+    /// A hub that starts from a loaded signature table.
+    pub fn with_table(table: SignatureTable) -> Self {
+        let state = State {
+            keys: Keys::new(),
+            slots: Vec::new(),
+            table,
+            objects: FxHashMap::default(),
+            worlds: FxHashMap::default(),
+            names: FxHashMap::default(),
+            name_list: Vec::new(),
+            listeners: FxHashMap::default(),
+            by_owner: FxHashMap::default(),
+            stores: FxHashMap::default(),
+            reports: Vec::new(),
+            next_id: 0,
+            next_seq: 0,
+            next_object: 0,
+            next_world: 0,
+            graveyard: Vec::new(),
+        };
+        Hub {
+            inner: Rc::new(HubInner {
+                state: RefCell::new(state),
+                checked: Cell::new(true),
+                table_dirty: Cell::new(false),
+                on_report: RefCell::new(None),
+                request_seq: Cell::new(0),
+            }),
+        }
+    }
+
+    pub(crate) fn from_inner(inner: Rc<HubInner>) -> Hub {
+        Hub { inner }
+    }
+
+    pub(crate) fn downgrade(&self) -> Weak<HubInner> {
+        Rc::downgrade(&self.inner)
+    }
+
+    /// Runs `f` on the state and drops what it discarded after the borrow
+    /// ends, so destructors that call back into the hub are safe.
+    pub(crate) fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let (result, graveyard) = {
+            let mut state = self.inner.state.borrow_mut();
+            let result = f(&mut state);
+            (result, std::mem::take(&mut state.graveyard))
+        };
+        drop(graveyard);
+        result
+    }
+
+    // ----- checked mode, reports, table -------------------------------------
+
+    /// Checked mode (the default) validates arguments against the signature
+    /// table and aborts mismatched dispatches.
+    pub fn set_checked(&self, checked: bool) {
+        self.inner.checked.set(checked);
+    }
+
+    pub fn is_checked(&self) -> bool {
+        self.inner.checked.get()
+    }
+
+    /// Called for every report as it happens (after the tracing event).
+    pub fn on_report(&self, f: impl Fn(&Report) + 'static) {
+        *self.inner.on_report.borrow_mut() = Some(Rc::new(f));
+    }
+
+    /// Reports kept since the last call (at most 1024 are kept).
+    pub fn take_reports(&self) -> Vec<Report> {
+        self.with_state(|s| std::mem::take(&mut s.reports))
+    }
+
+    pub(crate) fn report(&self, report: Report) {
+        tracing::warn!(key = report.key(), "{report}");
+        self.with_state(|s| {
+            if s.reports.len() < MAX_KEPT_REPORTS {
+                s.reports.push(report.clone());
+            }
+        });
+        let hook = self.inner.on_report.borrow().clone();
+        if let Some(hook) = hook {
+            hook(&report);
+        }
+    }
+
+    /// Reads the signature table.
+    pub fn table(&self) -> Ref<'_, SignatureTable> {
+        Ref::map(self.inner.state.borrow(), |s| &s.table)
+    }
+
+    /// A copy of the signature table (for saving or handing to tools).
+    pub fn table_snapshot(&self) -> SignatureTable {
+        self.table().clone()
+    }
+
+    pub(crate) fn mark_table_dirty(&self) {
+        self.inner.table_dirty.set(true);
+    }
+
+    /// Has the table learned anything since the last [`Hub::take_table_dirty`]?
+    pub fn take_table_dirty(&self) -> bool {
+        self.inner.table_dirty.replace(false)
+    }
+
+    /// Merges a table (a loaded file, say) into the hub's.
+    pub fn merge_table(&self, other: &SignatureTable) {
+        self.with_state(|s| {
+            s.table.merge(other);
+            for index in 0..s.slots.len() {
+                refresh_sig(s, Key(index as u32));
+            }
+        });
+    }
+
+    /// Edits the table directly (declaring structs, say).
+    pub fn edit_table<R>(&self, f: impl FnOnce(&mut SignatureTable) -> R) -> R {
+        self.inner.table_dirty.set(true);
+        self.with_state(|s| {
+            let r = f(&mut s.table);
+            for index in 0..s.slots.len() {
+                refresh_sig(s, Key(index as u32));
+            }
+            r
+        })
+    }
+
+    /// Declares a key from Rust: its parameters, kind, doc and response.
+    #[track_caller]
+    pub fn declare(&self, key: &str, decl: KeyDecl) -> Result<Key, HubError> {
+        let site = Site::rust(Location::caller(), Role::Declare);
+        let handle = self.key(key)?;
+        self.with_state(|s| {
+            s.table.declare(key, decl, Some(site))?;
+            refresh_sig(s, handle);
+            Ok::<_, KeyError>(())
+        })?;
+        self.inner.table_dirty.set(true);
+        Ok(handle)
+    }
+
+    /// Records a call site for a key (scripts record their sites at load).
+    pub fn record_site(&self, key: &str, site: Site) {
+        if self.with_state(|s| s.table.record_site(key, site)) {
+            self.inner.table_dirty.set(true);
+        }
+    }
+
+    /// Records what a listener named its parameters, to name observed ones.
+    pub fn suggest_param_names(&self, key: &str, names: &[String]) {
+        if self.with_state(|s| s.table.suggest_param_names(key, names)) == Recorded::Changed {
+            self.inner.table_dirty.set(true);
+        }
+    }
+
+    // ----- keys ---------------------------------------------------------------
+
+    /// Interns a key: the handle never hashes the string again.
+    pub fn key(&self, text: &str) -> Result<Key, KeyError> {
+        if let Some(key) = self.inner.state.borrow().keys.get(text) {
+            return Ok(key);
+        }
+        self.with_state(|s| intern(s, text))
+    }
+
+    pub fn key_name(&self, key: Key) -> Rc<str> {
+        self.inner.state.borrow().keys.name(key).clone()
+    }
+
+    // ----- objects and worlds -------------------------------------------------
+
+    pub fn create_world(&self) -> WorldId {
+        self.with_state(|s| {
+            s.next_world += 1;
+            let id =
+                WorldId(std::num::NonZeroU32::new(s.next_world).expect("world ids start at 1"));
+            s.worlds.insert(id, Vec::new());
+            id
+        })
+    }
+
+    /// Creates an object in `world`.
+    pub fn spawn(&self, world: WorldId) -> Result<ObjectId, HubError> {
+        self.with_state(|s| {
+            let objects = s
+                .worlds
+                .get_mut(&world)
+                .ok_or(HubError::NoSuchWorld(world))?;
+            s.next_object += 1;
+            let id = ObjectId(std::num::NonZeroU64::new(s.next_object).expect("ids start at 1"));
+            objects.push(id);
+            s.objects.insert(
+                id,
+                ObjectInfo {
+                    world,
+                    watched: Vec::new(),
+                },
+            );
+            Ok(id)
+        })
+    }
+
+    pub fn is_alive(&self, object: ObjectId) -> bool {
+        self.inner.state.borrow().objects.contains_key(&object)
+    }
+
+    pub fn world_of(&self, object: ObjectId) -> Option<WorldId> {
+        self.inner
+            .state
+            .borrow()
+            .objects
+            .get(&object)
+            .map(|o| o.world)
+    }
+
+    /// The composite source (object, name): one object, several independent
+    /// sources.
+    pub fn named(&self, object: ObjectId, name: &str) -> Source {
+        self.with_state(|s| {
+            let id = match s.names.get(name) {
+                Some(id) => *id,
+                None => {
+                    let id = NameId(s.name_list.len() as u32);
+                    let name: Rc<str> = Rc::from(name);
+                    s.name_list.push(name.clone());
+                    s.names.insert(name, id);
+                    id
+                }
+            };
+            Source::Named(object, id)
+        })
+    }
+
+    pub fn source_name(&self, source: Source) -> String {
+        match source {
+            Source::Named(o, n) => {
+                format!("{o}/{}", self.inner.state.borrow().name_list[n.0 as usize])
+            }
+            other => other.to_string(),
+        }
+    }
+
+    /// Destroys an object: drops every listener it owns, every listener and
+    /// stored message sourced from it (named sources included).
+    pub fn destroy(&self, object: ObjectId) -> Result<(), HubError> {
+        self.with_state(|s| {
+            let info = s
+                .objects
+                .remove(&object)
+                .ok_or(HubError::NoSuchObject(object))?;
+            if let Some(list) = s.worlds.get_mut(&info.world) {
+                list.retain(|o| *o != object);
+            }
+            drop_owned(s, OwnerKey::Object(object));
+            let mut watched = info.watched;
+            watched.sort_unstable();
+            watched.dedup();
+            for key in watched {
+                let slot = &mut s.slots[key.index()];
+                let scopes: Vec<Source> = slot
+                    .scoped
+                    .keys()
+                    .copied()
+                    .filter(|sc| sc.object() == Some(object))
+                    .collect();
+                for scope in scopes {
+                    if let Some(list) = slot.scoped.remove(&scope) {
+                        for entry in list.entries.iter() {
+                            entry.alive.set(false);
+                            if entry.partial {
+                                slot.partial_listeners -= 1;
+                            }
+                        }
+                        for entry in list.entries.iter() {
+                            s.listeners.remove(&entry.id);
+                        }
+                        s.graveyard.push(Box::new(list));
+                    }
+                }
+            }
+            s.stores
+                .retain(|(_, source), _| source.object() != Some(object));
+            Ok(())
+        })
+    }
+
+    /// Destroys a world and every object in it.
+    pub fn destroy_world(&self, world: WorldId) -> Result<(), HubError> {
+        let objects = self
+            .with_state(|s| s.worlds.get(&world).cloned())
+            .ok_or(HubError::NoSuchWorld(world))?;
+        for object in objects {
+            self.destroy(object)?;
+        }
+        self.with_state(|s| {
+            s.worlds.remove(&world);
+            s.stores
+                .retain(|(_, source), _| *source != Source::World(world));
+            let keys: Vec<usize> = (0..s.slots.len()).collect();
+            for k in keys {
+                let slot = &mut s.slots[k];
+                if let Some(list) = slot.scoped.remove(&Source::World(world)) {
+                    for entry in list.entries.iter() {
+                        entry.alive.set(false);
+                        if entry.partial {
+                            slot.partial_listeners -= 1;
+                        }
+                    }
+                    for entry in list.entries.iter() {
+                        s.listeners.remove(&entry.id);
+                    }
+                    s.graveyard.push(Box::new(list));
+                }
+            }
+        });
+        Ok(())
+    }
+
+    // ----- listening ----------------------------------------------------------
+
+    /// Listens with a typed closure, default options. The handle unlistens
+    /// when dropped.
+    #[track_caller]
+    pub fn listen<Args, H: Handler<Args>>(
+        &self,
+        key: &str,
+        scope: impl Into<Source>,
+        handler: H,
+    ) -> Result<ListenerHandle, HubError> {
+        self.listen_with(key, scope, ListenOptions::default(), handler)
+    }
+
+    /// Listens with a typed closure and options.
+    #[track_caller]
+    pub fn listen_with<Args, H: Handler<Args>>(
+        &self,
+        key: &str,
+        scope: impl Into<Source>,
+        options: ListenOptions,
+        handler: H,
+    ) -> Result<ListenerHandle, HubError> {
+        let site = Site::rust(Location::caller(), Role::Listen);
+        let params = ListenerParams::Typed(H::param_types());
+        let callback: Rc<MessageFn> = Rc::new(move |m: &Message<'_>| handler.call(m));
+        let spec = ListenSpec {
+            scope: scope.into(),
+            options,
+            params,
+            callback: Callback::Message(callback),
+            site: Some(site),
+            wants_responder: false,
+            expects: None,
+        };
+        let id = self.listen_raw(key, spec)?;
+        Ok(ListenerHandle {
+            hub: self.downgrade(),
+            id,
+        })
+    }
+
+    /// Listens with a closure that gets the whole [`Message`] (source,
+    /// arguments as values, the responder of a request).
+    #[track_caller]
+    pub fn listen_message(
+        &self,
+        key: &str,
+        scope: impl Into<Source>,
+        options: ListenOptions,
+        f: impl Fn(&Message<'_>) + 'static,
+    ) -> Result<ListenerHandle, HubError> {
+        let site = Site::rust(Location::caller(), Role::Listen);
+        let spec = ListenSpec {
+            scope: scope.into(),
+            options,
+            params: ListenerParams::Dynamic,
+            callback: Callback::Message(Rc::new(move |m: &Message<'_>| {
+                f(m);
+                Ok(())
+            })),
+            site: Some(site),
+            wants_responder: true,
+            expects: None,
+        };
+        let id = self.listen_raw(key, spec)?;
+        Ok(ListenerHandle {
+            hub: self.downgrade(),
+            id,
+        })
+    }
+
+    /// The registration every face (Rust, Lua, Rhai, router) goes through.
+    /// Returns the id; the caller decides about handles. A stored message on
+    /// (key, scope) is replayed to the new listener at once.
+    pub fn listen_raw(&self, key: &str, spec: ListenSpec) -> Result<ListenerId, HubError> {
+        let handle = self.key(key)?;
+        let checked = self.is_checked();
+        let is_hook = matches!(spec.callback, Callback::Hook(_));
+        let result = self.with_state(|s| {
+            if let (Some(site), false) = (&spec.site, is_hook) {
+                if s.table.record_site(key, site.clone()) {
+                    self.inner.table_dirty.set(true);
+                }
+            }
+            if let ListenerParams::Typed(types) = &spec.params {
+                if !is_hook {
+                    check_listener_types(s, handle, key, types, checked, &self.inner.table_dirty)?;
+                }
+            }
+            s.next_id += 1;
+            s.next_seq += 1;
+            let id = ListenerId(s.next_id);
+            let entry = Rc::new(Entry {
+                id,
+                key: handle,
+                scope: spec.scope,
+                seq: s.next_seq,
+                order: spec.options.order,
+                partial: spec.options.matching == Match::Partial,
+                alive: Cell::new(true),
+                remaining: Cell::new(if spec.options.times == 0 {
+                    -1
+                } else {
+                    spec.options.times
+                }),
+                owner: spec.options.owner.clone(),
+                params: spec.params,
+                expects: spec.expects,
+                wants_responder: spec.wants_responder,
+                callback: spec.callback,
+                site: spec.site,
+            });
+            insert_entry(s, entry.clone(), is_hook);
+            Ok(entry)
+        });
+        let entry = match result {
+            Ok(entry) => entry,
+            Err((key, mismatch)) => {
+                self.report(Report::ListenRejected {
+                    key: key.clone(),
+                    position: mismatch.position,
+                    expected: mismatch.expected.clone(),
+                    got: mismatch.got.clone(),
+                    site: None,
+                });
+                return Err(HubError::ListenRejected { key, mismatch });
+            }
+        };
+        if !is_hook {
+            crate::store::replay(self, &entry);
+        }
+        Ok(entry.id)
+    }
+
+    /// Unlistens by id. Unknown ids do nothing. Returns whether it was found.
+    pub fn unlisten(&self, id: ListenerId) -> bool {
+        self.with_state(|s| remove_entry(s, id))
+    }
+
+    /// Unlistens everything `owner` owns. Returns how many.
+    pub fn unlisten_owner(&self, owner: &Owner) -> usize {
+        self.with_state(|s| drop_owned(s, owner.identity()))
+    }
+
+    /// Unlistens everything `owner` owns on `key` only.
+    pub fn unlisten_owner_on(&self, key: &str, owner: &Owner) -> usize {
+        let Some(key) = self.inner.state.borrow().keys.get(key) else {
+            return 0;
+        };
+        self.with_state(|s| {
+            let ids: Vec<ListenerId> = s
+                .by_owner
+                .get(&owner.identity())
+                .map(|ids| {
+                    ids.iter()
+                        .copied()
+                        .filter(|id| s.listeners.get(id).is_some_and(|e| e.key == key))
+                        .collect()
+                })
+                .unwrap_or_default();
+            ids.into_iter().filter(|id| remove_entry(s, *id)).count()
+        })
+    }
+
+    /// How many listeners are registered (hooks not counted).
+    pub fn listener_count(&self) -> usize {
+        self.inner
+            .state
+            .borrow()
+            .listeners
+            .values()
+            .filter(|e| matches!(e.callback, Callback::Message(_)))
+            .count()
+    }
+
+    /// Removes every listener, hook listener and stored message.
+    pub fn reset(&self) {
+        self.with_state(|s| {
+            let ids: Vec<ListenerId> = s.listeners.keys().copied().collect();
+            for id in ids {
+                remove_entry(s, id);
+            }
+            s.stores.clear();
+        });
+    }
+
+    // ----- sending ------------------------------------------------------------
+
+    /// Sends a tuple of Rust values from `source`.
+    #[track_caller]
+    #[inline]
+    pub fn send<A: IntoArgs>(
+        &self,
+        key: Key,
+        source: impl Into<Source>,
+        args: A,
+    ) -> Result<Delivered, HubError> {
+        let mut args = args.into_args();
+        self.dispatch(
+            key,
+            source.into(),
+            args.as_mut(),
+            Caller::Rust(Location::caller()),
+            None,
+        )
+    }
+
+    /// Sends by key text (interned on the way; a baked [`Key`] is faster).
+    #[track_caller]
+    pub fn send_str<A: IntoArgs>(
+        &self,
+        key: &str,
+        source: impl Into<Source>,
+        args: A,
+    ) -> Result<Delivered, HubError> {
+        let key = self.key(key)?;
+        let mut args = args.into_args();
+        self.dispatch(
+            key,
+            source.into(),
+            args.as_mut(),
+            Caller::Rust(Location::caller()),
+            None,
+        )
+    }
+
+    /// Sends dynamic values (the script embeddings' entry).
+    pub fn send_values(
+        &self,
+        key: Key,
+        source: Source,
+        args: &mut [Value],
+        caller: Caller<'_>,
+    ) -> Result<Delivered, HubError> {
+        self.dispatch(key, source, args, caller, None)
+    }
+
+    /// The dispatch core for messages and requests.
+    pub(crate) fn dispatch(
+        &self,
+        key: Key,
+        source: Source,
+        args: &mut [Value],
+        caller: Caller<'_>,
+        responder: Option<&Responder>,
+    ) -> Result<Delivered, HubError> {
+        let lists = self.gather(key, source, args, caller, Kind::Event)?;
+        self.deliver(key, source, args, caller, responder, &lists, None)
+    }
+
+    /// Phase 1: check, record, collect listener lists. Also used by stores.
+    pub(crate) fn gather(
+        &self,
+        key: Key,
+        source: Source,
+        args: &mut [Value],
+        caller: Caller<'_>,
+        kind: Kind,
+    ) -> Result<Gathered, HubError> {
+        let checked = self.inner.checked.get();
+        let mut state = self.inner.state.borrow_mut();
+        let s = &mut *state;
+        let Some(slot) = s.slots.get_mut(key.index()) else {
+            return Ok(Gathered::new());
+        };
+        // Record the Rust call site once per location (pointer compare).
+        let new_site = match caller {
+            Caller::Rust(loc) => {
+                if slot.last_rust_site.is_some_and(|l| std::ptr::eq(l, loc)) {
+                    None
+                } else {
+                    slot.last_rust_site = Some(loc);
+                    Some(Site::rust(loc, Role::Send))
+                }
+            }
+            Caller::Script(site) => Some(site.clone()),
+            Caller::Unrecorded => None,
+        };
+        // Fast signature check against the slot's compiled parameters.
+        let mut failure: Option<(usize, String, String)> = None;
+        let needs_record = match &slot.sig {
+            Some(sig) if args.len() <= sig.params.len() || sig.declared => {
+                let mut narrow = kind != Kind::Event;
+                for (position, (arg, ty)) in args.iter_mut().zip(sig.params.iter()).enumerate() {
+                    match (ty, &*arg) {
+                        (Type::Int, Value::Int(_))
+                        | (Type::Float, Value::Float(_))
+                        | (Type::Bool, Value::Bool(_))
+                        | (Type::String, Value::Str(_))
+                        | (Type::Object, Value::Object(_))
+                        | (Type::Any, _) => {}
+                        (Type::Float, Value::Int(i)) => *arg = Value::Float(*i as f64),
+                        (Type::Nil, _) if !sig.declared => narrow = true,
+                        _ if !checked => {}
+                        _ => {
+                            if !s.table.structs.value_matches(arg, ty) {
+                                failure = Some((position, ty.to_string(), arg.kind_name()));
+                                break;
+                            }
+                        }
+                    }
+                }
+                if failure.is_none() && checked && sig.declared && args.len() > sig.params.len() {
+                    let position = sig.params.len();
+                    failure = Some((
+                        position,
+                        format!("at most {position} argument(s)"),
+                        args[position].kind_name(),
+                    ));
+                }
+                narrow
+            }
+            _ => true,
+        };
+        if let Some((position, expected, got)) = failure {
+            let name = s.keys.name(key).to_string();
+            drop(state);
+            return Err(self.mismatch(name, position, expected, got, caller, None));
+        }
+        if needs_record || new_site.is_some() {
+            let name = s.keys.name(key).clone();
+            if needs_record {
+                if checked {
+                    if let Err(m) = s.table.check_args(&name, args) {
+                        drop(state);
+                        return Err(self.mismatch(
+                            name.to_string(),
+                            m.position,
+                            m.expected,
+                            m.got,
+                            caller,
+                            None,
+                        ));
+                    }
+                }
+                if s.table.record_args(&name, kind, args) == Recorded::Changed {
+                    self.inner.table_dirty.set(true);
+                }
+                refresh_sig(s, key);
+            }
+            if let Some(site) = new_site {
+                if s.table.record_site(&name, site) {
+                    self.inner.table_dirty.set(true);
+                }
+            }
+        }
+        Ok(collect_lists(s, key, source, false))
+    }
+
+    fn mismatch(
+        &self,
+        key: String,
+        position: usize,
+        expected: String,
+        got: String,
+        caller: Caller<'_>,
+        listener_site: Option<Site>,
+    ) -> HubError {
+        self.report(Report::Mismatch {
+            key: key.clone(),
+            position,
+            expected: expected.clone(),
+            got: got.clone(),
+            site: caller.site(),
+            listener_site,
+        });
+        HubError::Mismatch {
+            key,
+            mismatch: Mismatch {
+                position,
+                expected,
+                got,
+            },
+        }
+    }
+
+    /// Phase 2: call the gathered listeners in delivery order. `only` limits
+    /// delivery to one entry (a replay).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn deliver(
+        &self,
+        key: Key,
+        source: Source,
+        args: &[Value],
+        caller: Caller<'_>,
+        responder: Option<&Responder>,
+        lists: &Gathered,
+        only: Option<&Rc<Entry>>,
+    ) -> Result<Delivered, HubError> {
+        // A typed listener that wants more than was sent blocks the dispatch:
+        // no listener is called with missing arguments.
+        if self.inner.checked.get() {
+            for (list, _) in lists.iter() {
+                if list.max_arity > args.len() {
+                    if let Some(entry) = list.entries.iter().find(|e| {
+                        e.params.arity() > args.len()
+                            && e.callable()
+                            && only.is_none_or(|o| Rc::ptr_eq(o, e))
+                    }) {
+                        let ListenerParams::Typed(types) = &entry.params else {
+                            continue;
+                        };
+                        let position = args.len();
+                        let name = self.key_name(key).to_string();
+                        return Err(self.mismatch(
+                            name,
+                            position,
+                            types[position].to_string(),
+                            "nothing (the send has fewer arguments)".into(),
+                            caller,
+                            entry.site.clone(),
+                        ));
+                    }
+                }
+            }
+        }
+        let mut called = 0;
+        let mut visit = |entry: &Rc<Entry>, depth: u32| {
+            if let Some(only) = only {
+                if !Rc::ptr_eq(only, entry) {
+                    return;
+                }
+            }
+            if self.call_entry(entry, depth, key, source, args, responder) {
+                called += 1;
+            }
+        };
+        match lists.as_slice() {
+            [] => {}
+            [(list, depth)] => {
+                for entry in list.entries.iter() {
+                    visit(entry, *depth);
+                }
+            }
+            many => {
+                let mut merged: SmallVec<[(&Rc<Entry>, u32, (i32, u32, u64)); 16]> =
+                    SmallVec::new();
+                for (list, depth) in many {
+                    for entry in list.entries.iter() {
+                        merged.push((entry, *depth, sort_key(entry, *depth, false)));
+                    }
+                }
+                merged.sort_by_key(|(_, _, k)| *k);
+                for (entry, depth, _) in merged {
+                    visit(entry, depth);
+                }
+            }
+        }
+        Ok(Delivered { listeners: called })
+    }
+
+    /// Calls one message listener if it may be called now: alive, owner
+    /// alive, partial when reached from below, payload of the struct it
+    /// expects. Takes one of its `times`. Returns whether it was called.
+    pub(crate) fn call_entry(
+        &self,
+        entry: &Rc<Entry>,
+        depth: u32,
+        key: Key,
+        source: Source,
+        args: &[Value],
+        responder: Option<&Responder>,
+    ) -> bool {
+        if depth > 0 && !entry.partial {
+            return false;
+        }
+        if !entry.callable() {
+            if entry.alive.get() {
+                // Owner gone: dropped before anything more is delivered.
+                self.unlisten(entry.id);
+            }
+            return false;
+        }
+        if let Some(expected) = &entry.expects {
+            if !self.payload_is(args.first(), expected, entry, key) {
+                return false;
+            }
+        }
+        let Callback::Message(f) = &entry.callback else {
+            return false;
+        };
+        let last = entry.take_use();
+        let message = Message {
+            hub: self,
+            key,
+            source,
+            args,
+            responder: if entry.wants_responder {
+                responder
+            } else {
+                None
+            },
+            listener: entry.id,
+        };
+        if let Err(e) = f(&message) {
+            self.report(Report::ListenerFailed {
+                key: self.key_name(key).to_string(),
+                message: e.message,
+                site: entry.site.clone(),
+            });
+        }
+        if last {
+            self.unlisten(entry.id);
+        }
+        true
+    }
+
+    /// Router semantics: a listener that names a struct only gets payloads
+    /// of that struct (or a child of it); others are skipped with a warning.
+    fn payload_is(&self, payload: Option<&Value>, expected: &str, entry: &Entry, key: Key) -> bool {
+        let ok = match payload {
+            Some(Value::Struct(s)) => self
+                .inner
+                .state
+                .borrow()
+                .table
+                .structs
+                .is_a(&s.name, expected),
+            _ => false,
+        };
+        if !ok {
+            self.report(Report::HookPayloadSkipped {
+                key: self.key_name(key).to_string(),
+                expected: expected.to_owned(),
+                got: payload.map_or_else(|| "nothing".to_owned(), Value::kind_name),
+                site: entry.site.clone(),
+            });
+        }
+        ok
+    }
+}
+
+/// Everything a registration needs; built by each face.
+pub struct ListenSpec {
+    pub scope: Source,
+    pub options: ListenOptions,
+    pub params: ListenerParams,
+    pub(crate) callback: Callback,
+    pub site: Option<Site>,
+    /// Hand this listener the responder of a request.
+    pub wants_responder: bool,
+    /// Deliver only payloads of this struct (or a child of it).
+    pub expects: Option<Rc<str>>,
+}
+
+impl ListenSpec {
+    /// A message listener with a raw callback (script embeddings).
+    pub fn message(
+        scope: Source,
+        options: ListenOptions,
+        params: ListenerParams,
+        callback: Rc<MessageFn>,
+    ) -> Self {
+        Self {
+            scope,
+            options,
+            params,
+            callback: Callback::Message(callback),
+            site: None,
+            wants_responder: false,
+            expects: None,
+        }
+    }
+
+    pub fn site(mut self, site: Site) -> Self {
+        self.site = Some(site);
+        self
+    }
+
+    pub fn with_responder(mut self) -> Self {
+        self.wants_responder = true;
+        self
+    }
+
+    pub fn expecting(mut self, struct_name: Option<&str>) -> Self {
+        self.expects = struct_name.map(Rc::from);
+        self
+    }
+}
+
+/// The listener lists one dispatch visits, with their depth (0 = the key
+/// itself, 1 = its parent...).
+pub(crate) type Gathered = SmallVec<[(Rc<List>, u32); 6]>;
+
+/// The tiers a send from `source` reaches, nearest first.
+fn tiers(s: &State, source: Source) -> SmallVec<[Source; 3]> {
+    let mut out = SmallVec::new();
+    match source {
+        Source::Global => out.push(Source::Global),
+        Source::World(w) => {
+            out.push(Source::World(w));
+            out.push(Source::Global);
+        }
+        Source::Object(o) | Source::Named(o, _) => {
+            out.push(source);
+            if let Some(info) = s.objects.get(&o) {
+                out.push(Source::World(info.world));
+            }
+            out.push(Source::Global);
+        }
+    }
+    out
+}
+
+pub(crate) fn collect_lists(s: &State, key: Key, source: Source, hooks: bool) -> Gathered {
+    let mut out = Gathered::new();
+    let tiers = tiers(s, source);
+    let mut current = Some(key);
+    let mut depth = 0;
+    while let Some(k) = current {
+        let slot = &s.slots[k.index()];
+        if hooks {
+            if depth == 0 || slot.partial_hooks > 0 {
+                if let Some(list) = &slot.hooks {
+                    out.push((list.clone(), depth));
+                }
+            }
+        } else if depth == 0 || slot.partial_listeners > 0 {
+            for tier in &tiers {
+                if let Some(list) = slot.list(*tier) {
+                    out.push((list.clone(), depth));
+                }
+            }
+        }
+        current = s.keys.info(k).parent;
+        depth += 1;
+    }
+    out
+}
+
+fn intern(s: &mut State, text: &str) -> Result<Key, KeyError> {
+    let key = s.keys.intern(text)?;
+    while s.slots.len() < s.keys.len() {
+        s.slots.push(Slot::default());
+        let k = Key((s.slots.len() - 1) as u32);
+        refresh_sig(s, k);
+    }
+    Ok(key)
+}
+
+/// Mirrors the table entry of `key` into its slot.
+fn refresh_sig(s: &mut State, key: Key) {
+    let name = s.keys.name(key).clone();
+    let sig = s.table.get(&name).map(|e| SlotSig {
+        params: e.params.iter().map(|p| p.ty.clone()).collect(),
+        declared: e.origin == crate::signature::Origin::Declared,
+    });
+    s.slots[key.index()].sig = sig;
+}
+
+/// Checks a typed listener against the table; records its types when the key
+/// is new (receive-side inference).
+fn check_listener_types(
+    s: &mut State,
+    key: Key,
+    name: &str,
+    types: &[Type],
+    checked: bool,
+    dirty: &Cell<bool>,
+) -> Result<(), (String, Mismatch)> {
+    match s.table.get(name) {
+        Some(entry)
+            if !entry.params.is_empty() || entry.origin == crate::signature::Origin::Declared =>
+        {
+            if checked {
+                let message = entry.param_types();
+                s.table
+                    .structs
+                    .check_prefix(types, &message)
+                    .map_err(|m| (name.to_owned(), m))?;
+            }
+        }
+        _ if !types.is_empty() => {
+            // Receive-side inference: a typed listener on a new key records
+            // its parameter types as what the key carries.
+            let entry = s.table.keys.entry(name.to_owned()).or_default();
+            entry.params = types
+                .iter()
+                .enumerate()
+                .map(|(i, t)| crate::types::Param::new(format!("arg{}", i + 1), t.clone()))
+                .collect();
+            dirty.set(true);
+            refresh_sig(s, key);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
+    let key = entry.key;
+    if let Some(owner) = &entry.owner {
+        s.by_owner
+            .entry(owner.identity())
+            .or_default()
+            .push(entry.id);
+    }
+    if let Some(object) = entry.scope.object() {
+        if let Some(info) = s.objects.get_mut(&object) {
+            info.watched.push(key);
+        }
+    }
+    s.listeners.insert(entry.id, entry.clone());
+    let slot = &mut s.slots[key.index()];
+    let old = if hooks {
+        if entry.partial {
+            slot.partial_hooks += 1;
+        }
+        slot.hooks.clone()
+    } else {
+        if entry.partial {
+            slot.partial_listeners += 1;
+        }
+        slot.list(entry.scope).cloned()
+    };
+    let mut entries: Vec<Rc<Entry>> = old.map(|l| l.entries.to_vec()).unwrap_or_default();
+    let scope = entry.scope;
+    entries.push(entry);
+    let list = List::build(entries, hooks);
+    let old = if hooks {
+        std::mem::replace(&mut slot.hooks, list)
+    } else {
+        slot.set_list(scope, list)
+    };
+    if let Some(old) = old {
+        s.graveyard.push(Box::new(old));
+    }
+}
+
+fn remove_entry(s: &mut State, id: ListenerId) -> bool {
+    let Some(entry) = s.listeners.remove(&id) else {
+        return false;
+    };
+    entry.alive.set(false);
+    if let Some(owner) = &entry.owner {
+        if let Some(ids) = s.by_owner.get_mut(&owner.identity()) {
+            ids.retain(|i| *i != id);
+            if ids.is_empty() {
+                s.by_owner.remove(&owner.identity());
+            }
+        }
+    }
+    let hooks = matches!(entry.callback, Callback::Hook(_));
+    let slot = &mut s.slots[entry.key.index()];
+    let current = if hooks {
+        slot.hooks.clone()
+    } else {
+        slot.list(entry.scope).cloned()
+    };
+    if let Some(list) = current {
+        let remaining: Vec<Rc<Entry>> = list
+            .entries
+            .iter()
+            .filter(|e| e.id != id)
+            .cloned()
+            .collect();
+        let rebuilt = List::build(remaining, hooks);
+        let old = if hooks {
+            std::mem::replace(&mut slot.hooks, rebuilt)
+        } else {
+            slot.set_list(entry.scope, rebuilt)
+        };
+        if entry.partial {
+            if hooks {
+                slot.partial_hooks -= 1;
+            } else {
+                slot.partial_listeners -= 1;
+            }
+        }
+        if let Some(old) = old {
+            s.graveyard.push(Box::new(old));
+        }
+    }
+    s.graveyard.push(Box::new(entry));
+    true
+}
+
+fn drop_owned(s: &mut State, owner: OwnerKey) -> usize {
+    let ids = s.by_owner.remove(&owner).unwrap_or_default();
+    ids.into_iter().filter(|id| remove_entry(s, *id)).count()
+}

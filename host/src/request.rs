@@ -1,0 +1,186 @@
+//! Request and response: a send that carries a reply callback.
+//!
+//! A listener registered to take a responder gets one; it may answer at once
+//! or keep the responder and answer later, exactly once. A request nobody
+//! answers is not lost: when the last responder is dropped unanswered, the
+//! requester's callback is called with [`Reply::Unanswered`] and a
+//! [`Report::Unanswered`] is filed. Each request has its own state, so
+//! concurrent requests cannot cross-talk; the sequence number names it in
+//! reports.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::panic::Location;
+use std::rc::{Rc, Weak};
+
+use crate::hub::{Caller, Hub, HubError, HubInner};
+use crate::key::Key;
+use crate::report::Report;
+use crate::signature::Site;
+use crate::source::Source;
+use crate::typed::IntoArgs;
+use crate::value::Value;
+
+/// What a requester's callback learns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reply<'a> {
+    /// The response values.
+    Answer(&'a [Value]),
+    /// Every responder was dropped without answering (or nobody took one).
+    Unanswered,
+}
+
+type ReplyFn = Box<dyn FnOnce(Reply<'_>)>;
+
+struct RequestState {
+    seq: u64,
+    key: Rc<str>,
+    hub: Weak<HubInner>,
+    reply: RefCell<Option<ReplyFn>>,
+    site: Option<Site>,
+}
+
+impl Drop for RequestState {
+    fn drop(&mut self) {
+        if let Some(reply) = self.reply.get_mut().take() {
+            if let Some(inner) = self.hub.upgrade() {
+                Hub::from_inner(inner).report(Report::Unanswered {
+                    key: self.key.to_string(),
+                    seq: self.seq,
+                    site: self.site.clone(),
+                });
+            }
+            reply(Reply::Unanswered);
+        }
+    }
+}
+
+/// The right to answer one request. Clone it to answer later; the request
+/// counts as unanswered once every clone is gone without an answer.
+#[derive(Clone)]
+pub struct Responder {
+    state: Rc<RequestState>,
+}
+
+impl fmt::Debug for Responder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Responder(#{} on `{}`)", self.state.seq, self.state.key)
+    }
+}
+
+impl Responder {
+    /// The request's sequence number.
+    pub fn seq(&self) -> u64 {
+        self.state.seq
+    }
+
+    pub fn is_answered(&self) -> bool {
+        self.state.reply.borrow().is_none()
+    }
+
+    /// Answers with a tuple of Rust values. Returns false (and reports) if the
+    /// request was already answered or the values contradict the recorded
+    /// response types.
+    pub fn respond<A: IntoArgs>(&self, values: A) -> bool {
+        self.respond_values(values.into_args().as_ref())
+    }
+
+    /// Answers with dynamic values.
+    pub fn respond_values(&self, values: &[Value]) -> bool {
+        let hub = self.state.hub.upgrade().map(Hub::from_inner);
+        let Some(reply) = self.state.reply.borrow_mut().take() else {
+            if let Some(hub) = &hub {
+                if hub.is_checked() {
+                    hub.report(Report::AnsweredTwice {
+                        key: self.state.key.to_string(),
+                        seq: self.state.seq,
+                    });
+                }
+            }
+            return false;
+        };
+        if let Some(hub) = &hub {
+            let checked = hub.is_checked();
+            let verdict = hub.with_state(|s| -> Result<_, crate::types::Mismatch> {
+                if checked {
+                    s.table.check_response(&self.state.key, values)?;
+                }
+                Ok(s.table.record_response(&self.state.key, values))
+            });
+            match verdict {
+                Ok(recorded) => {
+                    if recorded == crate::signature::Recorded::Changed {
+                        hub.mark_table_dirty();
+                    }
+                }
+                Err(m) => {
+                    hub.report(Report::Mismatch {
+                        key: self.state.key.to_string(),
+                        position: m.position,
+                        expected: format!("response {}", m.expected),
+                        got: m.got,
+                        site: self.state.site.clone(),
+                        listener_site: None,
+                    });
+                    // Not an answer: put the callback back.
+                    *self.state.reply.borrow_mut() = Some(reply);
+                    return false;
+                }
+            }
+        }
+        reply(Reply::Answer(values));
+        true
+    }
+}
+
+impl Hub {
+    /// Sends a request: listeners that take a responder may answer; plain
+    /// listeners still get the arguments. Returns the request's sequence
+    /// number.
+    #[track_caller]
+    pub fn request<A: IntoArgs>(
+        &self,
+        key: Key,
+        source: impl Into<Source>,
+        args: A,
+        reply: impl FnOnce(Reply<'_>) + 'static,
+    ) -> Result<u64, HubError> {
+        let mut args = args.into_args();
+        self.request_values(
+            key,
+            source.into(),
+            args.as_mut(),
+            Caller::Rust(Location::caller()),
+            Box::new(reply),
+        )
+    }
+
+    /// The request entry every face goes through.
+    pub fn request_values(
+        &self,
+        key: Key,
+        source: Source,
+        args: &mut [Value],
+        caller: Caller<'_>,
+        reply: Box<dyn FnOnce(Reply<'_>)>,
+    ) -> Result<u64, HubError> {
+        let seq = self.inner.request_seq.get() + 1;
+        self.inner.request_seq.set(seq);
+        let site = match caller {
+            Caller::Rust(loc) => Some(Site::rust(loc, crate::signature::Role::Send)),
+            Caller::Script(site) => Some(site.clone()),
+            Caller::Unrecorded => None,
+        };
+        let responder = Responder {
+            state: Rc::new(RequestState {
+                seq,
+                key: self.key_name(key),
+                hub: self.downgrade(),
+                reply: RefCell::new(Some(reply)),
+                site,
+            }),
+        };
+        self.dispatch(key, source, args, caller, Some(&responder))?;
+        Ok(seq)
+    }
+}

@@ -1,0 +1,164 @@
+//! Stored and once messages: the answer to "the broadcast happened before
+//! anyone was listening".
+//!
+//! A stored message is kept per (key, source) and replayed once to each
+//! listener that arrives later, as if it had been there all along. A once
+//! message is consumed by its first delivery, live or replayed. Replays go
+//! through the same compatibility rule and the same `times` accounting as a
+//! live send.
+
+use std::panic::Location;
+use std::rc::Rc;
+
+use crate::hub::{Caller, Delivered, Hub, HubError, Stored};
+use crate::key::Key;
+use crate::listener::{Entry, ListenerParams};
+use crate::report::Report;
+use crate::signature::Kind;
+use crate::source::Source;
+use crate::typed::IntoArgs;
+use crate::value::Value;
+
+impl Hub {
+    /// Stores the latest arguments for (key, source) and delivers them live.
+    #[track_caller]
+    pub fn store<A: IntoArgs>(
+        &self,
+        key: Key,
+        source: impl Into<Source>,
+        args: A,
+    ) -> Result<Delivered, HubError> {
+        let args = args.into_args().as_ref().to_vec();
+        self.store_values(
+            key,
+            source.into(),
+            args,
+            false,
+            Caller::Rust(Location::caller()),
+        )
+    }
+
+    /// Like [`Hub::store`], but consumed by the first delivery, live or
+    /// replayed.
+    #[track_caller]
+    pub fn once<A: IntoArgs>(
+        &self,
+        key: Key,
+        source: impl Into<Source>,
+        args: A,
+    ) -> Result<Delivered, HubError> {
+        let args = args.into_args().as_ref().to_vec();
+        self.store_values(
+            key,
+            source.into(),
+            args,
+            true,
+            Caller::Rust(Location::caller()),
+        )
+    }
+
+    /// The store entry every face goes through.
+    pub fn store_values(
+        &self,
+        key: Key,
+        source: Source,
+        mut args: Vec<Value>,
+        once: bool,
+        caller: Caller<'_>,
+    ) -> Result<Delivered, HubError> {
+        let lists = self.gather(key, source, &mut args, caller, Kind::Store)?;
+        let args: Rc<[Value]> = Rc::from(args);
+        if !once {
+            self.with_state(|s| {
+                s.stores.insert(
+                    (key, source),
+                    Stored {
+                        args: args.clone(),
+                        once: false,
+                    },
+                )
+            });
+        }
+        let delivered = self.deliver(key, source, &args, caller, None, &lists, None)?;
+        if once && delivered.listeners == 0 {
+            self.with_state(|s| s.stores.insert((key, source), Stored { args, once: true }));
+        }
+        Ok(delivered)
+    }
+
+    /// Removes what is stored for (key, source). Returns whether there was one.
+    pub fn remove_stored(&self, key: Key, source: impl Into<Source>) -> bool {
+        let source = source.into();
+        self.with_state(|s| s.stores.remove(&(key, source)))
+            .is_some()
+    }
+
+    /// What is stored for (key, source), if anything.
+    pub fn stored(&self, key: Key, source: impl Into<Source>) -> Option<Rc<[Value]>> {
+        let source = source.into();
+        self.inner
+            .state
+            .borrow()
+            .stores
+            .get(&(key, source))
+            .map(|s| s.args.clone())
+    }
+}
+
+/// Replays what is stored to a listener that just arrived: exactly the
+/// (key, scope) it listens on, and for a partial listener the keys under it
+/// on the same scope.
+pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
+    let pending: Vec<(Key, Rc<[Value]>, bool)> = {
+        let state = hub.inner.state.borrow();
+        let mut found: Vec<(Key, Rc<[Value]>, bool)> = state
+            .stores
+            .iter()
+            .filter(|((key, source), _)| {
+                *source == entry.scope
+                    && (*key == entry.key
+                        || (entry.partial && descends_from(&state.keys, *key, entry.key)))
+            })
+            .map(|((key, _), stored)| (*key, stored.args.clone(), stored.once))
+            .collect();
+        found.sort_by_key(|(key, _, _)| *key);
+        found
+    };
+    for (key, args, once) in pending {
+        if !entry.callable() {
+            return;
+        }
+        if let ListenerParams::Typed(types) = &entry.params {
+            if hub.is_checked() && types.len() > args.len() {
+                hub.report(Report::Mismatch {
+                    key: hub.key_name(key).to_string(),
+                    position: args.len(),
+                    expected: types[args.len()].to_string(),
+                    got: "nothing (the stored message has fewer arguments)".into(),
+                    site: None,
+                    listener_site: entry.site.clone(),
+                });
+                continue;
+            }
+        }
+        let depth = depth_between(hub, key, entry.key);
+        if hub.call_entry(entry, depth, key, entry.scope, &args, None) && once {
+            hub.with_state(|s| s.stores.remove(&(key, entry.scope)));
+        }
+    }
+}
+
+fn descends_from(keys: &crate::key::Keys, mut key: Key, ancestor: Key) -> bool {
+    while let Some(parent) = keys.info(key).parent {
+        if parent == ancestor {
+            return true;
+        }
+        key = parent;
+    }
+    false
+}
+
+fn depth_between(hub: &Hub, key: Key, ancestor: Key) -> u32 {
+    let state = hub.inner.state.borrow();
+    state.keys.info(key).depth - state.keys.info(ancestor).depth
+}
