@@ -1,0 +1,32 @@
+//! # gantry-lsp — the Gantry language server
+//!
+//! Completion, signature help, diagnostics, hover and navigation for the
+//! message keys of Lua and Rhai scripts, read from the signature table. The
+//! server parses with the languages' own scanners; it never runs a script.
+//!
+//! A map of the crate:
+//! - [`server`]: the protocol — [`run_stdio`] / [`run`], one main loop over
+//!   an event enum, typed request dispatch, state snapshots.
+//! - [`analysis`]: pure functions from a script, the table and the
+//!   workspace index to answers (completion, diagnostics, ...).
+//! - [`check`]: `gantry check DIR`, the diagnostics in batch.
+//! - [`syntax`]: the bridge to `gantry_lua::syntax` and `gantry_rhai::syntax`.
+//! - [`table`]: finding `.gantry/signatures.json` and reloading it on change.
+//! - [`index`] / [`workspace`]: the calls of every script in the workspace.
+//! - [`text`] / [`uri`]: byte offsets against UTF-16 positions; file URIs.
+
+pub mod analysis;
+pub mod check;
+pub mod index;
+pub mod server;
+pub mod syntax;
+pub mod table;
+pub mod text;
+pub mod uri;
+pub mod workspace;
+
+pub use analysis::diagnostics::{Code, Severity};
+pub use check::{
+    CheckDiagnostic, CheckError, FileDiagnostics, check_dir, format_json, format_text, has_errors,
+};
+pub use server::{run, run_stdio};

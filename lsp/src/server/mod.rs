@@ -1,0 +1,346 @@
+//! The protocol side: one main loop over an [`Event`] enum.
+//!
+//! Requests are answered in order on the loop's thread (the signature table
+//! is single-threaded by design, and every answer is a few milliseconds).
+//! Diagnostics are published only when no message is waiting, so a burst of
+//! edits followed by a completion request answers the completion first.
+//! Workspace indexing runs on a background thread and reports through
+//! [`Task`]s, shown to the user as `$/progress`.
+
+mod dispatch;
+mod handlers;
+mod state;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, select};
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument, Progress,
+};
+use lsp_types::request::{
+    CodeActionRequest, Completion, GotoDefinition, HoverRequest, References, RegisterCapability,
+    SignatureHelpRequest, WorkDoneProgressCreate, WorkspaceSymbolRequest,
+};
+use lsp_types::{
+    CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
+    DidChangeWatchedFilesRegistrationOptions, FileSystemWatcher, GlobPattern, HoverProviderCapability,
+    InitializeParams, InitializeResult, NumberOrString, OneOf, ProgressParams, ProgressParamsValue,
+    Registration, RegistrationParams, ServerCapabilities, ServerInfo, SignatureHelpOptions,
+    TextDocumentSyncCapability, TextDocumentSyncKind, WorkDoneProgress, WorkDoneProgressBegin,
+    WorkDoneProgressCreateParams, WorkDoneProgressEnd, WorkDoneProgressReport,
+};
+
+pub use state::{Document, GlobalState, Snapshot};
+
+use crate::index::WorkspaceIndex;
+use crate::uri::uri_to_path;
+use crate::workspace::{index_files, script_files};
+
+/// Work finished off the main thread.
+#[derive(Debug)]
+pub enum Task {
+    IndexProgress { done: usize, total: usize },
+    Indexed(WorkspaceIndex, Vec<PathBuf>),
+}
+
+/// Everything the main loop reacts to.
+#[derive(Debug)]
+pub enum Event {
+    Lsp(Message),
+    Task(Task),
+    /// A periodic check of the tables' files.
+    Tick,
+}
+
+const PROGRESS_TOKEN: &str = "gantry/indexing";
+
+/// What the server can do.
+pub fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some([".", "\"", "'", "(", ","].map(String::from).to_vec()),
+            ..Default::default()
+        }),
+        signature_help_provider: Some(SignatureHelpOptions {
+            trigger_characters: Some(["(", ","].map(String::from).to_vec()),
+            ..Default::default()
+        }),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        workspace_symbol_provider: Some(OneOf::Left(true)),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+            ..Default::default()
+        })),
+        ..Default::default()
+    }
+}
+
+/// Serves the editor on stdin/stdout until it exits.
+pub fn run_stdio() -> anyhow::Result<()> {
+    let (connection, io_threads) = Connection::stdio();
+    run(connection)?;
+    io_threads.join()?;
+    Ok(())
+}
+
+/// Serves one client over `connection`: the handshake, then the main loop
+/// until `exit` (or the client hanging up).
+pub fn run(connection: Connection) -> anyhow::Result<()> {
+    let (id, params) = connection.initialize_start()?;
+    let init: InitializeParams = match serde_json::from_value(params) {
+        Ok(init) => init,
+        Err(e) => {
+            tracing::warn!(error = %e, "malformed initialize params; using defaults");
+            InitializeParams::default()
+        }
+    };
+    let result = InitializeResult {
+        capabilities: capabilities(),
+        server_info: Some(ServerInfo {
+            name: "gantry".to_owned(),
+            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+        }),
+    };
+    connection.initialize_finish(id, serde_json::to_value(result)?)?;
+
+    let (task_sender, task_receiver) = crossbeam_channel::unbounded();
+    let mut state = GlobalState::new(connection.sender.clone(), task_sender);
+    state.progress_supported = init
+        .capabilities
+        .window
+        .as_ref()
+        .and_then(|w| w.work_done_progress)
+        .unwrap_or(false);
+    state.roots = workspace_roots(&init);
+    let watch_files = init
+        .capabilities
+        .workspace
+        .as_ref()
+        .and_then(|w| w.did_change_watched_files)
+        .and_then(|w| w.dynamic_registration)
+        .unwrap_or(false);
+    if watch_files {
+        register_watchers(&mut state);
+    }
+    start_indexing(&mut state);
+    main_loop(&connection, &task_receiver, state)
+}
+
+#[allow(deprecated)] // `root_uri` is still what many clients send.
+fn workspace_roots(init: &InitializeParams) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = init
+        .workspace_folders
+        .iter()
+        .flatten()
+        .filter_map(|f| uri_to_path(&f.uri))
+        .collect();
+    if roots.is_empty()
+        && let Some(root) = init.root_uri.as_ref().and_then(uri_to_path)
+    {
+        roots.push(root);
+    }
+    roots
+}
+
+fn register_watchers(state: &mut GlobalState) {
+    let watchers = ["**/.gantry/signatures.json", "**/*.lua", "**/*.rhai"]
+        .map(|glob| FileSystemWatcher {
+            glob_pattern: GlobPattern::String(glob.to_owned()),
+            kind: None,
+        })
+        .to_vec();
+    let params = RegistrationParams {
+        registrations: vec![Registration {
+            id: "gantry/watch".to_owned(),
+            method: "workspace/didChangeWatchedFiles".to_owned(),
+            register_options: serde_json::to_value(DidChangeWatchedFilesRegistrationOptions { watchers }).ok(),
+        }],
+    };
+    send_request::<RegisterCapability>(state, params);
+}
+
+fn send_request<R: lsp_types::request::Request>(state: &mut GlobalState, params: R::Params) {
+    let request = state.req_queue.outgoing.register(R::METHOD.to_owned(), params, ());
+    state.send(request);
+}
+
+fn progress(state: &GlobalState, value: WorkDoneProgress) {
+    if state.progress_supported {
+        state.notify::<Progress>(ProgressParams {
+            token: NumberOrString::String(PROGRESS_TOKEN.to_owned()),
+            value: ProgressParamsValue::WorkDone(value),
+        });
+    }
+}
+
+/// Indexes the workspace's scripts on a background thread.
+fn start_indexing(state: &mut GlobalState) {
+    if state.roots.is_empty() {
+        return;
+    }
+    if state.progress_supported {
+        send_request::<WorkDoneProgressCreate>(
+            state,
+            WorkDoneProgressCreateParams {
+                token: NumberOrString::String(PROGRESS_TOKEN.to_owned()),
+            },
+        );
+        progress(
+            state,
+            WorkDoneProgress::Begin(WorkDoneProgressBegin {
+                title: "Indexing scripts".to_owned(),
+                percentage: Some(0),
+                ..Default::default()
+            }),
+        );
+    }
+    let roots = state.roots.clone();
+    let sender = state.task_sender.clone();
+    let spawned = std::thread::Builder::new()
+        .name("gantry-index".to_owned())
+        .spawn(move || {
+            let files: Vec<PathBuf> = roots.iter().flat_map(|r| script_files(r)).collect();
+            let mut last_percent = 0;
+            let index = index_files(&files, |done, total| {
+                let percent = done * 100 / total.max(1);
+                if percent != last_percent {
+                    last_percent = percent;
+                    let _ = sender.send(Task::IndexProgress { done, total });
+                }
+            });
+            let mut tables: Vec<PathBuf> = files
+                .iter()
+                .filter_map(|f| crate::table::find_table(f.parent()?))
+                .collect();
+            tables.extend(roots.iter().filter_map(|r| crate::table::find_table(r)));
+            tables.sort();
+            tables.dedup();
+            let _ = sender.send(Task::Indexed(index, tables));
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "cannot start the indexing thread");
+    }
+}
+
+fn main_loop(connection: &Connection, tasks: &Receiver<Task>, mut state: GlobalState) -> anyhow::Result<()> {
+    let tick = crossbeam_channel::tick(Duration::from_millis(500));
+    loop {
+        let event = select! {
+            recv(connection.receiver) -> message => match message {
+                Ok(message) => Event::Lsp(message),
+                Err(_) => return Ok(()),
+            },
+            recv(tasks) -> task => match task {
+                Ok(task) => Event::Task(task),
+                Err(_) => continue,
+            },
+            recv(tick) -> _ => Event::Tick,
+        };
+        if handle_event(&mut state, event) == Flow::Exit {
+            return Ok(());
+        }
+        if connection.receiver.is_empty() {
+            state.publish_dirty();
+        }
+    }
+}
+
+#[derive(PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Exit,
+}
+
+fn handle_event(state: &mut GlobalState, event: Event) -> Flow {
+    match event {
+        Event::Lsp(Message::Request(request)) => {
+            state.refresh_tables();
+            handle_request(state, request);
+        }
+        Event::Lsp(Message::Notification(notification)) => {
+            if notification.method == "exit" {
+                return Flow::Exit;
+            }
+            handle_notification(state, notification);
+        }
+        Event::Lsp(Message::Response(response)) => {
+            state.req_queue.outgoing.complete(response.id);
+        }
+        Event::Task(Task::IndexProgress { done, total }) => progress(
+            state,
+            WorkDoneProgress::Report(WorkDoneProgressReport {
+                message: Some(format!("{done}/{total} scripts")),
+                percentage: Some((done * 100 / total.max(1)) as u32),
+                ..Default::default()
+            }),
+        ),
+        Event::Task(Task::Indexed(index, tables)) => {
+            let files = index.file_count();
+            state.workspace.extend(index);
+            let open: Vec<_> = state.docs.keys().cloned().collect();
+            for uri in open {
+                if let Some(doc) = state.docs.remove(&uri) {
+                    state.reindex(&uri, &doc);
+                    state.docs.insert(uri.clone(), doc);
+                    state.dirty.insert(uri);
+                }
+            }
+            for table in tables {
+                state.tables.get_or_load(&table);
+            }
+            progress(
+                state,
+                WorkDoneProgress::End(WorkDoneProgressEnd {
+                    message: Some(format!("{files} scripts indexed")),
+                }),
+            );
+        }
+        Event::Tick => state.refresh_tables(),
+    }
+    Flow::Continue
+}
+
+fn handle_request(state: &mut GlobalState, request: Request) {
+    if request.method == "shutdown" {
+        state.shutdown_requested = true;
+        state.send(Response::new_ok(request.id, ()));
+        return;
+    }
+    if state.shutdown_requested {
+        state.send(Response::new_err(
+            request.id,
+            ErrorCode::InvalidRequest as i32,
+            "the server is shutting down".to_owned(),
+        ));
+        return;
+    }
+    dispatch::RequestDispatcher {
+        request: Some(request),
+        state,
+    }
+    .on::<Completion>(handlers::completion)
+    .on::<SignatureHelpRequest>(handlers::signature_help)
+    .on::<HoverRequest>(handlers::hover)
+    .on::<GotoDefinition>(handlers::definition)
+    .on::<References>(handlers::references)
+    .on::<WorkspaceSymbolRequest>(handlers::workspace_symbol)
+    .on::<CodeActionRequest>(handlers::code_action)
+    .finish();
+}
+
+fn handle_notification(state: &mut GlobalState, notification: Notification) {
+    dispatch::NotificationDispatcher {
+        notification: Some(notification),
+        state,
+    }
+    .on::<DidOpenTextDocument>(handlers::did_open)
+    .on::<DidChangeTextDocument>(handlers::did_change)
+    .on::<DidCloseTextDocument>(handlers::did_close)
+    .on::<DidChangeWatchedFiles>(handlers::did_change_watched_files)
+    .finish();
+}

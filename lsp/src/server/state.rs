@@ -1,0 +1,234 @@
+//! The server's state: open documents, loaded tables, the workspace index.
+//! Notifications mutate it; requests read a [`Snapshot`] of it.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+
+use crossbeam_channel::Sender;
+use gantry_host::{Language, ScannedCall};
+use lsp_server::{Message, Notification, ReqQueue};
+use lsp_types::notification::PublishDiagnostics;
+use lsp_types::{
+    DiagnosticSeverity, NumberOrString, PublishDiagnosticsParams, TextDocumentContentChangeEvent, Uri,
+};
+
+use super::Task;
+use crate::analysis::SourceFile;
+use crate::analysis::diagnostics::{Code, Diagnostic, Severity, check_calls};
+use crate::index::{WorkspaceIndex, index_calls};
+use crate::syntax::Parsed;
+use crate::table::{LoadedTable, TableCache, find_table};
+use crate::text::{LineIndex, apply_change};
+
+/// An open script.
+#[derive(Debug)]
+pub struct Document {
+    pub path: Option<PathBuf>,
+    pub language: Language,
+    pub version: i32,
+    pub text: String,
+    pub lines: LineIndex,
+    pub calls: Vec<ScannedCall>,
+    /// The file of this script's signature table, when one was found.
+    pub table: Option<PathBuf>,
+    parsed: Parsed,
+}
+
+impl Document {
+    pub fn new(path: Option<PathBuf>, language: Language, version: i32, text: String) -> Self {
+        let mut parsed = Parsed::new(language);
+        let calls = parsed.scan(&text);
+        let table = path.as_deref().and_then(|p| find_table(p.parent()?));
+        Self {
+            lines: LineIndex::new(&text),
+            path,
+            language,
+            version,
+            text,
+            calls,
+            table,
+            parsed,
+        }
+    }
+
+    /// Applies the changes in order, then reparses once.
+    pub fn apply_changes(&mut self, version: i32, changes: Vec<TextDocumentContentChangeEvent>) {
+        for change in changes {
+            let old_lines = self.lines.clone();
+            match apply_change(&mut self.text, &mut self.lines, change.range, &change.text) {
+                Some(edit) => self.parsed.edit(edit, &old_lines, &self.lines),
+                None => self.parsed.reset(),
+            }
+        }
+        self.version = version;
+        self.calls = self.parsed.scan(&self.text);
+    }
+
+    pub fn source(&self) -> SourceFile<'_> {
+        SourceFile {
+            text: &self.text,
+            lines: &self.lines,
+            language: self.language,
+            calls: &self.calls,
+        }
+    }
+}
+
+/// Everything the main loop owns.
+pub struct GlobalState {
+    pub(crate) sender: Sender<Message>,
+    pub(crate) task_sender: Sender<Task>,
+    pub(crate) req_queue: ReqQueue<(), ()>,
+    pub(crate) docs: HashMap<Uri, Document>,
+    pub(crate) tables: TableCache,
+    pub(crate) workspace: WorkspaceIndex,
+    /// Open documents whose diagnostics must be published when the loop is idle.
+    pub(crate) dirty: BTreeSet<Uri>,
+    pub(crate) roots: Vec<PathBuf>,
+    pub(crate) shutdown_requested: bool,
+    pub(crate) progress_supported: bool,
+}
+
+impl GlobalState {
+    pub fn new(sender: Sender<Message>, task_sender: Sender<Task>) -> Self {
+        Self {
+            sender,
+            task_sender,
+            req_queue: ReqQueue::default(),
+            docs: HashMap::new(),
+            tables: TableCache::default(),
+            workspace: WorkspaceIndex::default(),
+            dirty: BTreeSet::new(),
+            roots: Vec::new(),
+            shutdown_requested: false,
+            progress_supported: false,
+        }
+    }
+
+    pub fn snapshot(&self) -> Snapshot<'_> {
+        Snapshot { state: self }
+    }
+
+    pub(crate) fn send(&self, message: impl Into<Message>) {
+        if self.sender.send(message.into()).is_err() {
+            tracing::debug!("client went away; dropping a message");
+        }
+    }
+
+    pub(crate) fn notify<N: lsp_types::notification::Notification>(&self, params: N::Params) {
+        self.send(Notification::new(N::METHOD.to_owned(), params));
+    }
+
+    /// Opens or replaces a document, loading its table.
+    pub fn open(&mut self, uri: Uri, document: Document) {
+        if let Some(table) = &document.table {
+            self.tables.get_or_load(table);
+        }
+        self.reindex(&uri, &document);
+        self.docs.insert(uri.clone(), document);
+        self.dirty.insert(uri);
+    }
+
+    pub(crate) fn reindex(&mut self, _uri: &Uri, document: &Document) {
+        if let Some(path) = &document.path {
+            let calls = index_calls(&document.text, &document.lines, &document.calls);
+            self.workspace.set_file(path.clone(), document.language, calls);
+        }
+    }
+
+    /// Reloads changed tables, finds tables for documents that had none, and
+    /// marks the documents concerned for fresh diagnostics.
+    pub fn refresh_tables(&mut self) {
+        let changed = self.tables.refresh();
+        for (uri, doc) in &mut self.docs {
+            if doc.table.is_none()
+                && let Some(found) = doc.path.as_deref().and_then(|p| find_table(p.parent()?))
+            {
+                self.tables.get_or_load(&found);
+                doc.table = Some(found);
+                self.dirty.insert(uri.clone());
+            } else if doc.table.as_ref().is_some_and(|t| changed.contains(t)) {
+                self.dirty.insert(uri.clone());
+            }
+        }
+    }
+
+    /// Publishes diagnostics of every dirty open document.
+    pub fn publish_dirty(&mut self) {
+        let dirty = std::mem::take(&mut self.dirty);
+        for uri in dirty {
+            let Some(doc) = self.docs.get(&uri) else {
+                self.notify::<PublishDiagnostics>(PublishDiagnosticsParams::new(uri, Vec::new(), None));
+                continue;
+            };
+            let diagnostics = self
+                .snapshot()
+                .diagnostics(doc)
+                .into_iter()
+                .map(|d| to_lsp_diagnostic(doc, &d))
+                .collect();
+            self.notify::<PublishDiagnostics>(PublishDiagnosticsParams::new(
+                uri.clone(),
+                diagnostics,
+                Some(doc.version),
+            ));
+        }
+    }
+}
+
+/// A read-only view of the state for one request.
+#[derive(Clone, Copy)]
+pub struct Snapshot<'a> {
+    state: &'a GlobalState,
+}
+
+impl<'a> Snapshot<'a> {
+    pub fn document(&self, uri: &Uri) -> Option<&'a Document> {
+        self.state.docs.get(uri)
+    }
+
+    pub fn table_of(&self, doc: &Document) -> Option<&'a LoadedTable> {
+        self.state.tables.get(doc.table.as_deref()?)
+    }
+
+    pub fn workspace(&self) -> &'a WorkspaceIndex {
+        &self.state.workspace
+    }
+
+    /// Every loaded table, by file.
+    pub fn tables(&self) -> Vec<&'a LoadedTable> {
+        self.state.tables.all()
+    }
+
+    /// The diagnostics of an open document, in bytes.
+    pub fn diagnostics(&self, doc: &Document) -> Vec<Diagnostic> {
+        let table = self.table_of(doc);
+        let mut out = Vec::new();
+        if let Some(error) = table.and_then(|t| t.error.as_ref()) {
+            out.push(Diagnostic {
+                range: 0..0,
+                severity: Severity::Error,
+                code: Code::TableError,
+                message: error.clone(),
+                fix: None,
+            });
+        }
+        out.extend(check_calls(&doc.calls, table.and_then(LoadedTable::usable), self.workspace()));
+        out
+    }
+}
+
+pub fn to_lsp_diagnostic(doc: &Document, d: &Diagnostic) -> lsp_types::Diagnostic {
+    lsp_types::Diagnostic {
+        range: doc.lines.range(&doc.text, d.range.clone()),
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+            Severity::Hint => DiagnosticSeverity::HINT,
+        }),
+        code: Some(NumberOrString::String(d.code.as_str().to_owned())),
+        source: Some("gantry".to_owned()),
+        message: d.message.clone(),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,97 @@
+//! The bridge to the languages' own scanners — the same ones the loaders
+//! use, so what the editor flags is exactly what the loader bakes.
+//!
+//! Lua documents keep their tree-sitter tree and reparse incrementally;
+//! Rhai scripts are small and are rescanned whole.
+
+use std::path::Path;
+
+use gantry_host::{Language, ScannedCall};
+use tree_sitter::{InputEdit, Point};
+
+use crate::text::{Edit, LineIndex};
+
+/// The script language of a path, by extension.
+pub fn language_of(path: &Path) -> Option<Language> {
+    match path.extension()?.to_str()? {
+        "lua" => Some(Language::Lua),
+        "rhai" => Some(Language::Rhai),
+        _ => None,
+    }
+}
+
+/// The language of an LSP `languageId`, falling back to the path.
+pub fn language_of_id(id: &str, path: &Path) -> Option<Language> {
+    match id {
+        "lua" => Some(Language::Lua),
+        "rhai" => Some(Language::Rhai),
+        _ => language_of(path),
+    }
+}
+
+/// Scans a whole script once (batch checks and workspace indexing).
+pub fn scan(language: Language, text: &str) -> Vec<ScannedCall> {
+    match language {
+        Language::Lua => gantry_lua::syntax::scan(text),
+        Language::Rhai => gantry_rhai::syntax::scan(text),
+        Language::Rust => Vec::new(),
+    }
+}
+
+/// A document's parse state between edits.
+pub struct Parsed {
+    language: Language,
+    tree: Option<gantry_lua::syntax::Tree>,
+}
+
+impl std::fmt::Debug for Parsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parsed")
+            .field("language", &self.language)
+            .field("has_tree", &self.tree.is_some())
+            .finish()
+    }
+}
+
+impl Parsed {
+    pub fn new(language: Language) -> Self {
+        Self { language, tree: None }
+    }
+
+    /// Tells the old tree about an edit, so the next parse reuses what the
+    /// edit did not touch. `old`/`new` describe the text before and after.
+    pub fn edit(&mut self, edit: Edit, old: &LineIndex, new: &LineIndex) {
+        let Some(tree) = &mut self.tree else { return };
+        let point = |index: &LineIndex, offset: usize| {
+            let (line, column) = index.line_column(offset);
+            Point::new(line, column)
+        };
+        tree.edit(&InputEdit {
+            start_byte: edit.start,
+            old_end_byte: edit.old_end,
+            new_end_byte: edit.new_end,
+            start_position: point(old, edit.start),
+            old_end_position: point(old, edit.old_end),
+            new_end_position: point(new, edit.new_end),
+        });
+    }
+
+    /// Forgets the tree (after a full-text replacement).
+    pub fn reset(&mut self) {
+        self.tree = None;
+    }
+
+    /// Reparses (incrementally for Lua) and scans the calls.
+    pub fn scan(&mut self, text: &str) -> Vec<ScannedCall> {
+        match self.language {
+            Language::Lua => {
+                self.tree = gantry_lua::syntax::parse(text, self.tree.as_ref());
+                match &self.tree {
+                    Some(tree) => gantry_lua::syntax::scan_tree(tree, text),
+                    None => Vec::new(),
+                }
+            }
+            other => scan(other, text),
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! The workspace's scripts: finding them and indexing their calls.
+
+use std::path::{Path, PathBuf};
+
+use crate::index::{WorkspaceIndex, index_calls};
+use crate::syntax::{language_of, scan};
+use crate::text::LineIndex;
+
+/// Directories never searched for scripts: hidden ones (`.git`, `.gantry`)
+/// and build output.
+fn skipped(name: &str) -> bool {
+    name.starts_with('.') || name == "target" || name == "node_modules"
+}
+
+/// Every `.lua` and `.rhai` file under `dir`, sorted. Unreadable
+/// directories are skipped (logged), never an error.
+pub fn script_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) => {
+                tracing::debug!(dir = %dir.display(), error = %e, "skipping unreadable directory");
+                continue;
+            }
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                if !entry.file_name().to_str().is_some_and(skipped) {
+                    stack.push(path);
+                }
+            } else if kind.is_file() && language_of(&path).is_some() {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Scans and indexes `files`, calling `progress(done, total)` after each.
+pub fn index_files(files: &[PathBuf], mut progress: impl FnMut(usize, usize)) -> WorkspaceIndex {
+    let mut index = WorkspaceIndex::default();
+    for (done, path) in files.iter().enumerate() {
+        if let (Some(language), Ok(text)) = (language_of(path), std::fs::read_to_string(path)) {
+            let lines = LineIndex::new(&text);
+            let calls = scan(language, &text);
+            index.set_file(path.clone(), language, index_calls(&text, &lines, &calls));
+        }
+        progress(done + 1, files.len());
+    }
+    index
+}
