@@ -147,14 +147,24 @@ impl Hub {
     /// One lookup per tag level; no allocation.
     pub fn has_hook_listeners(&self, key: &str) -> bool {
         let state = self.inner.state.borrow();
+        if state.hook_listeners == 0 {
+            return false;
+        }
+        // Walk the text up to the first interned level, then by handle.
         let mut text = Some(key);
         let mut depth = 0;
         while let Some(t) = text {
             if let Some(k) = state.keys.get(t) {
-                let slot = &state.slots[k.index()];
-                if slot.hooks.is_some() && (depth == 0 || slot.partial_hooks > 0) {
-                    return true;
+                let mut current = Some(k);
+                while let Some(k) = current {
+                    let slot = &state.slots[k.index()];
+                    if slot.hooks.is_some() && (depth == 0 || slot.partial_hooks > 0) {
+                        return true;
+                    }
+                    current = state.keys.info(k).parent;
+                    depth += 1;
                 }
+                return false;
             }
             text = parent_key(t);
             depth += 1;

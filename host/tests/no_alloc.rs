@@ -1,0 +1,76 @@
+//! A send of scalar arguments to Rust listeners allocates nothing (issue 2,
+//! item 7), proven with a counting global allocator. One test per binary so
+//! that no other test allocates concurrently.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use gantry_host::{HookOptions, Hub, ListenOptions, Source, Value};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    f();
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+#[test]
+fn scalar_send_to_rust_listeners_allocates_nothing() {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    let sum = std::rc::Rc::new(Cell::new(0.0));
+    let mut handles = Vec::new();
+    for scope in [Source::Object(obj), Source::World(world), Source::Global] {
+        let s = sum.clone();
+        handles.push(
+            hub.listen_with("Player.Hurt", scope, ListenOptions::new(), move |hp: i64, dmg: f64| {
+                s.set(s.get() + hp as f64 + dmg)
+            })
+            .unwrap(),
+        );
+    }
+    let key = hub.key("Player.Hurt").unwrap();
+    // Warm up: the first send records the signature and the call site.
+    hub.send(key, obj, (1i64, 0.5f64)).unwrap();
+    let n = allocations_during(|| {
+        for i in 0..1000 {
+            hub.send(key, obj, (i as i64, 0.5f64)).unwrap();
+            hub.send(key, Source::Global, (i as i64, 0.5f64)).unwrap();
+        }
+    });
+    assert_eq!(n, 0, "allocations during 2000 scalar sends");
+    assert!(sum.get() > 0.0);
+
+    // A hook nobody listens to costs no allocation either.
+    let n = allocations_during(|| {
+        let mut payload = Value::Int(1);
+        for _ in 0..1000 {
+            assert!(!hub.has_hook_listeners("Combat.Damage.Fire"));
+            hub.run_hook("Combat.Damage.Fire", &mut payload).unwrap();
+        }
+    });
+    assert_eq!(n, 0, "allocations during 1000 runs of an unheard hook");
+    let _ = HookOptions::new();
+}
