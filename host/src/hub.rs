@@ -150,6 +150,8 @@ pub(crate) struct Slot {
     pub(crate) partial_hooks: u32,
     sig: Option<SlotSig>,
     last_rust_site: Option<&'static Location<'static>>,
+    /// Every Rust call site already recorded for this key (by address).
+    rust_sites: rustc_hash::FxHashSet<usize>,
 }
 
 impl Slot {
@@ -189,9 +191,11 @@ pub(crate) struct State {
     worlds: FxHashMap<WorldId, Vec<ObjectId>>,
     names: FxHashMap<Rc<str>, NameId>,
     name_list: Vec<Rc<str>>,
-    listeners: FxHashMap<ListenerId, Rc<Entry>>,
+    pub(crate) listeners: FxHashMap<ListenerId, Rc<Entry>>,
     by_owner: FxHashMap<OwnerKey, Vec<ListenerId>>,
     pub(crate) stores: FxHashMap<(Key, Source), Stored>,
+    /// How many hook listeners exist at all: zero answers every hook at once.
+    pub(crate) hook_listeners: usize,
     reports: Vec<Report>,
     next_id: u64,
     next_seq: u64,
@@ -244,6 +248,7 @@ impl Hub {
             listeners: FxHashMap::default(),
             by_owner: FxHashMap::default(),
             stores: FxHashMap::default(),
+            hook_listeners: 0,
             reports: Vec::new(),
             next_id: 0,
             next_seq: 0,
@@ -678,7 +683,9 @@ impl Hub {
                 return Err(HubError::ListenRejected { key, mismatch });
             }
         };
-        if !is_hook {
+        if matches!(entry.callback, Callback::Collection(_)) {
+            crate::collection::dispatch::replay(self, &entry);
+        } else if !is_hook {
             crate::store::replay(self, &entry);
         }
         Ok(entry.id)
@@ -721,7 +728,7 @@ impl Hub {
             .borrow()
             .listeners
             .values()
-            .filter(|e| matches!(e.callback, Callback::Message(_)))
+            .filter(|e| !matches!(e.callback, Callback::Hook(_)))
             .count()
     }
 
@@ -797,7 +804,15 @@ impl Hub {
         responder: Option<&Responder>,
     ) -> Result<Delivered, HubError> {
         let lists = self.gather(key, source, args, caller, Kind::Event)?;
-        self.deliver(key, source, args, caller, responder, &lists, None)
+        let delivered = self.deliver(key, source, args, caller, responder, &lists, None)?;
+        if responder.is_none() {
+            // The send (transient) path of a collection: all-rows listeners only.
+            let rows = crate::collection::dispatch::on_send(self, key, args, &lists);
+            return Ok(Delivered {
+                listeners: delivered.listeners + rows,
+            });
+        }
+        Ok(delivered)
     }
 
     /// Phase 1: check, record, collect listener lists. Also used by stores.
@@ -822,7 +837,11 @@ impl Hub {
                     None
                 } else {
                     slot.last_rust_site = Some(loc);
-                    Some(Site::rust(loc, Role::Send))
+                    if slot.rust_sites.insert(loc as *const Location<'static> as usize) {
+                        Some(Site::rust(loc, Role::Send))
+                    } else {
+                        None
+                    }
                 }
             }
             Caller::Script(site) => Some(site.clone()),
@@ -1255,6 +1274,7 @@ fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
     s.listeners.insert(entry.id, entry.clone());
     let slot = &mut s.slots[key.index()];
     let old = if hooks {
+        s.hook_listeners += 1;
         if entry.partial {
             slot.partial_hooks += 1;
         }
@@ -1293,6 +1313,9 @@ fn remove_entry(s: &mut State, id: ListenerId) -> bool {
         }
     }
     let hooks = matches!(entry.callback, Callback::Hook(_));
+    if hooks {
+        s.hook_listeners -= 1;
+    }
     let slot = &mut s.slots[entry.key.index()];
     let current = if hooks {
         slot.hooks.clone()
