@@ -7,6 +7,7 @@
 //! - [`api`]: the generic script API vocabulary and the scanners' output type.
 //! - [`key`]: key validation and interning (a baked [`Key`] never rehashes).
 //! - [`value`]: the dynamic [`Value`] model and the typed Rust face.
+//! - [`serde_bridge`]: Rust types to and from [`Value`] through serde.
 //! - [`types`]: parameter [`Type`]s, structs and the compatibility rule.
 //! - [`signature`]: the [`SignatureTable`] — what each key carries and where it is used.
 //! - [`persist`]: the table as a stable, atomically written JSON file.
@@ -14,6 +15,7 @@
 pub mod api;
 pub mod key;
 pub mod persist;
+pub mod serde_bridge;
 pub mod signature;
 pub mod types;
 pub mod value;
@@ -23,6 +25,7 @@ pub use api::{
 };
 pub use key::{Key, KeyError};
 pub use persist::{DEFAULT_TABLE_PATH, TableError};
+pub use serde_bridge::{Serde, ValueSerdeError, from_value, struct_def_of, to_value};
 pub use signature::{KeyDecl, KeyEntry, Kind, Language, Origin, Role, SignatureTable, Site};
 pub use types::{Mismatch, Param, StructDef, StructRegistry, Type};
 pub use value::{FromValue, IntoValue, ObjectId, StructValue, Value};
