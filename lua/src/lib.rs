@@ -1,0 +1,14 @@
+//! # gantry-lua — Lua 5.4 scripts on the Gantry hub
+//!
+//! A map of the crate:
+//! - [`syntax`]: runtime-free. The one Lua call-site scanner (used by the
+//!   loader's rewriter and by the language server, so what the editor flags is
+//!   exactly what the loader bakes) and the load-time source rewriter.
+//!   Depends on tree-sitter only; available with `default-features = false`.
+//! - [`runtime`]: the mlua script runtime (default `runtime` feature): one
+//!   Lua state hosting many isolated, sandboxed scripts on a [`gantry_host::Hub`].
+
+pub mod syntax;
+
+#[cfg(feature = "runtime")]
+pub mod runtime;

@@ -1,0 +1,525 @@
+//! The script API: one core per function, reached two ways —
+//! the generic global (`NotifyObjectMessage(obj, "Key", ...)`, key resolved
+//! and call site recorded per call) and the baked function the loader
+//! rewrites literal-key calls into (key resolved and site recorded once, at
+//! load). Both run the same core, so they behave the same.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gantry_host::hook::HookOptions;
+use gantry_host::{
+    ApiFunction, Caller, Hub, Key, Language, ListenOptions, ListenSpec, ListenerId, ListenerParams,
+    Match, ObjectId, Reply, Role, Site, Source, Type, Value, WorldId,
+};
+use mlua::{Function, Lua, MultiValue, Table, Value as LuaValue, thread::ThreadStatus};
+use rustc_hash::FxHashSet;
+
+use super::convert::{from_value, object_source_of_arg, to_value, world_of_arg};
+use super::error::ScriptError;
+use super::listen::{existing_owner, hook_callback, message_callback, resolve_owner};
+use super::shared::{Shared, caller_place, error_here, error_text};
+
+/// One loaded chunk (a script or a module it requires): its file and object.
+pub(crate) struct Ctx {
+    pub file: Rc<str>,
+    pub object: ObjectId,
+    pub world: WorldId,
+    pub shared: Rc<Shared>,
+    /// (key, line, role) already recorded by generic calls of this chunk.
+    recorded: RefCell<FxHashSet<(Key, u32, Role)>>,
+}
+
+impl Ctx {
+    pub fn new(file: Rc<str>, object: ObjectId, world: WorldId, shared: Rc<Shared>) -> Self {
+        Self {
+            file,
+            object,
+            world,
+            shared,
+            recorded: RefCell::new(FxHashSet::default()),
+        }
+    }
+
+    fn hub(&self) -> &Hub {
+        &self.shared.hub
+    }
+
+    /// The site of the Lua line calling the current API function.
+    fn site_here(&self, lua: &Lua, role: Role) -> Site {
+        let (file, line) = caller_place(lua).unwrap_or_else(|| (self.file.to_string(), 0));
+        Site::new(file, line, Language::Lua, role)
+    }
+}
+
+/// How a call names its key.
+#[derive(Clone)]
+pub(crate) struct KeyRef {
+    pub key: Key,
+    pub text: Rc<str>,
+}
+
+/// Whether a call site still has to be recorded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sites {
+    /// Generic call: record this line once.
+    PerCall,
+    /// Baked call: recorded at load.
+    AtLoad,
+}
+
+fn runtime_err(lua: &Lua, message: impl std::fmt::Display) -> mlua::Error {
+    error_here(lua, message)
+}
+
+/// Takes the source argument of functions that have one.
+fn take_source(
+    ctx: &Ctx,
+    lua: &Lua,
+    function: ApiFunction,
+    args: &mut std::collections::VecDeque<LuaValue>,
+) -> mlua::Result<Source> {
+    if function.source_index().is_none() {
+        return Ok(Source::Global);
+    }
+    let arg = args.pop_front().unwrap_or(LuaValue::Nil);
+    let world_fn = matches!(
+        function,
+        ApiFunction::NotifyWorldMessage | ApiFunction::ListenWorldMessage
+    );
+    if world_fn {
+        return world_of_arg(&arg, ctx.hub())
+            .map(Source::World)
+            .ok_or_else(|| {
+                runtime_err(
+                    lua,
+                    format!(
+                        "{}: argument 1 must be a world (or an object), got a {}",
+                        function,
+                        arg.type_name()
+                    ),
+                )
+            });
+    }
+    object_source_of_arg(&arg).ok_or_else(|| {
+        runtime_err(
+            lua,
+            format!(
+                "{}: argument 1 must be an object (or GMP.Named source), got a {}",
+                function,
+                arg.type_name()
+            ),
+        )
+    })
+}
+
+/// The core of every keyed API function. `args` are the call's arguments
+/// without the key.
+pub(crate) fn call_api(
+    ctx: &Rc<Ctx>,
+    lua: &Lua,
+    function: ApiFunction,
+    key: &KeyRef,
+    args: MultiValue,
+    sites: Sites,
+) -> mlua::Result<MultiValue> {
+    let mut args = args;
+    let source = take_source(ctx, lua, function, &mut args)?;
+    let hub = ctx.hub();
+    let send_site = |role: Role| -> Option<Site> {
+        if sites == Sites::AtLoad {
+            return None;
+        }
+        let site = ctx.site_here(lua, role);
+        ctx.recorded
+            .borrow_mut()
+            .insert((key.key, site.line, role))
+            .then_some(site)
+    };
+    let fail = |e: gantry_host::HubError| runtime_err(lua, e);
+    match function {
+        ApiFunction::NotifyMessage
+        | ApiFunction::NotifyWorldMessage
+        | ApiFunction::NotifyObjectMessage => {
+            let mut values = convert_args(ctx, lua, key, args.make_contiguous())?;
+            let site = send_site(Role::Send);
+            let caller = site.as_ref().map_or(Caller::Unrecorded, Caller::Script);
+            hub.send_values(key.key, source, &mut values, caller)
+                .map_err(fail)?;
+            Ok(MultiValue::new())
+        }
+        ApiFunction::SendObjectMessage => {
+            let reply = match args.back() {
+                Some(LuaValue::Function(_)) => match args.pop_back() {
+                    Some(LuaValue::Function(f)) => Some(f),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let mut values = convert_args(ctx, lua, key, args.make_contiguous())?;
+            let site = send_site(Role::Send);
+            let caller = site.as_ref().map_or(Caller::Unrecorded, Caller::Script);
+            match reply {
+                None => {
+                    hub.send_values(key.key, source, &mut values, caller)
+                        .map_err(fail)?;
+                }
+                Some(reply) => {
+                    let on_reply = reply_to_function(ctx, reply);
+                    hub.request_values(key.key, source, &mut values, caller, on_reply)
+                        .map_err(fail)?;
+                }
+            }
+            Ok(MultiValue::new())
+        }
+        ApiFunction::Request => request_in_coroutine(ctx, lua, key, source, args, send_site),
+        ApiFunction::StoreObjectMessage | ApiFunction::OnceObjectMessage => {
+            let values = convert_args(ctx, lua, key, args.make_contiguous())?.into_vec();
+            let site = send_site(Role::Send);
+            let caller = site.as_ref().map_or(Caller::Unrecorded, Caller::Script);
+            let once = function == ApiFunction::OnceObjectMessage;
+            hub.store_values(key.key, source, values, once, caller)
+                .map_err(fail)?;
+            Ok(MultiValue::new())
+        }
+        ApiFunction::RemoveStoredObjectMessage => {
+            if let Some(site) = send_site(Role::Send) {
+                hub.record_site(&key.text, site);
+            }
+            let removed = hub.remove_stored(key.key, source);
+            Ok(MultiValue::from_vec(vec![LuaValue::Boolean(removed)]))
+        }
+        ApiFunction::ListenMessage
+        | ApiFunction::ListenWorldMessage
+        | ApiFunction::ListenObjectMessage => {
+            let owner = args.pop_front().unwrap_or(LuaValue::Nil);
+            let f = match args.pop_front() {
+                Some(LuaValue::Function(f)) => f,
+                other => {
+                    return Err(runtime_err(
+                        lua,
+                        format!(
+                            "{function} `{}`: the listener must be a function, got a {}",
+                            key.text,
+                            other.as_ref().map_or("nil", LuaValue::type_name)
+                        ),
+                    ));
+                }
+            };
+            let opts = args.pop_front();
+            let id = listen(ctx, lua, function, key, source, &owner, f, opts.as_ref())?;
+            Ok(MultiValue::from_vec(vec![LuaValue::Integer(
+                id.get() as i64
+            )]))
+        }
+        ApiFunction::UnbindMessage => {
+            let target = args.pop_front().unwrap_or(LuaValue::Nil);
+            let removed = match &target {
+                LuaValue::Integer(id) if *id > 0 => {
+                    usize::from(hub.unlisten(ListenerId::from_raw(*id as u64)))
+                }
+                LuaValue::Nil => {
+                    return Err(runtime_err(
+                        lua,
+                        format!(
+                            "UnbindMessage `{}`: give a listener id or an owner",
+                            key.text
+                        ),
+                    ));
+                }
+                owner => match existing_owner(&ctx.shared, owner) {
+                    Some(owner) => hub.unlisten_owner_on(&key.text, &owner),
+                    None => 0,
+                },
+            };
+            Ok(MultiValue::from_vec(vec![LuaValue::Integer(
+                removed as i64,
+            )]))
+        }
+        ApiFunction::ListenHook => {
+            let owner = args.pop_front().unwrap_or(LuaValue::Nil);
+            let Some(LuaValue::Function(f)) = args.pop_front() else {
+                return Err(runtime_err(
+                    lua,
+                    format!("ListenHook `{}`: the listener must be a function", key.text),
+                ));
+            };
+            let opts = args.pop_front();
+            let (owner, target) = resolve_owner(&ctx.shared, lua, ctx.object, &owner, f)
+                .map_err(|e| runtime_err(lua, format!("ListenHook `{}`: {e}", key.text)))?;
+            let mut options = HookOptions::new().owner(owner);
+            if let Some(LuaValue::Table(t)) = &opts {
+                if let Some(priority) = t.get::<Option<i32>>("priority")? {
+                    options = options.priority(priority);
+                }
+                options.matching = match_option(lua, t)?;
+            }
+            let site = ctx.site_here(lua, Role::Listen);
+            let callback = hook_callback(&ctx.shared, target);
+            let id = hub
+                .listen_hook_raw(&key.text, options, Some(site), callback)
+                .map_err(fail)?;
+            Ok(MultiValue::from_vec(vec![LuaValue::Integer(
+                id.get() as i64
+            )]))
+        }
+        ApiFunction::RunHook => {
+            if let Some(site) = send_site(Role::Send) {
+                hub.record_site(&key.text, site);
+            }
+            let payload = args.pop_front().unwrap_or(LuaValue::Nil);
+            let expected: Option<Type> = match &payload {
+                LuaValue::Table(_) => ctx.shared.param_types(&key.text).into_iter().next(),
+                _ => None,
+            };
+            let converted = {
+                let table = hub.table();
+                to_value(&payload, expected.as_ref(), &table.structs)
+            };
+            let mut value = converted
+                .map_err(|e| runtime_err(lua, format!("RunHook `{}` payload: {e}", key.text)))?;
+            let result = hub.run_hook_key(key.key, &mut value);
+            let summary = lua.create_table()?;
+            summary.raw_set("ran", result.ran)?;
+            summary.raw_set("handled", result.handled)?;
+            summary.raw_set("cancelled", result.cancelled)?;
+            Ok(MultiValue::from_vec(vec![
+                LuaValue::Table(summary),
+                from_value(lua, &value)?,
+            ]))
+        }
+        ApiFunction::ListenRowMessage | ApiFunction::StoredArray => Err(runtime_err(
+            lua,
+            format!(
+                "{function} `{}`: collections are not available in this build of the Lua runtime",
+                key.text
+            ),
+        )),
+    }
+}
+
+fn convert_args(
+    ctx: &Ctx,
+    lua: &Lua,
+    key: &KeyRef,
+    args: &[LuaValue],
+) -> mlua::Result<super::shared::Args> {
+    ctx.shared
+        .values_for(key.key, args)
+        .map_err(|e| runtime_err(lua, format!("`{}` {e}", key.text)))
+}
+
+fn match_option(lua: &Lua, opts: &Table) -> mlua::Result<Match> {
+    match opts.get::<Option<String>>("match")?.as_deref() {
+        None | Some("exact") => Ok(Match::Exact),
+        Some("partial") => Ok(Match::Partial),
+        Some(other) => Err(runtime_err(
+            lua,
+            format!("match must be \"exact\" or \"partial\", got \"{other}\""),
+        )),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn listen(
+    ctx: &Rc<Ctx>,
+    lua: &Lua,
+    function: ApiFunction,
+    key: &KeyRef,
+    scope: Source,
+    owner: &LuaValue,
+    f: Function,
+    opts: Option<&LuaValue>,
+) -> mlua::Result<ListenerId> {
+    let (owner, target) = resolve_owner(&ctx.shared, lua, ctx.object, owner, f)
+        .map_err(|e| runtime_err(lua, format!("{function} `{}`: {e}", key.text)))?;
+    let mut options = ListenOptions::new().owner(owner);
+    match opts {
+        None | Some(LuaValue::Nil) => {}
+        Some(LuaValue::Table(t)) => {
+            if let Some(times) = t.get::<Option<i32>>("times")? {
+                options = options.times(times);
+            }
+            if let Some(order) = t.get::<Option<i32>>("order")? {
+                options = options.order(order);
+            }
+            options = options.matching(match_option(lua, t)?);
+        }
+        Some(other) => {
+            return Err(runtime_err(
+                lua,
+                format!(
+                    "{function} `{}`: options must be a table {{times=, order=, match=}}, got a {}",
+                    key.text,
+                    other.type_name()
+                ),
+            ));
+        }
+    }
+    let site = ctx.site_here(lua, Role::Listen);
+    let callback = message_callback(&ctx.shared, target);
+    let spec = ListenSpec::message(scope, options, ListenerParams::Dynamic, callback)
+        .site(site)
+        .with_responder();
+    ctx.hub()
+        .listen_raw(&key.text, spec)
+        .map_err(|e| runtime_err(lua, e))
+}
+
+/// A request's reply, delivered to a Lua function.
+fn reply_to_function(ctx: &Rc<Ctx>, reply: Function) -> Box<dyn FnOnce(Reply<'_>)> {
+    let shared = Rc::downgrade(&ctx.shared);
+    let file = ctx.file.clone();
+    Box::new(move |answer: Reply<'_>| {
+        let Reply::Answer(values) = answer else {
+            // The hub reports unanswered requests.
+            return;
+        };
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let Some(lua) = shared.lua.try_upgrade() else {
+            return;
+        };
+        let result = shared.guarded(|| -> mlua::Result<()> {
+            let args = values
+                .iter()
+                .map(|v| from_value(&lua, v))
+                .collect::<mlua::Result<MultiValue>>()?;
+            reply.call::<()>(args)
+        });
+        if let Err(e) = result {
+            shared.report(ScriptError::from_message(&file, error_text(&e)));
+        }
+    })
+}
+
+/// `GMP.Request(obj, key, ...)` inside a coroutine: sends the request and
+/// returns `true, answer...` when it was answered during the send, or
+/// `false` — the Lua side then yields, and the answer resumes the coroutine.
+fn request_in_coroutine(
+    ctx: &Rc<Ctx>,
+    lua: &Lua,
+    key: &KeyRef,
+    source: Source,
+    mut args: MultiValue,
+    send_site: impl Fn(Role) -> Option<Site>,
+) -> mlua::Result<MultiValue> {
+    // The Lua side checked that this runs in a coroutine that can yield.
+    let thread = lua.current_thread();
+    let mut values = convert_args(ctx, lua, key, args.make_contiguous())?;
+    let site = send_site(Role::Send);
+    let caller = site.as_ref().map_or(Caller::Unrecorded, Caller::Script);
+    // Answered during the send: kept here and returned directly.
+    let early: Rc<RefCell<Option<Option<Vec<Value>>>>> = Rc::new(RefCell::new(None));
+    let sent = Rc::new(std::cell::Cell::new(false));
+    let shared = Rc::downgrade(&ctx.shared);
+    let file = ctx.file.clone();
+    let on_reply = {
+        let early = early.clone();
+        let sent = sent.clone();
+        Box::new(move |answer: Reply<'_>| {
+            let values = match answer {
+                Reply::Answer(values) => Some(values.to_vec()),
+                Reply::Unanswered => None,
+            };
+            if !sent.get() {
+                *early.borrow_mut() = Some(values);
+                return;
+            }
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let Some(lua) = shared.lua.try_upgrade() else {
+                return;
+            };
+            if thread.status() != ThreadStatus::Resumable {
+                return;
+            }
+            let result = shared.guarded(|| -> mlua::Result<()> {
+                let args = match &values {
+                    Some(values) => values
+                        .iter()
+                        .map(|v| from_value(&lua, v))
+                        .collect::<mlua::Result<MultiValue>>()?,
+                    None => MultiValue::new(),
+                };
+                thread.resume::<()>(args)
+            });
+            if let Err(e) = result {
+                shared.report(ScriptError::from_message(&file, error_text(&e)));
+            }
+        })
+    };
+    let result = ctx
+        .hub()
+        .request_values(key.key, source, &mut values, caller, on_reply);
+    sent.set(true);
+    result.map_err(|e| runtime_err(lua, e))?;
+    let answered = early.borrow_mut().take();
+    match answered {
+        Some(values) => {
+            let mut out = MultiValue::new();
+            out.push_back(LuaValue::Boolean(true));
+            for v in values.unwrap_or_default() {
+                out.push_back(from_value(lua, &v)?);
+            }
+            Ok(out)
+        }
+        None => Ok(MultiValue::from_vec(vec![LuaValue::Boolean(false)])),
+    }
+}
+
+/// The generic global for `function`: takes the key from its argument.
+pub(crate) fn generic_function(
+    ctx: &Rc<Ctx>,
+    lua: &Lua,
+    function: ApiFunction,
+) -> mlua::Result<Function> {
+    let ctx = ctx.clone();
+    lua.create_function(move |lua, args: MultiValue| {
+        let mut args = args;
+        let index = function.key_index();
+        let key_arg = if index < args.len() {
+            args.remove(index)
+        } else {
+            None
+        };
+        let text = match &key_arg {
+            Some(LuaValue::String(s)) => s.to_str()?.to_string(),
+            other => {
+                return Err(runtime_err(
+                    lua,
+                    format!(
+                        "{function}: argument {} must be a key string, got a {}",
+                        index + 1,
+                        other.as_ref().map_or("nil", LuaValue::type_name)
+                    ),
+                ));
+            }
+        };
+        let key = ctx
+            .hub()
+            .key(&text)
+            .map_err(|e| runtime_err(lua, format!("{function}: {e}")))?;
+        let key = KeyRef {
+            key,
+            text: Rc::from(text),
+        };
+        call_api(&ctx, lua, function, &key, args, Sites::PerCall)
+    })
+}
+
+/// The function baked for (`function`, `key`): the key resolved now, its
+/// call sites recorded by the loader.
+pub(crate) fn baked_function(
+    ctx: &Rc<Ctx>,
+    lua: &Lua,
+    function: ApiFunction,
+    key: KeyRef,
+) -> mlua::Result<Function> {
+    let ctx = ctx.clone();
+    lua.create_function(move |lua, args: MultiValue| {
+        call_api(&ctx, lua, function, &key, args, Sites::AtLoad)
+    })
+}

@@ -1,0 +1,195 @@
+//! Lua functions as hub listeners: message listeners (with a responder for
+//! requests) and hook listeners, and how their owners keep them alive.
+//!
+//! Owners:
+//! - `nil` (the calling script's object) or an object handle: the hub owns
+//!   the listener by object; destroying the object drops it.
+//! - a table (or other userdata): the function is kept in an ephemeron table
+//!   under the owner, next to an [`OwnerToken`] the hub watches weakly. The
+//!   hub's callback holds only a slot number and finds the function through
+//!   a weak-valued table. Nothing outside the owner keeps the function (and
+//!   so whatever it captures, the owner included) alive: once the owner is
+//!   collected, the token dies and the hub drops the listener.
+
+use std::rc::{Rc, Weak};
+
+use gantry_host::hook::HookCall;
+use gantry_host::listener::{HookFn, MessageFn};
+use gantry_host::{ListenerError, Message, Owner, Type, Value};
+use mlua::{AnyUserData, Function, Lua, MultiValue, Table, Value as LuaValue};
+
+use super::convert::{STRUCT_FIELD, from_value, to_value};
+use super::handles::{HookCtx, ObjectHandle, OwnerToken, ResponderHandle};
+use super::shared::{Shared, error_text};
+
+/// How the hub's callback reaches the Lua function.
+pub(crate) enum Target {
+    /// Held directly (object owners: dropped with the object).
+    Strong(Function),
+    /// Found by slot in the weak-valued table (Lua owners).
+    Slot(i64),
+}
+
+impl Target {
+    fn function(&self, shared: &Shared) -> Option<Function> {
+        match self {
+            Target::Strong(f) => Some(f.clone()),
+            Target::Slot(slot) => shared.owned_fns.raw_get::<Option<Function>>(*slot).ok()?,
+        }
+    }
+}
+
+/// Resolves a listen call's owner into the hub's owner and the target.
+pub(crate) fn resolve_owner(
+    shared: &Shared,
+    lua: &Lua,
+    default_object: gantry_host::ObjectId,
+    owner: &LuaValue,
+    f: Function,
+) -> Result<(Owner, Target), String> {
+    match owner {
+        LuaValue::Nil => Ok((Owner::Object(default_object), Target::Strong(f))),
+        LuaValue::UserData(ud) if ud.is::<ObjectHandle>() => {
+            let id = ud.borrow::<ObjectHandle>().map_err(|e| e.to_string())?.0;
+            Ok((Owner::Object(id), Target::Strong(f)))
+        }
+        LuaValue::Table(_) | LuaValue::UserData(_) => {
+            let entry = owner_entry(shared, lua, owner).map_err(|e| e.to_string())?;
+            let token: AnyUserData = entry.raw_get("token").map_err(|e| e.to_string())?;
+            let token = token.borrow::<OwnerToken>().map_err(|e| e.to_string())?;
+            let slot = shared.next_slot();
+            entry.raw_set(slot, &f).map_err(|e| e.to_string())?;
+            shared
+                .owned_fns
+                .raw_set(slot, f)
+                .map_err(|e| e.to_string())?;
+            Ok((Owner::of(&token.0), Target::Slot(slot)))
+        }
+        other => Err(format!(
+            "an owner must be nil, an object, a table or a userdata, got a {}",
+            other.type_name()
+        )),
+    }
+}
+
+/// The hub owner a Lua value stands for, if it owns anything (for unbind).
+pub(crate) fn existing_owner(shared: &Shared, owner: &LuaValue) -> Option<Owner> {
+    if let LuaValue::UserData(ud) = owner {
+        if let Ok(o) = ud.borrow::<ObjectHandle>() {
+            return Some(Owner::Object(o.0));
+        }
+    }
+    let entry: Table = shared.owned.raw_get(owner.clone()).ok()?;
+    let token: AnyUserData = entry.raw_get("token").ok()?;
+    let token = token.borrow::<OwnerToken>().ok()?;
+    Some(Owner::of(&token.0))
+}
+
+fn owner_entry(shared: &Shared, lua: &Lua, owner: &LuaValue) -> mlua::Result<Table> {
+    if let Some(entry) = shared.owned.raw_get::<Option<Table>>(owner.clone())? {
+        return Ok(entry);
+    }
+    let entry = lua.create_table()?;
+    entry.raw_set("token", OwnerToken(Rc::new(())))?;
+    shared.owned.raw_set(owner.clone(), &entry)?;
+    Ok(entry)
+}
+
+/// The hub callback of a Lua message listener.
+pub(crate) fn message_callback(shared: &Rc<Shared>, target: Target) -> Rc<MessageFn> {
+    let weak: Weak<Shared> = Rc::downgrade(shared);
+    Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
+        let Some(shared) = weak.upgrade() else {
+            return Ok(());
+        };
+        let Some(lua) = shared.lua.try_upgrade() else {
+            return Ok(());
+        };
+        let Some(f) = target.function(&shared) else {
+            // The owner was collected; the hub drops this listener.
+            return Ok(());
+        };
+        shared
+            .guarded(|| call_with_message(&lua, &f, m))
+            .map_err(|e| ListenerError::new(error_text(&e)))
+    })
+}
+
+#[inline]
+fn call_with_message(lua: &Lua, f: &Function, m: &Message<'_>) -> mlua::Result<()> {
+    let v = |value: &Value| from_value(lua, value);
+    match (m.args, m.responder) {
+        ([], None) => f.call::<()>(()),
+        ([a], None) => f.call::<()>(v(a)?),
+        ([a, b], None) => f.call::<()>((v(a)?, v(b)?)),
+        ([a, b, c], None) => f.call::<()>((v(a)?, v(b)?, v(c)?)),
+        (args, responder) => {
+            let mut all = MultiValue::with_capacity(args.len() + 1);
+            for a in args {
+                all.push_back(v(a)?);
+            }
+            if let Some(responder) = responder {
+                all.push_back(LuaValue::UserData(lua.create_userdata(
+                    ResponderHandle {
+                        responder: responder.clone(),
+                        key: m.key_name(),
+                    },
+                )?));
+            }
+            f.call::<()>(all)
+        }
+    }
+}
+
+/// The hub callback of a Lua hook listener: `fn(payload, ctx)`. A table
+/// payload is changed in place and read back; a function that returns a
+/// value replaces the payload with it.
+pub(crate) fn hook_callback(shared: &Rc<Shared>, target: Target) -> Rc<HookFn> {
+    let weak: Weak<Shared> = Rc::downgrade(shared);
+    Rc::new(
+        move |call: &mut HookCall<'_>| -> Result<(), ListenerError> {
+            let Some(shared) = weak.upgrade() else {
+                return Ok(());
+            };
+            let Some(lua) = shared.lua.try_upgrade() else {
+                return Ok(());
+            };
+            let Some(f) = target.function(&shared) else {
+                return Ok(());
+            };
+            let result = shared.guarded(|| -> mlua::Result<()> {
+                let payload = from_value(&lua, call.payload)?;
+                let ctx = lua.create_userdata(HookCtx::default())?;
+                let returned: LuaValue = f.call((payload.clone(), &ctx))?;
+                let expected = match &*call.payload {
+                    Value::Struct(s) => Some(Type::Struct(s.name.clone())),
+                    _ => None,
+                };
+                let changed = if returned.is_nil() { payload } else { returned };
+                if let LuaValue::Table(t) = &changed {
+                    // Keep the struct's name even if the listener dropped it.
+                    if t.raw_get::<LuaValue>(STRUCT_FIELD)?.is_nil() {
+                        if let Some(Type::Struct(name)) = &expected {
+                            t.raw_set(STRUCT_FIELD, &**name)?;
+                        }
+                    }
+                }
+                let converted = {
+                    let table = shared.hub.table();
+                    to_value(&changed, expected.as_ref(), &table.structs)
+                };
+                *call.payload =
+                    converted.map_err(|e| mlua::Error::runtime(format!("hook payload: {e}")))?;
+                let ctx = ctx.borrow::<HookCtx>()?;
+                if ctx.handled.get() {
+                    call.handled();
+                }
+                if ctx.cancelled.get() {
+                    call.cancel();
+                }
+                Ok(())
+            });
+            result.map_err(|e| ListenerError::new(error_text(&e)))
+        },
+    )
+}

@@ -1,0 +1,83 @@
+//! Loading a chunk: rewrite literal-key calls into baked calls (see
+//! [`crate::syntax::rewrite()`] for the contract), record their call sites
+//! once, and run the top level inside the instruction budget.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gantry_host::{ApiFunction, Language, Site};
+use mlua::{Lua, Table, Value as LuaValue, chunk::ChunkMode};
+
+use super::api::{Ctx, KeyRef, baked_function};
+use super::sandbox::{make_env, wrap_request};
+use crate::syntax;
+
+/// Runs `source` as the chunk `ctx.file` in a fresh environment and returns
+/// what the chunk returns.
+pub(crate) fn run_chunk(ctx: &Rc<Ctx>, lua: &Lua, source: &str) -> mlua::Result<LuaValue> {
+    run_chunk_keeping_env(ctx, lua, source, &RefCell::new(None))
+}
+
+/// [`run_chunk`], handing out the chunk's environment before it runs.
+pub(crate) fn run_chunk_keeping_env(
+    ctx: &Rc<Ctx>,
+    lua: &Lua,
+    source: &str,
+    env_out: &RefCell<Option<Table>>,
+) -> mlua::Result<LuaValue> {
+    let shared = &ctx.shared;
+    let env = make_env(ctx, lua)?;
+    *env_out.borrow_mut() = Some(env.clone());
+    let rewrite = if shared.rewrite.get() {
+        Some(syntax::rewrite(source))
+    } else {
+        None
+    };
+    let text = rewrite.as_ref().map_or(source, |r| r.source.as_str());
+    let chunk = lua
+        .load(text)
+        .set_name(format!("@{}", ctx.file))
+        .set_environment(env)
+        .set_mode(ChunkMode::Text)
+        .into_function()?;
+    let bakes = match &rewrite {
+        Some(rewrite) if rewrite.is_rewritten() => {
+            let hub = &shared.hub;
+            for bake in &rewrite.bakes {
+                let site = Site::new(
+                    ctx.file.to_string(),
+                    bake.site.start_pos.line + 1,
+                    Language::Lua,
+                    bake.function.role(),
+                );
+                // Listens record their site when they register; sends here.
+                if bake.function.role() == gantry_host::Role::Send {
+                    hub.record_site(&bake.key, site);
+                }
+            }
+            let table = lua.create_table_with_capacity(rewrite.slot_count(), 0)?;
+            for bake in rewrite.slots() {
+                let key = hub
+                    .key(&bake.key)
+                    .map_err(|e| mlua::Error::runtime(format!("{}: {e}", ctx.file)))?;
+                let key = KeyRef {
+                    key,
+                    text: Rc::from(bake.key.as_str()),
+                };
+                let f = baked_function(ctx, lua, bake.function, key)?;
+                let f = if bake.function == ApiFunction::Request {
+                    wrap_request(shared, f)?
+                } else {
+                    f
+                };
+                table.raw_set(bake.slot, f)?;
+            }
+            Some(table)
+        }
+        _ => None,
+    };
+    shared.guarded(|| match bakes {
+        Some(bakes) => chunk.call::<LuaValue>(bakes),
+        None => chunk.call::<LuaValue>(()),
+    })
+}

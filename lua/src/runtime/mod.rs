@@ -1,0 +1,213 @@
+//! The Lua 5.4 runtime: one mlua state hosting many scripts on a hub.
+//!
+//! A map of the module:
+//! - [`LuaRuntime`]: create it on a [`Hub`], load scripts (each attached to
+//!   a hub object as `self`), read errors.
+//! - `loader`: the load-time rewrite into baked calls, then the top level.
+//! - `api`: the script API's core, reached by generic and baked functions.
+//! - `listen`: Lua functions as hub listeners and hook listeners; owners.
+//! - `convert`: values by the hub's value model (how tables name structs).
+//! - `handles`: userdata for objects, worlds, named sources, responders.
+//! - `sandbox` (+ `sandbox.lua`): per-script environments, `require`.
+//! - `budget`: the instruction budget that costs nothing until a call runs
+//!   long; `shared`: what all scripts of a runtime share; `error`.
+//!
+//! Single-threaded like the hub: the runtime is `!Send`.
+
+mod api;
+mod budget;
+mod convert;
+mod error;
+mod handles;
+mod listen;
+mod loader;
+mod sandbox;
+mod shared;
+
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
+
+use gantry_host::{Hub, ObjectId, WorldId};
+use mlua::{FromLua, Lua, LuaOptions, StdLib, Table};
+
+pub use convert::STRUCT_FIELD;
+pub use error::{RuntimeError, ScriptError};
+pub use handles::{NamedHandle, ObjectHandle, WorldHandle};
+
+use api::Ctx;
+use budget::Watchdog;
+use shared::{Shared, error_text};
+
+/// How a runtime is set up.
+#[derive(Debug, Clone)]
+pub struct RuntimeOptions {
+    /// The Lua state's memory limit in bytes (`None`: unlimited).
+    pub memory_limit: Option<usize>,
+    /// Instructions a call may run once it is found running long.
+    pub instruction_budget: u64,
+    /// How long a call runs before the budget's hook is armed.
+    pub watchdog_interval: Duration,
+    /// Rewrite literal-key calls into baked calls at load (on by default;
+    /// off runs every call through the generic functions).
+    pub rewrite: bool,
+    /// The mod folder `require` resolves in (`None`: no `require`).
+    pub mod_dir: Option<PathBuf>,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        Self {
+            memory_limit: Some(256 * 1024 * 1024),
+            instruction_budget: 100_000_000,
+            watchdog_interval: Duration::from_millis(10),
+            rewrite: true,
+            mod_dir: None,
+        }
+    }
+}
+
+/// A loaded script, for reading its globals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptId(usize);
+
+/// The Lua runtime. Field order matters: the watchdog stops before the Lua
+/// state can close.
+pub struct LuaRuntime {
+    watchdog: Watchdog,
+    shared: Rc<Shared>,
+    scripts: std::cell::RefCell<Vec<(Rc<str>, Table)>>,
+    lua: Lua,
+}
+
+impl LuaRuntime {
+    /// A runtime on `hub`.
+    pub fn new(hub: Hub, options: RuntimeOptions) -> Result<Self, RuntimeError> {
+        let lua = Lua::new_with(StdLib::ALL_SAFE, LuaOptions::default())?;
+        if let Some(limit) = options.memory_limit {
+            lua.set_memory_limit(limit)?;
+        }
+        // SAFETY: called from host code, so the state is the main thread.
+        let mut main = std::ptr::null_mut();
+        unsafe { lua.exec_raw::<()>((), |state| main = state) }?;
+        // SAFETY: `main` is this state's main thread; the watchdog is a field
+        // of the runtime that owns the state and is dropped first.
+        let watchdog =
+            unsafe { Watchdog::start(main, options.instruction_budget, options.watchdog_interval) }
+                .map_err(|e| {
+                    RuntimeError::Setup(format!("cannot start the watchdog thread: {e}"))
+                })?;
+        let factory: Table = lua
+            .load(sandbox::SANDBOX_LUA)
+            .set_name("=gantry-sandbox")
+            .call(())?;
+        let owned = lua.create_table()?;
+        let mode = lua.create_table()?;
+        mode.raw_set("__mode", "k")?;
+        owned.set_metatable(Some(mode))?;
+        let owned_fns = lua.create_table()?;
+        let mode = lua.create_table()?;
+        mode.raw_set("__mode", "v")?;
+        owned_fns.set_metatable(Some(mode))?;
+        let shared = Rc::new(Shared::new(
+            hub,
+            &lua,
+            watchdog.budget().clone(),
+            owned,
+            owned_fns,
+            options.mod_dir.clone(),
+            options.rewrite,
+            factory,
+        ));
+        lua.set_app_data(shared.clone());
+        Ok(Self {
+            watchdog,
+            shared,
+            scripts: std::cell::RefCell::new(Vec::new()),
+            lua,
+        })
+    }
+
+    pub fn hub(&self) -> &Hub {
+        &self.shared.hub
+    }
+
+    /// The Lua state (for host functions of the embedding game).
+    pub fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// Turns the load-time rewrite on or off for scripts loaded from now on.
+    pub fn set_rewrite(&self, on: bool) {
+        self.shared.rewrite.set(on);
+    }
+
+    /// Changes the instruction budget.
+    pub fn set_instruction_budget(&self, instructions: u64) {
+        self.watchdog.budget().set_limit(instructions);
+    }
+
+    /// Where `print` goes (stdout by default).
+    pub fn on_print(&self, f: impl Fn(&str) + 'static) {
+        *self.shared.print.borrow_mut() = Rc::new(f);
+    }
+
+    /// Called for each script error the hub does not report itself (a
+    /// failing top level, reply function or resumed coroutine). Listener
+    /// failures are the hub's [`gantry_host::Report::ListenerFailed`].
+    pub fn on_error(&self, f: impl Fn(&ScriptError) + 'static) {
+        self.shared.set_on_error(Rc::new(f));
+    }
+
+    /// Script errors filed since the last call (see [`LuaRuntime::on_error`]).
+    pub fn take_errors(&self) -> Vec<ScriptError> {
+        self.shared.take_errors()
+    }
+
+    /// Loads a script attached to `object` and runs its top level. `file` is
+    /// the name errors and recorded call sites use (`player.lua`). A failing
+    /// top level is returned (and not filed as well).
+    pub fn load_script(
+        &self,
+        file: &str,
+        source: &str,
+        object: ObjectId,
+    ) -> Result<ScriptId, RuntimeError> {
+        let world: WorldId = self
+            .hub()
+            .world_of(object)
+            .ok_or_else(|| RuntimeError::Setup(format!("{file}: {object} does not exist")))?;
+        let name: Rc<str> = Rc::from(file);
+        let ctx = Rc::new(Ctx::new(name.clone(), object, world, self.shared.clone()));
+        let env_cell = std::cell::RefCell::new(None);
+        let result = loader::run_chunk_keeping_env(&ctx, &self.lua, source, &env_cell);
+        if let Some(env) = env_cell.into_inner() {
+            self.scripts.borrow_mut().push((name, env));
+        }
+        match result {
+            Ok(_) => Ok(ScriptId(self.scripts.borrow().len() - 1)),
+            Err(e) => Err(ScriptError::from_message(file, error_text(&e)).into()),
+        }
+    }
+
+    /// Reads a global of a loaded script.
+    pub fn global<T: FromLua>(&self, script: ScriptId, name: &str) -> Result<T, RuntimeError> {
+        let scripts = self.scripts.borrow();
+        let (_, env) = scripts
+            .get(script.0)
+            .ok_or_else(|| RuntimeError::Setup(format!("no script #{}", script.0)))?;
+        Ok(env.raw_get(name)?)
+    }
+
+    /// Runs a full garbage collection (owners held only by Lua go away).
+    pub fn collect_garbage(&self) -> Result<(), RuntimeError> {
+        self.lua.gc_collect()?;
+        self.lua.gc_collect()?;
+        Ok(())
+    }
+
+    /// Bytes the Lua state uses.
+    pub fn used_memory(&self) -> usize {
+        self.lua.used_memory()
+    }
+}

@@ -1,0 +1,211 @@
+//! What every script of one runtime shares: the hub, the Lua state (weakly),
+//! the budget, the owner tables and the error sink.
+
+use std::cell::{Cell, RefCell};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use gantry_host::{Hub, Key, Type, Value};
+use mlua::{Lua, MultiValue, Table, Value as LuaValue, WeakLua};
+use smallvec::SmallVec;
+
+use super::budget::Budget;
+use super::convert::{any_table, scalar_to_value, to_value};
+use super::error::ScriptError;
+
+/// Arguments on their way to the hub; scalars stay on the stack.
+pub(crate) type Args = SmallVec<[Value; 4]>;
+
+pub(crate) struct Shared {
+    pub hub: Hub,
+    pub lua: WeakLua,
+    pub budget: Arc<Budget>,
+    /// How deep the host is inside Lua calls (0 = host code).
+    depth: Cell<u32>,
+    errors: RefCell<Vec<ScriptError>>,
+    on_error: RefCell<Option<Rc<dyn Fn(&ScriptError)>>>,
+    pub print: RefCell<Rc<dyn Fn(&str)>>,
+    /// Ephemeron table (weak keys): owner → { token = OwnerToken, [slot] = fn }.
+    /// Its values live only while their owner does, so a listener closure
+    /// that captures its owner does not keep the owner alive.
+    pub owned: Table,
+    /// Weak-valued: slot → fn, how the hub's callback finds the function.
+    pub owned_fns: Table,
+    next_slot: Cell<i64>,
+    pub mod_dir: Option<PathBuf>,
+    pub rewrite: Cell<bool>,
+    /// Builds a sandboxed environment (see `sandbox`).
+    pub env_factory: Table,
+}
+
+impl Shared {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        hub: Hub,
+        lua: &Lua,
+        budget: Arc<Budget>,
+        owned: Table,
+        owned_fns: Table,
+        mod_dir: Option<PathBuf>,
+        rewrite: bool,
+        env_factory: Table,
+    ) -> Self {
+        Self {
+            hub,
+            lua: lua.weak(),
+            budget,
+            depth: Cell::new(0),
+            errors: RefCell::new(Vec::new()),
+            on_error: RefCell::new(None),
+            print: RefCell::new(Rc::new(|line: &str| println!("{line}"))),
+            owned,
+            owned_fns,
+            next_slot: Cell::new(0),
+            mod_dir,
+            rewrite: Cell::new(rewrite),
+            env_factory,
+        }
+    }
+
+    /// Runs `f` as a call into Lua: the outermost one starts and ends the
+    /// instruction budget.
+    #[inline]
+    pub fn guarded<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Exit<'a>(&'a Shared, u32);
+        impl Drop for Exit<'_> {
+            #[inline]
+            fn drop(&mut self) {
+                self.0.depth.set(self.1);
+                if self.1 == 0 {
+                    self.0.budget.exit();
+                }
+            }
+        }
+        let depth = self.depth.get();
+        if depth == 0 {
+            self.budget.enter();
+        }
+        self.depth.set(depth + 1);
+        let _exit = Exit(self, depth);
+        f()
+    }
+
+    /// Files an error that no hub report carries (top levels, replies,
+    /// coroutine resumes).
+    pub fn report(&self, error: ScriptError) {
+        tracing::warn!(file = %error.file, "{error}");
+        let hook = self.on_error.borrow().clone();
+        if let Some(hook) = hook {
+            hook(&error);
+        }
+        self.errors.borrow_mut().push(error);
+    }
+
+    pub fn set_on_error(&self, f: Rc<dyn Fn(&ScriptError)>) {
+        *self.on_error.borrow_mut() = Some(f);
+    }
+
+    pub fn take_errors(&self) -> Vec<ScriptError> {
+        std::mem::take(&mut self.errors.borrow_mut())
+    }
+
+    pub fn next_slot(&self) -> i64 {
+        let slot = self.next_slot.get() + 1;
+        self.next_slot.set(slot);
+        slot
+    }
+
+    /// The recorded parameter types of a key (only asked for when a table
+    /// is among the arguments).
+    pub fn param_types(&self, key: &str) -> Vec<Type> {
+        self.hub
+            .table()
+            .get(key)
+            .map(|e| e.param_types())
+            .unwrap_or_default()
+    }
+
+    /// Converts send arguments, tables by the key's signature.
+    pub fn values_for(&self, key: Key, args: &[LuaValue]) -> Result<Args, String> {
+        let mut out = Args::with_capacity(args.len());
+        if !any_table(args) {
+            for (i, arg) in args.iter().enumerate() {
+                match scalar_to_value(arg) {
+                    Some(Ok(v)) => out.push(v),
+                    Some(Err(e)) => return Err(format!("argument {}: {e}", i + 1)),
+                    None => unreachable!("no tables here"),
+                }
+            }
+            return Ok(out);
+        }
+        let name = self.hub.key_name(key);
+        let types = self.param_types(&name);
+        let table = self.hub.table();
+        for (i, arg) in args.iter().enumerate() {
+            out.push(
+                to_value(arg, types.get(i), &table.structs)
+                    .map_err(|e| format!("argument {}: {e}", i + 1))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Converts the values of `rsp:Response(...)` by the key's response types.
+    pub fn response_values(&self, key: &str, args: MultiValue) -> mlua::Result<Vec<Value>> {
+        let types: Vec<Type> = self
+            .hub
+            .table()
+            .get(key)
+            .and_then(|e| e.response.as_ref())
+            .map(|r| r.iter().map(|p| p.ty.clone()).collect())
+            .unwrap_or_default();
+        let table = self.hub.table();
+        args.iter()
+            .enumerate()
+            .map(|(i, a)| {
+                to_value(a, types.get(i), &table.structs).map_err(|e| {
+                    mlua::Error::runtime(format!("response of `{key}` value {}: {e}", i + 1))
+                })
+            })
+            .collect()
+    }
+}
+
+/// The runtime's shared state, from inside a Lua callback.
+pub(crate) fn shared_of(lua: &Lua) -> mlua::Result<Rc<Shared>> {
+    lua.app_data_ref::<Rc<Shared>>()
+        .map(|s| s.clone())
+        .ok_or_else(|| mlua::Error::runtime("the gantry runtime is gone"))
+}
+
+/// `file:line: ` of the Lua code calling the current Rust function.
+pub(crate) fn caller_place(lua: &Lua) -> Option<(String, u32)> {
+    lua.inspect_stack(1, |d| {
+        let src = d.source().short_src.map(|s| s.into_owned())?;
+        let line = d.current_line()? as u32;
+        Some((src, line))
+    })
+    .flatten()
+}
+
+/// A Lua error raised at the calling script's line.
+pub(crate) fn error_here(lua: &Lua, message: impl std::fmt::Display) -> mlua::Error {
+    match caller_place(lua) {
+        Some((file, line)) => mlua::Error::runtime(format!("{file}:{line}: {message}")),
+        None => mlua::Error::runtime(message.to_string()),
+    }
+}
+
+/// The text of a Lua error for reports: message first, traceback after.
+pub(crate) fn error_text(error: &mlua::Error) -> String {
+    match error {
+        mlua::Error::RuntimeError(message) => message.clone(),
+        mlua::Error::CallbackError { traceback, cause } => {
+            format!("{}\n{traceback}", error_text(cause))
+        }
+        mlua::Error::MemoryError(_) => "memory limit of the Lua state exceeded".to_owned(),
+        mlua::Error::WithContext { context, cause } => format!("{context}: {}", error_text(cause)),
+        other => other.to_string(),
+    }
+}

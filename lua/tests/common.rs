@@ -1,0 +1,65 @@
+//! Shared setup of the runtime tests.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gantry_host::{Hub, ObjectId, Report, WorldId};
+use gantry_lua::runtime::{LuaRuntime, RuntimeOptions, ScriptId};
+
+pub struct Fixture {
+    pub hub: Hub,
+    pub rt: LuaRuntime,
+    pub world: WorldId,
+    pub printed: Rc<RefCell<Vec<String>>>,
+}
+
+impl Fixture {
+    pub fn new() -> Self {
+        Self::with(RuntimeOptions::default())
+    }
+
+    pub fn with(options: RuntimeOptions) -> Self {
+        let hub = Hub::new();
+        let world = hub.create_world();
+        let rt = LuaRuntime::new(hub.clone(), options).expect("runtime");
+        let printed = Rc::new(RefCell::new(Vec::new()));
+        let sink = printed.clone();
+        rt.on_print(move |line| sink.borrow_mut().push(line.to_owned()));
+        Self {
+            hub,
+            rt,
+            world,
+            printed,
+        }
+    }
+
+    pub fn spawn(&self) -> ObjectId {
+        self.hub.spawn(self.world).unwrap()
+    }
+
+    /// Loads a script on a fresh object; panics on a load error.
+    pub fn load(&self, file: &str, source: &str) -> (ScriptId, ObjectId) {
+        let object = self.spawn();
+        let id = self
+            .rt
+            .load_script(file, source, object)
+            .unwrap_or_else(|e| panic!("{file} failed to load: {e}"));
+        (id, object)
+    }
+
+    pub fn printed(&self) -> Vec<String> {
+        std::mem::take(&mut self.printed.borrow_mut())
+    }
+
+    pub fn failures(&self) -> Vec<String> {
+        self.hub
+            .take_reports()
+            .into_iter()
+            .map(|r| match r {
+                Report::ListenerFailed { message, .. } => message,
+                other => other.to_string(),
+            })
+            .collect()
+    }
+}
