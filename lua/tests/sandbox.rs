@@ -1,0 +1,245 @@
+//! Isolation, each sandbox limit, error isolation and owner collection.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Fixture;
+use gantry_host::Source;
+use gantry_lua::runtime::RuntimeOptions;
+
+#[test]
+fn each_script_has_its_own_globals_and_library_tables() {
+    let f = Fixture::new();
+    let (a, _) = f.load(
+        "a.lua",
+        "secret = 42\nstring.upper = nil\nGMP.NotifyMessage = nil\nfunction helper() return 1 end",
+    );
+    let (b, _) = f.load(
+        "b.lua",
+        "print(secret, helper, string.upper('x'), type(GMP.NotifyMessage), getmetatable(''))",
+    );
+    assert_eq!(f.printed(), vec!["nil\tnil\tX\tfunction\tfalse"]);
+    assert_eq!(f.rt.global::<i64>(a, "secret").unwrap(), 42);
+    assert_eq!(f.rt.global::<Option<i64>>(b, "secret").unwrap(), None);
+}
+
+#[test]
+fn sandbox_has_no_io_os_debug_package_or_file_loading() {
+    let f = Fixture::new();
+    f.load(
+        "a.lua",
+        r#"
+        print(io, debug, package, dofile, loadfile, string.dump)
+        print(os.execute, os.exit, os.getenv, os.remove, type(os.clock), type(os.time), type(os.date))
+        "#,
+    );
+    assert_eq!(
+        f.printed(),
+        vec![
+            "nil\tnil\tnil\tnil\tnil\tnil",
+            "nil\tnil\tnil\tnil\tfunction\tfunction\tfunction"
+        ]
+    );
+}
+
+#[test]
+fn sandbox_load_refuses_binary_chunks_and_runs_text_in_the_script_env() {
+    let f = Fixture::new();
+    f.load(
+        "a.lua",
+        r#"
+        mine = "here"
+        print(load("return mine")())
+        print(pcall(load, "\27Lua", "x", "b"))
+        local fn, err = load("\27LuaT\0")
+        print(fn, err ~= nil)
+        print(pcall(collectgarbage, "stop"))
+        "#,
+    );
+    let printed = f.printed();
+    assert_eq!(printed[0], "here");
+    assert!(
+        printed[1].starts_with("false") && printed[1].contains("text chunks"),
+        "{printed:?}"
+    );
+    assert!(printed[2].starts_with("nil\ttrue"), "{printed:?}");
+    assert!(
+        printed[3].starts_with("false") && printed[3].contains("not allowed"),
+        "{printed:?}"
+    );
+}
+
+#[test]
+fn require_loads_scripts_of_the_mod_folder_only() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("lib")).unwrap();
+    std::fs::write(
+        dir.path().join("lib/util.lua"),
+        "local M = {}\nfunction M.twice(x) return x * 2 end\nM.owner = self\nreturn M",
+    )
+    .unwrap();
+    let f = Fixture::with(RuntimeOptions {
+        mod_dir: Some(dir.path().to_path_buf()),
+        ..RuntimeOptions::default()
+    });
+    f.load(
+        "a.lua",
+        r#"
+        local util = require("lib.util")
+        print(util.twice(21), util.owner == self, require("lib.util") == util)
+        print(pcall(require, "../secret"))
+        print(pcall(require, "/etc/passwd"))
+        print(pcall(require, "os"))
+        "#,
+    );
+    let printed = f.printed();
+    assert_eq!(printed[0], "42\ttrue\ttrue");
+    for line in &printed[1..] {
+        assert!(line.starts_with("false"), "{printed:?}");
+    }
+}
+
+#[test]
+fn memory_limit_stops_the_script_and_the_host_goes_on() {
+    let f = Fixture::with(RuntimeOptions {
+        memory_limit: Some(8 * 1024 * 1024),
+        ..RuntimeOptions::default()
+    });
+    f.load(
+        "ok.lua",
+        "ListenMessage('After', nil, function() print('still alive') end)",
+    );
+    let err =
+        f.rt.load_script(
+            "hog.lua",
+            "local t = {}\nfor i = 1, 1e9 do t[i] = string.rep('x', 1024) .. i end",
+            f.spawn(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("hog.lua"), "{err}");
+    assert!(err.to_string().contains("memory"), "{err}");
+    f.rt.collect_garbage().unwrap();
+    let key = f.hub.key("After").unwrap();
+    f.hub.send(key, Source::Global, ()).unwrap();
+    assert_eq!(f.printed(), vec!["still alive"]);
+}
+
+fn budget_options() -> RuntimeOptions {
+    RuntimeOptions {
+        instruction_budget: 2_000_000,
+        watchdog_interval: Duration::from_millis(5),
+        ..RuntimeOptions::default()
+    }
+}
+
+#[test]
+fn instruction_budget_stops_a_runaway_top_level_with_file_and_line() {
+    let f = Fixture::with(budget_options());
+    let started = Instant::now();
+    let err =
+        f.rt.load_script(
+            "loop.lua",
+            "local x = 0\n\nwhile true do x = x + 1 end\n",
+            f.spawn(),
+        )
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let text = err.to_string();
+    assert!(text.contains("loop.lua:3:"), "{text}");
+    assert!(text.contains("instruction budget"), "{text}");
+}
+
+#[test]
+fn instruction_budget_stops_a_runaway_handler_and_other_listeners_still_run() {
+    let f = Fixture::with(budget_options());
+    f.load(
+        "a.lua",
+        r#"
+        ListenMessage("Tick", nil, function() print("first") end)
+        ListenMessage("Tick", nil, function()
+            while true do end
+        end)
+        ListenMessage("Tick", nil, function() print("third") end)
+        "#,
+    );
+    let key = f.hub.key("Tick").unwrap();
+    f.hub.send(key, Source::Global, ()).unwrap();
+    assert_eq!(f.printed(), vec!["first", "third"]);
+    let failures = f.failures();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].contains("a.lua:4:"), "{failures:?}");
+    // The next dispatch runs normally (the hook was disarmed).
+    f.hub.send(key, Source::Global, ()).unwrap();
+    assert_eq!(f.printed().len(), 2);
+}
+
+#[test]
+fn instruction_budget_stops_a_runaway_coroutine() {
+    let f = Fixture::with(budget_options());
+    let err =
+        f.rt.load_script(
+            "co.lua",
+            "local co = coroutine.wrap(function()\n  while true do end\nend)\nco()\n",
+            f.spawn(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("co.lua:2:"), "{err}");
+}
+
+#[test]
+fn an_error_in_one_handler_is_reported_with_line_and_traceback_and_others_run() {
+    let f = Fixture::new();
+    f.load(
+        "err.lua",
+        "ListenMessage('Boom', nil, function() print('a') end)\n\
+         ListenMessage('Boom', nil, function(n)\n  local t = nil\n  return t.field\nend)\n\
+         ListenMessage('Boom', nil, function() print('c') end)\n",
+    );
+    let key = f.hub.key("Boom").unwrap();
+    f.hub.send(key, Source::Global, (1i64,)).unwrap();
+    assert_eq!(f.printed(), vec!["a", "c"]);
+    let failures = f.failures();
+    assert_eq!(failures.len(), 1);
+    assert!(failures[0].contains("err.lua:4:"), "{failures:?}");
+    assert!(failures[0].contains("stack traceback"), "{failures:?}");
+    f.hub.send(key, Source::Global, (2i64,)).unwrap();
+    assert_eq!(f.printed(), vec!["a", "c"]);
+}
+
+#[test]
+fn a_listener_owned_by_a_table_goes_when_the_owner_is_collected() {
+    let f = Fixture::new();
+    f.load(
+        "owner.lua",
+        r#"
+        do
+            local owner = { name = "buff" }
+            -- the closure captures its owner: it must not keep it alive
+            ListenMessage("Tick", owner, function() print("alive", owner.name) end)
+        end
+        kept = { name = "kept" }
+        ListenMessage("Tick", kept, function() print("alive", kept.name) end)
+        "#,
+    );
+    let key = f.hub.key("Tick").unwrap();
+    f.hub.send(key, Source::Global, ()).unwrap();
+    assert_eq!(f.printed(), vec!["alive\tbuff", "alive\tkept"]);
+    assert_eq!(f.hub.listener_count(), 2);
+    f.rt.collect_garbage().unwrap();
+    f.hub.send(key, Source::Global, ()).unwrap();
+    assert_eq!(f.printed(), vec!["alive\tkept"]);
+    assert_eq!(f.hub.listener_count(), 1);
+}
+
+#[test]
+fn destroying_the_scripts_object_drops_its_listeners() {
+    let f = Fixture::new();
+    let (_, object) = f.load(
+        "a.lua",
+        "ListenMessage('Tick', nil, function() print('tick') end)",
+    );
+    assert_eq!(f.hub.listener_count(), 1);
+    f.hub.destroy(object).unwrap();
+    assert_eq!(f.hub.listener_count(), 0);
+}
