@@ -1,0 +1,80 @@
+//! # gantry-stubs — IDE stubs from the signature table
+//!
+//! Editors that do not talk to `gantry lsp` (LuaLS, EmmyLua, Rhai tooling)
+//! still type the messages through generated files: a LuaLS/EmmyLua
+//! `---@meta` file and rhai `.d.rhai` definition files, regenerated only when
+//! their content changes.
+//!
+//! A map of the crate:
+//! - [`shape`]: which API functions a key can be used with, and each call's
+//!   arguments — shared by both generators.
+//! - [`lua`]: the meta file ([`lua_stubs`]).
+//! - [`rhai_defs`]: the definition files, rendered by rhai itself ([`rhai_definitions`]).
+//! - [`config`]: `.luarc.json` / `.emmyrc.json` pointing at the stubs.
+//! - [`write`]: bringing the output folder up to date ([`write_stubs`]).
+//! - `names`: identifiers and doc lines made safe for generated code.
+
+pub mod config;
+pub mod lua;
+mod names;
+pub mod rhai_defs;
+pub mod shape;
+pub mod write;
+
+use std::path::Path;
+
+use gantry_host::SignatureTable;
+
+pub use config::{emmyrc_json, luarc_json};
+pub use lua::lua_stubs;
+pub use rhai_defs::rhai_definitions;
+pub use write::{MANIFEST, StubsError, WriteReport, write_files, write_stubs};
+
+/// The conventional stubs folder, relative to the scripts folder.
+pub const DEFAULT_STUBS_DIR: &str = ".gantry/stubs";
+/// The meta file, relative to the stubs folder.
+pub const LUA_FILE: &str = "lua/gantry.lua";
+/// The folder of the meta file: what `workspace.library` names.
+pub const LUA_DIR: &str = "lua";
+/// The folder of the Rhai definition files.
+pub const RHAI_DIR: &str = "rhai";
+
+/// One generated file: its path relative to the stubs folder (`/`
+/// separators) and its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StubFile {
+    pub path: String,
+    pub content: String,
+}
+
+/// Every file `gantry stubs` writes into `out_dir`: the Lua meta file, the
+/// Rhai definitions, and `luarc.json` / `emmyrc.json` snippets whose
+/// `workspace.library` is the absolute path of the Lua folder (copy one into
+/// the workspace as `.luarc.json` / `.emmyrc.json`).
+pub fn stub_files(table: &SignatureTable, out_dir: &Path) -> Vec<StubFile> {
+    let mut files = vec![StubFile {
+        path: LUA_FILE.to_owned(),
+        content: lua_stubs(table),
+    }];
+    files.extend(
+        rhai_definitions(table)
+            .into_iter()
+            .map(|(name, content)| StubFile {
+                path: format!("{RHAI_DIR}/{name}"),
+                content,
+            }),
+    );
+    let lua_dir = std::path::absolute(out_dir.join(LUA_DIR))
+        .unwrap_or_else(|_| out_dir.join(LUA_DIR))
+        .to_string_lossy()
+        .replace('\\', "/");
+    files.push(StubFile {
+        path: "luarc.json".to_owned(),
+        content: luarc_json(&lua_dir),
+    });
+    files.push(StubFile {
+        path: "emmyrc.json".to_owned(),
+        content: emmyrc_json(&lua_dir),
+    });
+    files
+}
