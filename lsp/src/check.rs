@@ -48,7 +48,9 @@ pub struct FileDiagnostics {
 /// Files without findings are left out.
 pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
     if !dir.is_dir() {
-        return Err(CheckError::NotADirectory { path: dir.to_owned() });
+        return Err(CheckError::NotADirectory {
+            path: dir.to_owned(),
+        });
     }
     let files = script_files(dir);
     let mut scripts = Vec::with_capacity(files.len());
@@ -58,7 +60,9 @@ pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
             path: path.clone(),
             source,
         })?;
-        let Some(language) = language_of(&path) else { continue };
+        let Some(language) = language_of(&path) else {
+            continue;
+        };
         let lines = LineIndex::new(&text);
         let calls = scan(language, &text);
         workspace.set_file(path.clone(), language, index_calls(&text, &lines, &calls));
@@ -67,8 +71,11 @@ pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
     let mut tables: HashMap<PathBuf, LoadedTable> = HashMap::new();
     let mut out = Vec::new();
     for (path, text, lines, calls) in scripts {
-        let table = find_table(path.parent().unwrap_or(dir))
-            .map(|file| tables.entry(file.clone()).or_insert_with(|| LoadedTable::load(&file)));
+        let table = find_table(path.parent().unwrap_or(dir)).map(|file| {
+            tables
+                .entry(file.clone())
+                .or_insert_with(|| LoadedTable::load(&file))
+        });
         let usable = table.as_ref().and_then(|t| t.usable());
         let diagnostics: Vec<CheckDiagnostic> = check_calls(&calls, usable, &workspace)
             .into_iter()

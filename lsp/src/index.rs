@@ -53,12 +53,14 @@ impl WorkspaceIndex {
         &'a self,
         key: &'a str,
     ) -> impl Iterator<Item = (&'a Path, Language, &'a IndexedCall)> + 'a {
-        self.files.iter().flat_map(move |(path, (language, calls))| {
-            calls
-                .iter()
-                .filter(move |c| c.key == key)
-                .map(move |c| (path.as_path(), *language, c))
-        })
+        self.files
+            .iter()
+            .flat_map(move |(path, (language, calls))| {
+                calls
+                    .iter()
+                    .filter(move |c| c.key == key)
+                    .map(move |c| (path.as_path(), *language, c))
+            })
     }
 }
 

@@ -55,7 +55,10 @@ impl std::fmt::Debug for Parsed {
 
 impl Parsed {
     pub fn new(language: Language) -> Self {
-        Self { language, tree: None }
+        Self {
+            language,
+            tree: None,
+        }
     }
 
     /// Tells the old tree about an edit, so the next parse reuses what the

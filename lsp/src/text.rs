@@ -165,7 +165,7 @@ mod tests {
         let _ = index.offset(text, Position::new(1, 1));
         assert_eq!(index.offset(text, Position::new(1, 999)), text.len() - 1);
         assert_eq!(index.offset(text, Position::new(99, 0)), text.len());
-        assert_eq!(index.char_column(text, quote), 5);
+        assert_eq!(index.char_column(text, quote), 6);
     }
 
     #[test]

@@ -18,7 +18,9 @@ pub fn uri_to_path(uri: &Uri) -> Option<PathBuf> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%'
-            && let Some(byte) = path.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok())
+            && let Some(byte) = path
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
         {
             out.push(byte);
             i += 3;
@@ -59,6 +61,9 @@ mod tests {
         let uri = path_to_uri(path).unwrap();
         assert_eq!(uri.as_str(), "file:///tmp/my%20mods/%C3%A9/init.lua");
         assert_eq!(uri_to_path(&uri).unwrap(), path);
-        assert_eq!(uri_to_path(&Uri::from_str("untitled:Untitled-1").unwrap()), None);
+        assert_eq!(
+            uri_to_path(&Uri::from_str("untitled:Untitled-1").unwrap()),
+            None
+        );
     }
 }

@@ -27,7 +27,9 @@ pub fn script_files(dir: &Path) -> Vec<PathBuf> {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            let Ok(kind) = entry.file_type() else { continue };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
             if kind.is_dir() {
                 if !entry.file_name().to_str().is_some_and(skipped) {
                     stack.push(path);

@@ -13,7 +13,11 @@ use super::SourceFile;
 
 /// Completion items at byte `offset`; empty when the cursor is in no key
 /// argument or listener position.
-pub fn completion(file: &SourceFile<'_>, table: &SignatureTable, offset: usize) -> Vec<CompletionItem> {
+pub fn completion(
+    file: &SourceFile<'_>,
+    table: &SignatureTable,
+    offset: usize,
+) -> Vec<CompletionItem> {
     let Some(at) = file.call_at(offset) else {
         return Vec::new();
     };
@@ -28,9 +32,18 @@ pub fn completion(file: &SourceFile<'_>, table: &SignatureTable, offset: usize) 
                     + rest
                         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                         .unwrap_or(rest.len());
-                key_items(file, table, &prefix[..parent_len], segment_start..segment_end)
+                key_items(
+                    file,
+                    table,
+                    &prefix[..parent_len],
+                    segment_start..segment_end,
+                )
             }
-            None if file.text.get(at.arg.clone()).is_some_and(|t| t.trim().is_empty()) => {
+            None if file
+                .text
+                .get(at.arg.clone())
+                .is_some_and(|t| t.trim().is_empty()) =>
+            {
                 quoted_key_items(file, table, at.arg.clone())
             }
             None => Vec::new(),
@@ -39,7 +52,8 @@ pub fn completion(file: &SourceFile<'_>, table: &SignatureTable, offset: usize) 
     if Some(at.arg_index) == at.function.listener_index() && !at.arg_is_function {
         let written = file.text.get(at.arg.clone()).unwrap_or("").trim();
         let plausible = written.is_empty()
-            || (written.chars().all(|c| c.is_ascii_alphabetic()) && "function".starts_with(written))
+            || (written.chars().all(|c| c.is_ascii_alphabetic())
+                && "function".starts_with(written))
             || written == "|";
         if let (true, Some(entry)) = (plausible, at.key.as_deref().and_then(|k| table.get(k))) {
             return vec![listener_snippet(file, at.function, entry, at.arg.clone())];
@@ -58,7 +72,9 @@ fn key_items(
     let range = file.range(replace);
     let mut segments: BTreeMap<&str, (Option<(&str, &KeyEntry)>, usize)> = BTreeMap::new();
     for (key, entry) in table.keys.range(parent.to_owned()..) {
-        let Some(rest) = key.strip_prefix(parent) else { break };
+        let Some(rest) = key.strip_prefix(parent) else {
+            break;
+        };
         if rest.is_empty() {
             continue;
         }
@@ -83,7 +99,10 @@ fn key_items(
                 },
             };
             item.filter_text = Some(segment.to_owned());
-            item.text_edit = Some(CompletionTextEdit::Edit(TextEdit::new(range, segment.to_owned())));
+            item.text_edit = Some(CompletionTextEdit::Edit(TextEdit::new(
+                range,
+                segment.to_owned(),
+            )));
             item
         })
         .collect()
@@ -101,7 +120,10 @@ fn quoted_key_items(
         .map(|(key, entry)| {
             let mut item = key_item(key, key, entry);
             item.filter_text = Some(format!("\"{key}\""));
-            item.text_edit = Some(CompletionTextEdit::Edit(TextEdit::new(range, format!("\"{key}\""))));
+            item.text_edit = Some(CompletionTextEdit::Edit(TextEdit::new(
+                range,
+                format!("\"{key}\""),
+            )));
             item
         })
         .collect()
@@ -133,7 +155,9 @@ pub fn key_summary(entry: &KeyEntry) -> String {
     }
     let senders = entry.sites_with_role(Role::Send).count();
     let listeners = entry.sites_with_role(Role::Listen).count();
-    text.push_str(&format!("\n\n{senders} sender(s), {listeners} listener(s) recorded"));
+    text.push_str(&format!(
+        "\n\n{senders} sender(s), {listeners} listener(s) recorded"
+    ));
     text
 }
 
@@ -178,7 +202,10 @@ fn listener_snippet(
         detail: Some(format!("listener {}", entry.signature_label())),
         filter_text: Some(label),
         insert_text_format: Some(InsertTextFormat::SNIPPET),
-        text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(file.range(replace), snippet))),
+        text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(
+            file.range(replace),
+            snippet,
+        ))),
         ..Default::default()
     }
 }

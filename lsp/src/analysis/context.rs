@@ -84,7 +84,8 @@ fn from_calls(text: &str, calls: &[ScannedCall], offset: usize) -> Option<CallAt
     };
     let string = arg.and_then(|a| {
         let quote = *text.as_bytes().get(a.span.start)?;
-        let is_str = matches!(a.literal, Some(Literal::Str(_))) && (quote == b'"' || quote == b'\'');
+        let is_str =
+            matches!(a.literal, Some(Literal::Str(_))) && (quote == b'"' || quote == b'\'');
         let content_end = a.span.end.saturating_sub(1).max(a.span.start + 1);
         (is_str && offset > a.span.start && offset <= content_end).then_some(StringAt {
             content_start: a.span.start + 1,
@@ -244,7 +245,11 @@ mod tests {
 
     #[test]
     fn unterminated_key_string_is_found_by_the_line_lexer() {
-        let found = at("x = 1\nGMP.NotifyObjectMessage(self, \"Inv.$0\n", Language::Lua).unwrap();
+        let found = at(
+            "x = 1\nGMP.NotifyObjectMessage(self, \"Inv.$0\n",
+            Language::Lua,
+        )
+        .unwrap();
         assert_eq!(found.function, ApiFunction::NotifyObjectMessage);
         assert_eq!(found.arg_index, 1);
         assert!(found.string.is_some());

@@ -10,7 +10,9 @@ use std::fmt;
 use std::ops::Range;
 
 use gantry_host::key::validate_key;
-use gantry_host::{ApiFunction, KeyEntry, Literal, Origin, ScannedArg, ScannedCall, SignatureTable, Type};
+use gantry_host::{
+    ApiFunction, KeyEntry, Literal, Origin, ScannedArg, ScannedCall, SignatureTable, Type,
+};
 use serde::Serialize;
 
 use crate::index::WorkspaceIndex;
@@ -159,7 +161,12 @@ fn check_call(
         }
     };
     if let Err(error) = validate_key(key) {
-        out.push(diag(range, Severity::Error, Code::MalformedKey, error.to_string()));
+        out.push(diag(
+            range,
+            Severity::Error,
+            Code::MalformedKey,
+            error.to_string(),
+        ));
         return;
     }
     let Some(table) = table else {
@@ -178,7 +185,8 @@ fn check_call(
     if call.function.message_args_start().is_some() {
         check_message_args(call, key, entry, table, workspace, severity, out);
     }
-    if call.function == ApiFunction::ListenRowMessage && entry.kind != gantry_host::Kind::Collection {
+    if call.function == ApiFunction::ListenRowMessage && entry.kind != gantry_host::Kind::Collection
+    {
         out.push(diag(
             range,
             Severity::Error,
@@ -229,7 +237,13 @@ pub fn nearest_key<'t>(table: &'t SignatureTable, key: &str) -> Option<&'t str> 
     table
         .keys
         .keys()
-        .map(|k| (strsim::levenshtein(&k.to_ascii_lowercase(), &lower), strsim::levenshtein(k, key), k))
+        .map(|k| {
+            (
+                strsim::levenshtein(&k.to_ascii_lowercase(), &lower),
+                strsim::levenshtein(k, key),
+                k,
+            )
+        })
         .filter(|(folded, _, _)| *folded <= limit)
         .min_by_key(|&(folded, exact, _)| (folded, exact))
         .map(|(_, _, k)| k.as_str())
@@ -261,7 +275,9 @@ fn check_message_args(
         ));
     }
     for (position, (arg, param)) in args.iter().zip(&entry.params).enumerate() {
-        let Some(literal) = &arg.literal else { continue };
+        let Some(literal) = &arg.literal else {
+            continue;
+        };
         if !literal_fits(table, literal, &param.ty) {
             out.push(diag(
                 arg.span.start..arg.span.end,
@@ -326,12 +342,18 @@ fn check_listener(
 ) {
     if !matches!(
         call.function,
-        ApiFunction::ListenMessage | ApiFunction::ListenWorldMessage | ApiFunction::ListenObjectMessage
+        ApiFunction::ListenMessage
+            | ApiFunction::ListenWorldMessage
+            | ApiFunction::ListenObjectMessage
     ) {
         return;
     }
-    let Some(listener) = call.listener_arg() else { return };
-    let Some(params) = &listener.function_params else { return };
+    let Some(listener) = call.listener_arg() else {
+        return;
+    };
+    let Some(params) = &listener.function_params else {
+        return;
+    };
     if params.iter().any(|p| p == "...") {
         return;
     }

@@ -24,7 +24,9 @@ pub struct SourceFile<'a> {
 impl SourceFile<'_> {
     /// The API call around byte `offset`.
     pub fn call_at(&self, offset: usize) -> Option<context::CallAt> {
-        let line = self.lines.line_range(self.text, self.lines.line_of(offset.min(self.text.len())));
+        let line = self
+            .lines
+            .line_range(self.text, self.lines.line_of(offset.min(self.text.len())));
         context::call_at(self.text, self.language, self.calls, line, offset)
     }
 

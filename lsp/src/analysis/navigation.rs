@@ -25,7 +25,11 @@ pub struct TableFiles<'a> {
 pub fn hover(file: &SourceFile<'_>, table: &SignatureTable, offset: usize) -> Option<Hover> {
     let (call, key) = file.key_at(offset)?;
     let entry = table.get(key)?;
-    let mut text = format!("```\n{key}{}\n```\n{}", entry.signature_label(), key_summary(entry));
+    let mut text = format!(
+        "```\n{key}{}\n```\n{}",
+        entry.signature_label(),
+        key_summary(entry)
+    );
     if let Some(site) = entry.declaration_site() {
         text.push_str(&format!("\n\ndeclared at {site}"));
     }
@@ -41,10 +45,17 @@ pub fn hover(file: &SourceFile<'_>, table: &SignatureTable, offset: usize) -> Op
 
 /// The declaring site of the key under the cursor. A key that was only
 /// observed has no declaration; its first recorded site stands in.
-pub fn definition(file: &SourceFile<'_>, table: &SignatureTable, tables: TableFiles<'_>, offset: usize) -> Option<Location> {
+pub fn definition(
+    file: &SourceFile<'_>,
+    table: &SignatureTable,
+    tables: TableFiles<'_>,
+    offset: usize,
+) -> Option<Location> {
     let (_, key) = file.key_at(offset)?;
     let entry = table.get(key)?;
-    let site = entry.declaration_site().or_else(|| entry.sites.iter().next())?;
+    let site = entry
+        .declaration_site()
+        .or_else(|| entry.sites.iter().next())?;
     site_location(tables.root, site)
 }
 
@@ -75,7 +86,10 @@ pub fn references(
                 continue;
             }
             let path = resolve_site(tables.root, &site.file);
-            if seen.iter().any(|(p, line)| *p == path && line + 1 == site.line) {
+            if seen
+                .iter()
+                .any(|(p, line)| *p == path && line + 1 == site.line)
+            {
                 continue;
             }
             if let Some(location) = site_location(tables.root, site) {
@@ -87,7 +101,11 @@ pub fn references(
 }
 
 /// The keys matching `query` (case-insensitive substring), as symbols.
-pub fn workspace_symbols(table: &SignatureTable, tables: TableFiles<'_>, query: &str) -> Vec<WorkspaceSymbol> {
+pub fn workspace_symbols(
+    table: &SignatureTable,
+    tables: TableFiles<'_>,
+    query: &str,
+) -> Vec<WorkspaceSymbol> {
     let query = query.to_ascii_lowercase();
     let Some(table_uri) = path_to_uri(tables.file) else {
         return Vec::new();
@@ -102,7 +120,9 @@ pub fn workspace_symbols(table: &SignatureTable, tables: TableFiles<'_>, query: 
             container_name: gantry_host::key::parent_key(key).map(str::to_owned),
             location: match home_site(entry).and_then(|s| site_location(tables.root, s)) {
                 Some(location) => OneOf::Left(location),
-                None => OneOf::Right(WorkspaceLocation { uri: table_uri.clone() }),
+                None => OneOf::Right(WorkspaceLocation {
+                    uri: table_uri.clone(),
+                }),
             },
             data: None,
         })
@@ -110,7 +130,9 @@ pub fn workspace_symbols(table: &SignatureTable, tables: TableFiles<'_>, query: 
 }
 
 fn home_site(entry: &KeyEntry) -> Option<&Site> {
-    entry.declaration_site().or_else(|| entry.sites.iter().next())
+    entry
+        .declaration_site()
+        .or_else(|| entry.sites.iter().next())
 }
 
 /// A recorded path: absolute as is; relative to the scripts directory or

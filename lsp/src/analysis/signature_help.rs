@@ -11,7 +11,11 @@ use super::completion::listener_param_names;
 
 /// Signature help at byte `offset`, for a call on a known key whose cursor
 /// is past the key.
-pub fn signature_help(file: &SourceFile<'_>, table: &SignatureTable, offset: usize) -> Option<SignatureHelp> {
+pub fn signature_help(
+    file: &SourceFile<'_>,
+    table: &SignatureTable,
+    offset: usize,
+) -> Option<SignatureHelp> {
     let at = file.call_at(offset)?;
     if at.arg_index <= at.function.key_index() {
         return None;
@@ -37,7 +41,8 @@ pub fn signature_help(file: &SourceFile<'_>, table: &SignatureTable, offset: usi
     Some(SignatureHelp {
         signatures: vec![SignatureInformation {
             label,
-            documentation: (!entry.doc.is_empty()).then(|| Documentation::String(entry.doc.clone())),
+            documentation: (!entry.doc.is_empty())
+                .then(|| Documentation::String(entry.doc.clone())),
             parameters: Some(parameters),
             active_parameter: None,
         }],
@@ -51,7 +56,9 @@ fn positions(function: ApiFunction, key: &str, entry: &KeyEntry) -> Vec<String> 
     let mut out = Vec::new();
     if function.source_index().is_some() {
         out.push(
-            if function == ApiFunction::NotifyWorldMessage || function == ApiFunction::ListenWorldMessage {
+            if function == ApiFunction::NotifyWorldMessage
+                || function == ApiFunction::ListenWorldMessage
+            {
                 "world"
             } else {
                 "obj"
@@ -74,7 +81,14 @@ fn positions(function: ApiFunction, key: &str, entry: &KeyEntry) -> Vec<String> 
     }
     if let Some(listener) = function.listener_index() {
         while out.len() < listener {
-            out.push(if Some(out.len()) == function.row_index_index() { "index" } else { "owner" }.to_owned());
+            out.push(
+                if Some(out.len()) == function.row_index_index() {
+                    "index"
+                } else {
+                    "owner"
+                }
+                .to_owned(),
+            );
         }
         let params = if function == ApiFunction::ListenRowMessage {
             listener_param_names(function, entry).join(", ")

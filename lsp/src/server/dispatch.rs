@@ -19,7 +19,10 @@ pub struct RequestDispatcher<'a> {
 
 impl RequestDispatcher<'_> {
     /// Handles the request if it is an `R`, with a read-only snapshot.
-    pub fn on<R>(&mut self, handler: fn(Snapshot<'_>, R::Params) -> anyhow::Result<R::Result>) -> &mut Self
+    pub fn on<R>(
+        &mut self,
+        handler: fn(Snapshot<'_>, R::Params) -> anyhow::Result<R::Result>,
+    ) -> &mut Self
     where
         R: lsp_types::request::Request,
         R::Params: DeserializeOwned,
@@ -39,7 +42,9 @@ impl RequestDispatcher<'_> {
                 let snapshot = self.state.snapshot();
                 match catch_unwind(AssertUnwindSafe(|| handler(snapshot, params))) {
                     Ok(Ok(result)) => Response::new_ok(id, result),
-                    Ok(Err(e)) => Response::new_err(id, ErrorCode::InternalError as i32, e.to_string()),
+                    Ok(Err(e)) => {
+                        Response::new_err(id, ErrorCode::InternalError as i32, e.to_string())
+                    }
                     Err(_) => {
                         tracing::error!(method = R::METHOD, "request handler panicked");
                         Response::new_err(
@@ -75,7 +80,10 @@ pub struct NotificationDispatcher<'a> {
 impl NotificationDispatcher<'_> {
     /// Handles the notification if it is an `N`. Notifications cannot be
     /// answered, so malformed params and failures are logged.
-    pub fn on<N>(&mut self, handler: fn(&mut GlobalState, N::Params) -> anyhow::Result<()>) -> &mut Self
+    pub fn on<N>(
+        &mut self,
+        handler: fn(&mut GlobalState, N::Params) -> anyhow::Result<()>,
+    ) -> &mut Self
     where
         N: lsp_types::notification::Notification,
         N::Params: DeserializeOwned,
@@ -84,7 +92,9 @@ impl NotificationDispatcher<'_> {
             return self;
         };
         match serde_json::from_value::<N::Params>(notification.params) {
-            Err(e) => tracing::warn!(method = N::METHOD, error = %e, "ignoring malformed notification"),
+            Err(e) => {
+                tracing::warn!(method = N::METHOD, error = %e, "ignoring malformed notification")
+            }
             Ok(params) => match catch_unwind(AssertUnwindSafe(|| handler(self.state, params))) {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => tracing::warn!(method = N::METHOD, error = %e, "notification failed"),

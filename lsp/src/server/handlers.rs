@@ -8,8 +8,8 @@ use lsp_types::{
     CompletionParams, CompletionResponse, DidChangeTextDocumentParams, DidChangeWatchedFilesParams,
     DidCloseTextDocumentParams, DidOpenTextDocumentParams, FileChangeType, GotoDefinitionParams,
     GotoDefinitionResponse, Hover, HoverParams, Location, ReferenceParams, SignatureHelp,
-    SignatureHelpParams, TextDocumentPositionParams, TextEdit, WorkspaceEdit, WorkspaceSymbolParams,
-    WorkspaceSymbolResponse,
+    SignatureHelpParams, TextDocumentPositionParams, TextEdit, WorkspaceEdit,
+    WorkspaceSymbolParams, WorkspaceSymbolResponse,
 };
 
 use super::state::{Document, GlobalState, Snapshot, to_lsp_diagnostic};
@@ -38,7 +38,10 @@ fn files(table: &LoadedTable) -> TableFiles<'_> {
     }
 }
 
-pub fn completion(snap: Snapshot<'_>, params: CompletionParams) -> anyhow::Result<Option<CompletionResponse>> {
+pub fn completion(
+    snap: Snapshot<'_>,
+    params: CompletionParams,
+) -> anyhow::Result<Option<CompletionResponse>> {
     let Some((doc, Some(table), offset)) = locate(&snap, &params.text_document_position) else {
         return Ok(None);
     };
@@ -46,15 +49,24 @@ pub fn completion(snap: Snapshot<'_>, params: CompletionParams) -> anyhow::Resul
     Ok((!items.is_empty()).then_some(CompletionResponse::Array(items)))
 }
 
-pub fn signature_help(snap: Snapshot<'_>, params: SignatureHelpParams) -> anyhow::Result<Option<SignatureHelp>> {
-    let Some((doc, Some(table), offset)) = locate(&snap, &params.text_document_position_params) else {
+pub fn signature_help(
+    snap: Snapshot<'_>,
+    params: SignatureHelpParams,
+) -> anyhow::Result<Option<SignatureHelp>> {
+    let Some((doc, Some(table), offset)) = locate(&snap, &params.text_document_position_params)
+    else {
         return Ok(None);
     };
-    Ok(signature_help::signature_help(&doc.source(), &table.table, offset))
+    Ok(signature_help::signature_help(
+        &doc.source(),
+        &table.table,
+        offset,
+    ))
 }
 
 pub fn hover(snap: Snapshot<'_>, params: HoverParams) -> anyhow::Result<Option<Hover>> {
-    let Some((doc, Some(table), offset)) = locate(&snap, &params.text_document_position_params) else {
+    let Some((doc, Some(table), offset)) = locate(&snap, &params.text_document_position_params)
+    else {
         return Ok(None);
     };
     Ok(navigation::hover(&doc.source(), &table.table, offset))
@@ -64,13 +76,20 @@ pub fn definition(
     snap: Snapshot<'_>,
     params: GotoDefinitionParams,
 ) -> anyhow::Result<Option<GotoDefinitionResponse>> {
-    let Some((doc, Some(table), offset)) = locate(&snap, &params.text_document_position_params) else {
+    let Some((doc, Some(table), offset)) = locate(&snap, &params.text_document_position_params)
+    else {
         return Ok(None);
     };
-    Ok(navigation::definition(&doc.source(), &table.table, files(table), offset).map(GotoDefinitionResponse::Scalar))
+    Ok(
+        navigation::definition(&doc.source(), &table.table, files(table), offset)
+            .map(GotoDefinitionResponse::Scalar),
+    )
 }
 
-pub fn references(snap: Snapshot<'_>, params: ReferenceParams) -> anyhow::Result<Option<Vec<Location>>> {
+pub fn references(
+    snap: Snapshot<'_>,
+    params: ReferenceParams,
+) -> anyhow::Result<Option<Vec<Location>>> {
     let Some((doc, Some(table), offset)) = locate(&snap, &params.text_document_position) else {
         return Ok(None);
     };
@@ -90,13 +109,20 @@ pub fn workspace_symbol(
 ) -> anyhow::Result<Option<WorkspaceSymbolResponse>> {
     let mut symbols = Vec::new();
     for table in snap.tables() {
-        symbols.extend(navigation::workspace_symbols(&table.table, files(table), &params.query));
+        symbols.extend(navigation::workspace_symbols(
+            &table.table,
+            files(table),
+            &params.query,
+        ));
     }
     Ok(Some(WorkspaceSymbolResponse::Nested(symbols)))
 }
 
 /// Quick fixes for the diagnostics in the requested range.
-pub fn code_action(snap: Snapshot<'_>, params: CodeActionParams) -> anyhow::Result<Option<CodeActionResponse>> {
+pub fn code_action(
+    snap: Snapshot<'_>,
+    params: CodeActionParams,
+) -> anyhow::Result<Option<CodeActionResponse>> {
     let uri = params.text_document.uri;
     let Some(doc) = snap.document(&uri) else {
         return Ok(None);
@@ -130,15 +156,22 @@ pub fn did_open(state: &mut GlobalState, params: DidOpenTextDocumentParams) -> a
     let item = params.text_document;
     let path = uri_to_path(&item.uri);
     let fallback = std::path::PathBuf::from(item.uri.as_str());
-    let Some(language) = language_of_id(&item.language_id, path.as_deref().unwrap_or(&fallback)) else {
+    let Some(language) = language_of_id(&item.language_id, path.as_deref().unwrap_or(&fallback))
+    else {
         tracing::debug!(uri = item.uri.as_str(), "not a Lua or Rhai script");
         return Ok(());
     };
-    state.open(item.uri, Document::new(path, language, item.version, item.text));
+    state.open(
+        item.uri,
+        Document::new(path, language, item.version, item.text),
+    );
     Ok(())
 }
 
-pub fn did_change(state: &mut GlobalState, params: DidChangeTextDocumentParams) -> anyhow::Result<()> {
+pub fn did_change(
+    state: &mut GlobalState,
+    params: DidChangeTextDocumentParams,
+) -> anyhow::Result<()> {
     let uri = params.text_document.uri;
     let Some(mut doc) = state.docs.remove(&uri) else {
         return Ok(());
@@ -150,7 +183,10 @@ pub fn did_change(state: &mut GlobalState, params: DidChangeTextDocumentParams) 
     Ok(())
 }
 
-pub fn did_close(state: &mut GlobalState, params: DidCloseTextDocumentParams) -> anyhow::Result<()> {
+pub fn did_close(
+    state: &mut GlobalState,
+    params: DidCloseTextDocumentParams,
+) -> anyhow::Result<()> {
     let uri = params.text_document.uri;
     if let Some(path) = state.docs.remove(&uri).and_then(|d| d.path) {
         reindex_from_disk(state, path);
@@ -160,9 +196,14 @@ pub fn did_close(state: &mut GlobalState, params: DidCloseTextDocumentParams) ->
     Ok(())
 }
 
-pub fn did_change_watched_files(state: &mut GlobalState, params: DidChangeWatchedFilesParams) -> anyhow::Result<()> {
+pub fn did_change_watched_files(
+    state: &mut GlobalState,
+    params: DidChangeWatchedFilesParams,
+) -> anyhow::Result<()> {
     for change in params.changes {
-        let Some(path) = uri_to_path(&change.uri) else { continue };
+        let Some(path) = uri_to_path(&change.uri) else {
+            continue;
+        };
         if language_of(&path).is_some() && !state.docs.contains_key(&change.uri) {
             if change.typ == FileChangeType::DELETED {
                 state.workspace.remove_file(&path);
@@ -182,5 +223,7 @@ fn reindex_from_disk(state: &mut GlobalState, path: std::path::PathBuf) {
     };
     let lines = LineIndex::new(&text);
     let calls = scan(language, &text);
-    state.workspace.set_file(path, language, index_calls(&text, &lines, &calls));
+    state
+        .workspace
+        .set_file(path, language, index_calls(&text, &lines, &calls));
 }

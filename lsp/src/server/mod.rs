@@ -17,7 +17,8 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, select};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument, Progress,
+    DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
+    Progress,
 };
 use lsp_types::request::{
     CodeActionRequest, Completion, GotoDefinition, HoverRequest, References, RegisterCapability,
@@ -25,11 +26,12 @@ use lsp_types::request::{
 };
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
-    DidChangeWatchedFilesRegistrationOptions, FileSystemWatcher, GlobPattern, HoverProviderCapability,
-    InitializeParams, InitializeResult, NumberOrString, OneOf, ProgressParams, ProgressParamsValue,
-    Registration, RegistrationParams, ServerCapabilities, ServerInfo, SignatureHelpOptions,
-    TextDocumentSyncCapability, TextDocumentSyncKind, WorkDoneProgress, WorkDoneProgressBegin,
-    WorkDoneProgressCreateParams, WorkDoneProgressEnd, WorkDoneProgressReport,
+    DidChangeWatchedFilesRegistrationOptions, FileSystemWatcher, GlobPattern,
+    HoverProviderCapability, InitializeParams, InitializeResult, NumberOrString, OneOf,
+    ProgressParams, ProgressParamsValue, Registration, RegistrationParams, ServerCapabilities,
+    ServerInfo, SignatureHelpOptions, TextDocumentSyncCapability, TextDocumentSyncKind,
+    WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressCreateParams, WorkDoneProgressEnd,
+    WorkDoneProgressReport,
 };
 
 pub use state::{Document, GlobalState, Snapshot};
@@ -59,7 +61,9 @@ const PROGRESS_TOKEN: &str = "gantry/indexing";
 /// What the server can do.
 pub fn capabilities() -> ServerCapabilities {
     ServerCapabilities {
-        text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(
+            TextDocumentSyncKind::INCREMENTAL,
+        )),
         completion_provider: Some(CompletionOptions {
             trigger_characters: Some([".", "\"", "'", "(", ","].map(String::from).to_vec()),
             ..Default::default()
@@ -158,14 +162,20 @@ fn register_watchers(state: &mut GlobalState) {
         registrations: vec![Registration {
             id: "gantry/watch".to_owned(),
             method: "workspace/didChangeWatchedFiles".to_owned(),
-            register_options: serde_json::to_value(DidChangeWatchedFilesRegistrationOptions { watchers }).ok(),
+            register_options: serde_json::to_value(DidChangeWatchedFilesRegistrationOptions {
+                watchers,
+            })
+            .ok(),
         }],
     };
     send_request::<RegisterCapability>(state, params);
 }
 
 fn send_request<R: lsp_types::request::Request>(state: &mut GlobalState, params: R::Params) {
-    let request = state.req_queue.outgoing.register(R::METHOD.to_owned(), params, ());
+    let request = state
+        .req_queue
+        .outgoing
+        .register(R::METHOD.to_owned(), params, ());
     state.send(request);
 }
 
@@ -227,7 +237,11 @@ fn start_indexing(state: &mut GlobalState) {
     }
 }
 
-fn main_loop(connection: &Connection, tasks: &Receiver<Task>, mut state: GlobalState) -> anyhow::Result<()> {
+fn main_loop(
+    connection: &Connection,
+    tasks: &Receiver<Task>,
+    mut state: GlobalState,
+) -> anyhow::Result<()> {
     let tick = crossbeam_channel::tick(Duration::from_millis(500));
     loop {
         let event = select! {

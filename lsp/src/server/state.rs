@@ -9,7 +9,8 @@ use gantry_host::{Language, ScannedCall};
 use lsp_server::{Message, Notification, ReqQueue};
 use lsp_types::notification::PublishDiagnostics;
 use lsp_types::{
-    DiagnosticSeverity, NumberOrString, PublishDiagnosticsParams, TextDocumentContentChangeEvent, Uri,
+    DiagnosticSeverity, NumberOrString, PublishDiagnosticsParams, TextDocumentContentChangeEvent,
+    Uri,
 };
 
 use super::Task;
@@ -132,7 +133,8 @@ impl GlobalState {
     pub(crate) fn reindex(&mut self, _uri: &Uri, document: &Document) {
         if let Some(path) = &document.path {
             let calls = index_calls(&document.text, &document.lines, &document.calls);
-            self.workspace.set_file(path.clone(), document.language, calls);
+            self.workspace
+                .set_file(path.clone(), document.language, calls);
         }
     }
 
@@ -158,7 +160,11 @@ impl GlobalState {
         let dirty = std::mem::take(&mut self.dirty);
         for uri in dirty {
             let Some(doc) = self.docs.get(&uri) else {
-                self.notify::<PublishDiagnostics>(PublishDiagnosticsParams::new(uri, Vec::new(), None));
+                self.notify::<PublishDiagnostics>(PublishDiagnosticsParams::new(
+                    uri,
+                    Vec::new(),
+                    None,
+                ));
                 continue;
             };
             let diagnostics = self
@@ -213,7 +219,11 @@ impl<'a> Snapshot<'a> {
                 fix: None,
             });
         }
-        out.extend(check_calls(&doc.calls, table.and_then(LoadedTable::usable), self.workspace()));
+        out.extend(check_calls(
+            &doc.calls,
+            table.and_then(LoadedTable::usable),
+            self.workspace(),
+        ));
         out
     }
 }

@@ -1,0 +1,286 @@
+//! The server's latency on a generated 10,000-line Lua script, through the
+//! in-process connection: completion after a one-character edit, fresh
+//! diagnostics after an edit, and — the baseline, in the same run — a full
+//! tree-sitter parse (and parse + scan) of the same file.
+//!
+//! Criterion reports means; the targets are percentiles, so the run
+//! starts by printing p50/p99 over a fixed number of samples.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use gantry_lsp::uri::path_to_uri;
+use lsp_server::{Connection, Message, Notification, Request, RequestId};
+use lsp_types::{Position, Range, Uri};
+use serde_json::{Value, json};
+
+const LINES: usize = 10_000;
+/// The line whose key string the edits and completions happen in.
+const CURSOR_LINE: usize = 5_001;
+
+fn table() -> String {
+    let mut keys = serde_json::Map::new();
+    for group in ["Player", "Inv", "World", "Quest", "Ui"] {
+        for i in 0..20 {
+            keys.insert(
+                format!("{group}.Event{i}"),
+                json!({ "kind": "event", "origin": "declared",
+                        "params": [ { "name": "amount", "type": "float" }, { "name": "who", "type": "object" } ] }),
+            );
+        }
+    }
+    serde_json::to_string_pretty(&json!({ "version": 1, "keys": keys })).unwrap()
+}
+
+/// Functions, locals, control flow and an API call every few lines.
+fn script() -> String {
+    let mut out = String::with_capacity(LINES * 40);
+    let mut line = 0;
+    while line < LINES {
+        if line + 1 == CURSOR_LINE {
+            out.push_str("NotifyObjectMessage(self, \"Player.\", 1.0, self)\n");
+            line += 1;
+            continue;
+        }
+        match line % 10 {
+            0 => out.push_str(&format!("local function handler_{line}(a, b)\n")),
+            1 => out.push_str("  local total = a + b * 2\n"),
+            2 => out.push_str(&format!(
+                "  NotifyObjectMessage(self, \"Player.Event{}\", total, self)\n",
+                line % 20
+            )),
+            3 => out.push_str("  if total > 10 then\n"),
+            4 => out.push_str(&format!(
+                "    GMP.NotifyMessage(\"Inv.Event{}\", 2.5)\n",
+                line % 20
+            )),
+            5 => out.push_str("  end\n"),
+            6 => out.push_str("  return total\n"),
+            7 => out.push_str("end\n"),
+            8 => out.push_str(&format!(
+                "ListenMessage(\"World.Event{}\", self, function(amount, who) print(amount) end)\n",
+                line % 20
+            )),
+            _ => out
+                .push_str("-- a comment line with \"quotes\" and NotifyMessage(\"Not.A.Call\")\n"),
+        }
+        line += 1;
+    }
+    out
+}
+
+struct Client {
+    conn: Connection,
+    next: i32,
+    version: i32,
+    uri: Uri,
+    thread: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
+}
+
+impl Client {
+    fn start(dir: &Path, text: &str) -> Client {
+        let (server, conn) = Connection::memory();
+        let thread = std::thread::spawn(move || gantry_lsp::run(server));
+        let uri = path_to_uri(&dir.join("main.lua")).unwrap();
+        let mut client = Client {
+            conn,
+            next: 0,
+            version: 1,
+            uri,
+            thread: Some(thread),
+        };
+        client.request("initialize", json!({ "capabilities": {} }));
+        client.notify("initialized", json!({}));
+        let uri = client.uri.as_str().to_owned();
+        client.notify(
+            "textDocument/didOpen",
+            json!({ "textDocument": { "uri": uri, "languageId": "lua", "version": 1, "text": text } }),
+        );
+        client.wait_diagnostics(1);
+        client
+    }
+
+    fn notify(&self, method: &str, params: Value) {
+        self.conn
+            .sender
+            .send(Notification::new(method.to_owned(), params).into())
+            .unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = RequestId::from(self.next);
+        self.conn
+            .sender
+            .send(Request::new(id.clone(), method.to_owned(), params).into())
+            .unwrap();
+        loop {
+            match self.conn.receiver.recv().unwrap() {
+                Message::Response(r) if r.id == id => {
+                    return r.response_result.unwrap_or(Value::Null);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A one-character edit: insert `ch` at `at`, or delete the character there.
+    fn edit(&mut self, at: Position, insert: Option<&str>) {
+        self.version += 1;
+        let range = match insert {
+            Some(_) => Range::new(at, at),
+            None => Range::new(at, Position::new(at.line, at.character + 1)),
+        };
+        let uri = self.uri.as_str().to_owned();
+        self.notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": self.version },
+                    "contentChanges": [ { "range": range, "text": insert.unwrap_or("") } ] }),
+        );
+    }
+
+    fn wait_diagnostics(&self, version: i32) -> usize {
+        loop {
+            if let Message::Notification(n) = self.conn.receiver.recv().unwrap()
+                && n.method == "textDocument/publishDiagnostics"
+                && n.params["version"] == version
+            {
+                return n.params["diagnostics"].as_array().map_or(0, Vec::len);
+            }
+        }
+    }
+
+    fn completion(&mut self, at: Position) -> usize {
+        let uri = self.uri.as_str().to_owned();
+        let result = self.request(
+            "textDocument/completion",
+            json!({ "textDocument": { "uri": uri }, "position": at }),
+        );
+        result.as_array().map_or(0, Vec::len)
+    }
+
+    /// Edit then complete; alternates inserting and deleting one letter.
+    fn edit_and_complete(&mut self, toggle: &mut bool) -> usize {
+        let key_start = Position::new(CURSOR_LINE as u32 - 1, 34);
+        *toggle = !*toggle;
+        if *toggle {
+            self.edit(key_start, Some("E"));
+            self.completion(Position::new(key_start.line, key_start.character + 1))
+        } else {
+            self.edit(key_start, None);
+            self.completion(key_start)
+        }
+    }
+
+    fn edit_and_diagnose(&mut self, toggle: &mut bool) -> usize {
+        let at = Position::new(2, 10);
+        *toggle = !*toggle;
+        self.edit(at, if *toggle { Some("x") } else { None });
+        self.wait_diagnostics(self.version)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    samples[((samples.len() - 1) as f64 * p).round() as usize]
+}
+
+fn report(name: &str, samples: &mut [Duration]) {
+    println!(
+        "{name}: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms over {} samples",
+        percentile(samples, 0.50).as_secs_f64() * 1e3,
+        percentile(samples, 0.99).as_secs_f64() * 1e3,
+        samples.iter().max().unwrap().as_secs_f64() * 1e3,
+        samples.len()
+    );
+}
+
+fn setup() -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".gantry")).unwrap();
+    std::fs::write(dir.path().join(".gantry/signatures.json"), table()).unwrap();
+    let text = script();
+    std::fs::write(dir.path().join("main.lua"), &text).unwrap();
+    (dir, text)
+}
+
+fn percentiles() {
+    let (dir, text) = setup();
+    let mut client = Client::start(dir.path(), &text);
+    let mut toggle = false;
+    let mut completion = Vec::new();
+    for i in 0..400 {
+        let start = Instant::now();
+        let items = client.edit_and_complete(&mut toggle);
+        if i >= 20 {
+            completion.push(start.elapsed());
+        }
+        assert!(items >= 20, "completion offers the Player keys ({items})");
+        // Let the deferred diagnostics of this edit go out before the next sample.
+        client.wait_diagnostics(client.version);
+    }
+    report("completion after a one-character edit", &mut completion);
+    let mut diagnostics = Vec::new();
+    for _ in 0..100 {
+        let start = Instant::now();
+        black_box(client.edit_and_diagnose(&mut toggle));
+        diagnostics.push(start.elapsed());
+    }
+    report("fresh diagnostics after an edit", &mut diagnostics);
+    let mut parse = Vec::new();
+    for _ in 0..30 {
+        let start = Instant::now();
+        black_box(gantry_lua::syntax::parse(&text, None));
+        parse.push(start.elapsed());
+    }
+    report("full parse (baseline)", &mut parse);
+}
+
+fn benches(c: &mut Criterion) {
+    let (dir, text) = setup();
+    let mut group = c.benchmark_group("lsp_10k_lines");
+    group.sample_size(30);
+    group.bench_function("full_parse_baseline", |b| {
+        b.iter(|| gantry_lua::syntax::parse(black_box(&text), None))
+    });
+    group.bench_function("full_parse_and_scan", |b| {
+        b.iter(|| gantry_lua::syntax::scan(black_box(&text)))
+    });
+    let mut client = Client::start(dir.path(), &text);
+    let mut toggle = false;
+    group.bench_function("completion_after_edit", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let start = Instant::now();
+                black_box(client.edit_and_complete(&mut toggle));
+                total += start.elapsed();
+                client.wait_diagnostics(client.version);
+            }
+            total
+        })
+    });
+    group.bench_function("diagnostics_after_edit", |b| {
+        b.iter(|| client.edit_and_diagnose(&mut toggle))
+    });
+    group.finish();
+}
+
+fn main() {
+    percentiles();
+    let mut criterion = Criterion::default().configure_from_args();
+    benches(&mut criterion);
+    criterion.final_summary();
+}
