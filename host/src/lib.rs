@@ -11,21 +11,59 @@
 //! - [`types`]: parameter [`Type`]s, structs and the compatibility rule.
 //! - [`signature`]: the [`SignatureTable`] — what each key carries and where it is used.
 //! - [`persist`]: the table as a stable, atomically written JSON file.
+//! - [`source`]: global, world, object and (object, name) sources and their tiers.
+//! - [`listener`]: listen options, owners, ids and RAII handles.
+//! - [`hub`]: the [`Hub`] and its one dispatch core (gather, then call).
+//! - [`typed`]: tuples in, typed closures out — the Rust face.
+//! - [`store`]: stored and once messages, replayed to late listeners.
+//! - [`collection`]: stored tables — whole-table, slot and row listeners,
+//!   re-store diffing, the in-place writer, the send (transient) path.
+//! - [`request`]: requests, responders and the unanswered notice.
+//! - [`hook`]: hooks — payload in place, priority order, handled and cancel.
+//! - [`router`]: the tag-channel router as a private bus on its own hub.
+//! - [`report`]: structured [`Report`]s a host can read.
+//!
+//! The hub is single-threaded by design (`!Send`, `!Sync`; no lock on the
+//! hot path).
 
 pub mod api;
+pub mod collection;
+pub mod hook;
+pub mod hub;
 pub mod key;
+pub mod listener;
 pub mod persist;
+pub mod report;
+pub mod request;
+pub mod router;
 pub mod serde_bridge;
 pub mod signature;
+pub mod source;
+pub mod store;
+pub mod typed;
 pub mod types;
 pub mod value;
 
 pub use api::{
     ApiFunction, Literal, Pos, ScannedArg, ScannedCall, Span, baked_name, parse_baked_name,
 };
+pub use collection::{
+    ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Range, RowOptions, RowPath, StoredArray, StoredArrayOf,
+    TableView, Update, with_removal,
+};
+pub use hook::{HookCall, HookOptions, HookResult};
+pub use hub::{Caller, Delivered, Hub, HubError, ListenSpec, Message};
 pub use key::{Key, KeyError};
+pub use listener::{
+    ListenOptions, ListenerError, ListenerHandle, ListenerId, ListenerParams, Match, Owner,
+};
 pub use persist::{DEFAULT_TABLE_PATH, TableError};
+pub use report::Report;
+pub use request::{Reply, Responder};
+pub use router::Router;
 pub use serde_bridge::{Serde, ValueSerdeError, from_value, struct_def_of, to_value};
 pub use signature::{KeyDecl, KeyEntry, Kind, Language, Origin, Role, SignatureTable, Site};
+pub use source::{NameId, Source, WorldId};
+pub use typed::{Handler, IntoArgs};
 pub use types::{Mismatch, Param, StructDef, StructRegistry, Type};
 pub use value::{FromValue, IntoValue, ObjectId, StructValue, Value};

@@ -184,6 +184,9 @@ pub type HookFn = dyn Fn(&mut HookCall<'_>) -> Result<(), ListenerError>;
 pub(crate) enum Callback {
     Message(Rc<MessageFn>),
     Hook(Rc<HookFn>),
+    /// A collection listener: called by `collection::dispatch`, skipped by
+    /// the message deliverer.
+    Collection(Rc<crate::collection::listen::CollectionListen>),
 }
 
 /// One registered listener, shared by the channel lists that hold it.

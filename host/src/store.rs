@@ -68,8 +68,9 @@ impl Hub {
     ) -> Result<Delivered, HubError> {
         let lists = self.gather(key, source, &mut args, caller, Kind::Store)?;
         let args: Rc<[Value]> = Rc::from(args);
+        let mut prev = None;
         if !once {
-            self.with_state(|s| {
+            prev = self.with_state(|s| {
                 s.stores.insert(
                     (key, source),
                     Stored {
@@ -79,7 +80,13 @@ impl Hub {
                 )
             });
         }
-        let delivered = self.deliver(key, source, &args, caller, None, &lists, None)?;
+        let mut delivered = self.deliver(key, source, &args, caller, None, &lists, None)?;
+        if !once {
+            // A stored table: diff against the previous one, publish the rows.
+            let prev = prev.map(|p| p.args);
+            delivered.listeners +=
+                crate::collection::dispatch::on_store(self, key, prev.as_ref(), &args, &lists);
+        }
         if once && delivered.listeners == 0 {
             self.with_state(|s| s.stores.insert((key, source), Stored { args, once: true }));
         }
@@ -128,8 +135,8 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
         if !entry.callable() {
             return;
         }
-        if let ListenerParams::Typed(types) = &entry.params {
-            if hub.is_checked() && types.len() > args.len() {
+        if let ListenerParams::Typed(types) = &entry.params
+            && hub.is_checked() && types.len() > args.len() {
                 hub.report(Report::Mismatch {
                     key: hub.key_name(key).to_string(),
                     position: args.len(),
@@ -140,7 +147,6 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
                 });
                 continue;
             }
-        }
         let depth = depth_between(hub, key, entry.key);
         if hub.call_entry(entry, depth, key, entry.scope, &args, None) && once {
             hub.with_state(|s| s.stores.remove(&(key, entry.scope)));

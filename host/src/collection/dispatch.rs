@@ -1,0 +1,372 @@
+//! Collection dispatch: the store path, the send (transient) path and the
+//! replay to late listeners, all through one visitor.
+//!
+//! Collection listeners are ordinary hub entries (so owners, handles, `times`,
+//! `order`, tiers and object destruction apply to them unchanged) whose
+//! callback is [`Callback::Collection`]; the message deliverer skips them and
+//! this module calls them, after the ordinary listeners of the same dispatch.
+
+use std::cell::OnceCell;
+use std::rc::Rc;
+
+use smallvec::SmallVec;
+
+use crate::hub::{Gathered, Hub};
+use crate::key::Key;
+use crate::listener::{Callback, Entry, ListenerError};
+use crate::report::Report;
+use crate::types::Type;
+use crate::value::{StructValue, Value};
+
+use super::diff::diff_rows;
+use super::listen::{CollectionListen, Form, RowSink};
+use super::spans::Spans;
+use super::update::{ALL_ROWS, Update, should_wake};
+use super::view::TableView;
+
+/// The table a single-parameter message carries, when it is an array of
+/// structs (recognised from the value, not from an entry point). An empty
+/// array counts: it is the table shrunk to nothing.
+pub(crate) fn table_of(args: &[Value]) -> Option<&Rc<Vec<Value>>> {
+    match args {
+        [Value::Array(rows)] if rows.iter().all(|r| matches!(r, Value::Struct(_))) => Some(rows),
+        _ => None,
+    }
+}
+
+fn has_collection_listeners(lists: &Gathered) -> bool {
+    lists.iter().any(|(list, _)| {
+        list.entries
+            .iter()
+            .any(|e| matches!(e.callback, Callback::Collection(_)))
+    })
+}
+
+/// After a store: diff against the previous table and publish the changed
+/// rows. Returns how many collection listeners were called.
+pub(crate) fn on_store(
+    hub: &Hub,
+    key: Key,
+    prev: Option<&Rc<[Value]>>,
+    args: &[Value],
+    lists: &Gathered,
+) -> usize {
+    let Some(rows) = table_of(args) else {
+        return 0;
+    };
+    if !has_collection_listeners(lists) {
+        return 0;
+    }
+    let empty: &[Value] = &[];
+    let prev_rows: &[Value] = match prev.map(|a| &**a) {
+        Some([Value::Array(old)]) => old,
+        _ => empty,
+    };
+    let spans = diff_rows(prev_rows, rows);
+    if spans.is_empty() {
+        return 0;
+    }
+    let update = Update::new(rows.len() as i32, prev_rows.len() as i32, spans.ranges());
+    let element = element_of(rows).or_else(|| element_of(prev_rows));
+    publish(hub, key, rows, element, update, lists, false)
+}
+
+/// After a writer scope: publish its recorded spans (no diff).
+pub(crate) fn on_write(
+    hub: &Hub,
+    key: Key,
+    rows: &Rc<Vec<Value>>,
+    prev_total: usize,
+    element: Option<Rc<str>>,
+    spans: &Spans,
+    lists: &Gathered,
+) -> usize {
+    if spans.is_empty() || !has_collection_listeners(lists) {
+        return 0;
+    }
+    let update = Update::new(rows.len() as i32, prev_total as i32, spans.ranges());
+    publish(hub, key, rows, element, update, lists, false)
+}
+
+/// After a plain send: the argument itself is the table for the duration of
+/// the call. All-rows (and whole-table) listeners get a full reload; slot
+/// listeners stay quiet; the store and its row count are not touched.
+#[inline]
+pub(crate) fn on_send(hub: &Hub, key: Key, args: &[Value], lists: &Gathered) -> usize {
+    if !matches!(args, [Value::Array(_)]) || lists.is_empty() {
+        return 0;
+    }
+    on_send_table(hub, key, args, lists)
+}
+
+#[cold]
+fn on_send_table(hub: &Hub, key: Key, args: &[Value], lists: &Gathered) -> usize {
+    let Some(rows) = table_of(args) else {
+        return 0;
+    };
+    if !has_collection_listeners(lists) {
+        return 0;
+    }
+    let n = rows.len() as i32;
+    let update = Update::new(n, n, &[]);
+    publish(hub, key, rows, element_of(rows), update, lists, true)
+}
+
+/// A stored table, replayed to a collection listener that just arrived: a
+/// full reload from nothing, as if it had been there all along.
+pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
+    let pending: Vec<(Key, Rc<[Value]>)> = {
+        let state = hub.inner.state.borrow();
+        let mut found: Vec<(Key, Rc<[Value]>)> = state
+            .stores
+            .iter()
+            .filter(|((key, source), stored)| {
+                !stored.once
+                    && *source == entry.scope
+                    && (*key == entry.key
+                        || (entry.partial && descends_from(&state.keys, *key, entry.key)))
+            })
+            .map(|((key, _), stored)| (*key, stored.args.clone()))
+            .collect();
+        found.sort_by_key(|(key, _)| *key);
+        found
+    };
+    for (key, args) in pending {
+        let Some(rows) = table_of(&args) else {
+            continue;
+        };
+        let depth = {
+            let state = hub.inner.state.borrow();
+            state.keys.info(key).depth - state.keys.info(entry.key).depth
+        };
+        let update = Update::new(rows.len() as i32, 0, &[]);
+        let mut visitor = Visitor::new(hub, key, rows, element_of(rows), update, false);
+        visitor.visit(entry, depth);
+    }
+}
+
+fn descends_from(keys: &crate::key::Keys, mut key: Key, ancestor: Key) -> bool {
+    while let Some(parent) = keys.info(key).parent {
+        if parent == ancestor {
+            return true;
+        }
+        key = parent;
+    }
+    false
+}
+
+fn element_of(rows: &[Value]) -> Option<Rc<str>> {
+    rows.first()
+        .and_then(Value::as_struct)
+        .map(|s| s.name.clone())
+}
+
+/// Visits the collection entries of `lists` in delivery order (the same
+/// rule as the message deliverer: order, exact before partial, nearer
+/// ancestor first, registration).
+fn publish(
+    hub: &Hub,
+    key: Key,
+    rows: &Rc<Vec<Value>>,
+    element: Option<Rc<str>>,
+    update: Update,
+    lists: &Gathered,
+    transient: bool,
+) -> usize {
+    let mut visitor = Visitor::new(hub, key, rows, element, update, transient);
+    match lists.as_slice() {
+        [] => {}
+        [(list, depth)] => {
+            for entry in list.entries.iter() {
+                visitor.visit(entry, *depth);
+            }
+        }
+        many => {
+            let mut merged: SmallVec<[(&Rc<Entry>, u32); 16]> = SmallVec::new();
+            for (list, depth) in many {
+                for entry in list.entries.iter() {
+                    if matches!(entry.callback, Callback::Collection(_)) {
+                        merged.push((entry, *depth));
+                    }
+                }
+            }
+            merged.sort_by_key(|(e, depth)| {
+                let rank = if e.partial { 1 + *depth } else { 0 };
+                (e.order, rank, e.seq)
+            });
+            for (entry, depth) in merged {
+                visitor.visit(entry, depth);
+            }
+        }
+    }
+    visitor.called
+}
+
+/// One dispatch's state: the table, the update, the lazily built stand-in.
+struct Visitor<'a> {
+    hub: &'a Hub,
+    key: Key,
+    rows: &'a Rc<Vec<Value>>,
+    element: Option<Rc<str>>,
+    update: Update,
+    transient: bool,
+    stand_in: OnceCell<Value>,
+    called: usize,
+}
+
+impl<'a> Visitor<'a> {
+    fn new(
+        hub: &'a Hub,
+        key: Key,
+        rows: &'a Rc<Vec<Value>>,
+        element: Option<Rc<str>>,
+        update: Update,
+        transient: bool,
+    ) -> Self {
+        Self {
+            hub,
+            key,
+            rows,
+            element,
+            update,
+            transient,
+            stand_in: OnceCell::new(),
+            called: 0,
+        }
+    }
+
+    #[inline]
+    fn visit(&mut self, entry: &Rc<Entry>, depth: u32) {
+        let Callback::Collection(listen) = &entry.callback else {
+            return;
+        };
+        if depth > 0 && !entry.partial {
+            return;
+        }
+        // The send path has no change set: a slot listener would wake on
+        // every send, which is the opposite of what it is for.
+        if self.transient && listen.selector.slot.is_some() {
+            return;
+        }
+        if let Some(slot) = listen.selector.slot
+            && !should_wake(slot, listen.selector.removal, &self.update) {
+                return;
+            }
+        if !entry.callable() {
+            if entry.alive.get() {
+                self.hub.unlisten(entry.id);
+            }
+            return;
+        }
+        if self.call(entry, listen) {
+            self.called += 1;
+            if entry.take_use() {
+                self.hub.unlisten(entry.id);
+            }
+        }
+    }
+
+    /// Calls one collection listener; returns whether it was called at all.
+    fn call(&mut self, entry: &Rc<Entry>, listen: &CollectionListen) -> bool {
+        match &listen.form {
+            Form::Table(f) => {
+                self.update.row = ALL_ROWS;
+                let view = TableView::new(self.hub, self.rows);
+                let result = f(&view, &self.update);
+                self.fail(entry, result);
+                true
+            }
+            Form::Row(sink) => match listen.selector.slot {
+                Some(slot) => {
+                    self.call_row(entry, sink, slot);
+                    true
+                }
+                None => self.each_row(entry, sink, listen.selector.removal),
+            },
+        }
+    }
+
+    fn each_row(&mut self, entry: &Rc<Entry>, sink: &RowSink, removal: bool) -> bool {
+        let total = self.update.total;
+        let upper = if removal {
+            total.max(self.update.prev_total)
+        } else {
+            total
+        };
+        let mut called = false;
+        if self.update.is_full_reload() {
+            for row in 0..upper {
+                if !entry.callable() {
+                    break;
+                }
+                self.call_row(entry, sink, row);
+                called = true;
+            }
+        } else {
+            let ranges: SmallVec<[_; 8]> = self.update.ranges().iter().copied().collect();
+            'ranges: for range in ranges {
+                for row in range.index..range.end().min(upper) {
+                    if !entry.callable() {
+                        break 'ranges;
+                    }
+                    self.call_row(entry, sink, row);
+                    called = true;
+                }
+            }
+        }
+        called
+    }
+
+    /// Calls a row sink for `row` (a live row, or a removed one with a
+    /// default-valued stand-in and `!row`).
+    fn call_row(&mut self, entry: &Rc<Entry>, sink: &RowSink, row: i32) {
+        let live = row < self.update.total;
+        self.update.row = if live { row } else { !row };
+        let item: &Value = if live {
+            &self.rows[row as usize]
+        } else {
+            self.stand_in()
+        };
+        let result = match sink {
+            RowSink::Dynamic(f) => f(self.update.row, item, &self.update),
+            RowSink::Typed { reader, call } => match item {
+                Value::Struct(item) => call(reader, self.hub, item, &self.update),
+                other => Err(ListenerError::new(format!(
+                    "row {row} is {}, not a struct",
+                    other.kind_name()
+                ))),
+            },
+        };
+        self.fail(entry, result);
+    }
+
+    /// The default-valued element a removed row is delivered as: built once
+    /// per dispatch, from the struct registry.
+    fn stand_in(&self) -> &Value {
+        self.stand_in.get_or_init(|| {
+            let state = self.hub.inner.state.borrow();
+            let element = self.element.clone().or_else(|| {
+                let name = state.keys.name(self.key);
+                state
+                    .table
+                    .get(name)
+                    .and_then(|e| e.params.first())
+                    .and_then(|p| p.ty.struct_array_element().map(Rc::from))
+            });
+            match element {
+                Some(name) => Value::default_of(&Type::Struct(name), &state.table.structs),
+                None => Value::structure(StructValue::new("")),
+            }
+        })
+    }
+
+    fn fail(&self, entry: &Entry, result: Result<(), ListenerError>) {
+        if let Err(e) = result {
+            self.hub.report(Report::ListenerFailed {
+                key: self.hub.key_name(self.key).to_string(),
+                message: e.message,
+                site: entry.site.clone(),
+            });
+        }
+    }
+}

@@ -1,0 +1,377 @@
+//! Reading a row as positional members: the fast path and the reflective one.
+//!
+//! A row listener declares the first few members of the element struct, in
+//! declaration order (reference `001_…` §2). Declaration order is the
+//! struct's definition in the signature table (fields serde skips take no
+//! position there). Two ways to read them:
+//!
+//! - *reflective*: each declared member is looked up in the row by its
+//!   declared name and converted by the compatibility rule (an int is
+//!   accepted for a float). Always right, whatever order the row's fields
+//!   happen to be in.
+//! - *fast*: the members are read at compiled positions of the row's field
+//!   list with an exact variant read. Allowed only when the listener's
+//!   declared types equal the element's field types position by position and
+//!   the row's layout is the declared one.
+//!
+//! The choice is made on the first row read and remembered (per element
+//! struct), as §13 asks: a layout mismatch (a row whose fields are in another
+//! order, a member declared as float over an int field) only sends the
+//! reader back to the reflective path. Each fast read still confirms the
+//! row's layout, so correctness never depends on the shortcut.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::hub::Hub;
+use crate::listener::ListenerError;
+use crate::types::Type;
+use crate::value::{FromValue, StructValue, Value};
+
+use super::update::Update;
+
+/// Which path a reader took for the rows it has read so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowPath {
+    /// No row read yet.
+    Undecided,
+    /// Compiled positions.
+    Fast,
+    /// By declared name, with conversion.
+    Reflective,
+}
+
+/// The declared member sequence of one element struct.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    pub element: Rc<str>,
+    /// `None` when the struct is not in the registry: the row's own field
+    /// order is then the only order there is.
+    pub names: Option<Box<[Rc<str>]>>,
+    pub types: Box<[Type]>,
+}
+
+impl Layout {
+    pub(crate) fn resolve(hub: &Hub, element: &Rc<str>) -> Layout {
+        let state = hub.inner.state.borrow();
+        let structs = &state.table.structs;
+        if structs.get(element).is_none() {
+            return Layout {
+                element: element.clone(),
+                names: None,
+                types: Box::default(),
+            };
+        }
+        let fields = structs.all_fields(element);
+        Layout {
+            element: element.clone(),
+            names: Some(fields.iter().map(|f| Rc::from(f.name.as_str())).collect()),
+            types: fields.into_iter().map(|f| f.ty).collect(),
+        }
+    }
+}
+
+#[inline]
+fn same_name(a: &Rc<str>, b: &Rc<str>) -> bool {
+    Rc::ptr_eq(a, b) || **a == **b
+}
+
+/// The members a row listener declares: a tuple of [`FromValue`] types.
+pub trait RowArgs: Sized + 'static {
+    /// How many members are declared.
+    const LEN: usize;
+    /// The declared member types, for the compatibility check.
+    fn types() -> Vec<Type>;
+    /// Fast path: members at positions `0..LEN` of the row's fields.
+    fn read_at(fields: &[(Rc<str>, Value)]) -> Option<Self>;
+    /// Reflective path: member `i` fetched by `get(i)`. Errors name the
+    /// position and what was found.
+    fn read_by<'v>(get: impl Fn(usize) -> Option<&'v Value>) -> Result<Self, ListenerError>;
+}
+
+fn member<'v, T: FromValue>(
+    get: &impl Fn(usize) -> Option<&'v Value>,
+    position: usize,
+) -> Result<T, ListenerError> {
+    let value = get(position).ok_or_else(|| {
+        ListenerError::new(format!(
+            "member {position}: expected {}, the row has no such member",
+            T::declared_type()
+        ))
+    })?;
+    T::from_value(value).ok_or_else(|| {
+        ListenerError::new(format!(
+            "member {position}: expected {}, got {}",
+            T::declared_type(),
+            value.kind_name()
+        ))
+    })
+}
+
+macro_rules! row_args {
+    ($n:literal; $($name:ident $idx:tt),*) => {
+        impl<$($name: FromValue + 'static),*> RowArgs for ($($name,)*) {
+            const LEN: usize = $n;
+            fn types() -> Vec<Type> {
+                vec![$($name::declared_type()),*]
+            }
+            #[inline]
+            #[allow(unused_variables)]
+            fn read_at(fields: &[(Rc<str>, Value)]) -> Option<Self> {
+                let fields = fields.get(..$n)?;
+                Some(($($name::from_value(&fields[$idx].1)?,)*))
+            }
+            #[inline]
+            #[allow(unused_variables)]
+            fn read_by<'v>(get: impl Fn(usize) -> Option<&'v Value>) -> Result<Self, ListenerError> {
+                Ok(($(member::<$name>(&get, $idx)?,)*))
+            }
+        }
+    };
+}
+
+row_args!(0;);
+row_args!(1; A 0);
+row_args!(2; A 0, B 1);
+row_args!(3; A 0, B 1, C 2);
+row_args!(4; A 0, B 1, C 2, D 3);
+row_args!(5; A 0, B 1, C 2, D 3, E 4);
+row_args!(6; A 0, B 1, C 2, D 3, E 4, F 5);
+row_args!(7; A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+
+/// What a reader decided, for which element struct.
+enum Decision {
+    Undecided,
+    Fast(Rc<Layout>),
+    Reflective(Rc<Layout>),
+}
+
+/// Reads rows for one listener (or one `for_each`), remembering its
+/// fast-or-reflective decision per element struct.
+pub struct RowReader {
+    decision: RefCell<Decision>,
+    force_reflective: bool,
+}
+
+impl RowReader {
+    pub(crate) fn new(force_reflective: bool) -> Self {
+        Self {
+            decision: RefCell::new(Decision::Undecided),
+            force_reflective,
+        }
+    }
+
+    /// The path taken by the last decision.
+    pub fn path(&self) -> RowPath {
+        match &*self.decision.borrow() {
+            Decision::Undecided => RowPath::Undecided,
+            Decision::Fast(_) => RowPath::Fast,
+            Decision::Reflective(_) => RowPath::Reflective,
+        }
+    }
+
+    /// Reads the declared members of `item`.
+    #[inline]
+    pub(crate) fn read<A: RowArgs>(
+        &self,
+        hub: &Hub,
+        item: &StructValue,
+    ) -> Result<A, ListenerError> {
+        {
+            let decision = self.decision.borrow();
+            match &*decision {
+                Decision::Fast(layout) if same_name(&layout.element, &item.name) => {
+                    return match fast_read::<A>(layout, item) {
+                        Some(args) => Ok(args),
+                        None => reflective_read::<A>(layout, item),
+                    };
+                }
+                Decision::Reflective(layout) if same_name(&layout.element, &item.name) => {
+                    return reflective_read::<A>(layout, item);
+                }
+                _ => {}
+            }
+        }
+        let (layout, fast) = self.decide::<A>(hub, item);
+        if fast
+            && let Some(args) = fast_read::<A>(&layout, item) {
+                return Ok(args);
+            }
+        reflective_read::<A>(&layout, item)
+    }
+
+    /// First fire for this element struct: do the listener's declared types
+    /// line up with the element, and does the row have the declared layout?
+    #[cold]
+    fn decide<A: RowArgs>(&self, hub: &Hub, item: &StructValue) -> (Rc<Layout>, bool) {
+        let layout = Rc::new(Layout::resolve(hub, &item.name));
+        let fast = !self.force_reflective
+            && layout.names.as_ref().is_some_and(|names| {
+                let declared = A::types();
+                declared.len() <= names.len()
+                    && declared.len() <= item.fields.len()
+                    && declared
+                        .iter()
+                        .zip(layout.types.iter())
+                        .all(|(d, f)| d == f || *d == Type::Any)
+                    && item
+                        .fields
+                        .iter()
+                        .zip(names.iter())
+                        .take(declared.len())
+                        .all(|((got, _), want)| same_name(got, want))
+            });
+        tracing::trace!(element = %item.name, fast, "row reader decided");
+        *self.decision.borrow_mut() = if fast {
+            Decision::Fast(layout.clone())
+        } else {
+            Decision::Reflective(layout.clone())
+        };
+        (layout, fast)
+    }
+}
+
+/// Compiled positions, after confirming the row's names at those positions.
+#[inline]
+fn fast_read<A: RowArgs>(layout: &Layout, item: &StructValue) -> Option<A> {
+    let names = layout.names.as_deref()?;
+    let fields = item.fields.get(..A::LEN)?;
+    for ((got, _), want) in fields.iter().zip(names) {
+        if !same_name(got, want) {
+            return None;
+        }
+    }
+    A::read_at(fields)
+}
+
+/// By declared name (or, for an unknown struct, the row's own order).
+fn reflective_read<A: RowArgs>(layout: &Layout, item: &StructValue) -> Result<A, ListenerError> {
+    match &layout.names {
+        Some(names) => A::read_by(|i| {
+            let name = names.get(i)?;
+            item.fields
+                .iter()
+                .find(|(n, _)| same_name(n, name))
+                .map(|(_, v)| v)
+        }),
+        None => A::read_by(|i| item.fields.get(i).map(|(_, v)| v)),
+    }
+}
+
+/// Marks a typed row closure whose last parameter is `&Update`.
+pub struct WithUpdate;
+
+/// A closure usable as a slot listener: the first few members of the row,
+/// optionally followed by `&Update`. `Args` is inferred from the closure.
+pub trait SlotHandler<Args> {
+    /// The declared member types.
+    fn member_types() -> Vec<Type>;
+    #[doc(hidden)]
+    fn call_row(
+        &self,
+        reader: &RowReader,
+        hub: &Hub,
+        item: &StructValue,
+        update: &Update,
+    ) -> Result<(), ListenerError>;
+}
+
+/// A closure usable as an every-row listener or with
+/// [`TableView::for_each`](super::TableView::for_each): `row: i32`, then
+/// the first few members, optionally followed by `&Update`.
+pub trait EachRowHandler<Args> {
+    fn member_types() -> Vec<Type>;
+    #[doc(hidden)]
+    fn call_row(
+        &self,
+        reader: &RowReader,
+        hub: &Hub,
+        item: &StructValue,
+        update: &Update,
+    ) -> Result<(), ListenerError>;
+}
+
+macro_rules! handlers {
+    ($($name:ident $idx:tt),*) => {
+        impl<Func, $($name: FromValue + 'static),*> SlotHandler<($($name,)*)> for Func
+        where
+            Func: Fn($($name),*),
+        {
+            fn member_types() -> Vec<Type> {
+                <($($name,)*) as RowArgs>::types()
+            }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &StructValue, update: &Update)
+                -> Result<(), ListenerError>
+            {
+                let ($($name,)*) = reader.read::<($($name,)*)>(hub, item)?;
+                (self)($($name),*);
+                Ok(())
+            }
+        }
+
+        impl<Func, $($name: FromValue + 'static),*> SlotHandler<($($name,)* WithUpdate,)> for Func
+        where
+            Func: Fn($($name,)* &Update),
+        {
+            fn member_types() -> Vec<Type> {
+                <($($name,)*) as RowArgs>::types()
+            }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &StructValue, update: &Update)
+                -> Result<(), ListenerError>
+            {
+                let ($($name,)*) = reader.read::<($($name,)*)>(hub, item)?;
+                (self)($($name,)* update);
+                Ok(())
+            }
+        }
+
+        impl<Func, $($name: FromValue + 'static),*> EachRowHandler<($($name,)*)> for Func
+        where
+            Func: Fn(i32, $($name),*),
+        {
+            fn member_types() -> Vec<Type> {
+                <($($name,)*) as RowArgs>::types()
+            }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &StructValue, update: &Update)
+                -> Result<(), ListenerError>
+            {
+                let ($($name,)*) = reader.read::<($($name,)*)>(hub, item)?;
+                (self)(update.row, $($name),*);
+                Ok(())
+            }
+        }
+
+        impl<Func, $($name: FromValue + 'static),*> EachRowHandler<($($name,)* WithUpdate,)> for Func
+        where
+            Func: Fn(i32, $($name,)* &Update),
+        {
+            fn member_types() -> Vec<Type> {
+                <($($name,)*) as RowArgs>::types()
+            }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &StructValue, update: &Update)
+                -> Result<(), ListenerError>
+            {
+                let ($($name,)*) = reader.read::<($($name,)*)>(hub, item)?;
+                (self)(update.row, $($name,)* update);
+                Ok(())
+            }
+        }
+    };
+}
+
+handlers!();
+handlers!(A 0);
+handlers!(A 0, B 1);
+handlers!(A 0, B 1, C 2);
+handlers!(A 0, B 1, C 2, D 3);
+handlers!(A 0, B 1, C 2, D 3, E 4);
+handlers!(A 0, B 1, C 2, D 3, E 4, F 5);
+handlers!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);

@@ -1,0 +1,395 @@
+//! The in-place writer (the reference's `TGMPStoredArray`): edit the stored
+//! table, publish once when the scope ends.
+//!
+//! Every write notes a span; the spans are merged (sort + interval merge, at
+//! most eight, then a full reload) and published once, on drop or on
+//! [`StoredArray::publish`]. Reads never mark a row: writing goes through
+//! `get_mut`, because a mutable index cannot tell whether anything was
+//! written and would have to mark the row anyway. The writer borrows the hub,
+//! so it cannot outlive the scope it was opened in, and it is neither `Clone`
+//! nor `Send`.
+//!
+//! The table is copy-on-write: the writer shares the stored rows until its
+//! first write, then copies the row list (and each row it writes), so a
+//! reader during the scope sees the table as it was, and the new one is
+//! stored and published in one step.
+
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+use std::panic::Location;
+use std::rc::Rc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::hub::{Caller, Delivered, Hub, HubError, Stored};
+use crate::key::Key;
+use crate::serde_bridge::{ValueSerdeError, from_value, to_value};
+use crate::signature::Kind;
+use crate::source::Source;
+use crate::types::Type;
+use crate::value::{StructValue, Value};
+
+use super::dispatch::on_write;
+use super::spans::Spans;
+
+/// A dynamic writer over [`Value`] rows (the script faces' writer; the typed
+/// one is [`StoredArrayOf`]).
+pub struct StoredArray<'h> {
+    hub: &'h Hub,
+    key: Key,
+    source: Source,
+    location: &'static Location<'static>,
+    rows: Rc<Vec<Value>>,
+    prev_total: usize,
+    spans: Spans,
+    element: Option<Rc<str>>,
+    published: bool,
+}
+
+impl<'h> StoredArray<'h> {
+    /// Opens the table stored for (key, source); an absent (or non-table)
+    /// store starts empty and is created on publish.
+    #[track_caller]
+    pub fn open(hub: &'h Hub, key: Key, source: impl Into<Source>) -> Self {
+        let source = source.into();
+        let (rows, element) = {
+            let state = hub.inner.state.borrow();
+            let rows = match state.stores.get(&(key, source)).map(|s| &*s.args) {
+                Some([Value::Array(rows)]) => rows.clone(),
+                _ => Rc::new(Vec::new()),
+            };
+            let element = rows
+                .first()
+                .and_then(Value::as_struct)
+                .map(|s| s.name.clone())
+                .or_else(|| {
+                    let name = state.keys.name(key);
+                    state
+                        .table
+                        .get(name)
+                        .and_then(|e| e.params.first())
+                        .and_then(|p| p.ty.struct_array_element().map(Rc::from))
+                });
+            (rows, element)
+        };
+        Self {
+            hub,
+            key,
+            source,
+            location: Location::caller(),
+            prev_total: rows.len(),
+            rows,
+            spans: Spans::new(),
+            element,
+            published: false,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Reads a row. Never marks it.
+    pub fn get(&self, index: usize) -> Option<&Value> {
+        self.rows.get(index)
+    }
+
+    /// All rows, read only.
+    pub fn rows(&self) -> &[Value] {
+        &self.rows
+    }
+
+    /// The rows noted so far (merged).
+    pub fn spans(&self) -> &Spans {
+        &self.spans
+    }
+
+    /// The only way to write a row: marks it.
+    pub fn get_mut(&mut self, index: usize) -> Option<&mut Value> {
+        if index >= self.rows.len() {
+            return None;
+        }
+        self.spans.add(index as i32, 1);
+        Rc::make_mut(&mut self.rows).get_mut(index)
+    }
+
+    /// [`StoredArray::get_mut`] for a struct row, copying only that row.
+    pub fn get_mut_struct(&mut self, index: usize) -> Option<&mut StructValue> {
+        match self.get_mut(index)? {
+            Value::Struct(row) => Some(Rc::make_mut(row)),
+            _ => None,
+        }
+    }
+
+    /// Replaces a row. Returns false when there is no such row.
+    pub fn set(&mut self, index: usize, row: Value) -> bool {
+        match self.get_mut(index) {
+            Some(slot) => {
+                *slot = row;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Appends a row.
+    pub fn add(&mut self, row: Value) {
+        self.note_element(&row);
+        let at = self.rows.len();
+        Rc::make_mut(&mut self.rows).push(row);
+        self.spans.add(at as i32, 1);
+    }
+
+    /// Inserts a row at `index` (`<= len`): every row from there on moved.
+    /// Returns false when `index` is past the end.
+    pub fn insert(&mut self, index: usize, row: Value) -> bool {
+        if index > self.rows.len() {
+            return false;
+        }
+        self.note_element(&row);
+        Rc::make_mut(&mut self.rows).insert(index, row);
+        self.spans
+            .add(index as i32, (self.rows.len() - index) as i32);
+        true
+    }
+
+    /// Removes the row at `index`: every row from there to the old end moved.
+    pub fn remove_at(&mut self, index: usize) -> Option<Value> {
+        if index >= self.rows.len() {
+            return None;
+        }
+        let old = self.rows.len();
+        let removed = Rc::make_mut(&mut self.rows).remove(index);
+        self.spans.add(index as i32, (old - index) as i32);
+        Some(removed)
+    }
+
+    /// Grows (with default-valued rows of the element struct) or shrinks the
+    /// table to `len` rows.
+    pub fn set_len(&mut self, len: usize) {
+        let old = self.rows.len();
+        if len == old {
+            return;
+        }
+        if len > old {
+            let fill = self.default_row();
+            Rc::make_mut(&mut self.rows).resize(len, fill);
+        } else {
+            Rc::make_mut(&mut self.rows).truncate(len);
+        }
+        self.spans
+            .add(old.min(len) as i32, old.abs_diff(len) as i32);
+    }
+
+    /// Removes every row.
+    pub fn empty(&mut self) {
+        self.set_len(0);
+    }
+
+    /// Stores and publishes now (what drop does), returning what the store
+    /// delivered. Nothing written: nothing published.
+    pub fn publish(mut self) -> Result<Delivered, HubError> {
+        self.publish_inner()
+    }
+
+    fn publish_inner(&mut self) -> Result<Delivered, HubError> {
+        if self.published || self.spans.is_empty() {
+            self.published = true;
+            return Ok(Delivered::default());
+        }
+        self.published = true;
+        let total = self.rows.len();
+        if total != self.prev_total {
+            self.spans.widen_to_tail(total.max(self.prev_total) as i32);
+        }
+        let caller = Caller::Rust(self.location);
+        let mut args = vec![Value::Array(self.rows.clone())];
+        let lists = self
+            .hub
+            .gather(self.key, self.source, &mut args, caller, Kind::Store)?;
+        let args: Rc<[Value]> = Rc::from(args);
+        self.hub.with_state(|s| {
+            s.stores.insert(
+                (self.key, self.source),
+                Stored {
+                    args: args.clone(),
+                    once: false,
+                },
+            )
+        });
+        let delivered =
+            self.hub
+                .deliver(self.key, self.source, &args, caller, None, &lists, None)?;
+        let rows = match &*args {
+            [Value::Array(rows)] => rows.clone(),
+            _ => self.rows.clone(),
+        };
+        let called = on_write(
+            self.hub,
+            self.key,
+            &rows,
+            self.prev_total,
+            self.element.clone(),
+            &self.spans,
+            &lists,
+        );
+        Ok(Delivered {
+            listeners: delivered.listeners + called,
+        })
+    }
+
+    fn note_element(&mut self, row: &Value) {
+        if self.element.is_none() {
+            self.element = row.as_struct().map(|s| s.name.clone());
+        }
+    }
+
+    fn default_row(&self) -> Value {
+        let state = self.hub.inner.state.borrow();
+        match &self.element {
+            Some(name) => Value::default_of(&Type::Struct(name.clone()), &state.table.structs),
+            None => Value::structure(StructValue::new("")),
+        }
+    }
+}
+
+impl Drop for StoredArray<'_> {
+    /// One fire when the scope ends. A failed publish (a row that contradicts
+    /// the key's signature) has already been reported by the hub; the store
+    /// keeps its previous table.
+    fn drop(&mut self) {
+        if let Err(error) = self.publish_inner() {
+            tracing::warn!(%error, "stored array not published");
+        }
+    }
+}
+
+/// The typed writer: rows are `T` on the Rust side and values in the store
+/// (through serde, so skipped fields take no position).
+pub struct StoredArrayOf<'h, T> {
+    inner: StoredArray<'h>,
+    _rows: PhantomData<fn() -> T>,
+}
+
+impl<'h, T: Serialize + DeserializeOwned> StoredArrayOf<'h, T> {
+    #[track_caller]
+    pub fn open(hub: &'h Hub, key: Key, source: impl Into<Source>) -> Self {
+        Self {
+            inner: StoredArray::open(hub, key, source),
+            _rows: PhantomData,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+
+    /// Reads (decodes) a row. Never marks it.
+    pub fn get(&self, index: usize) -> Option<Result<T, ValueSerdeError>> {
+        self.inner.get(index).map(from_value)
+    }
+
+    /// A guard that derefs to the decoded row and writes it back when
+    /// dropped; the only way to write a row.
+    pub fn get_mut(&mut self, index: usize) -> Option<Result<RowMut<'_, 'h, T>, ValueSerdeError>> {
+        let row = match from_value::<T>(self.inner.get(index)?) {
+            Ok(row) => row,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(Ok(RowMut {
+            array: &mut self.inner,
+            index,
+            row: Some(row),
+        }))
+    }
+
+    pub fn add(&mut self, row: &T) -> Result<(), ValueSerdeError> {
+        self.inner.add(to_value(row)?);
+        Ok(())
+    }
+
+    /// Inserts at `index` (`<= len`); `Ok(false)` when past the end.
+    pub fn insert(&mut self, index: usize, row: &T) -> Result<bool, ValueSerdeError> {
+        Ok(self.inner.insert(index, to_value(row)?))
+    }
+
+    pub fn remove_at(&mut self, index: usize) -> Option<Result<T, ValueSerdeError>> {
+        self.inner.remove_at(index).map(|v| from_value(&v))
+    }
+
+    pub fn set_len(&mut self, len: usize) {
+        self.inner.set_len(len);
+    }
+
+    pub fn empty(&mut self) {
+        self.inner.empty();
+    }
+
+    /// The dynamic writer underneath.
+    pub fn values(&mut self) -> &mut StoredArray<'h> {
+        &mut self.inner
+    }
+
+    pub fn publish(self) -> Result<Delivered, HubError> {
+        self.inner.publish()
+    }
+}
+
+/// A decoded row being written; encoded back into the table on drop.
+pub struct RowMut<'a, 'h, T: Serialize> {
+    array: &'a mut StoredArray<'h>,
+    index: usize,
+    row: Option<T>,
+}
+
+impl<T: Serialize> Deref for RowMut<'_, '_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.row.as_ref().expect("present until drop")
+    }
+}
+
+impl<T: Serialize> DerefMut for RowMut<'_, '_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.row.as_mut().expect("present until drop")
+    }
+}
+
+impl<T: Serialize> Drop for RowMut<'_, '_, T> {
+    fn drop(&mut self) {
+        let Some(row) = self.row.take() else { return };
+        match to_value(&row) {
+            Ok(value) => {
+                self.array.set(self.index, value);
+            }
+            Err(error) => tracing::warn!(%error, row = self.index, "row not written back"),
+        }
+    }
+}
+
+impl Hub {
+    /// Opens the in-place writer on the table stored for (key, source).
+    #[track_caller]
+    pub fn stored_array(&self, key: Key, source: impl Into<Source>) -> StoredArray<'_> {
+        StoredArray::open(self, key, source)
+    }
+
+    /// The typed writer.
+    #[track_caller]
+    pub fn stored_array_of<T: Serialize + DeserializeOwned>(
+        &self,
+        key: Key,
+        source: impl Into<Source>,
+    ) -> StoredArrayOf<'_, T> {
+        StoredArrayOf::open(self, key, source)
+    }
+}

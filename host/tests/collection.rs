@@ -1,0 +1,748 @@
+//! Collection messages, rule by rule (issue 4; references 001 and 004).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gantry_host::collection::{RowPath, Spans, Update};
+use gantry_host::{
+    ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Caller, Hub, HubError, Key, KeyDecl, Kind, ListenOptions,
+    Owner, Range, RowOptions, Serde, Source, StructValue, Type, Value, struct_def_of, to_value,
+    with_removal,
+};
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Default, Debug, Clone, PartialEq)]
+struct Item {
+    id: i64,
+    name: String,
+    count: i64,
+}
+
+fn item(id: i64) -> Item {
+    Item {
+        id,
+        name: format!("n{id}"),
+        count: id * 10,
+    }
+}
+
+fn items(n: i64) -> Vec<Item> {
+    (0..n).map(item).collect()
+}
+
+type Log = Rc<RefCell<Vec<String>>>;
+
+fn log() -> Log {
+    Rc::new(RefCell::new(Vec::new()))
+}
+
+fn taken(log: &Log) -> Vec<String> {
+    std::mem::take(&mut *log.borrow_mut())
+}
+
+const KEY: &str = "Inv.Items";
+
+fn hub() -> (Hub, Key) {
+    let hub = Hub::new();
+    let (name, def) = struct_def_of::<Item>().unwrap();
+    hub.edit_table(|t| t.declare_struct(&name, def));
+    let key = hub
+        .declare(
+            KEY,
+            KeyDecl::event()
+                .kind(Kind::Collection)
+                .param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
+        )
+        .unwrap();
+    (hub, key)
+}
+
+fn store(hub: &Hub, key: Key, rows: &[Item]) {
+    hub.store(key, Source::Global, (Serde(rows.to_vec()),))
+        .unwrap();
+}
+
+/// A slot-5 listener that logs `id` (or `gone` for a removed row).
+fn watch_slot(hub: &Hub, index: i32, log: &Log) -> gantry_host::ListenerHandle {
+    let l = log.clone();
+    hub.listen_slot(
+        KEY,
+        Source::Global,
+        index,
+        ListenOptions::default(),
+        move |id: i64, u: &Update| {
+            let text = if u.is_row_removed() {
+                format!("gone {} id={id}", u.get_row())
+            } else {
+                format!("{} id={id}", u.row)
+            };
+            l.borrow_mut().push(text);
+        },
+    )
+    .unwrap()
+}
+
+fn watch_rows(hub: &Hub, index: i32, log: &Log) -> gantry_host::ListenerHandle {
+    let l = log.clone();
+    hub.listen_rows(
+        KEY,
+        Source::Global,
+        index,
+        ListenOptions::default(),
+        move |row: i32, id: i64| l.borrow_mut().push(format!("{row}:{id}")),
+    )
+    .unwrap()
+}
+
+/// Ten stored rows and a slot-5 listener that already saw the replay.
+fn ten_rows_and_slot(index: i32) -> (Hub, Key, Log, gantry_host::ListenerHandle) {
+    let (hub, key) = hub();
+    store(&hub, key, &items(10));
+    let log = log();
+    let handle = watch_slot(&hub, index, &log);
+    assert_eq!(taken(&log), ["5 id=5"], "late replay of the slot");
+    (hub, key, log, handle)
+}
+
+// ----- §6: a fixed row is a position, not an element ------------------------
+
+#[test]
+fn slot_fires_when_its_row_is_edited() {
+    let (hub, key, log, _h) = ten_rows_and_slot(5);
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.get_mut(5).unwrap().unwrap().id = 55;
+    }
+    assert_eq!(taken(&log), ["5 id=55"]);
+}
+
+#[test]
+fn slot_does_not_fire_when_another_row_is_edited() {
+    let (hub, key, log, _h) = ten_rows_and_slot(5);
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.get_mut(3).unwrap().unwrap().count -= 1;
+    }
+    assert!(taken(&log).is_empty());
+}
+
+#[test]
+fn slot_fires_on_insert_before_it_with_the_row_moved_in() {
+    let (hub, key, log, _h) = ten_rows_and_slot(5);
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.insert(3, &item(100)).unwrap();
+    }
+    // The old row 4 moved into position 5.
+    assert_eq!(taken(&log), ["5 id=4"]);
+}
+
+#[test]
+fn slot_fires_on_remove_before_it_with_the_row_moved_in() {
+    let (hub, key, log, _h) = ten_rows_and_slot(5);
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.remove_at(3).unwrap().unwrap();
+    }
+    // The old row 6 moved into position 5.
+    assert_eq!(taken(&log), ["5 id=6"]);
+}
+
+#[test]
+fn slot_does_not_fire_on_insert_or_remove_after_it() {
+    let (hub, key, log, _h) = ten_rows_and_slot(5);
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.insert(8, &item(100)).unwrap();
+    }
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.remove_at(8).unwrap().unwrap();
+    }
+    assert!(taken(&log).is_empty());
+}
+
+#[test]
+fn slot_shrunk_past_fires_only_when_removal_was_asked() {
+    let (hub, key, plain, _a) = ten_rows_and_slot(5);
+    let told = log();
+    let _b = watch_slot(&hub, with_removal(5), &told);
+    assert_eq!(taken(&told), ["5 id=5"]);
+    hub.stored_array(key, Source::Global).set_len(3);
+    assert!(taken(&plain).is_empty());
+    // Told once, with a default-valued stand-in.
+    assert_eq!(taken(&told), ["gone 5 id=0"]);
+}
+
+#[test]
+fn slot_fires_again_when_the_table_grows_back() {
+    let (hub, key, log, _h) = ten_rows_and_slot(5);
+    store(&hub, key, &items(3));
+    assert!(taken(&log).is_empty());
+    store(&hub, key, &items(8));
+    assert_eq!(taken(&log), ["5 id=5"]);
+}
+
+#[test]
+fn slot_rules_hold_for_a_re_store_too() {
+    let (hub, key, log, _h) = ten_rows_and_slot(5);
+    let mut rows = items(10);
+    rows.insert(3, item(100));
+    store(&hub, key, &rows);
+    assert_eq!(taken(&log), ["5 id=4"]);
+    rows[9].count += 1; // row 9: after the slot
+    store(&hub, key, &rows);
+    assert!(taken(&log).is_empty());
+}
+
+// ----- removal reporting -----------------------------------------------------
+
+#[test]
+fn removal_set_num_3_on_10_rows_calls_a_removal_listener_7_times() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(10));
+    let told = log();
+    let quiet = log();
+    let _a = watch_rows(&hub, ALL_ROWS_WITH_REMOVAL, &told);
+    let _b = watch_rows(&hub, ALL_ROWS, &quiet);
+    taken(&told);
+    taken(&quiet);
+    hub.stored_array(key, Source::Global).set_len(3);
+    let expected: Vec<String> = (3..10).map(|r| format!("{}:0", !r)).collect();
+    assert_eq!(taken(&told), expected);
+    assert!(taken(&quiet).is_empty());
+}
+
+// ----- re-store diffing ------------------------------------------------------
+
+fn updates(hub: &Hub) -> (Rc<RefCell<Vec<Update>>>, gantry_host::ListenerHandle) {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let s = seen.clone();
+    let h = hub
+        .listen_update(KEY, Source::Global, ListenOptions::default(), move |u| {
+            s.borrow_mut().push(u.clone())
+        })
+        .unwrap();
+    (seen, h)
+}
+
+#[test]
+fn identical_store_publishes_nothing() {
+    let (hub, key) = hub();
+    let (seen, _h) = updates(&hub);
+    let plain = Rc::new(RefCell::new(0));
+    let p = plain.clone();
+    let _o = hub
+        .listen(KEY, Source::Global, move |_: Serde<Vec<Item>>| {
+            *p.borrow_mut() += 1
+        })
+        .unwrap();
+    store(&hub, key, &items(10));
+    store(&hub, key, &items(10));
+    assert_eq!(seen.borrow().len(), 1, "only the first store changed rows");
+    assert_eq!(seen.borrow()[0].ranges(), [Range::new(0, 10)]);
+    // The ordinary whole-table listener keeps working unchanged.
+    assert_eq!(*plain.borrow(), 2);
+}
+
+#[test]
+fn restore_run_of_differing_rows_is_one_range() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(10));
+    let (seen, _h) = updates(&hub);
+    seen.borrow_mut().clear();
+    let mut rows = items(10);
+    for r in [2, 3, 4, 7] {
+        rows[r].count += 1;
+    }
+    store(&hub, key, &rows);
+    let u = seen.borrow()[0].clone();
+    assert_eq!((u.total, u.prev_total), (10, 10));
+    assert_eq!(u.ranges(), [Range::new(2, 3), Range::new(7, 1)]);
+}
+
+#[test]
+fn restore_resize_widens_to_the_tail() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(10));
+    let (seen, _h) = updates(&hub);
+    seen.borrow_mut().clear();
+    let mut rows = items(11);
+    rows[2].count += 1;
+    store(&hub, key, &rows);
+    let u = seen.borrow()[0].clone();
+    assert_eq!((u.total, u.prev_total), (11, 10));
+    assert_eq!(u.ranges(), [Range::new(2, 9)]);
+}
+
+// ----- §11: span coalescing has to sort ---------------------------------------
+
+#[test]
+fn span_merge_adjacent_then_bridging_add_leaves_no_overlap() {
+    let mut spans = Spans::new();
+    spans.add(0, 5);
+    spans.add(5, 1);
+    spans.add(5, 1);
+    assert_eq!(spans.ranges(), [Range::new(0, 6)]);
+    // Through the writer: a row listener sees each row once.
+    let (hub, key) = hub();
+    store(&hub, key, &items(10));
+    let log = log();
+    let _l = watch_rows(&hub, ALL_ROWS, &log);
+    taken(&log);
+    {
+        let mut arr = hub.stored_array(key, Source::Global);
+        for r in 0..5 {
+            arr.get_mut(r);
+        }
+        arr.get_mut(5);
+        arr.get_mut(5);
+        assert_eq!(arr.spans().ranges(), [Range::new(0, 6)]);
+    }
+    let rows: Vec<String> = (0..6).map(|r| format!("{r}:{r}")).collect();
+    assert_eq!(taken(&log), rows);
+}
+
+#[test]
+fn span_merge_backward_sweep_counter_example_converges() {
+    let mut spans = Spans::new();
+    for (i, n) in [(0, 6), (6, 1), (20, 1), (7, 13)] {
+        spans.add(i, n);
+    }
+    assert_eq!(spans.ranges(), [Range::new(0, 21)]);
+    let (hub, key) = hub();
+    store(&hub, key, &items(30));
+    let log = log();
+    let _l = watch_rows(&hub, ALL_ROWS, &log);
+    taken(&log);
+    {
+        let mut arr = hub.stored_array(key, Source::Global);
+        for r in (0..6).chain([6, 20]).chain(7..20) {
+            arr.get_mut(r);
+        }
+    }
+    let visited = taken(&log);
+    let rows: Vec<String> = (0..21).map(|r| format!("{r}:{r}")).collect();
+    assert_eq!(visited, rows, "no row visited twice, ascending");
+}
+
+#[test]
+fn span_merge_more_than_eight_spans_is_a_full_reload() {
+    let mut spans = Spans::new();
+    for i in 0..9 {
+        spans.add(i * 2, 1);
+    }
+    assert!(spans.is_full());
+    assert!(spans.ranges().is_empty());
+}
+
+#[test]
+fn writer_publishes_once_at_scope_end_and_reads_never_mark() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(10));
+    let (seen, _h) = updates(&hub);
+    seen.borrow_mut().clear();
+    {
+        let arr = hub.stored_array_of::<Item>(key, Source::Global);
+        assert_eq!(arr.get(4).unwrap().unwrap(), item(4));
+        assert_eq!(arr.len(), 10);
+    }
+    assert!(seen.borrow().is_empty(), "a read publishes nothing");
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.get_mut(5).unwrap().unwrap().count -= 1;
+        arr.add(&item(1002)).unwrap();
+        arr.remove_at(7).unwrap().unwrap();
+        assert!(seen.borrow().is_empty(), "nothing before the scope ends");
+    }
+    let u = seen.borrow()[0].clone();
+    assert_eq!(seen.borrow().len(), 1);
+    assert_eq!((u.total, u.prev_total), (10, 10));
+    // Same count (one added, one removed): no widening, the two spans stay.
+    assert_eq!(u.ranges(), [Range::new(5, 1), Range::new(7, 4)]);
+    let stored = hub.stored(key, Source::Global).unwrap();
+    let rows: Vec<Item> = gantry_host::from_value(&stored[0]).unwrap();
+    assert_eq!(rows[5].count, 49);
+    assert_eq!(rows[7], item(8));
+    assert_eq!(rows[9], item(1002));
+}
+
+// ----- the send (transient) path ----------------------------------------------
+
+#[test]
+fn transient_send_reaches_all_rows_listeners_as_a_full_reload_only() {
+    let (hub, key) = hub();
+    let rows_log = log();
+    let slot_log = log();
+    let _r = watch_rows(&hub, ALL_ROWS, &rows_log);
+    let _s = watch_slot(&hub, 1, &slot_log);
+    let (seen, _u) = updates(&hub);
+    hub.send(key, Source::Global, (Serde(items(3)),)).unwrap();
+    assert_eq!(taken(&rows_log), ["0:0", "1:1", "2:2"]);
+    assert!(
+        taken(&slot_log).is_empty(),
+        "slot listeners never fire on a send"
+    );
+    assert!(seen.borrow()[0].is_full_reload());
+    assert_eq!(seen.borrow()[0].total, 3);
+}
+
+#[test]
+fn transient_send_leaves_the_store_and_its_row_count_untouched() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(10));
+    let before = hub.stored(key, Source::Global).unwrap();
+    let (seen, _u) = updates(&hub);
+    seen.borrow_mut().clear();
+    hub.send(key, Source::Global, (Serde(items(3)),)).unwrap();
+    assert_eq!(hub.stored(key, Source::Global).unwrap(), before);
+    seen.borrow_mut().clear();
+    // The store still diffs against its own 10 rows, not the sent 3.
+    store(&hub, key, &items(10));
+    assert!(seen.borrow().is_empty());
+    store(&hub, key, &items(11));
+    let u = seen.borrow()[0].clone();
+    assert_eq!((u.total, u.prev_total), (11, 10));
+    assert_eq!(u.ranges(), [Range::new(10, 1)]);
+}
+
+#[test]
+fn transient_send_is_not_replayed_to_late_listeners() {
+    let (hub, key) = hub();
+    hub.send(key, Source::Global, (Serde(items(3)),)).unwrap();
+    let log = log();
+    let _r = watch_rows(&hub, ALL_ROWS, &log);
+    assert!(taken(&log).is_empty());
+}
+
+// ----- listener forms ---------------------------------------------------------
+
+#[test]
+fn prefix_member_listeners_take_the_first_few_members() {
+    let (hub, key) = hub();
+    let log = log();
+    let (a, b, c) = (log.clone(), log.clone(), log.clone());
+    let _one = hub
+        .listen_slot(
+            KEY,
+            Source::Global,
+            2,
+            ListenOptions::default(),
+            move |id: i64| a.borrow_mut().push(format!("id={id}")),
+        )
+        .unwrap();
+    let _all = hub
+        .listen_slot(
+            KEY,
+            Source::Global,
+            2,
+            ListenOptions::default(),
+            move |id: i64, name: String, count: i64| {
+                b.borrow_mut().push(format!("{id} {name} {count}"))
+            },
+        )
+        .unwrap();
+    let _none = hub
+        .listen_slot(
+            KEY,
+            Source::Global,
+            2,
+            ListenOptions::default(),
+            move || c.borrow_mut().push("ping".into()),
+        )
+        .unwrap();
+    store(&hub, key, &items(3));
+    assert_eq!(taken(&log), ["id=2", "2 n2 20", "ping"]);
+}
+
+#[test]
+fn member_listener_with_wrong_type_is_rejected() {
+    let (hub, _key) = hub();
+    let err = hub
+        .listen_slot(
+            KEY,
+            Source::Global,
+            2,
+            ListenOptions::default(),
+            |_name: String| {},
+        )
+        .unwrap_err();
+    match err {
+        HubError::ListenRejected { key, mismatch } => {
+            assert_eq!(key, KEY);
+            assert_eq!(mismatch.position, 0);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    // A member listener longer than the element is rejected too.
+    assert!(
+        hub.listen_slot(
+            KEY,
+            Source::Global,
+            2,
+            ListenOptions::default(),
+            |_: i64, _: String, _: i64, _: i64| {}
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn whole_table_listener_gets_a_borrowed_view_and_the_update() {
+    let (hub, key) = hub();
+    let seen = log();
+    let s = seen.clone();
+    let _t = hub
+        .listen_table(
+            KEY,
+            Source::Global,
+            ListenOptions::default(),
+            move |view, u| {
+                let first: Vec<Item> = view.decode().unwrap();
+                s.borrow_mut().push(format!(
+                    "{} rows, total {} prev {}, first {}",
+                    view.len(),
+                    u.total,
+                    u.prev_total,
+                    first[0].name
+                ));
+            },
+        )
+        .unwrap();
+    store(&hub, key, &items(4));
+    assert_eq!(taken(&seen), ["4 rows, total 4 prev 0, first n0"]);
+}
+
+#[test]
+fn late_replay_of_a_stored_table() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(4));
+    let (seen, _u) = updates(&hub);
+    let u = seen.borrow()[0].clone();
+    assert_eq!((u.total, u.prev_total), (4, 0));
+    assert!(u.is_full_reload());
+    let rows = log();
+    let _r = watch_rows(&hub, ALL_ROWS, &rows);
+    assert_eq!(taken(&rows), ["0:0", "1:1", "2:2", "3:3"]);
+    let slot = log();
+    let _s = watch_slot(&hub, 9, &slot);
+    assert!(taken(&slot).is_empty(), "a slot past the end is not called");
+}
+
+#[test]
+fn collection_listeners_die_with_their_handle_or_owner() {
+    let (hub, key) = hub();
+    let log = log();
+    let handle = watch_rows(&hub, ALL_ROWS, &log);
+    let world = hub.create_world();
+    let owner = hub.spawn(world).unwrap();
+    let l = log.clone();
+    hub.listen_update(
+        KEY,
+        Source::Global,
+        ListenOptions::default().owner(Owner::Object(owner)),
+        move |_| l.borrow_mut().push("owned".into()),
+    )
+    .unwrap()
+    .detach();
+    store(&hub, key, &items(1));
+    assert_eq!(taken(&log), ["0:0", "owned"]);
+    drop(handle);
+    hub.destroy(owner).unwrap();
+    store(&hub, key, &items(2));
+    assert!(taken(&log).is_empty());
+    assert_eq!(hub.listener_count(), 0);
+}
+
+#[test]
+fn skipped_fields_take_no_position() {
+    #[derive(Serialize, Deserialize, Default, Clone)]
+    #[allow(dead_code)]
+    struct Row {
+        a: i64,
+        #[serde(skip)]
+        editor_only: i64,
+        b: i64,
+    }
+    let hub = Hub::new();
+    let (name, def) = struct_def_of::<Row>().unwrap();
+    hub.edit_table(|t| t.declare_struct(&name, def));
+    let key = hub.key("Rows").unwrap();
+    let log = log();
+    let l = log.clone();
+    let _s = hub
+        .listen_slot(
+            "Rows",
+            Source::Global,
+            0,
+            ListenOptions::default(),
+            move |a: i64, b: i64| l.borrow_mut().push(format!("{a} {b}")),
+        )
+        .unwrap();
+    let row = Row {
+        a: 1,
+        editor_only: 99,
+        b: 2,
+    };
+    hub.store(key, Source::Global, (Serde(vec![row]),)).unwrap();
+    assert_eq!(taken(&log), ["1 2"]);
+}
+
+// ----- the dynamic faces (scripts) ---------------------------------------------
+
+#[test]
+fn dynamic_row_listener_and_writer_need_no_rust_element_type() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(3));
+    let log = log();
+    let l = log.clone();
+    hub.listen_rows_raw(
+        KEY,
+        Source::Global,
+        ALL_ROWS_WITH_REMOVAL,
+        ListenOptions::default(),
+        None,
+        Rc::new(move |row, item, u| {
+            let name = item.as_struct().unwrap().get("name").unwrap().clone();
+            l.borrow_mut().push(format!("{row} {name} of {}", u.total));
+            Ok(())
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        taken(&log),
+        ["0 \"n0\" of 3", "1 \"n1\" of 3", "2 \"n2\" of 3"]
+    );
+    {
+        let mut arr = hub.stored_array(key, Source::Global);
+        arr.get_mut_struct(1)
+            .unwrap()
+            .set("name", Value::str("renamed"));
+        arr.remove_at(2);
+    }
+    assert_eq!(taken(&log), ["1 \"renamed\" of 2", "-3 \"\" of 2"]);
+}
+
+// ----- §13: the fast path and the reflective one ------------------------------
+
+type Seen = Rc<RefCell<Vec<(i32, i64, String, f64)>>>;
+
+fn row_listener(hub: &Hub, seen: &Seen, reflective: bool) -> gantry_host::ListenerHandle {
+    let s = seen.clone();
+    let mut options = RowOptions::default();
+    if reflective {
+        options = options.reflective_only();
+    }
+    hub.listen_rows(
+        KEY,
+        Source::Global,
+        ALL_ROWS,
+        options,
+        move |row: i32, id: i64, name: String, count: i64| {
+            s.borrow_mut().push((row, id, name, count as f64))
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn fast_path_and_reflective_path_give_identical_results() {
+    let (hub, key) = hub();
+    let (fast, slow): (Seen, Seen) = Default::default();
+    let f = row_listener(&hub, &fast, false);
+    let s = row_listener(&hub, &slow, true);
+    store(&hub, key, &items(5));
+    let mut rows = items(5);
+    rows[3].name = "changed".into();
+    store(&hub, key, &rows);
+    assert_eq!(*fast.borrow(), *slow.borrow());
+    assert_eq!(fast.borrow().len(), 6);
+    assert_eq!(hub.row_path(f.id()), Some(RowPath::Fast));
+    assert_eq!(hub.row_path(s.id()), Some(RowPath::Reflective));
+}
+
+#[test]
+fn fast_path_falls_back_on_a_deliberate_layout_mismatch() {
+    let (hub, key) = hub();
+    let (fast, slow): (Seen, Seen) = Default::default();
+    let f = row_listener(&hub, &fast, false);
+    let _s = row_listener(&hub, &slow, true);
+    // Rows whose fields are not in declaration order: position 0 is `name`.
+    let shuffled: Vec<Value> = (0..3)
+        .map(|i| {
+            Value::structure(
+                StructValue::new("Item")
+                    .with("name", format!("n{i}"))
+                    .with("id", i)
+                    .with("count", i * 10),
+            )
+        })
+        .collect();
+    hub.store_values(
+        key,
+        Source::Global,
+        vec![Value::array(shuffled)],
+        false,
+        Caller::Unrecorded,
+    )
+    .unwrap();
+    assert_eq!(*fast.borrow(), *slow.borrow());
+    assert_eq!(fast.borrow()[2], (2, 2, "n2".to_owned(), 20.0));
+    assert_eq!(hub.row_path(f.id()), Some(RowPath::Reflective));
+}
+
+#[test]
+fn fast_path_refused_when_a_member_type_needs_conversion() {
+    let (hub, key) = hub();
+    let (exact, converted): (Seen, Seen) = Default::default();
+    let _e = row_listener(&hub, &exact, false);
+    let c = converted.clone();
+    let h = hub
+        .listen_rows(
+            KEY,
+            Source::Global,
+            ALL_ROWS,
+            ListenOptions::default(),
+            // `count` is an int; declared as a float it converts.
+            move |row: i32, id: i64, name: String, count: f64| {
+                c.borrow_mut().push((row, id, name, count))
+            },
+        )
+        .unwrap();
+    store(&hub, key, &items(4));
+    assert_eq!(*exact.borrow(), *converted.borrow());
+    assert_eq!(hub.row_path(h.id()), Some(RowPath::Reflective));
+}
+
+#[test]
+fn view_for_each_fast_and_reflective_agree() {
+    let (hub, key) = hub();
+    let seen = log();
+    let s = seen.clone();
+    let _t = hub
+        .listen_table(
+            KEY,
+            Source::Global,
+            ListenOptions::default(),
+            move |view, _| {
+                let fast = RefCell::new(Vec::new());
+                let path = view
+                    .for_each(|row: i32, id: i64, name: Rc<str>| {
+                        fast.borrow_mut().push((row, id, name))
+                    })
+                    .unwrap();
+                let slow = RefCell::new(Vec::new());
+                view.for_each_reflective(|row: i32, id: i64, name: Rc<str>| {
+                    slow.borrow_mut().push((row, id, name))
+                })
+                .unwrap();
+                let (fast, slow) = (fast.into_inner(), slow.into_inner());
+                assert_eq!(fast, slow);
+                s.borrow_mut().push(format!("{path:?} {}", fast.len()));
+            },
+        )
+        .unwrap();
+    store(&hub, key, &items(6));
+    assert_eq!(taken(&seen), ["Fast 6"]);
+    let _ = to_value(&item(1)).unwrap();
+}
