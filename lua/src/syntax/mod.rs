@@ -1,0 +1,25 @@
+//! Lua source analysis without a Lua runtime.
+//!
+//! The language server depends on this module with the crate's `runtime`
+//! feature off, so nothing here may touch mlua. A map of the module:
+//! - [`parse()`]: tree-sitter parsing, incremental when given the old tree.
+//! - [`scan()`] / [`scan_tree()`]: the call-site scanner — every call of a
+//!   generic API function, with spans, literal arguments and listener
+//!   parameters, honouring lexical shadowing.
+//! - [`rewrite()`]: the load-time rewriter that turns literal-key calls into
+//!   calls of key-baked functions, preserving lines (and columns after the key).
+//! - `literal`: decoding of Lua string and number literals.
+//!
+//! `tree_sitter` is re-exported so a user (the language server) edits and
+//! reparses trees with the exact version the scanner was built against.
+
+mod kinds;
+mod literal;
+mod parse;
+mod rewrite;
+mod scan;
+
+pub use parse::parse;
+pub use rewrite::{BAKES_PROLOGUE_MAX_LOCALS, Bake, Rewrite, rewrite};
+pub use scan::{scan, scan_tree};
+pub use tree_sitter::{self, Tree};

@@ -1,0 +1,392 @@
+use expect_test::expect;
+use gantry_host::{ApiFunction, ScannedCall};
+
+use super::super::{parse, scan};
+use super::{BAKES_PROLOGUE_MAX_LOCALS, Rewrite, rewrite};
+
+/// Leaf tokens of `source`: (byte start, line, column, text).
+fn leaves(source: &str) -> Vec<(usize, usize, usize, String)> {
+    let tree = parse(source, None).unwrap();
+    let mut out = Vec::new();
+    let mut cursor = tree.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if node.child_count() == 0 && node.end_byte() > node.start_byte() {
+            let p = node.start_position();
+            out.push((
+                node.start_byte(),
+                p.row,
+                p.column,
+                source[node.byte_range()].to_owned(),
+            ));
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    out
+}
+
+/// How far the prologue shifted line 1: the edits themselves never change
+/// a line's length.
+fn prologue_len(original: &str, r: &Rewrite) -> usize {
+    let first = |s: &str| s.split('\n').next().unwrap_or("").len();
+    first(&r.source) - first(original)
+}
+
+/// Asserts the layout rules: the same number of lines, the rewritten chunk
+/// parses cleanly, and every token that is not a baked callee, a baked key or
+/// the comma/paren cut with it is at its original line and column.
+fn assert_layout_preserved(original: &str, r: &Rewrite) {
+    assert_eq!(
+        original.matches('\n').count(),
+        r.source.matches('\n').count(),
+        "line count changed:\n{}",
+        r.source
+    );
+    assert!(
+        !parse(&r.source, None).unwrap().root_node().has_error(),
+        "rewritten source does not parse:\n{}",
+        r.source
+    );
+    let calls: Vec<ScannedCall> = scan(original);
+    // Regions whose tokens the rewrite may replace: the callee, the key, and
+    // what lies between them and the neighbouring argument (`(`, commas,
+    // comments). Everything else must stay exactly in place.
+    let mut cut: Vec<std::ops::Range<usize>> = Vec::new();
+    for bake in &r.bakes {
+        let call = calls
+            .iter()
+            .find(|c| c.call == bake.site)
+            .expect("bake site is a scanned call");
+        let k = call.function.key_index();
+        let key = call.args[k].span;
+        let next = call.args.get(k + 1).map_or(key.end, |a| a.span.start);
+        if k == 0 {
+            cut.push(call.callee.start..next.max(key.end));
+        } else {
+            cut.push(call.callee.start..call.callee.end);
+            if next > key.end {
+                cut.push(key.start..next);
+            } else {
+                cut.push(call.args[k - 1].span.end..key.end);
+            }
+        }
+    }
+    let shift = prologue_len(original, r);
+    let out_lines: Vec<&str> = r.source.split('\n').collect();
+    for (start, line, col, text) in leaves(original) {
+        if cut.iter().any(|c| c.contains(&start)) {
+            continue;
+        }
+        let col = if line == 0 { col + shift } else { col };
+        let got = out_lines[line].get(col..col + text.len());
+        assert_eq!(
+            got,
+            Some(text.as_str()),
+            "token {text:?} moved from {}:{col}\n{}",
+            line + 1,
+            r.source
+        );
+    }
+}
+
+fn slots_of(r: &Rewrite) -> Vec<(usize, ApiFunction, &str)> {
+    r.slots()
+        .map(|b| (b.slot, b.function, b.key.as_str()))
+        .collect()
+}
+
+#[test]
+fn literal_key_calls_become_baked_calls_without_the_key() {
+    let src = r#"NotifyObjectMessage(self, "Player.Hurt", dmg, causer)
+NotifyMessage("Game.Start")
+ListenMessage("Player.Hurt", self, function(d) print(d) end)
+RemoveStoredObjectMessage(self, "Inv.Items")
+GMP.Request(self, "Shop.Price", 3)
+NotifyMessage "Game.Start"
+"#;
+    let r = rewrite(src);
+    expect![[r#"
+        local __ga=...;local __ga1,__ga2,__ga3,__ga4,__ga5=__ga[1],__ga[2],__ga[3],__ga[4],__ga[5];__ga1              (self,                dmg, causer)
+        __ga2(                    )
+        __ga3(                       self, function(d) print(d) end)
+        __ga4                    (self             )
+        __ga5      (self,               3)
+        __ga2()                   
+    "#]]
+    .assert_eq(&r.source);
+    expect![[r#"
+        [
+            (
+                1,
+                NotifyObjectMessage,
+                "Player.Hurt",
+            ),
+            (
+                2,
+                NotifyMessage,
+                "Game.Start",
+            ),
+            (
+                3,
+                ListenMessage,
+                "Player.Hurt",
+            ),
+            (
+                4,
+                RemoveStoredObjectMessage,
+                "Inv.Items",
+            ),
+            (
+                5,
+                Request,
+                "Shop.Price",
+            ),
+        ]
+    "#]]
+    .assert_debug_eq(&slots_of(&r));
+    assert_eq!(r.bakes.len(), 6);
+    assert_eq!(r.slot_count(), 5);
+    assert_layout_preserved(src, &r);
+}
+
+#[test]
+fn every_untouched_token_keeps_its_line_and_column() {
+    let src = r#"-- a header comment: NotifyMessage("Not.Me")
+local s = "héllo"; NotifyObjectMessage(self, "Player.Hurt", 1)
+NotifyObjectMessage(
+    self,   -- the source
+    "Player.Hurt" --[[ the key,
+    spanning lines ]],
+    { amount = 2, "x" }
+)
+ListenObjectMessage(self,
+  "Player.Hurt", self, function(dmg)
+    NotifyMessage([[Ui.Flash]], dmg) end)
+RemoveStoredObjectMessage(self,
+  "Inv.Items"
+)
+NotifyMessage ( "Game.Over" )
+local t = { RunHook("Hook.A", { v = 1 }), n = GMP.RunHook('Hook.B', 2) }
+"#;
+    let r = rewrite(src);
+    assert_eq!(r.bakes.len(), 8);
+    assert_layout_preserved(src, &r);
+}
+
+#[test]
+fn strings_and_comments_are_untouched() {
+    let src =
+        "local s = 'NotifyMessage(\"A\")' -- NotifyMessage('B')\n--[==[ NotifyMessage('C') ]==]\n";
+    let r = rewrite(src);
+    assert!(!r.is_rewritten());
+    assert_eq!(r.source, src);
+    let src = "NotifyMessage('A', \"NotifyMessage('B')\") -- NotifyMessage('C')\n";
+    let r = rewrite(src);
+    assert_eq!(r.bakes.len(), 1);
+    assert!(
+        r.source
+            .ends_with("\"NotifyMessage('B')\") -- NotifyMessage('C')\n")
+    );
+}
+
+#[test]
+fn shadowed_and_method_calls_are_untouched() {
+    let src = r#"local function f(NotifyMessage) NotifyMessage("In.Param") end
+obj:NotifyObjectMessage(self, "Method")
+t.NotifyMessage("Field")
+NotifyMessage("Global")
+local NotifyMessage = print
+NotifyMessage("Shadowed")
+"#;
+    let r = rewrite(src);
+    assert_eq!(
+        slots_of(&r),
+        vec![(1, ApiFunction::NotifyMessage, "Global")]
+    );
+    for untouched in [
+        r#"NotifyMessage("In.Param")"#,
+        r#"obj:NotifyObjectMessage(self, "Method")"#,
+        r#"t.NotifyMessage("Field")"#,
+        r#"NotifyMessage("Shadowed")"#,
+    ] {
+        assert!(
+            r.source.contains(untouched),
+            "{untouched} was changed:\n{}",
+            r.source
+        );
+    }
+    assert_layout_preserved(src, &r);
+}
+
+#[test]
+fn distinct_function_key_pairs_get_distinct_slots_and_equal_pairs_share_one() {
+    let src = r#"NotifyMessage("A.B")
+NotifyMessage("A_B")
+NotifyMessage("A.B")
+RunHook("A.B", 1)
+GMP.NotifyMessage("A.B")
+"#;
+    let r = rewrite(src);
+    assert_eq!(
+        slots_of(&r),
+        vec![
+            (1, ApiFunction::NotifyMessage, "A.B"),
+            (2, ApiFunction::NotifyMessage, "A_B"),
+            (3, ApiFunction::RunHook, "A.B"),
+        ]
+    );
+    let slots: Vec<usize> = r.bakes.iter().map(|b| b.slot).collect();
+    assert_eq!(slots, vec![1, 2, 1, 3, 1]);
+    assert_layout_preserved(src, &r);
+}
+
+#[test]
+fn invalid_and_non_literal_keys_stay_on_the_generic_path() {
+    let src = r#"NotifyMessage("Bad Key")
+NotifyMessage("")
+NotifyMessage("a..b")
+NotifyMessage(key)
+NotifyMessage(("Paren.Key"))
+NotifyMessage("Con" .. "cat")
+NotifyMessage(42)
+"#;
+    let r = rewrite(src);
+    assert!(!r.is_rewritten());
+    assert_eq!(r.source, src);
+}
+
+#[test]
+fn parse_error_leaves_the_source_unchanged() {
+    let src = "NotifyMessage('A')\nlocal = 1\n";
+    let r = rewrite(src);
+    assert_eq!(
+        r,
+        Rewrite {
+            source: src.to_owned(),
+            bakes: vec![]
+        }
+    );
+    let src = "NotifyMessage('A'";
+    assert_eq!(rewrite(src).source, src);
+}
+
+#[test]
+fn shebang_line_is_replaced_by_the_prologue() {
+    let src = "#!/usr/bin/env lua\nNotifyMessage('A', 1)\n";
+    let r = rewrite(src);
+    let spaces = " ".repeat(13);
+    assert_eq!(
+        r.source,
+        format!("local __ga=...;local __ga1=__ga[1];\n__ga1({spaces}1)\n")
+    );
+}
+
+#[test]
+fn const_and_close_attributes_still_rewrite() {
+    let src = "local k <const> = 1\ndo local c <close> = nil; NotifyMessage('A', k) end\n";
+    let r = rewrite(src);
+    assert_eq!(r.bakes.len(), 1);
+    assert_layout_preserved(src, &r);
+}
+
+#[test]
+fn chunk_reading_its_varargs_is_left_unchanged() {
+    let src = "local name = ...\nNotifyMessage('A')\n";
+    assert!(!rewrite(src).is_rewritten());
+    // `...` inside a function is that function's own.
+    let src = "local f = function(...) return ... end\nNotifyMessage('A')\n";
+    assert!(rewrite(src).is_rewritten());
+}
+
+#[test]
+fn prefix_avoids_every_name_in_the_source() {
+    let src = "local __ga1 = 5\nNotifyMessage('A', __ga1)\n";
+    let r = rewrite(src);
+    assert!(
+        r.source.starts_with("local __gb=...;local __gb1=__gb[1];"),
+        "{}",
+        r.source
+    );
+    assert!(
+        r.source
+            .ends_with(&format!("__gb1({}__ga1)\n", " ".repeat(13)))
+    );
+}
+
+#[test]
+fn slots_beyond_the_local_budget_are_indexed_from_the_table() {
+    let src: String = (1..=200)
+        .map(|i| format!("NotifyMessage('K.N{i}', {i})\n"))
+        .collect();
+    let r = rewrite(&src);
+    assert_eq!(r.slot_count(), 200);
+    let first = r.source.lines().next().unwrap();
+    assert!(
+        first.contains(&format!(",__ga{BAKES_PROLOGUE_MAX_LOCALS}=")),
+        "{first}"
+    );
+    assert!(!first.contains(&format!("__ga{}", BAKES_PROLOGUE_MAX_LOCALS + 1)));
+    let line_151 = r.source.lines().nth(150).unwrap();
+    assert_eq!(line_151, format!("__ga[151]({}151)", " ".repeat(14)));
+    assert_layout_preserved(&src, &r);
+}
+
+#[test]
+fn script_locals_shrink_the_local_budget() {
+    let mut src: String = (0..100).map(|i| format!("local v{i} = {i}\n")).collect();
+    src.extend((1..=120).map(|i| format!("NotifyMessage('K.N{i}')\n")));
+    let r = rewrite(&src);
+    let first = r.source.lines().next().unwrap();
+    // 190 - 100 script locals = 90 slot locals.
+    assert!(first.contains(",__ga90="), "{first}");
+    assert!(!first.contains("__ga91"));
+    assert!(r.source.contains("__ga[91]("));
+}
+
+#[test]
+fn callee_that_cannot_fit_on_its_line_stays_generic() {
+    let src = "GMP\n.RunHook('Hook.A')\nRunHook('Hook.B')\n";
+    let r = rewrite(src);
+    assert_eq!(slots_of(&r), vec![(1, ApiFunction::RunHook, "Hook.B")]);
+    assert!(r.source.contains("GMP\n.RunHook('Hook.A')\n"));
+}
+
+#[test]
+fn every_slot_referenced_in_the_text_is_baked() {
+    let src: String = (0..400)
+        .map(|i| match i % 4 {
+            0 => format!("NotifyObjectMessage(self, 'K.S{}', {i})\n", i % 170),
+            1 => format!("ListenMessage('K.L{}', self, function(a) end)\n", i % 50),
+            2 => format!("NotifyMessage(k{i}, 1)\n"),
+            _ => format!("GMP.RunHook \"K.H{}\"\n", i % 30),
+        })
+        .collect();
+    let r = rewrite(&src);
+    let n = r.slot_count();
+    let slots: Vec<usize> = r.slots().map(|b| b.slot).collect();
+    assert_eq!(slots, (1..=n).collect::<Vec<_>>());
+    let body = &r.source[prologue_len(&src, &r)..];
+    let mut referenced = Vec::new();
+    for (i, _) in body.match_indices("__ga") {
+        let rest = body[i + 4..].trim_start_matches('[');
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        referenced.push(
+            digits
+                .parse::<usize>()
+                .expect("a slot number after the prefix"),
+        );
+    }
+    assert_eq!(referenced.len(), r.bakes.len());
+    assert!(referenced.iter().all(|&s| (1..=n).contains(&s)));
+    assert_layout_preserved(&src, &r);
+}

@@ -1,0 +1,410 @@
+//! The one Lua call-site scanner.
+//!
+//! Finds every call of a generic API function (`NotifyObjectMessage(...)` as
+//! a global, or `GMP.NotifyObjectMessage(...)`) that Lua would resolve to the
+//! API: method calls, field calls on other tables and names shadowed by a
+//! local in scope are not API calls. The loader's rewriter and the language
+//! server both use it, so what the editor flags is exactly what gets baked.
+//!
+//! The walk is iterative (a script of 10,000 nested concatenations must not
+//! overflow the stack) and tracks lexical scope only for the 17 names that
+//! matter: the API function names and `GMP`.
+
+use gantry_host::{ApiFunction, Pos, ScannedArg, ScannedCall, Span};
+use tree_sitter::{Node, Tree};
+
+use super::kinds::{KINDS, Kinds};
+use super::literal::literal_of;
+use super::parse::parse;
+
+/// Index of `GMP` in the shadow counters, after the API functions.
+const GMP: usize = ApiFunction::ALL.len();
+const TRACKED: usize = GMP + 1;
+
+/// Lua 5.4 keeps hidden control variables for each loop (three for a
+/// numeric `for`, four for a generic one); counted as locals of the function.
+const FOR_HIDDEN_LOCALS: usize = 4;
+
+/// A scanned call plus what the rewriter needs to cut the key out.
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    pub call: ScannedCall,
+    /// Byte offset of each `,` separating arguments: `commas[i]` follows `args[i]`.
+    pub commas: Vec<usize>,
+    /// `f(...)` rather than `f"str"` / `f{...}`.
+    pub parenthesized: bool,
+}
+
+/// Everything one walk learns about a chunk.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkScan {
+    pub calls: Vec<Found>,
+    /// Locals (with loop control variables) declared in the main chunk's own
+    /// function body: Lua allows 200 active locals per function, and the
+    /// rewriter's prologue adds some.
+    pub main_locals: usize,
+    /// Whether the main chunk reads its own varargs `...`, which the
+    /// rewriter's prologue would take over.
+    pub main_reads_varargs: bool,
+}
+
+/// Parses and scans `source`. Empty if tree-sitter fails outright.
+pub fn scan(source: &str) -> Vec<ScannedCall> {
+    match parse(source, None) {
+        Some(tree) => scan_tree(&tree, source),
+        None => Vec::new(),
+    }
+}
+
+/// Scans an already parsed tree of `source` (the language server keeps the
+/// tree for incremental reparsing). Calls come in source order, an outer
+/// call before the calls nested in its arguments. Trees with syntax errors
+/// are scanned as far as they go.
+pub fn scan_tree(tree: &Tree, source: &str) -> Vec<ScannedCall> {
+    scan_chunk(tree, source)
+        .calls
+        .into_iter()
+        .map(|found| found.call)
+        .collect()
+}
+
+pub(crate) fn scan_chunk(tree: &Tree, source: &str) -> ChunkScan {
+    let mut walker = Walker {
+        source,
+        k: &KINDS,
+        shadow: [0; TRACKED],
+        declared: Vec::new(),
+        frames: Vec::new(),
+        ancestors: Vec::new(),
+        fn_depth: 0,
+        out: ChunkScan::default(),
+    };
+    let mut cursor = tree.walk();
+    'walk: loop {
+        let node = cursor.node();
+        let descend = walker.enter(node);
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            walker.leave(cursor.node());
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    walker.out
+}
+
+struct Walker<'a, 't> {
+    source: &'a str,
+    k: &'static Kinds,
+    /// How many locals in scope currently carry each tracked name.
+    shadow: [u32; TRACKED],
+    /// Tracked names declared in the open scopes, innermost last.
+    declared: Vec<u8>,
+    /// Open scopes: the node that opened it and its mark in `declared`.
+    frames: Vec<(usize, usize)>,
+    /// The nodes entered and not yet left (the cursor's path).
+    ancestors: Vec<Node<'t>>,
+    /// Nesting depth of function bodies; 0 is the main chunk.
+    fn_depth: usize,
+    out: ChunkScan,
+}
+
+impl<'t> Walker<'_, 't> {
+    /// Called before a node's children; returns whether to visit them.
+    fn enter(&mut self, node: Node<'t>) -> bool {
+        let k = self.k;
+        let kind = node.kind_id();
+        let parent_kind = self.ancestors.last().map(|p| p.kind_id());
+        self.ancestors.push(node);
+        if kind == k.function_call {
+            self.call(node);
+        } else if kind == k.string || kind == k.comment {
+            return false;
+        } else if kind == k.block {
+            if parent_kind == Some(k.for_statement) {
+                self.push_frame(node);
+                self.declare_for_names();
+            } else if parent_kind != Some(k.repeat_statement) {
+                // A `repeat` body's locals stay visible in its `until`
+                // condition, so the repeat statement holds that scope.
+                self.push_frame(node);
+            }
+        } else if kind == k.repeat_statement {
+            self.push_frame(node);
+        } else if kind == k.function_definition || kind == k.function_declaration {
+            if kind == k.function_declaration && self.first_child_is_local(node) {
+                // `local function f` is in scope in its own body.
+                if let Some(name) = node.child_by_field_id(k.field_name) {
+                    self.declare(name);
+                }
+            }
+            self.fn_depth += 1;
+            self.push_frame(node);
+        } else if kind == k.parameters {
+            let mut cursor = node.walk();
+            for param in node.named_children(&mut cursor) {
+                if param.kind_id() == k.identifier {
+                    self.declare(param);
+                }
+            }
+            return false;
+        } else if kind == k.vararg_expression && self.fn_depth == 0 {
+            self.out.main_reads_varargs = true;
+        }
+        true
+    }
+
+    /// Called after a node's children.
+    fn leave(&mut self, node: Node<'t>) {
+        let k = self.k;
+        let kind = node.kind_id();
+        self.ancestors.pop();
+        if kind == k.variable_declaration && self.first_child_is_local(node) {
+            // `local x = x`: the new local is in scope only after the statement.
+            self.declare_local_statement(node);
+        } else if kind == k.function_definition || kind == k.function_declaration {
+            self.fn_depth = self.fn_depth.saturating_sub(1);
+        }
+        if self.frames.last().is_some_and(|&(id, _)| id == node.id()) {
+            self.pop_frame();
+        }
+    }
+
+    fn first_child_is_local(&self, node: Node<'_>) -> bool {
+        node.child(0)
+            .is_some_and(|c| c.kind_id() == self.k.local_kw)
+    }
+
+    fn push_frame(&mut self, node: Node<'_>) {
+        self.frames.push((node.id(), self.declared.len()));
+    }
+
+    fn pop_frame(&mut self) {
+        if let Some((_, mark)) = self.frames.pop() {
+            for index in self.declared.drain(mark..) {
+                let count = &mut self.shadow[usize::from(index)];
+                *count = count.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Brings the local named by identifier `name` into the current scope.
+    fn declare(&mut self, name: Node<'_>) {
+        if self.fn_depth == 0 {
+            self.out.main_locals += 1;
+        }
+        let Some(text) = self.source.get(name.byte_range()) else {
+            return;
+        };
+        if let Some(index) = tracked_index(text) {
+            self.shadow[index] += 1;
+            // TRACKED < 256, so the index fits.
+            self.declared.push(index as u8);
+        }
+    }
+
+    /// `local a <const>, b = ...`: declares the names, not the attributes.
+    fn declare_local_statement(&mut self, node: Node<'_>) {
+        let k = self.k;
+        let mut list = None;
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if child.kind_id() == k.variable_list {
+                list = Some(child);
+            } else if child.kind_id() == k.assignment_statement {
+                let mut inner = child.walk();
+                list = child
+                    .named_children(&mut inner)
+                    .find(|c| c.kind_id() == k.variable_list);
+            }
+        }
+        let Some(list) = list else { return };
+        let mut cursor = list.walk();
+        if !cursor.goto_first_child() {
+            return;
+        }
+        loop {
+            let child = cursor.node();
+            if cursor.field_id().map(|f| f.get()) == Some(k.field_name)
+                && child.kind_id() == k.identifier
+            {
+                self.declare(child);
+            }
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+
+    /// The control variables of the `for` whose body is being entered.
+    fn declare_for_names(&mut self) {
+        let k = self.k;
+        let Some(for_node) = self
+            .ancestors
+            .len()
+            .checked_sub(2)
+            .map(|i| self.ancestors[i])
+        else {
+            return;
+        };
+        if self.fn_depth == 0 {
+            self.out.main_locals += FOR_HIDDEN_LOCALS;
+        }
+        let Some(clause) = for_node.child_by_field_id(k.field_clause) else {
+            return;
+        };
+        let mut names = Vec::new();
+        if clause.kind_id() == k.for_numeric_clause {
+            names.extend(clause.child_by_field_id(k.field_name));
+        } else if clause.kind_id() == k.for_generic_clause {
+            let mut cursor = clause.walk();
+            if let Some(list) = clause
+                .named_children(&mut cursor)
+                .find(|c| c.kind_id() == k.variable_list)
+            {
+                let mut inner = list.walk();
+                names.extend(
+                    list.named_children(&mut inner)
+                        .filter(|n| n.kind_id() == k.identifier),
+                );
+            }
+        }
+        for name in names {
+            self.declare(name);
+        }
+    }
+
+    fn text(&self, node: Node<'_>) -> &str {
+        self.source.get(node.byte_range()).unwrap_or("")
+    }
+
+    /// Records `node` if it is a call of an API function that Lua would
+    /// resolve to the API (not shadowed, not a method or foreign field).
+    fn call(&mut self, node: Node<'_>) {
+        let k = self.k;
+        let (Some(callee), Some(arg_list)) = (
+            node.child_by_field_id(k.field_name),
+            node.child_by_field_id(k.field_arguments),
+        ) else {
+            return;
+        };
+        let (function, via_gmp) = if callee.kind_id() == k.identifier {
+            match ApiFunction::from_name(self.text(callee)) {
+                Some(f) if !f.gmp_only() && self.shadow[api_index(f)] == 0 => (f, false),
+                _ => return,
+            }
+        } else if callee.kind_id() == k.dot_index_expression {
+            let (Some(table), Some(field)) = (
+                callee.child_by_field_id(k.field_table),
+                callee.child_by_field_id(k.field_field),
+            ) else {
+                return;
+            };
+            if table.kind_id() != k.identifier
+                || self.text(table) != "GMP"
+                || self.shadow[GMP] != 0
+                || field.kind_id() != k.identifier
+            {
+                return;
+            }
+            match ApiFunction::from_name(self.text(field)) {
+                Some(f) => (f, true),
+                None => return,
+            }
+        } else {
+            return;
+        };
+
+        let mut args = Vec::new();
+        let mut commas = Vec::new();
+        let mut parenthesized = false;
+        let mut cursor = arg_list.walk();
+        for child in arg_list.children(&mut cursor) {
+            let kind = child.kind_id();
+            if kind == k.lparen {
+                parenthesized = true;
+            } else if kind == k.comma {
+                commas.push(child.start_byte());
+            } else if child.is_named() && !child.is_extra() {
+                args.push(self.arg(child));
+            }
+        }
+        self.out.calls.push(Found {
+            call: ScannedCall {
+                function,
+                via_gmp,
+                call: span_of(node),
+                callee: span_of(callee),
+                arg_list: span_of(arg_list),
+                args,
+            },
+            commas,
+            parenthesized,
+        });
+    }
+
+    fn arg(&self, node: Node<'_>) -> ScannedArg {
+        let k = self.k;
+        let function_params = (node.kind_id() == k.function_definition).then(|| {
+            let Some(params) = node.child_by_field_id(k.field_parameters) else {
+                return Vec::new();
+            };
+            let mut cursor = params.walk();
+            params
+                .named_children(&mut cursor)
+                .filter_map(|p| {
+                    if p.kind_id() == k.identifier {
+                        Some(self.text(p).to_owned())
+                    } else if p.kind_id() == k.vararg_expression {
+                        Some("...".to_owned())
+                    } else {
+                        None
+                    }
+                })
+                .collect()
+        });
+        ScannedArg {
+            span: span_of(node),
+            literal: literal_of(node, self.source),
+            function_params,
+        }
+    }
+}
+
+/// The shadow-counter index of a name the scanner cares about.
+fn tracked_index(name: &str) -> Option<usize> {
+    if name == "GMP" {
+        return Some(GMP);
+    }
+    ApiFunction::ALL.iter().position(|f| f.name() == name)
+}
+
+fn api_index(function: ApiFunction) -> usize {
+    ApiFunction::ALL
+        .iter()
+        .position(|&f| f == function)
+        .unwrap_or(GMP)
+}
+
+/// The span of a node: byte offsets and 0-based line / byte column.
+pub(crate) fn span_of(node: Node<'_>) -> Span {
+    let pos = |p: tree_sitter::Point| Pos {
+        line: u32::try_from(p.row).unwrap_or(u32::MAX),
+        column: u32::try_from(p.column).unwrap_or(u32::MAX),
+    };
+    Span {
+        start: node.start_byte(),
+        end: node.end_byte(),
+        start_pos: pos(node.start_position()),
+        end_pos: pos(node.end_position()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,325 @@
+use expect_test::expect;
+use gantry_host::{ApiFunction, Literal, ScannedCall};
+
+use super::scan;
+
+/// `Function@line:col key` per call (1-based line, 0-based byte column).
+fn summary(source: &str) -> String {
+    scan(source)
+        .iter()
+        .map(|c| {
+            format!(
+                "{}{}@{}:{} {:?}\n",
+                if c.via_gmp { "GMP." } else { "" },
+                c.function,
+                c.call.start_pos.line + 1,
+                c.call.start_pos.column,
+                c.literal_key()
+            )
+        })
+        .collect()
+}
+
+fn text<'a>(source: &'a str, span: gantry_host::Span) -> &'a str {
+    &source[span.start..span.end]
+}
+
+fn only(source: &str) -> ScannedCall {
+    let mut calls = scan(source);
+    assert_eq!(calls.len(), 1, "{calls:#?}");
+    calls.remove(0)
+}
+
+#[test]
+fn nested_calls_in_listener_functions_are_reported_outer_first() {
+    let src = r#"
+ListenMessage("Player.Hurt", self, function(dmg)
+    NotifyObjectMessage(self, "Ui.Flash", { color = GMP.RunHook("Theme.Color", dmg) })
+end)
+"#;
+    expect![[r#"
+        ListenMessage@2:0 Some("Player.Hurt")
+        NotifyObjectMessage@3:4 Some("Ui.Flash")
+        GMP.RunHook@3:52 Some("Theme.Color")
+    "#]]
+    .assert_eq(&summary(src));
+}
+
+#[test]
+fn calls_in_table_constructors_are_reported() {
+    let src = "local t = { NotifyMessage('A'), x = RunHook('B', 1), [UnbindMessage('C', 1)] = 2 }";
+    expect![[r#"
+        NotifyMessage@1:12 Some("A")
+        RunHook@1:36 Some("B")
+        UnbindMessage@1:54 Some("C")
+    "#]]
+    .assert_eq(&summary(src));
+}
+
+#[test]
+fn calls_in_strings_and_comments_are_not_reported() {
+    let src = r#"
+local s = "NotifyMessage('A')"
+local l = [==[ NotifyMessage("B") ]] still string ]==]
+-- NotifyMessage("C")
+--[==[
+NotifyMessage("D") ]]
+]==]
+NotifyMessage("E")
+"#;
+    expect![[r#"
+        NotifyMessage@8:0 Some("E")
+    "#]]
+    .assert_eq(&summary(src));
+}
+
+#[test]
+fn multi_line_calls_have_spans_on_every_line() {
+    let src = "NotifyObjectMessage(\n  self,\n  \"Player.Hurt\",\n  10\n)\n";
+    let call = only(src);
+    assert_eq!(call.call.start_pos.line, 0);
+    assert_eq!(call.call.end_pos.line, 4);
+    assert_eq!(text(src, call.callee), "NotifyObjectMessage");
+    assert_eq!(
+        text(src, call.arg_list),
+        "(\n  self,\n  \"Player.Hurt\",\n  10\n)"
+    );
+    let key = call.key_arg().unwrap();
+    assert_eq!((key.span.start_pos.line, key.span.start_pos.column), (2, 2));
+    assert_eq!(text(src, call.args[2].span), "10");
+}
+
+#[test]
+fn long_bracket_keys_are_unescaped() {
+    let call = only("NotifyMessage([==[\nPlayer.Hurt]==])");
+    assert_eq!(call.literal_key(), Some("Player.Hurt"));
+    let call = only(r#"NotifyMessage("Player\x2eHurt")"#);
+    assert_eq!(call.literal_key(), Some("Player.Hurt"));
+}
+
+#[test]
+fn local_shadows_only_after_its_statement() {
+    let src = r#"
+NotifyObjectMessage(self, "Before", 1)
+local NotifyObjectMessage = function(...) NotifyObjectMessage(self, "InsideInit") end
+NotifyObjectMessage(self, "After", 1)
+"#;
+    expect![[r#"
+        NotifyObjectMessage@2:0 Some("Before")
+        NotifyObjectMessage@3:42 Some("InsideInit")
+    "#]]
+    .assert_eq(&summary(src));
+}
+
+#[test]
+fn local_alias_of_the_global_shadows_after_the_statement() {
+    let src = "local NotifyMessage = NotifyMessage\nNotifyMessage('A')\n";
+    assert!(scan(src).is_empty());
+}
+
+#[test]
+fn block_local_does_not_shadow_after_its_block() {
+    let src = r#"
+do local RunHook = print; RunHook("In") end
+if x then local RunHook = 1 else RunHook("Else") end
+RunHook("Out")
+"#;
+    expect![[r#"
+        RunHook@3:33 Some("Else")
+        RunHook@4:0 Some("Out")
+    "#]]
+    .assert_eq(&summary(src));
+}
+
+#[test]
+fn function_parameters_shadow_in_the_body_only() {
+    let src = r#"
+local function f(NotifyMessage, ...) NotifyMessage("Param") end
+local g = function(GMP) GMP.NotifyMessage("ParamGmp") end
+NotifyMessage("Outside")
+GMP.NotifyMessage("OutsideGmp")
+"#;
+    expect![[r#"
+        NotifyMessage@4:0 Some("Outside")
+        GMP.NotifyMessage@5:0 Some("OutsideGmp")
+    "#]]
+    .assert_eq(&summary(src));
+}
+
+#[test]
+fn local_function_shadows_in_its_own_body_and_after() {
+    let src = r#"
+RunHook("Before")
+local function RunHook(k) RunHook("Recursive") end
+RunHook("After")
+"#;
+    expect![[r#"
+        RunHook@2:0 Some("Before")
+    "#]]
+    .assert_eq(&summary(src));
+}
+
+#[test]
+fn global_function_declaration_does_not_shadow() {
+    // Replacing the global is not a local; the call still reaches a global.
+    let src = "function Helper(NotifyMessage) end\nNotifyMessage('A')";
+    assert_eq!(scan(src).len(), 1);
+}
+
+#[test]
+fn for_variables_shadow_in_the_loop_body_only() {
+    let src = r#"
+for RunHook = RunHook("Start"), 3 do RunHook("Body") end
+for _, GMP in ipairs(GMP.RunHook("List")) do GMP.RunHook("Body") end
+RunHook("After")
+"#;
+    expect![[r#"
+        RunHook@2:14 Some("Start")
+        GMP.RunHook@3:21 Some("List")
+        RunHook@4:0 Some("After")
+    "#]]
+    .assert_eq(&summary(src));
+}
+
+#[test]
+fn repeat_body_locals_are_visible_in_until() {
+    let src = "repeat local RunHook = f until RunHook('Cond')\nRunHook('After')";
+    expect![[r#"
+        RunHook@2:0 Some("After")
+    "#]]
+    .assert_eq(&summary(src));
+}
+
+#[test]
+fn attributes_are_not_names() {
+    let src = "local NotifyMessage <const> = 1\nlocal x <close> = nil\nNotifyMessage('A')";
+    assert!(scan(src).is_empty());
+    let src = "local close <close> = nil\nNotifyMessage('A')";
+    assert_eq!(scan(src).len(), 1);
+}
+
+#[test]
+fn method_calls_are_not_api_calls() {
+    assert!(scan(r#"obj:NotifyObjectMessage(self, "A")"#).is_empty());
+    assert!(scan(r#"GMP:NotifyObjectMessage(self, "A")"#).is_empty());
+}
+
+#[test]
+fn field_calls_on_tables_other_than_gmp_are_not_api_calls() {
+    assert!(scan(r#"t.NotifyMessage("A")"#).is_empty());
+    assert!(scan(r#"a.GMP.NotifyMessage("A")"#).is_empty());
+    assert!(scan(r#"GMP["NotifyMessage"]("A")"#).is_empty());
+    assert!(scan(r#"GMP.NotAnApi("A")"#).is_empty());
+}
+
+#[test]
+fn gmp_field_calls_are_api_calls() {
+    let src = r#"GMP.NotifyMessage("A")"#;
+    let call = only(src);
+    assert!(call.via_gmp);
+    assert_eq!(text(src, call.callee), "GMP.NotifyMessage");
+}
+
+#[test]
+fn request_and_stored_array_only_via_gmp() {
+    assert!(scan(r#"Request(self, "A")"#).is_empty());
+    assert!(scan(r#"StoredArray(self, "A")"#).is_empty());
+    assert_eq!(
+        only(r#"GMP.Request(self, "A")"#).function,
+        ApiFunction::Request
+    );
+    assert_eq!(
+        only(r#"GMP.StoredArray(self, "A")"#).function,
+        ApiFunction::StoredArray
+    );
+}
+
+#[test]
+fn parenthesised_and_concatenated_keys_are_not_literal() {
+    assert_eq!(only(r#"NotifyMessage(("Key"))"#).literal_key(), None);
+    assert_eq!(only(r#"NotifyMessage("A" .. ".B")"#).literal_key(), None);
+    assert_eq!(only(r#"NotifyMessage(key)"#).literal_key(), None);
+}
+
+#[test]
+fn string_and_table_call_forms_have_one_argument() {
+    let src = r#"NotifyMessage "Player.Hurt""#;
+    let call = only(src);
+    assert_eq!(call.literal_key(), Some("Player.Hurt"));
+    assert_eq!(text(src, call.arg_list), r#""Player.Hurt""#);
+    let call = only("NotifyMessage{1}");
+    assert_eq!(call.args.len(), 1);
+    assert_eq!(call.args[0].literal, Some(Literal::Table));
+}
+
+#[test]
+fn literal_types_of_arguments() {
+    let call = only(
+        r#"NotifyMessage("K", 1, -2, 1.5, -0.5, 0x10, true, false, nil, {a=1}, 'x', x, f(), (1))"#,
+    );
+    let literals: Vec<Option<Literal>> = call.args.iter().map(|a| a.literal.clone()).collect();
+    assert_eq!(
+        literals,
+        vec![
+            Some(Literal::Str("K".into())),
+            Some(Literal::Int(1)),
+            Some(Literal::Int(-2)),
+            Some(Literal::Float(1.5)),
+            Some(Literal::Float(-0.5)),
+            Some(Literal::Int(16)),
+            Some(Literal::Bool(true)),
+            Some(Literal::Bool(false)),
+            Some(Literal::Nil),
+            Some(Literal::Table),
+            Some(Literal::Str("x".into())),
+            None,
+            None,
+            None,
+        ]
+    );
+    assert_eq!(call.message_args().len(), 13);
+}
+
+#[test]
+fn listener_function_literals_carry_their_parameter_names() {
+    let call = only(
+        "ListenObjectMessage(self, 'Player.Hurt', self, function(dmg, causer, ...) end, {times = 1})",
+    );
+    let listener = call.listener_arg().unwrap();
+    assert_eq!(
+        listener.function_params.as_deref(),
+        Some(&["dmg".to_owned(), "causer".to_owned(), "...".to_owned()][..])
+    );
+    assert_eq!(call.args[4].function_params, None);
+    assert_eq!(call.args[4].literal, Some(Literal::Table));
+    let call = only("ListenMessage('K', self, function() end)");
+    assert_eq!(call.listener_arg().unwrap().function_params, Some(vec![]));
+}
+
+#[test]
+fn columns_are_byte_columns_after_utf8_text() {
+    let src = "local s = 'héllo wörld'; NotifyMessage('A')";
+    let call = only(src);
+    assert_eq!(call.call.start, src.find("NotifyMessage").unwrap());
+    assert_eq!(
+        call.call.start_pos.column as usize,
+        src.find("NotifyMessage").unwrap()
+    );
+    assert_eq!(call.call.start_pos.column, 27);
+}
+
+#[test]
+fn source_with_syntax_errors_still_scans_the_valid_parts() {
+    let src = "NotifyMessage('A')\nlocal = = =\n";
+    assert!(scan(src).iter().any(|c| c.literal_key() == Some("A")));
+}
+
+#[test]
+fn deeply_nested_expressions_do_not_overflow_the_stack() {
+    let mut src = String::from("local x = 1");
+    for _ in 0..20_000 {
+        src.push_str(" .. 1");
+    }
+    src.push_str("\nNotifyMessage('A')");
+    assert_eq!(scan(&src).len(), 1);
+}
