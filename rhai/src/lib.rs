@@ -1,0 +1,13 @@
+//! # gantry-rhai — Gantry for Rhai scripts
+//!
+//! A map of the crate:
+//! - [`syntax`]: runtime-free — the one Rhai call-site scanner ([`syntax::scan`])
+//!   shared by the loader and the language server, and the source-level
+//!   key-baking rewriter ([`syntax::rewrite`]). Available with
+//!   `default-features = false`.
+//!
+//! The runtime (engine embedding and the script API) belongs behind the
+//! default `runtime` feature, so that depending on this crate without default
+//! features never pulls a hub runtime into a tool that only reads scripts.
+
+pub mod syntax;
