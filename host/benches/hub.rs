@@ -27,7 +27,8 @@ fn floor(n: usize, sink: &Rc<Cell<f64>>) -> Vec<Box<dyn Fn(i64, f64)>> {
     (0..n)
         .map(|_| {
             let s = sink.clone();
-            Box::new(move |hp: i64, dmg: f64| s.set(s.get() + hp as f64 * dmg)) as Box<dyn Fn(i64, f64)>
+            Box::new(move |hp: i64, dmg: f64| s.set(s.get() + hp as f64 * dmg))
+                as Box<dyn Fn(i64, f64)>
         })
         .collect()
 }
@@ -47,12 +48,23 @@ fn send(c: &mut Criterion) {
         let (hub, _handles) = hub_with_listeners(n, &sink);
         let key = hub.key("Player.Hurt").unwrap();
         group.bench_function(format!("hub_baked_key/{n}"), |b| {
-            b.iter(|| hub.send(black_box(key), Source::Global, (black_box(3i64), black_box(0.5f64))).unwrap())
+            b.iter(|| {
+                hub.send(
+                    black_box(key),
+                    Source::Global,
+                    (black_box(3i64), black_box(0.5f64)),
+                )
+                .unwrap()
+            })
         });
         group.bench_function(format!("hub_by_string/{n}"), |b| {
             b.iter(|| {
-                hub.send_str(black_box("Player.Hurt"), Source::Global, (black_box(3i64), black_box(0.5f64)))
-                    .unwrap()
+                hub.send_str(
+                    black_box("Player.Hurt"),
+                    Source::Global,
+                    (black_box(3i64), black_box(0.5f64)),
+                )
+                .unwrap()
             })
         });
     }
@@ -65,9 +77,12 @@ fn send(c: &mut Criterion) {
         .into_iter()
         .map(|scope| {
             let s = sink.clone();
-            hub.listen_with("Player.Hurt", scope, ListenOptions::new(), move |hp: i64, dmg: f64| {
-                s.set(s.get() + hp as f64 * dmg)
-            })
+            hub.listen_with(
+                "Player.Hurt",
+                scope,
+                ListenOptions::new(),
+                move |hp: i64, dmg: f64| s.set(s.get() + hp as f64 * dmg),
+            )
             .unwrap()
         })
         .collect();
@@ -81,7 +96,10 @@ fn send(c: &mut Criterion) {
         })
     });
     group.bench_function("hub_object_send_three_tiers/3", |b| {
-        b.iter(|| hub.send(key, obj, (black_box(3i64), black_box(0.5f64))).unwrap())
+        b.iter(|| {
+            hub.send(key, obj, (black_box(3i64), black_box(0.5f64)))
+                .unwrap()
+        })
     });
     group.finish();
 }
@@ -96,7 +114,11 @@ fn stored_requests_hooks(c: &mut Criterion) {
     group.bench_function("store_replay_to_late_listener", |b| {
         b.iter(|| {
             let s = sink.clone();
-            let handle = hub.listen("Game.Ready", Source::Global, move |n: i64| s.set(s.get() + n)).unwrap();
+            let handle = hub
+                .listen("Game.Ready", Source::Global, move |n: i64| {
+                    s.set(s.get() + n)
+                })
+                .unwrap();
             drop(black_box(handle));
         })
     });
@@ -104,7 +126,11 @@ fn stored_requests_hooks(c: &mut Criterion) {
     group.bench_function("listen_and_drop_without_replay", |b| {
         b.iter(|| {
             let s = sink.clone();
-            let handle = hub.listen("Game.Other", Source::Global, move |n: i64| s.set(s.get() + n)).unwrap();
+            let handle = hub
+                .listen("Game.Other", Source::Global, move |n: i64| {
+                    s.set(s.get() + n)
+                })
+                .unwrap();
             drop(black_box(handle));
         })
     });
@@ -133,10 +159,15 @@ fn stored_requests_hooks(c: &mut Criterion) {
     // Baseline: a plain send to one listener.
     let sink = Rc::new(Cell::new(0i64));
     let s = sink.clone();
-    let _plain = hub.listen("Math.Plain", Source::Global, move |n: i64| s.set(n)).unwrap();
+    let _plain = hub
+        .listen("Math.Plain", Source::Global, move |n: i64| s.set(n))
+        .unwrap();
     let plain = hub.key("Math.Plain").unwrap();
     group.bench_function("plain_send_one_listener", |b| {
-        b.iter(|| hub.send(plain, Source::Global, (black_box(21i64),)).unwrap())
+        b.iter(|| {
+            hub.send(plain, Source::Global, (black_box(21i64),))
+                .unwrap()
+        })
     });
 
     // Hooks.
@@ -153,11 +184,17 @@ fn stored_requests_hooks(c: &mut Criterion) {
         .collect();
     let mut payload = Value::Int(1000);
     group.bench_function("run_hook_8_listeners", |b| {
-        b.iter(|| hub.run_hook(black_box("Combat.Damage"), &mut payload).unwrap())
+        b.iter(|| {
+            hub.run_hook(black_box("Combat.Damage"), &mut payload)
+                .unwrap()
+        })
     });
     let mut payload = Value::Int(0);
     group.bench_function("run_hook_no_listeners", |b| {
-        b.iter(|| hub.run_hook(black_box("Combat.Heal"), &mut payload).unwrap())
+        b.iter(|| {
+            hub.run_hook(black_box("Combat.Heal"), &mut payload)
+                .unwrap()
+        })
     });
     let mut map: FxHashMap<Rc<str>, u32> = FxHashMap::default();
     for i in 0..64 {

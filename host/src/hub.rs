@@ -206,12 +206,15 @@ pub(crate) struct State {
     graveyard: Vec<Box<dyn Any>>,
 }
 
+/// A host's report sink.
+type ReportFn = dyn Fn(&Report);
+
 /// The hub's shared interior; [`Hub`] is a cheap handle to it.
 pub struct HubInner {
     pub(crate) state: RefCell<State>,
     checked: Cell<bool>,
     table_dirty: Cell<bool>,
-    on_report: RefCell<Option<Rc<dyn Fn(&Report)>>>,
+    on_report: RefCell<Option<Rc<ReportFn>>>,
     pub(crate) request_seq: Cell<u64>,
 }
 
@@ -634,15 +637,15 @@ impl Hub {
         let checked = self.is_checked();
         let is_hook = matches!(spec.callback, Callback::Hook(_));
         let result = self.with_state(|s| {
-            if let (Some(site), false) = (&spec.site, is_hook) {
-                if s.table.record_site(key, site.clone()) {
-                    self.inner.table_dirty.set(true);
-                }
+            if let (Some(site), false) = (&spec.site, is_hook)
+                && s.table.record_site(key, site.clone())
+            {
+                self.inner.table_dirty.set(true);
             }
-            if let ListenerParams::Typed(types) = &spec.params {
-                if !is_hook {
-                    check_listener_types(s, handle, key, types, checked, &self.inner.table_dirty)?;
-                }
+            if let ListenerParams::Typed(types) = &spec.params
+                && !is_hook
+            {
+                check_listener_types(s, handle, key, types, checked, &self.inner.table_dirty)?;
             }
             s.next_id += 1;
             s.next_seq += 1;
@@ -837,7 +840,10 @@ impl Hub {
                     None
                 } else {
                     slot.last_rust_site = Some(loc);
-                    if slot.rust_sites.insert(loc as *const Location<'static> as usize) {
+                    if slot
+                        .rust_sites
+                        .insert(loc as *const Location<'static> as usize)
+                    {
                         Some(Site::rust(loc, Role::Send))
                     } else {
                         None
@@ -891,28 +897,26 @@ impl Hub {
         if needs_record || new_site.is_some() {
             let name = s.keys.name(key).clone();
             if needs_record {
-                if checked {
-                    if let Err(m) = s.table.check_args(&name, args) {
-                        drop(state);
-                        return Err(self.mismatch(
-                            name.to_string(),
-                            m.position,
-                            m.expected,
-                            m.got,
-                            caller,
-                            None,
-                        ));
-                    }
+                if checked && let Err(m) = s.table.check_args(&name, args) {
+                    drop(state);
+                    return Err(self.mismatch(
+                        name.to_string(),
+                        m.position,
+                        m.expected,
+                        m.got,
+                        caller,
+                        None,
+                    ));
                 }
                 if s.table.record_args(&name, kind, args) == Recorded::Changed {
                     self.inner.table_dirty.set(true);
                 }
                 refresh_sig(s, key);
             }
-            if let Some(site) = new_site {
-                if s.table.record_site(&name, site) {
-                    self.inner.table_dirty.set(true);
-                }
+            if let Some(site) = new_site
+                && s.table.record_site(&name, site)
+            {
+                self.inner.table_dirty.set(true);
             }
         }
         Ok(collect_lists(s, key, source, false))
@@ -962,35 +966,35 @@ impl Hub {
         // no listener is called with missing arguments.
         if self.inner.checked.get() {
             for (list, _) in lists.iter() {
-                if list.max_arity > args.len() {
-                    if let Some(entry) = list.entries.iter().find(|e| {
+                if list.max_arity > args.len()
+                    && let Some(entry) = list.entries.iter().find(|e| {
                         e.params.arity() > args.len()
                             && e.callable()
                             && only.is_none_or(|o| Rc::ptr_eq(o, e))
-                    }) {
-                        let ListenerParams::Typed(types) = &entry.params else {
-                            continue;
-                        };
-                        let position = args.len();
-                        let name = self.key_name(key).to_string();
-                        return Err(self.mismatch(
-                            name,
-                            position,
-                            types[position].to_string(),
-                            "nothing (the send has fewer arguments)".into(),
-                            caller,
-                            entry.site.clone(),
-                        ));
-                    }
+                    })
+                {
+                    let ListenerParams::Typed(types) = &entry.params else {
+                        continue;
+                    };
+                    let position = args.len();
+                    let name = self.key_name(key).to_string();
+                    return Err(self.mismatch(
+                        name,
+                        position,
+                        types[position].to_string(),
+                        "nothing (the send has fewer arguments)".into(),
+                        caller,
+                        entry.site.clone(),
+                    ));
                 }
             }
         }
         let mut called = 0;
         let mut visit = |entry: &Rc<Entry>, depth: u32| {
-            if let Some(only) = only {
-                if !Rc::ptr_eq(only, entry) {
-                    return;
-                }
+            if let Some(only) = only
+                && !Rc::ptr_eq(only, entry)
+            {
+                return;
             }
             if self.call_entry(entry, depth, key, source, args, responder) {
                 called += 1;
@@ -1004,8 +1008,7 @@ impl Hub {
                 }
             }
             many => {
-                let mut merged: SmallVec<[(&Rc<Entry>, u32, (i32, u32, u64)); 16]> =
-                    SmallVec::new();
+                let mut merged: SmallVec<[Visit<'_>; 16]> = SmallVec::new();
                 for (list, depth) in many {
                     for entry in list.entries.iter() {
                         merged.push((entry, *depth, sort_key(entry, *depth, false)));
@@ -1042,10 +1045,10 @@ impl Hub {
             }
             return false;
         }
-        if let Some(expected) = &entry.expects {
-            if !self.payload_is(args.first(), expected, entry, key) {
-                return false;
-            }
+        if let Some(expected) = &entry.expects
+            && !self.payload_is(args.first(), expected, entry, key)
+        {
+            return false;
         }
         let Callback::Message(f) = &entry.callback else {
             return false;
@@ -1149,6 +1152,9 @@ impl ListenSpec {
     }
 }
 
+/// One entry to visit in a merged dispatch: the entry, its depth, its sort key.
+type Visit<'a> = (&'a Rc<Entry>, u32, (i32, u32, u64));
+
 /// The listener lists one dispatch visits, with their depth (0 = the key
 /// itself, 1 = its parent...).
 pub(crate) type Gathered = SmallVec<[(Rc<List>, u32); 6]>;
@@ -1181,10 +1187,10 @@ pub(crate) fn collect_lists(s: &State, key: Key, source: Source, hooks: bool) ->
     while let Some(k) = current {
         let slot = &s.slots[k.index()];
         if hooks {
-            if depth == 0 || slot.partial_hooks > 0 {
-                if let Some(list) = &slot.hooks {
-                    out.push((list.clone(), depth));
-                }
+            if (depth == 0 || slot.partial_hooks > 0)
+                && let Some(list) = &slot.hooks
+            {
+                out.push((list.clone(), depth));
             }
         } else if depth == 0 || slot.partial_listeners > 0 {
             for tier in &tiers {
@@ -1231,15 +1237,14 @@ fn check_listener_types(
 ) -> Result<(), (String, Mismatch)> {
     match s.table.get(name) {
         Some(entry)
-            if !entry.params.is_empty() || entry.origin == crate::signature::Origin::Declared =>
+            if (!entry.params.is_empty() || entry.origin == crate::signature::Origin::Declared)
+                && checked =>
         {
-            if checked {
-                let message = entry.param_types();
-                s.table
-                    .structs
-                    .check_prefix(types, &message)
-                    .map_err(|m| (name.to_owned(), m))?;
-            }
+            let message = entry.param_types();
+            s.table
+                .structs
+                .check_prefix(types, &message)
+                .map_err(|m| (name.to_owned(), m))?;
         }
         _ if !types.is_empty() => {
             // Receive-side inference: a typed listener on a new key records
@@ -1266,10 +1271,10 @@ fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
             .or_default()
             .push(entry.id);
     }
-    if let Some(object) = entry.scope.object() {
-        if let Some(info) = s.objects.get_mut(&object) {
-            info.watched.push(key);
-        }
+    if let Some(object) = entry.scope.object()
+        && let Some(info) = s.objects.get_mut(&object)
+    {
+        info.watched.push(key);
     }
     s.listeners.insert(entry.id, entry.clone());
     let slot = &mut s.slots[key.index()];
@@ -1304,12 +1309,12 @@ fn remove_entry(s: &mut State, id: ListenerId) -> bool {
         return false;
     };
     entry.alive.set(false);
-    if let Some(owner) = &entry.owner {
-        if let Some(ids) = s.by_owner.get_mut(&owner.identity()) {
-            ids.retain(|i| *i != id);
-            if ids.is_empty() {
-                s.by_owner.remove(&owner.identity());
-            }
+    if let Some(owner) = &entry.owner
+        && let Some(ids) = s.by_owner.get_mut(&owner.identity())
+    {
+        ids.retain(|i| *i != id);
+        if ids.is_empty() {
+            s.by_owner.remove(&owner.identity());
         }
     }
     let hooks = matches!(entry.callback, Callback::Hook(_));

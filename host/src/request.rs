@@ -89,13 +89,13 @@ impl Responder {
     pub fn respond_values(&self, values: &[Value]) -> bool {
         let hub = self.state.hub.upgrade().map(Hub::from_inner);
         let Some(reply) = self.state.reply.borrow_mut().take() else {
-            if let Some(hub) = &hub {
-                if hub.is_checked() {
-                    hub.report(Report::AnsweredTwice {
-                        key: self.state.key.to_string(),
-                        seq: self.state.seq,
-                    });
-                }
+            if let Some(hub) = &hub
+                && hub.is_checked()
+            {
+                hub.report(Report::AnsweredTwice {
+                    key: self.state.key.to_string(),
+                    seq: self.state.seq,
+                });
             }
             return false;
         };

@@ -543,15 +543,14 @@ pub(crate) fn check_values(
 ) -> Result<(), Mismatch> {
     for (position, arg) in args.iter().enumerate() {
         match params.get(position) {
-            Some(param) => {
-                if !structs.value_matches(arg, &param.ty) {
-                    return Err(Mismatch {
-                        position,
-                        expected: param.ty.to_string(),
-                        got: arg.kind_name(),
-                    });
-                }
+            Some(param) if !structs.value_matches(arg, &param.ty) => {
+                return Err(Mismatch {
+                    position,
+                    expected: param.ty.to_string(),
+                    got: arg.kind_name(),
+                });
             }
+            Some(_) => {}
             None if strict_arity => {
                 return Err(Mismatch {
                     position,

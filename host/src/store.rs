@@ -136,17 +136,19 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
             return;
         }
         if let ListenerParams::Typed(types) = &entry.params
-            && hub.is_checked() && types.len() > args.len() {
-                hub.report(Report::Mismatch {
-                    key: hub.key_name(key).to_string(),
-                    position: args.len(),
-                    expected: types[args.len()].to_string(),
-                    got: "nothing (the stored message has fewer arguments)".into(),
-                    site: None,
-                    listener_site: entry.site.clone(),
-                });
-                continue;
-            }
+            && hub.is_checked()
+            && types.len() > args.len()
+        {
+            hub.report(Report::Mismatch {
+                key: hub.key_name(key).to_string(),
+                position: args.len(),
+                expected: types[args.len()].to_string(),
+                got: "nothing (the stored message has fewer arguments)".into(),
+                site: None,
+                listener_site: entry.site.clone(),
+            });
+            continue;
+        }
         let depth = depth_between(hub, key, entry.key);
         if hub.call_entry(entry, depth, key, entry.scope, &args, None) && once {
             hub.with_state(|s| s.stores.remove(&(key, entry.scope)));

@@ -45,9 +45,12 @@ fn scalar_send_to_rust_listeners_allocates_nothing() {
     for scope in [Source::Object(obj), Source::World(world), Source::Global] {
         let s = sum.clone();
         handles.push(
-            hub.listen_with("Player.Hurt", scope, ListenOptions::new(), move |hp: i64, dmg: f64| {
-                s.set(s.get() + hp as f64 + dmg)
-            })
+            hub.listen_with(
+                "Player.Hurt",
+                scope,
+                ListenOptions::new(),
+                move |hp: i64, dmg: f64| s.set(s.get() + hp as f64 + dmg),
+            )
             .unwrap(),
         );
     }

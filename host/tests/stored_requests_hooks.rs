@@ -5,8 +5,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::{
-    HookOptions, Hub, KeyDecl, ListenOptions, Match, Owner, Reply, Report, Responder, Router, Source,
-    StructDef, StructValue, Type, Value,
+    HookOptions, Hub, KeyDecl, ListenOptions, Match, Owner, Reply, Report, Responder, Router,
+    Source, StructDef, StructValue, Type, Value,
 };
 
 type Log = Rc<RefCell<Vec<String>>>;
@@ -19,9 +19,18 @@ fn taken(log: &Log) -> Vec<String> {
     std::mem::take(&mut *log.borrow_mut())
 }
 
-fn listen_ints(hub: &Hub, key: &str, scope: impl Into<Source>, log: &Log, name: &'static str) -> gantry_host::ListenerHandle {
+fn listen_ints(
+    hub: &Hub,
+    key: &str,
+    scope: impl Into<Source>,
+    log: &Log,
+    name: &'static str,
+) -> gantry_host::ListenerHandle {
     let l = log.clone();
-    hub.listen(key, scope, move |n: i64| l.borrow_mut().push(format!("{name} {n}"))).unwrap()
+    hub.listen(key, scope, move |n: i64| {
+        l.borrow_mut().push(format!("{name} {n}"))
+    })
+    .unwrap()
 }
 
 // ----- store and once ------------------------------------------------------------
@@ -35,7 +44,11 @@ fn store_late_replay_delivers_exactly_once() {
     let _h = listen_ints(&hub, "Game.Ready", Source::Global, &log, "late");
     assert_eq!(taken(&log), ["late 7"]);
     let _h2 = listen_ints(&hub, "Game.Ready", Source::Global, &log, "later");
-    assert_eq!(taken(&log), ["later 7"], "each late listener gets its own single replay");
+    assert_eq!(
+        taken(&log),
+        ["later 7"],
+        "each late listener gets its own single replay"
+    );
 }
 
 #[test]
@@ -127,9 +140,12 @@ fn store_replay_uses_up_times_one() {
     let log = log();
     let l = log.clone();
     let _h = hub
-        .listen_with("S", Source::Global, ListenOptions::new().times(1), move |n: i64| {
-            l.borrow_mut().push(n.to_string())
-        })
+        .listen_with(
+            "S",
+            Source::Global,
+            ListenOptions::new().times(1),
+            move |n: i64| l.borrow_mut().push(n.to_string()),
+        )
         .unwrap();
     hub.store(key, Source::Global, (2i64,)).unwrap();
     assert_eq!(taken(&log), ["1"]);
@@ -163,7 +179,11 @@ fn collect_reply(out: &Rc<RefCell<Vec<String>>>) -> impl FnOnce(Reply<'_>) + 'st
     let out = out.clone();
     move |reply| {
         out.borrow_mut().push(match reply {
-            Reply::Answer(values) => values.iter().map(Value::to_string).collect::<Vec<_>>().join(","),
+            Reply::Answer(values) => values
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
             Reply::Unanswered => "unanswered".into(),
         })
     }
@@ -175,10 +195,14 @@ fn request_basic() {
     let _h = answer_doubler(&hub);
     let out = log();
     let key = hub.key("Math.Double").unwrap();
-    hub.request(key, Source::Global, (21i64,), collect_reply(&out)).unwrap();
+    hub.request(key, Source::Global, (21i64,), collect_reply(&out))
+        .unwrap();
     assert_eq!(taken(&out), ["42"]);
     let t = hub.table();
-    assert_eq!(t.get("Math.Double").unwrap().response.as_ref().unwrap()[0].ty, Type::Int);
+    assert_eq!(
+        t.get("Math.Double").unwrap().response.as_ref().unwrap()[0].ty,
+        Type::Int
+    );
 }
 
 #[test]
@@ -188,12 +212,15 @@ fn request_multi_argument() {
         .listen_message("Shop.Price", Source::Global, ListenOptions::new(), |m| {
             let item = m.args[0].as_str().unwrap().to_owned();
             let count = m.args[1].as_int().unwrap();
-            m.responder.unwrap().respond((format!("{item}x{count}"), count * 5, true));
+            m.responder
+                .unwrap()
+                .respond((format!("{item}x{count}"), count * 5, true));
         })
         .unwrap();
     let out = log();
     let key = hub.key("Shop.Price").unwrap();
-    hub.request(key, Source::Global, ("sword", 2i64), collect_reply(&out)).unwrap();
+    hub.request(key, Source::Global, ("sword", 2i64), collect_reply(&out))
+        .unwrap();
     assert_eq!(taken(&out), ["\"swordx2\",10,true"]);
 }
 
@@ -209,7 +236,8 @@ fn request_deferred_answer() {
         .unwrap();
     let out = log();
     let key = hub.key("Later").unwrap();
-    hub.request(key, Source::Global, (), collect_reply(&out)).unwrap();
+    hub.request(key, Source::Global, (), collect_reply(&out))
+        .unwrap();
     assert!(taken(&out).is_empty());
     kept.borrow_mut().take().unwrap().respond((1i64,));
     assert_eq!(taken(&out), ["1"]);
@@ -227,9 +255,14 @@ fn request_answer_twice_is_ignored_and_reported() {
         .unwrap();
     let out = log();
     let key = hub.key("Twice").unwrap();
-    hub.request(key, Source::Global, (), collect_reply(&out)).unwrap();
+    hub.request(key, Source::Global, (), collect_reply(&out))
+        .unwrap();
     assert_eq!(taken(&out), ["1"]);
-    assert!(hub.take_reports().iter().any(|r| matches!(r, Report::AnsweredTwice { .. })));
+    assert!(
+        hub.take_reports()
+            .iter()
+            .any(|r| matches!(r, Report::AnsweredTwice { .. }))
+    );
 }
 
 #[test]
@@ -240,9 +273,12 @@ fn request_chained_reply_callback_issues_another_request() {
     let key = hub.key("Math.Double").unwrap();
     let (hub2, out2) = (hub.clone(), out.clone());
     hub.request(key, Source::Global, (1i64,), move |reply| {
-        let Reply::Answer(v) = reply else { panic!("no answer") };
+        let Reply::Answer(v) = reply else {
+            panic!("no answer")
+        };
         let n = v[0].as_int().unwrap();
-        hub2.request(key, Source::Global, (n,), collect_reply(&out2)).unwrap();
+        hub2.request(key, Source::Global, (n,), collect_reply(&out2))
+            .unwrap();
     })
     .unwrap();
     assert_eq!(taken(&out), ["4"]);
@@ -255,13 +291,18 @@ fn request_concurrent_requests_never_cross_talk() {
     let k = kept.clone();
     let _h = hub
         .listen_message("Slow", Source::Global, ListenOptions::new(), move |m| {
-            k.borrow_mut().push((m.args[0].as_int().unwrap(), m.responder.unwrap().clone()));
+            k.borrow_mut()
+                .push((m.args[0].as_int().unwrap(), m.responder.unwrap().clone()));
         })
         .unwrap();
     let key = hub.key("Slow").unwrap();
     let (a, b) = (log(), log());
-    let seq_a = hub.request(key, Source::Global, (1i64,), collect_reply(&a)).unwrap();
-    let seq_b = hub.request(key, Source::Global, (2i64,), collect_reply(&b)).unwrap();
+    let seq_a = hub
+        .request(key, Source::Global, (1i64,), collect_reply(&a))
+        .unwrap();
+    let seq_b = hub
+        .request(key, Source::Global, (2i64,), collect_reply(&b))
+        .unwrap();
     assert_ne!(seq_a, seq_b);
     // Answer in reverse order.
     let mut pending = kept.borrow_mut().drain(..).collect::<Vec<_>>();
@@ -300,9 +341,14 @@ fn request_unanswered_is_reported_to_the_requester() {
     let hub = Hub::new();
     let out = log();
     let key = hub.key("Nobody").unwrap();
-    hub.request(key, Source::Global, (), collect_reply(&out)).unwrap();
+    hub.request(key, Source::Global, (), collect_reply(&out))
+        .unwrap();
     assert_eq!(taken(&out), ["unanswered"]);
-    assert!(hub.take_reports().iter().any(|r| matches!(r, Report::Unanswered { .. })));
+    assert!(
+        hub.take_reports()
+            .iter()
+            .any(|r| matches!(r, Report::Unanswered { .. }))
+    );
     // A kept responder dropped without answering also counts.
     let kept: Rc<RefCell<Option<Responder>>> = Rc::default();
     let k = kept.clone();
@@ -311,7 +357,8 @@ fn request_unanswered_is_reported_to_the_requester() {
             *k.borrow_mut() = m.responder.cloned();
         })
         .unwrap();
-    hub.request(key, Source::Global, (), collect_reply(&out)).unwrap();
+    hub.request(key, Source::Global, (), collect_reply(&out))
+        .unwrap();
     assert!(taken(&out).is_empty());
     kept.borrow_mut().take();
     assert_eq!(taken(&out), ["unanswered"]);
@@ -325,7 +372,8 @@ fn request_plain_listener_sees_request_arguments() {
     let _plain = listen_ints(&hub, "Math.Double", Source::Global, &seen, "plain");
     let out = log();
     let key = hub.key("Math.Double").unwrap();
-    hub.request(key, Source::Global, (5i64,), collect_reply(&out)).unwrap();
+    hub.request(key, Source::Global, (5i64,), collect_reply(&out))
+        .unwrap();
     assert_eq!(taken(&seen), ["plain 5"]);
     assert_eq!(taken(&out), ["10"]);
 }
@@ -333,7 +381,8 @@ fn request_plain_listener_sees_request_arguments() {
 #[test]
 fn request_response_types_are_checked() {
     let hub = Hub::new();
-    hub.declare("Q", KeyDecl::event().response("answer", Type::Int)).unwrap();
+    hub.declare("Q", KeyDecl::event().response("answer", Type::Int))
+        .unwrap();
     let _h = hub
         .listen_message("Q", Source::Global, ListenOptions::new(), |m| {
             assert!(!m.responder.unwrap().respond(("not an int",)));
@@ -341,9 +390,14 @@ fn request_response_types_are_checked() {
         .unwrap();
     let out = log();
     let key = hub.key("Q").unwrap();
-    hub.request(key, Source::Global, (), collect_reply(&out)).unwrap();
+    hub.request(key, Source::Global, (), collect_reply(&out))
+        .unwrap();
     assert_eq!(taken(&out), ["unanswered"]);
-    assert!(hub.take_reports().iter().any(|r| matches!(r, Report::Mismatch { .. })));
+    assert!(
+        hub.take_reports()
+            .iter()
+            .any(|r| matches!(r, Report::Mismatch { .. }))
+    );
 }
 
 // ----- hooks ------------------------------------------------------------------------
@@ -353,7 +407,12 @@ fn damage(amount: i64) -> Value {
 }
 
 fn amount(v: &Value) -> i64 {
-    v.as_struct().unwrap().get("amount").unwrap().as_int().unwrap()
+    v.as_struct()
+        .unwrap()
+        .get("amount")
+        .unwrap()
+        .as_int()
+        .unwrap()
 }
 
 #[test]
@@ -364,9 +423,11 @@ fn hook_priority_order_with_ties_in_registration_order() {
     for (name, priority) in [("low", -5), ("high-a", 10), ("mid", 0), ("high-b", 10)] {
         let l = log.clone();
         handles.push(
-            hub.listen_hook("Combat.Damage", HookOptions::new().priority(priority), move |_| {
-                l.borrow_mut().push(name.into())
-            })
+            hub.listen_hook(
+                "Combat.Damage",
+                HookOptions::new().priority(priority),
+                move |_| l.borrow_mut().push(name.into()),
+            )
             .unwrap(),
         );
     }
@@ -382,9 +443,11 @@ fn hook_partial_listeners_above_join_the_priority_order() {
     let log = log();
     let l = log.clone();
     let _a = hub
-        .listen_hook("Combat", HookOptions::new().partial().priority(5), move |_| {
-            l.borrow_mut().push("Combat partial 5".into())
-        })
+        .listen_hook(
+            "Combat",
+            HookOptions::new().partial().priority(5),
+            move |_| l.borrow_mut().push("Combat partial 5".into()),
+        )
         .unwrap();
     let l = log.clone();
     let _b = hub
@@ -405,7 +468,9 @@ fn hook_partial_listeners_above_join_the_priority_order() {
 #[test]
 fn hook_handled_is_reported_and_later_listeners_still_run() {
     let hub = Hub::new();
-    let _a = hub.listen_hook("H", HookOptions::new().priority(1), |c| c.handled()).unwrap();
+    let _a = hub
+        .listen_hook("H", HookOptions::new().priority(1), |c| c.handled())
+        .unwrap();
     let _b = hub.listen_hook("H", HookOptions::new(), |_| {}).unwrap();
     let r = hub.run_hook("H", &mut Value::Nil).unwrap();
     assert_eq!((r.ran, r.handled, r.cancelled), (2, true, false));
@@ -415,9 +480,15 @@ fn hook_handled_is_reported_and_later_listeners_still_run() {
 fn hook_cancelled_stops_the_rest() {
     let hub = Hub::new();
     let log = log();
-    let _a = hub.listen_hook("H", HookOptions::new().priority(1), |c| c.cancel()).unwrap();
+    let _a = hub
+        .listen_hook("H", HookOptions::new().priority(1), |c| c.cancel())
+        .unwrap();
     let l = log.clone();
-    let _b = hub.listen_hook("H", HookOptions::new(), move |_| l.borrow_mut().push("ran".into())).unwrap();
+    let _b = hub
+        .listen_hook("H", HookOptions::new(), move |_| {
+            l.borrow_mut().push("ran".into())
+        })
+        .unwrap();
     let r = hub.run_hook("H", &mut Value::Nil).unwrap();
     assert_eq!((r.ran, r.cancelled), (1, true));
     assert!(taken(&log).is_empty());
@@ -451,13 +522,19 @@ fn hook_wrong_struct_not_delivered_with_a_warning() {
     let log = log();
     let l = log.clone();
     let _h = hub
-        .listen_hook("H", HookOptions::new().expects("Damage"), move |_| l.borrow_mut().push("x".into()))
+        .listen_hook("H", HookOptions::new().expects("Damage"), move |_| {
+            l.borrow_mut().push("x".into())
+        })
         .unwrap();
     let mut other = Value::structure(StructValue::new("Heal"));
     let r = hub.run_hook("H", &mut other).unwrap();
     assert_eq!(r.ran, 0);
     assert!(taken(&log).is_empty());
-    assert!(hub.take_reports().iter().any(|r| matches!(r, Report::HookPayloadSkipped { .. })));
+    assert!(
+        hub.take_reports()
+            .iter()
+            .any(|r| matches!(r, Report::HookPayloadSkipped { .. }))
+    );
     hub.run_hook("H", &mut damage(1)).unwrap();
     assert_eq!(taken(&log), ["x"]);
 }
@@ -468,9 +545,11 @@ fn hook_owner_gone_drops_listener() {
     let owner = Rc::new(());
     let log = log();
     let l = log.clone();
-    hub.listen_hook("H", HookOptions::new().owner(Owner::of(&owner)), move |_| {
-        l.borrow_mut().push("x".into())
-    })
+    hub.listen_hook(
+        "H",
+        HookOptions::new().owner(Owner::of(&owner)),
+        move |_| l.borrow_mut().push("x".into()),
+    )
     .unwrap()
     .detach();
     drop(owner);
@@ -488,9 +567,11 @@ fn hook_listener_may_register_unregister_and_run_hooks() {
         .listen_hook("Outer", HookOptions::new(), move |c| {
             l.borrow_mut().push("outer".into());
             let l2 = l.clone();
-            hub2.listen_hook("Inner", HookOptions::new(), move |_| l2.borrow_mut().push("inner".into()))
-                .unwrap()
-                .detach();
+            hub2.listen_hook("Inner", HookOptions::new(), move |_| {
+                l2.borrow_mut().push("inner".into())
+            })
+            .unwrap()
+            .detach();
             hub2.run_hook("Inner", c.payload).unwrap();
         })
         .unwrap();
@@ -504,7 +585,9 @@ fn hook_no_listeners_answers_without_interning() {
     assert!(!hub.has_hook_listeners("Never.Heard.Of"));
     let r = hub.run_hook("Never.Heard.Of", &mut Value::Nil).unwrap();
     assert_eq!(r.ran, 0);
-    let _h = hub.listen_hook("Never", HookOptions::new().partial(), |_| {}).unwrap();
+    let _h = hub
+        .listen_hook("Never", HookOptions::new().partial(), |_| {})
+        .unwrap();
     assert!(hub.has_hook_listeners("Never.Heard.Of"));
 }
 
@@ -514,24 +597,41 @@ fn hook_no_listeners_answers_without_interning() {
 fn router_register_broadcast_unregister_num_reset() {
     let router = Router::new();
     router.declare_struct("Damage", StructDef::default());
-    router.declare_struct("Fire", StructDef { parent: Some("Damage".into()), ..Default::default() });
+    router.declare_struct(
+        "Fire",
+        StructDef {
+            parent: Some("Damage".into()),
+            ..Default::default()
+        },
+    );
     let log = log();
     let l = log.clone();
     let id = router
-        .register("Combat.Hit", Some("Damage"), Match::Exact, None, move |ch, _| {
-            l.borrow_mut().push(format!("exact {ch}"))
-        })
+        .register(
+            "Combat.Hit",
+            Some("Damage"),
+            Match::Exact,
+            None,
+            move |ch, _| l.borrow_mut().push(format!("exact {ch}")),
+        )
         .unwrap();
     assert_ne!(id, 0);
     let l = log.clone();
     router
-        .register("Combat", None, Match::Partial, None, move |ch, _| l.borrow_mut().push(format!("partial {ch}")))
+        .register("Combat", None, Match::Partial, None, move |ch, _| {
+            l.borrow_mut().push(format!("partial {ch}"))
+        })
         .unwrap();
     let fire = Value::structure(StructValue::new("Fire"));
     assert_eq!(router.broadcast("Combat.Hit", fire).unwrap(), 2);
     assert_eq!(taken(&log), ["exact Combat.Hit", "partial Combat.Hit"]);
     // A payload of another struct skips the typed listener.
-    assert_eq!(router.broadcast("Combat.Hit", Value::structure(StructValue::new("Heal"))).unwrap(), 1);
+    assert_eq!(
+        router
+            .broadcast("Combat.Hit", Value::structure(StructValue::new("Heal")))
+            .unwrap(),
+        1
+    );
     assert_eq!(router.num(), 2);
     router.unregister("Combat.Hit", id);
     router.unregister("Combat.Hit", 9999);

@@ -4,8 +4,15 @@ use gantry_host::{Hub, KeyDecl, SignatureTable, Source, TableError, Type};
 
 fn sample() -> SignatureTable {
     let hub = Hub::new();
-    hub.declare("Player.Hurt", KeyDecl::event().param("dmg", Type::Float).doc("Damage taken")).unwrap();
-    hub.send_str("Game.Tick", Source::Global, (1i64, 0.016f64)).unwrap();
+    hub.declare(
+        "Player.Hurt",
+        KeyDecl::event()
+            .param("dmg", Type::Float)
+            .doc("Damage taken"),
+    )
+    .unwrap();
+    hub.send_str("Game.Tick", Source::Global, (1i64, 0.016f64))
+        .unwrap();
     hub.table_snapshot()
 }
 
@@ -30,7 +37,10 @@ fn persistence_is_stable_saving_unchanged_table_changes_no_byte() {
     let reloaded = SignatureTable::load(&path).unwrap();
     assert!(!reloaded.save(&path).unwrap(), "nothing to write");
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), modified);
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().modified().unwrap(),
+        modified
+    );
     // Keys are sorted.
     let text = String::from_utf8(before).unwrap();
     assert!(text.find("Game.Tick").unwrap() < text.find("Player.Hurt").unwrap());
@@ -44,8 +54,14 @@ fn persistence_corrupt_file_is_an_error_and_left_untouched() {
     let err = SignatureTable::load(&path).unwrap_err();
     assert!(matches!(err, TableError::Corrupt { .. }), "{err}");
     assert!(err.to_string().contains("signatures.json"));
-    assert!(sample().save(&path).is_err(), "a corrupt file is never overwritten");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ \"version\": 1, \"keys\": { oops");
+    assert!(
+        sample().save(&path).is_err(),
+        "a corrupt file is never overwritten"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{ \"version\": 1, \"keys\": { oops"
+    );
 }
 
 #[test]
@@ -55,7 +71,10 @@ fn persistence_newer_version_is_an_error_and_left_untouched() {
     let text = "{\n  \"version\": 99,\n  \"keys\": {}\n}\n";
     std::fs::write(&path, text).unwrap();
     let err = SignatureTable::load(&path).unwrap_err();
-    assert!(matches!(err, TableError::NewerVersion { found: 99, .. }), "{err}");
+    assert!(
+        matches!(err, TableError::NewerVersion { found: 99, .. }),
+        "{err}"
+    );
     assert!(sample().save(&path).is_err());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
@@ -65,7 +84,10 @@ fn persistence_invalid_key_in_file_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("signatures.json");
     std::fs::write(&path, "{\"version\":1,\"keys\":{\"bad key\":{}}}").unwrap();
-    assert!(matches!(SignatureTable::load(&path), Err(TableError::InvalidKey { .. })));
+    assert!(matches!(
+        SignatureTable::load(&path),
+        Err(TableError::InvalidKey { .. })
+    ));
 }
 
 #[test]
@@ -75,13 +97,18 @@ fn persistence_observed_entries_merge_and_hand_written_docs_survive() {
     sample().save(&path).unwrap();
     // A user documents an observed key by hand.
     let text = std::fs::read_to_string(&path).unwrap();
-    let text = text.replacen("\"origin\": \"observed\",", "\"origin\": \"observed\",\n      \"doc\": \"Once per frame\",", 1);
+    let text = text.replacen(
+        "\"origin\": \"observed\",",
+        "\"origin\": \"observed\",\n      \"doc\": \"Once per frame\",",
+        1,
+    );
     std::fs::write(&path, &text).unwrap();
     let loaded = SignatureTable::load(&path).unwrap();
     assert_eq!(loaded.get("Game.Tick").unwrap().doc, "Once per frame");
     // A run observes more and the hub saves.
     let hub = Hub::with_table(loaded);
-    hub.send_str("Game.Tick", Source::Global, (2i64, 0.016f64)).unwrap();
+    hub.send_str("Game.Tick", Source::Global, (2i64, 0.016f64))
+        .unwrap();
     hub.send_str("New.Key", Source::Global, ("x",)).unwrap();
     hub.table_snapshot().save(&path).unwrap();
     let after = SignatureTable::load(&path).unwrap();

@@ -1,1 +1,133 @@
-fn main() {}
+//! Lua send → Lua listeners through the hub (baked and generic), against a
+//! hand-written pure-Lua event bus, plus Lua → Rust and Rust → Lua; all in
+//! one criterion run so the baselines share the machine's state.
+//!
+//! Each Lua measurement is a Lua loop of `iters` sends (`iter_custom`), so
+//! the cost of entering Lua from Rust is paid once per sample, as in a game
+//! where a handler sends many messages.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use gantry_host::{Hub, Source};
+use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
+use mlua::Function;
+
+const PURE_BUS: &str = r#"
+local bus = { listeners = {} }
+function bus.listen(key, fn)
+  local list = bus.listeners[key]
+  if not list then list = {}; bus.listeners[key] = list end
+  list[#list + 1] = fn
+end
+function bus.emit(key, ...)
+  local list = bus.listeners[key]
+  if list then
+    for i = 1, #list do list[i](...) end
+  end
+end
+count = 0
+for i = 1, LISTENERS do bus.listen("Bench.Hit", function(a, b) count = count + 1 end) end
+function run(n)
+  for i = 1, n do bus.emit("Bench.Hit", i, 1.5) end
+end
+"#;
+
+const HUB_BAKED: &str = r#"
+count = 0
+for i = 1, LISTENERS do ListenMessage("Bench.Hit", nil, function(a, b) count = count + 1 end) end
+function run(n)
+  for i = 1, n do NotifyMessage("Bench.Hit", i, 1.5) end
+end
+"#;
+
+const HUB_GENERIC: &str = r#"
+count = 0
+local key = "Bench.Hit"
+for i = 1, LISTENERS do ListenMessage(key, nil, function(a, b) count = count + 1 end) end
+function run(n)
+  for i = 1, n do NotifyMessage(key, i, 1.5) end
+end
+"#;
+
+const SEND_ONLY: &str = r#"
+function run(n)
+  for i = 1, n do NotifyMessage("Bench.ToRust", i, 1.5) end
+end
+"#;
+
+const LISTEN_ONLY: &str = r#"
+count = 0
+ListenMessage("Bench.FromRust", nil, function(a, b) count = count + 1 end)
+"#;
+
+struct Setup {
+    rt: LuaRuntime,
+    run: Option<Function>,
+}
+
+fn setup(source: &str, listeners: usize) -> Setup {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let object = hub.spawn(world).unwrap();
+    let rt = LuaRuntime::new(hub, RuntimeOptions::default()).unwrap();
+    let source = source.replace("LISTENERS", &listeners.to_string());
+    let id = rt.load_script("bench.lua", &source, object).unwrap();
+    let run = rt.global::<Option<Function>>(id, "run").unwrap();
+    Setup { rt, run }
+}
+
+fn lua_loop(setup: &Setup, iters: u64) -> Duration {
+    let run = setup.run.as_ref().expect("run()");
+    let start = Instant::now();
+    run.call::<()>(iters as i64).unwrap();
+    start.elapsed()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("lua_bus");
+    group.measurement_time(Duration::from_secs(3));
+    group.warm_up_time(Duration::from_secs(1));
+    for listeners in [1usize, 8] {
+        let pure = setup(PURE_BUS, listeners);
+        group.bench_function(format!("pure_lua_bus/{listeners}"), |b| {
+            b.iter_custom(|iters| lua_loop(&pure, iters))
+        });
+        let baked = setup(HUB_BAKED, listeners);
+        group.bench_function(format!("hub_baked/{listeners}"), |b| {
+            b.iter_custom(|iters| lua_loop(&baked, iters))
+        });
+        let generic = setup(HUB_GENERIC, listeners);
+        group.bench_function(format!("hub_generic/{listeners}"), |b| {
+            b.iter_custom(|iters| lua_loop(&generic, iters))
+        });
+    }
+
+    let to_rust = setup(SEND_ONLY, 0);
+    to_rust
+        .rt
+        .hub()
+        .listen("Bench.ToRust", Source::Global, |a: i64, b: f64| {
+            black_box((a, b));
+        })
+        .unwrap()
+        .detach();
+    group.bench_function("lua_to_rust/1", |b| {
+        b.iter_custom(|iters| lua_loop(&to_rust, iters))
+    });
+
+    let from_rust = setup(LISTEN_ONLY, 0);
+    let hub = from_rust.rt.hub().clone();
+    let key = hub.key("Bench.FromRust").unwrap();
+    group.bench_function("rust_to_lua/1", |b| {
+        b.iter(|| {
+            hub.send(key, Source::Global, (black_box(1i64), 1.5f64))
+                .unwrap()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -249,9 +249,10 @@ impl<'a> Visitor<'a> {
             return;
         }
         if let Some(slot) = listen.selector.slot
-            && !should_wake(slot, listen.selector.removal, &self.update) {
-                return;
-            }
+            && !should_wake(slot, listen.selector.removal, &self.update)
+        {
+            return;
+        }
         if !entry.callable() {
             if entry.alive.get() {
                 self.hub.unlisten(entry.id);

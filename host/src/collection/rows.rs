@@ -193,10 +193,9 @@ impl RowReader {
             }
         }
         let (layout, fast) = self.decide::<A>(hub, item);
-        if fast
-            && let Some(args) = fast_read::<A>(&layout, item) {
-                return Ok(args);
-            }
+        if fast && let Some(args) = fast_read::<A>(&layout, item) {
+            return Ok(args);
+        }
         reflective_read::<A>(&layout, item)
     }
 

@@ -8,7 +8,8 @@
 //!
 //! The walk is iterative (a script of 10,000 nested concatenations must not
 //! overflow the stack) and tracks lexical scope only for the 17 names that
-//! matter: the API function names and `GMP`.
+//! matter: the API function names, `GMP` and `_ENV` (a local `_ENV`
+//! redirects every global, so no global-form call is an API call under it).
 
 use gantry_host::{ApiFunction, Pos, ScannedArg, ScannedCall, Span};
 use tree_sitter::{Node, Tree};
@@ -18,8 +19,10 @@ use super::literal::literal_of;
 use super::parse::parse;
 
 /// Index of `GMP` in the shadow counters, after the API functions.
-const GMP: usize = ApiFunction::ALL.len();
-const TRACKED: usize = GMP + 1;
+pub(crate) const GMP: usize = ApiFunction::ALL.len();
+/// Index of `_ENV`.
+pub(crate) const ENV: usize = GMP + 1;
+const TRACKED: usize = ENV + 1;
 
 /// Lua 5.4 keeps hidden control variables for each loop (three for a
 /// numeric `for`, four for a generic one); counted as locals of the function.
@@ -36,7 +39,7 @@ pub(crate) struct Found {
 }
 
 /// Everything one walk learns about a chunk.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct ChunkScan {
     pub calls: Vec<Found>,
     /// Locals (with loop control variables) declared in the main chunk's own
@@ -46,6 +49,21 @@ pub(crate) struct ChunkScan {
     /// Whether the main chunk reads its own varargs `...`, which the
     /// rewriter's prologue would take over.
     pub main_reads_varargs: bool,
+    /// Tracked names the chunk assigns as globals (`NotifyMessage = f`,
+    /// `function GMP.RunHook() end`, `GMP = {}`, `_ENV = t`): a baked call
+    /// would bypass the script's own replacement, so the rewriter keeps
+    /// calls of those on the generic path.
+    pub reassigned: [bool; TRACKED],
+}
+
+impl ChunkScan {
+    /// Whether a call of `function` (as `GMP.Name` when `via_gmp`) may
+    /// resolve to something the script put there itself.
+    pub(crate) fn may_be_replaced(&self, function: ApiFunction, via_gmp: bool) -> bool {
+        self.reassigned[ENV]
+            || self.reassigned[api_index(function)]
+            || (via_gmp && self.reassigned[GMP])
+    }
 }
 
 /// Parses and scans `source`. Empty if tree-sitter fails outright.
@@ -77,7 +95,12 @@ pub(crate) fn scan_chunk(tree: &Tree, source: &str) -> ChunkScan {
         frames: Vec::new(),
         ancestors: Vec::new(),
         fn_depth: 0,
-        out: ChunkScan::default(),
+        out: ChunkScan {
+            calls: Vec::new(),
+            main_locals: 0,
+            main_reads_varargs: false,
+            reassigned: [false; TRACKED],
+        },
     };
     let mut cursor = tree.walk();
     'walk: loop {
@@ -138,10 +161,14 @@ impl<'t> Walker<'_, 't> {
         } else if kind == k.repeat_statement {
             self.push_frame(node);
         } else if kind == k.function_definition || kind == k.function_declaration {
-            if kind == k.function_declaration && self.first_child_is_local(node) {
-                // `local function f` is in scope in its own body.
+            if kind == k.function_declaration {
                 if let Some(name) = node.child_by_field_id(k.field_name) {
-                    self.declare(name);
+                    if self.first_child_is_local(node) {
+                        // `local function f` is in scope in its own body.
+                        self.declare(name);
+                    } else {
+                        self.note_global_write(name);
+                    }
                 }
             }
             self.fn_depth += 1;
@@ -154,6 +181,8 @@ impl<'t> Walker<'_, 't> {
                 }
             }
             return false;
+        } else if kind == k.assignment_statement && parent_kind != Some(k.variable_declaration) {
+            self.note_assignment(node);
         } else if kind == k.vararg_expression && self.fn_depth == 0 {
             self.out.main_reads_varargs = true;
         }
@@ -280,6 +309,54 @@ impl<'t> Walker<'_, 't> {
         }
     }
 
+    /// `a, GMP.RunHook = ...`: notes every assigned target.
+    fn note_assignment(&mut self, node: Node<'_>) {
+        let k = self.k;
+        let mut cursor = node.walk();
+        let Some(list) = node
+            .named_children(&mut cursor)
+            .find(|c| c.kind_id() == k.variable_list)
+        else {
+            return;
+        };
+        let mut inner = list.walk();
+        let targets: Vec<Node<'_>> = list.named_children(&mut inner).collect();
+        for target in targets {
+            self.note_global_write(target);
+        }
+    }
+
+    /// Marks a tracked name written as a global, or as a field of an
+    /// unshadowed `GMP` / `_ENV`.
+    fn note_global_write(&mut self, target: Node<'_>) {
+        let k = self.k;
+        let unshadowed = |w: &Self, name: &str| {
+            tracked_index(name).filter(|&i| w.shadow[i] == 0 && w.shadow[ENV] == 0)
+        };
+        if target.kind_id() == k.identifier {
+            if let Some(i) = unshadowed(self, self.text(target)) {
+                self.out.reassigned[i] = true;
+            }
+            return;
+        }
+        let Some(table) = target.child_by_field_id(k.field_table) else {
+            return;
+        };
+        let table_name = self.text(table);
+        let Some(holder) = unshadowed(self, table_name).filter(|&i| i == GMP || i == ENV) else {
+            return;
+        };
+        match target.child_by_field_id(k.field_field) {
+            Some(field) if target.kind_id() == k.dot_index_expression => {
+                if let Some(i) = tracked_index(self.text(field)) {
+                    self.out.reassigned[i] = true;
+                }
+            }
+            // `GMP[name] = f`: any field may be replaced.
+            _ => self.out.reassigned[holder] = true,
+        }
+    }
+
     fn text(&self, node: Node<'_>) -> &str {
         self.source.get(node.byte_range()).unwrap_or("")
     }
@@ -296,7 +373,11 @@ impl<'t> Walker<'_, 't> {
         };
         let (function, via_gmp) = if callee.kind_id() == k.identifier {
             match ApiFunction::from_name(self.text(callee)) {
-                Some(f) if !f.gmp_only() && self.shadow[api_index(f)] == 0 => (f, false),
+                Some(f)
+                    if !f.gmp_only() && self.shadow[api_index(f)] == 0 && self.shadow[ENV] == 0 =>
+                {
+                    (f, false)
+                }
                 _ => return,
             }
         } else if callee.kind_id() == k.dot_index_expression {
@@ -309,6 +390,7 @@ impl<'t> Walker<'_, 't> {
             if table.kind_id() != k.identifier
                 || self.text(table) != "GMP"
                 || self.shadow[GMP] != 0
+                || self.shadow[ENV] != 0
                 || field.kind_id() != k.identifier
             {
                 return;
@@ -379,13 +461,15 @@ impl<'t> Walker<'_, 't> {
 
 /// The shadow-counter index of a name the scanner cares about.
 fn tracked_index(name: &str) -> Option<usize> {
-    if name == "GMP" {
-        return Some(GMP);
+    match name {
+        "GMP" => return Some(GMP),
+        "_ENV" => return Some(ENV),
+        _ => {}
     }
     ApiFunction::ALL.iter().position(|f| f.name() == name)
 }
 
-fn api_index(function: ApiFunction) -> usize {
+pub(crate) fn api_index(function: ApiFunction) -> usize {
     ApiFunction::ALL
         .iter()
         .position(|&f| f == function)

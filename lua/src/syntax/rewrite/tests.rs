@@ -390,3 +390,27 @@ fn every_slot_referenced_in_the_text_is_baked() {
     assert!(referenced.iter().all(|&s| (1..=n).contains(&s)));
     assert_layout_preserved(&src, &r);
 }
+
+#[test]
+fn functions_the_script_replaces_stay_on_the_generic_path() {
+    let src = r#"NotifyMessage("A")
+RunHook("H", 1)
+GMP.UnbindMessage("U", 1)
+NotifyObjectMessage(self, "O")
+NotifyMessage = function(...) end
+function GMP.RunHook() end
+GMP["UnbindMessage"] = nil
+"#;
+    let r = rewrite(src);
+    assert_eq!(
+        slots_of(&r),
+        vec![(1, ApiFunction::NotifyObjectMessage, "O")]
+    );
+    // A local with the same name is not a replacement of the global.
+    let src = "local NotifyMessage = 1\nNotifyMessage = 2\n";
+    let r = rewrite(&format!("GMP.NotifyMessage('A')\n{src}"));
+    assert_eq!(r.bakes.len(), 1);
+    // Replacing the environment replaces everything.
+    let r = rewrite("NotifyMessage('A')\n_ENV = setmetatable({}, { __index = _ENV })\n");
+    assert!(!r.is_rewritten());
+}

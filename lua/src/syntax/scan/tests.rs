@@ -20,7 +20,7 @@ fn summary(source: &str) -> String {
         .collect()
 }
 
-fn text<'a>(source: &'a str, span: gantry_host::Span) -> &'a str {
+fn text(source: &str, span: gantry_host::Span) -> &str {
     &source[span.start..span.end]
 }
 
@@ -322,4 +322,12 @@ fn deeply_nested_expressions_do_not_overflow_the_stack() {
     }
     src.push_str("\nNotifyMessage('A')");
     assert_eq!(scan(&src).len(), 1);
+}
+
+#[test]
+fn local_env_hides_every_global_api_call() {
+    let src = "local _ENV = { NotifyMessage = print }\nNotifyMessage('A')\nGMP.NotifyMessage('B')";
+    assert!(scan(src).is_empty());
+    let src = "local function f(_ENV) NotifyMessage('A') end\nNotifyMessage('B')";
+    assert_eq!(summary(src), "NotifyMessage@2:0 Some(\"B\")\n");
 }

@@ -1,0 +1,82 @@
+//! `gantry check DIR`: the server's diagnostics in batch.
+
+mod support;
+
+use expect_test::expect;
+use gantry_lsp::{Severity, check_dir, format_json, format_text, has_errors};
+use support::project;
+
+#[test]
+fn check_prints_file_line_col_severity_code_message() {
+    let p = project(
+        r#"
+//- /.gantry/signatures.json
+$TABLE
+//- /mods/a.lua
+local s = "é" NotifyMessage("Player.Hurt", "ouch")
+NotifyMessage("Player.Hurt", 1.0)
+//- /mods/b.rhai
+ListenMessage("Player.Hrut", this, |dmg| {});
+//- /mods/clean.lua
+NotifyMessage("Inv.Gold", 3)
+//- /.hidden/skipped.lua
+NotifyMessage("nope..")
+"#,
+    );
+    let files = check_dir(p.dir.path()).unwrap();
+    let root = p.dir.path().to_string_lossy().into_owned();
+    expect![[r#"
+        ROOT/mods/a.lua:1:44: error arg-type: argument 1 of `Player.Hurt` (dmg) expects float, got string
+        ROOT/mods/b.rhai:1:15: warning unknown-key: unknown key `Player.Hrut`: it is not in the signature table; did you mean `Player.Hurt`?
+    "#]]
+    .assert_eq(&format_text(&files).replace(&root, "ROOT"));
+    assert!(has_errors(&files), "an error fails the check");
+    let json: serde_json::Value = serde_json::from_str(&format_json(&files)).unwrap();
+    assert_eq!(json[0]["diagnostics"][0]["code"], "arg-type");
+    assert_eq!(json[0]["diagnostics"][0]["severity"], "error");
+    assert_eq!(json[1]["diagnostics"][0]["line"], 1);
+    assert_eq!(json[1]["diagnostics"][0]["column"], 15);
+}
+
+#[test]
+fn check_passes_when_there_are_only_warnings() {
+    let p = project(
+        r#"
+//- /.gantry/signatures.json
+$TABLE
+//- /a.lua
+NotifyMessage("Player.Jump")
+"#,
+    );
+    let files = check_dir(p.dir.path()).unwrap();
+    assert_eq!(files[0].diagnostics[0].severity, Severity::Warning);
+    assert!(!has_errors(&files));
+}
+
+#[test]
+fn check_reports_an_unreadable_table_as_an_error() {
+    let p = project(
+        r#"
+//- /.gantry/signatures.json
+{ "version": 99 }
+//- /a.lua
+NotifyMessage("Player.Jump")
+"#,
+    );
+    let files = check_dir(p.dir.path()).unwrap();
+    let text = format_text(&files).replace(&*p.dir.path().to_string_lossy(), "ROOT");
+    assert!(
+        text.starts_with("ROOT/.gantry/signatures.json:1:1: error table-error: signature table"),
+        "{text}"
+    );
+    assert!(has_errors(&files));
+}
+
+#[test]
+fn check_refuses_a_missing_directory() {
+    let err = check_dir(std::path::Path::new("/definitely/not/here")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot check /definitely/not/here: not a directory"
+    );
+}

@@ -1,0 +1,108 @@
+//! Never crashes: random bytes as documents and random edit sequences keep
+//! the server answering.
+
+mod support;
+
+use lsp_types::request::{Completion, HoverRequest, SignatureHelpRequest};
+use lsp_types::{
+    CompletionParams, HoverParams, PartialResultParams, Position, Range, SignatureHelpParams,
+    TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
+};
+use proptest::prelude::*;
+use support::{Server, project};
+
+const PIECES: &[&str] = &[
+    "NotifyMessage(",
+    "GMP.NotifyObjectMessage(self, ",
+    "ListenMessage(\"Player.Hurt\", self, ",
+    "ListenRowMessage(self, \"Inv.",
+    "function(a, b) end",
+    "|a, b| {}",
+    "\"",
+    "'",
+    "\"Player.",
+    ")",
+    ",",
+    ".",
+    "\n",
+    "🎮",
+    "é",
+    "--",
+    "[[",
+    "1.5",
+    " ",
+];
+
+fn edit() -> impl Strategy<Value = (u32, u32, u32, u32, String)> {
+    (
+        0u32..6,
+        0u32..50,
+        0u32..6,
+        0u32..50,
+        prop::collection::vec(prop::sample::select(PIECES), 0..3).prop_map(|p| p.concat()),
+    )
+}
+
+fn at(uri: &lsp_types::Uri, line: u32, character: u32) -> TextDocumentPositionParams {
+    TextDocumentPositionParams::new(
+        TextDocumentIdentifier::new(uri.clone()),
+        Position::new(line, character),
+    )
+}
+
+fn poke(server: &Server, uri: &lsp_types::Uri, line: u32, character: u32) {
+    server.request::<Completion>(CompletionParams {
+        text_document_position: at(uri, line, character),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+        context: None,
+    });
+    server.request::<SignatureHelpRequest>(SignatureHelpParams {
+        context: None,
+        text_document_position_params: at(uri, line, character),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+    });
+    server.request::<HoverRequest>(HoverParams {
+        text_document_position_params: at(uri, line, character),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_edit_sequences_never_crash_the_server(
+        lua in any::<bool>(),
+        edits in prop::collection::vec(edit(), 1..25),
+    ) {
+        let name = if lua { "main.lua" } else { "main.rhai" };
+        let p = project(&format!(
+            "//- /.gantry/signatures.json\n$TABLE\n//- /{name}\nNotifyMessage(\"Player.Hurt\", 1.0)\nListenMessage(\"Inv.Items\", self, function(x) end)\n"
+        ));
+        let server = Server::start(p.dir.path());
+        let uri = server.open(&p.path(name));
+        for (l1, c1, l2, c2, text) in edits {
+            server.edit(&uri, Range::new(Position::new(l1, c1), Position::new(l2, c2)), &text);
+            poke(&server, &uri, l1, c1 + text.chars().count() as u32);
+        }
+        // Still answering, with diagnostics for the final text.
+        server.diagnostics(&uri);
+        server.sync();
+    }
+
+    #[test]
+    fn random_bytes_as_a_document_never_crash_the_server(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+        let p = project("//- /.gantry/signatures.json\n$TABLE\n");
+        std::fs::write(p.path("noise.lua"), String::from_utf8_lossy(&bytes).as_bytes()).unwrap();
+        let server = Server::start(p.dir.path());
+        let uri = server.open(&p.path("noise.lua"));
+        for line in 0..3 {
+            for character in [0, 3, 17, 200] {
+                poke(&server, &uri, line, character);
+            }
+        }
+        server.diagnostics(&uri);
+        server.sync();
+    }
+}

@@ -1,0 +1,62 @@
+//! The editor-side commands: `check`, `stubs` and `lsp`, thin shells over
+//! `gantry-lsp` and `gantry-stubs`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use gantry_host::{DEFAULT_TABLE_PATH, SignatureTable};
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Format {
+    /// `file:line:col: severity code: message`
+    Text,
+    /// One JSON document with every finding.
+    Json,
+}
+
+pub fn check(dir: &Path, format: Format) -> anyhow::Result<ExitCode> {
+    let files =
+        gantry_lsp::check::check_dir(dir).with_context(|| format!("checking {}", dir.display()))?;
+    match format {
+        Format::Text => print!("{}", gantry_lsp::check::format_text(&files)),
+        Format::Json => println!("{}", gantry_lsp::check::format_json(&files)),
+    }
+    Ok(if gantry_lsp::check::has_errors(&files) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+pub fn stubs(dir: &Path, out: Option<&Path>, table: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let table_path = table
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| dir.join(DEFAULT_TABLE_PATH));
+    let table = SignatureTable::load(&table_path)
+        .with_context(|| format!("loading {}", table_path.display()))?;
+    let out = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| dir.join(".gantry/stubs"));
+    let report = gantry_stubs::write_stubs(&table, &out)
+        .with_context(|| format!("writing stubs to {}", out.display()))?;
+    for file in &report.written {
+        println!("wrote {file}");
+    }
+    for file in &report.removed {
+        println!("removed {file}");
+    }
+    println!(
+        "{} written, {} unchanged, {} removed in {}",
+        report.written.len(),
+        report.unchanged.len(),
+        report.removed.len(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn lsp() -> anyhow::Result<ExitCode> {
+    gantry_lsp::run_stdio()?;
+    Ok(ExitCode::SUCCESS)
+}
