@@ -15,8 +15,10 @@
 //! - Every token after the key keeps its byte column; so do earlier arguments
 //!   (`self` above). Only line 1 shifts right, by the prologue's length.
 //! - Strings, comments, method calls, field calls on other tables, shadowed
-//!   names and non-literal or invalid keys are untouched (they stay on the
-//!   generic path).
+//!   names (a local `_ENV` shadows them all) and non-literal or invalid keys
+//!   are untouched (they stay on the generic path). So are calls of a
+//!   function the script assigns itself (`NotifyMessage = f`,
+//!   `function GMP.RunHook() end`): the baked call would bypass it.
 //! - A source that does not parse cleanly is returned unchanged, so Lua
 //!   reports its own error with its own line numbers.
 //!
@@ -129,6 +131,7 @@ fn rewrite_scanned(source: &str, scan: &ChunkScan) -> Option<Rewrite> {
         f.call
             .literal_key()
             .is_some_and(|k| validate_key(k).is_ok())
+            && !scan.may_be_replaced(f.call.function, f.call.via_gmp)
     };
     if !scan.calls.iter().any(|f| bakeable(&f)) {
         return None;
