@@ -243,3 +243,19 @@ fn destroying_the_scripts_object_drops_its_listeners() {
     f.hub.destroy(object).unwrap();
     assert_eq!(f.hub.listener_count(), 0);
 }
+
+#[test]
+fn a_listener_sending_its_own_key_stops_at_the_nesting_limit() {
+    let f = Fixture::new();
+    f.load(
+        "echo.lua",
+        "depth = 0\nListenMessage('Echo', nil, function()\n  depth = depth + 1\n  NotifyMessage('Echo')\nend)\n",
+    );
+    let key = f.hub.key("Echo").unwrap();
+    f.hub.send(key, Source::Global, ()).unwrap();
+    let failures = f.failures();
+    assert!(
+        failures.iter().any(|m| m.contains("nested")),
+        "{failures:?}"
+    );
+}

@@ -126,15 +126,17 @@ pub(crate) fn call_api(
     let mut args = args;
     let source = take_source(ctx, lua, function, &mut args)?;
     let hub = ctx.hub();
+    // Generic calls record their line once, beside the dispatch, so that
+    // generic and baked calls hand the hub the same caller (and a mismatch
+    // reads the same either way; the Lua error names the line).
     let send_site = |role: Role| -> Option<Site> {
-        if sites == Sites::AtLoad {
-            return None;
+        if sites == Sites::PerCall {
+            let site = ctx.site_here(lua, role);
+            if ctx.recorded.borrow_mut().insert((key.key, site.line, role)) {
+                hub.record_site(&key.text, site);
+            }
         }
-        let site = ctx.site_here(lua, role);
-        ctx.recorded
-            .borrow_mut()
-            .insert((key.key, site.line, role))
-            .then_some(site)
+        None
     };
     let fail = |e: gantry_host::HubError| runtime_err(lua, e);
     match function {

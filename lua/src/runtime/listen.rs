@@ -109,6 +109,9 @@ pub(crate) fn message_callback(shared: &Rc<Shared>, target: Target) -> Rc<Messag
             // The owner was collected; the hub drops this listener.
             return Ok(());
         };
+        if shared.too_deep() {
+            return Err(nesting_error());
+        }
         shared
             .guarded(|| call_with_message(&lua, &f, m))
             .map_err(|e| ListenerError::new(error_text(&e)))
@@ -157,6 +160,9 @@ pub(crate) fn hook_callback(shared: &Rc<Shared>, target: Target) -> Rc<HookFn> {
             let Some(f) = target.function(&shared) else {
                 return Ok(());
             };
+            if shared.too_deep() {
+                return Err(nesting_error());
+            }
             let result = shared.guarded(|| -> mlua::Result<()> {
                 let payload = from_value(&lua, call.payload)?;
                 let ctx = lua.create_userdata(HookCtx::default())?;
@@ -192,4 +198,11 @@ pub(crate) fn hook_callback(shared: &Rc<Shared>, target: Target) -> Rc<HookFn> {
             result.map_err(|e| ListenerError::new(error_text(&e)))
         },
     )
+}
+
+fn nesting_error() -> ListenerError {
+    ListenerError::new(format!(
+        "not called: Lua handlers nested {} deep (a listener sending what it listens to?)",
+        super::shared::MAX_NESTING
+    ))
 }

@@ -14,6 +14,10 @@ use super::budget::Budget;
 use super::convert::{any_table, scalar_to_value, to_value};
 use super::error::ScriptError;
 
+/// How many Lua calls may nest through the hub (a handler sending to a
+/// handler sending ...) before the next one fails instead of running.
+pub const MAX_NESTING: u32 = 32;
+
 /// Arguments on their way to the hub; scalars stay on the stack.
 pub(crate) type Args = SmallVec<[Value; 4]>;
 
@@ -89,6 +93,14 @@ impl Shared {
         self.depth.set(depth + 1);
         let _exit = Exit(self, depth);
         f()
+    }
+
+    /// Is the host already [`MAX_NESTING`] Lua calls deep? A listener that
+    /// sends what it listens to would otherwise recurse until the native
+    /// stack overflows.
+    #[inline]
+    pub fn too_deep(&self) -> bool {
+        self.depth.get() >= MAX_NESTING
     }
 
     /// Files an error that no hub report carries (top levels, replies,
