@@ -103,7 +103,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     });
     let mut engines: Vec<Box<dyn ScriptEngine>> = vec![Box::new(LuaEngine::new(&hub, dir)?)];
     let world = hub.create_world();
-    let mut report_engine_errors = |engines: &mut Vec<Box<dyn ScriptEngine>>| {
+    let report_engine_errors = |engines: &mut Vec<Box<dyn ScriptEngine>>| {
         for engine in engines.iter_mut() {
             for error in engine.take_errors() {
                 errors.set(errors.get() + 1);
@@ -120,12 +120,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("reading {}", path.display()))?;
         let object = hub.spawn(world).context("spawning a script object")?;
         let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if let Some(engine) = engines.iter_mut().find(|e| e.extension() == extension) {
-            if let Err(error) = engine.load(&file, &source, object) {
+        if let Some(engine) = engines.iter_mut().find(|e| e.extension() == extension)
+            && let Err(error) = engine.load(&file, &source, object) {
                 errors.set(errors.get() + 1);
                 eprintln!("error: {error}");
             }
-        }
         report_engine_errors(&mut engines);
     }
     let tick = hub.key(TICK_KEY)?;

@@ -14,6 +14,12 @@ pub struct Fixture {
     pub printed: Rc<RefCell<Vec<String>>>,
 }
 
+impl Default for Fixture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Fixture {
     pub fn new() -> Self {
         Self::with(RuntimeOptions::default())

@@ -62,6 +62,9 @@ pub fn completion(
     Vec::new()
 }
 
+/// A full key and its table entry.
+type KeyAt<'t> = (&'t str, &'t KeyEntry);
+
 /// The children of `parent` (`""` or `"Inv."`): one item per next segment.
 fn key_items(
     file: &SourceFile<'_>,
@@ -70,7 +73,8 @@ fn key_items(
     replace: std::ops::Range<usize>,
 ) -> Vec<CompletionItem> {
     let range = file.range(replace);
-    let mut segments: BTreeMap<&str, (Option<(&str, &KeyEntry)>, usize)> = BTreeMap::new();
+    // segment → (the key that ends there, if any; how many keys lie below)
+    let mut segments: BTreeMap<&str, (Option<KeyAt<'_>>, usize)> = BTreeMap::new();
     for (key, entry) in table.keys.range(parent.to_owned()..) {
         let Some(rest) = key.strip_prefix(parent) else {
             break;

@@ -21,6 +21,11 @@ pub const MAX_NESTING: u32 = 32;
 /// Arguments on their way to the hub; scalars stay on the stack.
 pub(crate) type Args = SmallVec<[Value; 4]>;
 
+/// Where script errors go as they happen (the CLI prints them).
+pub(crate) type ErrorSink = Rc<dyn Fn(&ScriptError)>;
+/// Where the sandbox's `print` goes.
+pub(crate) type PrintSink = Rc<dyn Fn(&str)>;
+
 pub(crate) struct Shared {
     pub hub: Hub,
     pub lua: WeakLua,
@@ -28,8 +33,8 @@ pub(crate) struct Shared {
     /// How deep the host is inside Lua calls (0 = host code).
     depth: Cell<u32>,
     errors: RefCell<Vec<ScriptError>>,
-    on_error: RefCell<Option<Rc<dyn Fn(&ScriptError)>>>,
-    pub print: RefCell<Rc<dyn Fn(&str)>>,
+    on_error: RefCell<Option<ErrorSink>>,
+    pub print: RefCell<PrintSink>,
     /// Ephemeron table (weak keys): owner → { token = OwnerToken, [slot] = fn }.
     /// Its values live only while their owner does, so a listener closure
     /// that captures its owner does not keep the owner alive.
@@ -114,7 +119,7 @@ impl Shared {
         self.errors.borrow_mut().push(error);
     }
 
-    pub fn set_on_error(&self, f: Rc<dyn Fn(&ScriptError)>) {
+    pub fn set_on_error(&self, f: ErrorSink) {
         *self.on_error.borrow_mut() = Some(f);
     }
 

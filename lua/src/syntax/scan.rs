@@ -161,8 +161,8 @@ impl<'t> Walker<'_, 't> {
         } else if kind == k.repeat_statement {
             self.push_frame(node);
         } else if kind == k.function_definition || kind == k.function_declaration {
-            if kind == k.function_declaration {
-                if let Some(name) = node.child_by_field_id(k.field_name) {
+            if kind == k.function_declaration
+                && let Some(name) = node.child_by_field_id(k.field_name) {
                     if self.first_child_is_local(node) {
                         // `local function f` is in scope in its own body.
                         self.declare(name);
@@ -170,7 +170,6 @@ impl<'t> Walker<'_, 't> {
                         self.note_global_write(name);
                     }
                 }
-            }
             self.fn_depth += 1;
             self.push_frame(node);
         } else if kind == k.parameters {
