@@ -121,10 +121,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         let object = hub.spawn(world).context("spawning a script object")?;
         let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         if let Some(engine) = engines.iter_mut().find(|e| e.extension() == extension)
-            && let Err(error) = engine.load(&file, &source, object) {
-                errors.set(errors.get() + 1);
-                eprintln!("error: {error}");
-            }
+            && let Err(error) = engine.load(&file, &source, object)
+        {
+            errors.set(errors.get() + 1);
+            eprintln!("error: {error}");
+        }
         report_engine_errors(&mut engines);
     }
     let tick = hub.key(TICK_KEY)?;

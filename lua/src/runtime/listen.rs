@@ -75,9 +75,10 @@ pub(crate) fn resolve_owner(
 /// The hub owner a Lua value stands for, if it owns anything (for unbind).
 pub(crate) fn existing_owner(shared: &Shared, owner: &LuaValue) -> Option<Owner> {
     if let LuaValue::UserData(ud) = owner
-        && let Ok(o) = ud.borrow::<ObjectHandle>() {
-            return Some(Owner::Object(o.0));
-        }
+        && let Ok(o) = ud.borrow::<ObjectHandle>()
+    {
+        return Some(Owner::Object(o.0));
+    }
     let entry: Table = shared.owned.raw_get(owner.clone()).ok()?;
     let token: AnyUserData = entry.raw_get("token").ok()?;
     let token = token.borrow::<OwnerToken>().ok()?;
@@ -174,9 +175,10 @@ pub(crate) fn hook_callback(shared: &Rc<Shared>, target: Target) -> Rc<HookFn> {
                 if let LuaValue::Table(t) = &changed {
                     // Keep the struct's name even if the listener dropped it.
                     if t.raw_get::<LuaValue>(STRUCT_FIELD)?.is_nil()
-                        && let Some(Type::Struct(name)) = &expected {
-                            t.raw_set(STRUCT_FIELD, &**name)?;
-                        }
+                        && let Some(Type::Struct(name)) = &expected
+                    {
+                        t.raw_set(STRUCT_FIELD, &**name)?;
+                    }
                 }
                 let converted = {
                     let table = shared.hub.table();

@@ -162,14 +162,15 @@ impl<'t> Walker<'_, 't> {
             self.push_frame(node);
         } else if kind == k.function_definition || kind == k.function_declaration {
             if kind == k.function_declaration
-                && let Some(name) = node.child_by_field_id(k.field_name) {
-                    if self.first_child_is_local(node) {
-                        // `local function f` is in scope in its own body.
-                        self.declare(name);
-                    } else {
-                        self.note_global_write(name);
-                    }
+                && let Some(name) = node.child_by_field_id(k.field_name)
+            {
+                if self.first_child_is_local(node) {
+                    // `local function f` is in scope in its own body.
+                    self.declare(name);
+                } else {
+                    self.note_global_write(name);
                 }
+            }
             self.fn_depth += 1;
             self.push_frame(node);
         } else if kind == k.parameters {
