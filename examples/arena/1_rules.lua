@@ -22,6 +22,8 @@ ListenMessage("Player", nil, function(name, hp)
   print(format.hp(name, hp))
 end, { match = "partial" })
 
--- Once: the first to listen to the opening bell gets it, nobody after.
-OnceObjectMessage(self, "Arena.Bell", "fight!")
+-- Once, stored on the world: the first world listener of the opening bell
+-- gets it, nobody after. (Replays respect scope: a world listener is replayed
+-- what was stored on its world.)
+OnceObjectMessage(self:World(), "Arena.Bell", "fight!")
 print("rules ready")

@@ -321,3 +321,22 @@ fn a_mismatched_send_is_an_error_at_the_senders_line() {
     assert!(err.to_string().contains("m.lua:3:"), "{err}");
     assert!(err.to_string().contains("Typed.Key"), "{err}");
 }
+
+#[test]
+fn a_world_is_an_object_source_for_store_and_once() {
+    let f = Fixture::new();
+    f.load(
+        "a.lua",
+        r#"
+        OnceObjectMessage(self:World(), "Bell", "fight!")
+        StoreObjectMessage(self:World(), "Size", 20)
+        ListenObjectMessage(self, "Size", nil, function(n) print("object", n) end)
+        ListenWorldMessage(self:World(), "Size", nil, function(n) print("world", n) end)
+        ListenWorldMessage(self:World(), "Bell", nil, function(t) print("first", t) end)
+        ListenWorldMessage(self:World(), "Bell", nil, function(t) print("second", t) end)
+        "#,
+    );
+    // Replays respect scope: only the world listener hears the world's store;
+    // the once-message goes to its first listener only.
+    assert_eq!(f.printed(), vec!["world\t20", "first\tfight!"]);
+}

@@ -1,12 +1,16 @@
 //! The LuaLS/EmmyLua meta file (`---@meta`).
 //!
-//! Each generic API function is typed as an alias of a union of per-key
-//! `fun(...)` types, one member per key with the key as a string literal type.
-//! EmmyLua (`emmylua_check` 0.25) narrows such a union by the literal and then
-//! checks every argument — and types a listener's parameters — for that key;
-//! `---@overload` lines on a `...` base signature switch that checking off, so
-//! they are not used. LuaLS still completes the keys from the literal types
-//! and from the [`KEY_ALIAS`] alias, which carries each key's doc line.
+//! Each generic API function is declared once, with one `---@overload` per
+//! key whose key parameter is that key as a string literal type. The base
+//! signature is the first key's form with the key parameter widened to the
+//! union of every key literal. Checked with `emmylua_check` 0.25.1: a call is
+//! matched to its key's overload, so a wrong argument type, a missing argument
+//! and a listener's parameter types are all per key; a key no overload names
+//! fails against the key union (a typo is flagged). A base of `...: any`
+//! would swallow every argument error, and an alias of a union of `fun`
+//! types is not narrowed at all, so neither is used. LuaLS also completes the
+//! keys from the literal types and from the [`KEY_ALIAS`] alias, which carries
+//! each key's doc line.
 //!
 //! Scripts never see the key-baked functions in Lua (the loader's rewriter
 //! introduces them), so they are not described here.
@@ -57,11 +61,6 @@ fn responder_class(key: &str) -> String {
 /// The class of a collection's in-place writer, per element struct.
 fn writer_class(element: &str) -> String {
     format!("GantryStoredArray.{element}")
-}
-
-/// The alias naming the union type of one API function.
-fn api_alias(function: ApiFunction) -> String {
-    format!("GantryApi.{}", function.name())
 }
 
 /// The whole meta file for a table.
@@ -124,7 +123,7 @@ function GantryObject:World() end
 
 ---The object the running script is attached to.
 ---@type GantryObject
-self = nil
+self = GantryObject
 
 ---Options of a message listener.
 ---@class GantryListenOptions
@@ -240,40 +239,87 @@ fn push_param(out: &mut String, param: &Param, taken: &mut Vec<String>) {
 
 fn write_api(out: &mut String, table: &SignatureTable) {
     for function in ApiFunction::ALL {
-        let alias = api_alias(function);
-        let _ = writeln!(out, "---@alias {alias}");
-        let mut members = 0;
-        for (key, entry) in table.entries() {
-            if !shape::functions_for(entry).contains(&function) {
-                continue;
-            }
-            out.push_str("---| ");
-            write_member(out, key, entry, function);
-            out.push('\n');
-            members += 1;
-        }
-        if members == 0 {
-            // No key can be used with it yet: any literal is a typo.
-            out.push_str("---| fun(key: never)\n");
-        }
-        out.push('\n');
-    }
-    for function in ApiFunction::ALL.into_iter().filter(|f| !f.gmp_only()) {
+        let sigs: Vec<Sig> = table
+            .entries()
+            .filter(|(_, entry)| shape::functions_for(entry).contains(&function))
+            .map(|(key, entry)| signature(key, entry, function))
+            .collect();
         let _ = writeln!(out, "---{}", function_doc(function));
-        let _ = writeln!(out, "---@type {}", api_alias(function));
-        let _ = writeln!(out, "{} = nil\n", function.name());
-    }
-    out.push_str(GMP_HEAD);
-    for function in ApiFunction::ALL {
+        for sig in &sigs {
+            out.push_str("---@overload ");
+            sig.write_fun(out);
+            out.push('\n');
+        }
+        // The base signature is the first key's: a call whose key literal
+        // matches no overload is then checked against the key union below,
+        // and a wrong argument against the overload of its key.
+        let base = sigs.first().cloned().unwrap_or_else(Sig::no_key_yet);
+        let key_union: Vec<&str> = sigs.iter().map(|s| s.key_type.as_str()).collect();
+        let key_union = key_union.join("|");
+        for (name, optional, ty) in &base.params {
+            let ty = if name == "key" && !key_union.is_empty() {
+                &key_union
+            } else {
+                ty
+            };
+            let optional = if *optional { "?" } else { "" };
+            let _ = writeln!(out, "---@param {name}{optional} {ty}");
+        }
+        for ty in &base.returns {
+            let _ = writeln!(out, "---@return {ty}");
+        }
+        let names: Vec<&str> = base.params.iter().map(|(n, _, _)| n.as_str()).collect();
+        let prefix = if function.gmp_only() { "GMP." } else { "" };
         let _ = writeln!(
             out,
-            "---@field {} {} {}",
+            "function {prefix}{}({}) end\n",
             function.name(),
-            api_alias(function),
-            function_doc(function)
+            names.join(", ")
         );
     }
+    out.push_str(GMP_HEAD);
     out.push_str("GMP = {}\n");
+    for function in ApiFunction::ALL.into_iter().filter(|f| !f.gmp_only()) {
+        let _ = writeln!(out, "GMP.{0} = {0}", function.name());
+    }
+}
+
+/// One per-key form of an API function, ready to print as an `---@overload`
+/// or as the base signature's `---@param`/`---@return` lines.
+#[derive(Clone)]
+struct Sig {
+    /// `(name, optional, type)` per parameter.
+    params: Vec<(String, bool, String)>,
+    returns: Vec<String>,
+    /// The key's literal type, `"Player.Hurt"`.
+    key_type: String,
+}
+
+impl Sig {
+    /// The base of a function no key can be used with yet: any literal is a typo.
+    fn no_key_yet() -> Sig {
+        Sig {
+            params: vec![("key".into(), false, "never".into())],
+            returns: Vec::new(),
+            key_type: "never".into(),
+        }
+    }
+
+    /// `fun(obj: GantryObject, key: "Player.Hurt", dmg: number): integer`.
+    fn write_fun(&self, out: &mut String) {
+        out.push_str("fun(");
+        for (i, (name, optional, ty)) in self.params.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            let optional = if *optional { "?" } else { "" };
+            let _ = write!(out, "{name}{optional}: {ty}");
+        }
+        out.push(')');
+        if !self.returns.is_empty() {
+            let _ = write!(out, ": {}", self.returns.join(", "));
+        }
+    }
 }
 
 const GMP_HEAD: &str = r#"---The Gantry API table: every generic function, the row constants and the object helpers.
@@ -323,63 +369,52 @@ fn function_doc(function: ApiFunction) -> &'static str {
     }
 }
 
-/// `fun(obj: GantryObject, key: "Player.Hurt", dmg: number): integer`.
-fn write_member(out: &mut String, key: &str, entry: &KeyEntry, function: ApiFunction) {
+/// The form of `function` for one key.
+fn signature(key: &str, entry: &KeyEntry, function: ApiFunction) -> Sig {
     let shape = shape::shape(function, entry);
-    let multi_return = matches!(shape.returns, Returns::Response | Returns::HookResult);
-    if multi_return {
-        out.push('(');
-    }
-    out.push_str("fun(");
     let mut taken: Vec<String> = Vec::with_capacity(shape.slots.len());
-    for (i, slot) in shape.slots.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
+    let mut params = Vec::with_capacity(shape.slots.len());
+    for slot in &shape.slots {
+        let mut ty = String::new();
         match slot {
-            Slot::Message(param) => push_param(out, param, &mut taken),
+            Slot::Message(param) => {
+                let name = param_name(&param.name, Lang::Lua, &taken);
+                push_lua_type(&mut ty, &param.ty);
+                taken.push(name.clone());
+                params.push((name, false, ty));
+            }
             other => {
                 let (name, optional) = slot_name(*other);
-                out.push_str(name);
-                if optional {
-                    out.push('?');
-                }
-                out.push_str(": ");
-                write_slot_type(out, *other, key, entry);
+                write_slot_type(&mut ty, *other, key, entry);
                 taken.push(name.to_owned());
+                params.push((name.to_owned(), optional, ty));
             }
         }
     }
-    out.push(')');
-    match shape.returns {
-        Returns::Nothing => {}
-        Returns::ListenerId => out.push_str(": integer"),
+    let returns = match shape.returns {
+        Returns::Nothing => Vec::new(),
+        Returns::ListenerId => vec!["integer".to_owned()],
         Returns::Response => {
-            out.push_str(": ");
             let response = entry.response.as_deref().unwrap_or_default();
             if response.is_empty() {
-                out.push_str("nil");
-            }
-            for (i, param) in response.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                push_lua_type(out, &param.ty);
+                vec!["nil".to_owned()]
+            } else {
+                response.iter().map(|p| lua_type(&p.ty)).collect()
             }
         }
         Returns::HookResult => {
-            out.push_str(": any, ");
-            push_payload_type(out, entry);
+            let mut payload = String::new();
+            push_payload_type(&mut payload, entry);
+            vec!["any".to_owned(), payload]
         }
-        Returns::StoredArray => {
-            out.push_str(": ");
-            out.push_str(&writer_class(
-                shape::collection_element(entry).unwrap_or("any"),
-            ));
-        }
-    }
-    if multi_return {
-        out.push(')');
+        Returns::StoredArray => vec![writer_class(
+            shape::collection_element(entry).unwrap_or("any"),
+        )],
+    };
+    Sig {
+        params,
+        returns,
+        key_type: format!("\"{key}\""),
     }
 }
 
@@ -430,7 +465,9 @@ fn write_slot_type(out: &mut String, slot: Slot<'_>, key: &str, entry: &KeyEntry
 
 /// The type of a listener function: what it is called with, for this key.
 fn write_listener(out: &mut String, listener: Listener, key: &str, entry: &KeyEntry) {
-    out.push_str("fun(");
+    // Parenthesised: inside a parameter list, the return type would
+    // otherwise swallow the parameters after it.
+    out.push_str("(fun(");
     let mut taken: Vec<String> = Vec::with_capacity(entry.params.len() + 1);
     match listener {
         Listener::Message => {
@@ -465,7 +502,8 @@ fn write_listener(out: &mut String, listener: Listener, key: &str, entry: &KeyEn
             out.push_str(", ctx: GantryHookContext");
         }
     }
-    out.push(')');
+    // What a listener returns is ignored; `any?` lets it return a value.
+    out.push_str("): any?)");
 }
 
 /// A hook's payload: its one parameter (`any` when the table has none).

@@ -105,7 +105,7 @@ fn take_source(
         runtime_err(
             lua,
             format!(
-                "{}: argument 1 must be an object (or GMP.Named source), got a {}",
+                "{}: argument 1 must be an object (a world, or a GMP.Named source), got a {}",
                 function,
                 arg.type_name()
             ),

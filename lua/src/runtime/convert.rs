@@ -234,5 +234,10 @@ pub fn object_source_of_arg(value: &LuaValue) -> Option<gantry_host::Source> {
     if let Ok(o) = ud.borrow::<ObjectHandle>() {
         return Some(gantry_host::Source::Object(o.0));
     }
+    // A world is an object too (as in the reference, where UWorld is a
+    // UObject): `StoreObjectMessage(self:World(), ...)` stores on the world.
+    if let Ok(w) = ud.borrow::<WorldHandle>() {
+        return Some(gantry_host::Source::World(w.0));
+    }
     ud.borrow::<NamedHandle>().ok().map(|n| n.0)
 }
