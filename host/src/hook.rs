@@ -21,6 +21,7 @@ use crate::listener::{
 use crate::report::Report;
 use crate::signature::{Kind, Role, Site};
 use crate::source::Source;
+use crate::trace::{Delivery, TraceEvent};
 use crate::value::Value;
 
 /// Options of a hook listener.
@@ -200,6 +201,15 @@ impl Hub {
         if lists.len() > 1 {
             order.sort_by_key(|(e, _)| (e.order, e.seq));
         }
+        let tracing = self.is_tracing();
+        if tracing {
+            self.trace_dispatch(
+                key,
+                Source::Global,
+                std::slice::from_ref(payload),
+                Delivery::Hook,
+            );
+        }
         for (entry, _) in order {
             if !entry.callable() {
                 if entry.alive.get() {
@@ -233,18 +243,33 @@ impl Hub {
                 cancelled: false,
             };
             result.ran += 1;
-            if let Err(ListenerError { message }) = f(&mut call) {
+            let started = tracing.then(std::time::Instant::now);
+            let outcome = f(&mut call);
+            let (handled, cancelled) = (call.handled, call.cancelled);
+            if let Some(started) = started {
+                self.trace_called(key, entry, started.elapsed());
+            }
+            if let Err(ListenerError { message }) = outcome {
                 self.report(Report::ListenerFailed {
                     key: self.key_name(key).to_string(),
                     message,
                     site: entry.site.clone(),
                 });
             }
-            result.handled |= call.handled;
-            if call.cancelled {
+            result.handled |= handled;
+            if cancelled {
                 result.cancelled = true;
                 break;
             }
+        }
+        if tracing {
+            let name = self.key_name(key);
+            self.trace(&TraceEvent::HookDone {
+                key: &name,
+                ran: result.ran,
+                handled: result.handled,
+                cancelled: result.cancelled,
+            });
         }
         result
     }

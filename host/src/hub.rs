@@ -16,6 +16,7 @@ use std::any::Any;
 use std::cell::{Cell, Ref, RefCell};
 use std::panic::Location;
 use std::rc::{Rc, Weak};
+use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -30,6 +31,7 @@ use crate::report::Report;
 use crate::request::Responder;
 use crate::signature::{KeyDecl, Kind, Recorded, Role, SignatureTable, Site};
 use crate::source::{NameId, Source, WorldId};
+use crate::trace::{Delivery, TraceEvent};
 use crate::typed::{Handler, IntoArgs};
 use crate::types::{Mismatch, Type};
 use crate::value::{ObjectId, Value};
@@ -216,6 +218,9 @@ pub struct HubInner {
     table_dirty: Cell<bool>,
     on_report: RefCell<Option<Rc<ReportFn>>>,
     pub(crate) request_seq: Cell<u64>,
+    /// Mirrors `tracer.is_some()`: the one read the untraced path pays.
+    pub(crate) tracing: Cell<bool>,
+    pub(crate) tracer: RefCell<Option<Rc<crate::trace::TraceFn>>>,
 }
 
 /// The message hub. Clone it freely: clones are handles to the same hub.
@@ -266,6 +271,8 @@ impl Hub {
                 table_dirty: Cell::new(false),
                 on_report: RefCell::new(None),
                 request_seq: Cell::new(0),
+                tracing: Cell::new(false),
+                tracer: RefCell::new(None),
             }),
         }
     }
@@ -807,7 +814,20 @@ impl Hub {
         responder: Option<&Responder>,
     ) -> Result<Delivered, HubError> {
         let lists = self.gather(key, source, args, caller, Kind::Event)?;
-        let delivered = self.deliver(key, source, args, caller, responder, &lists, None)?;
+        if self.is_tracing() {
+            let delivery = if responder.is_some() {
+                Delivery::Request
+            } else {
+                Delivery::Send
+            };
+            self.trace_dispatch(key, source, args, delivery);
+        }
+        let delivered = self.deliver(key, source, args, caller, responder, &lists, None);
+        if self.is_tracing() {
+            let listeners = delivered.as_ref().map_or(0, |d| d.listeners);
+            self.trace_end(key, listeners);
+        }
+        let delivered = delivered?;
         if responder.is_none() {
             // The send (transient) path of a collection: all-rows listeners only.
             let rows = crate::collection::dispatch::on_send(self, key, args, &lists);
@@ -931,6 +951,13 @@ impl Hub {
         caller: Caller<'_>,
         listener_site: Option<Site>,
     ) -> HubError {
+        if self.is_tracing() {
+            let reason = format!("argument {}: expected {expected}, got {got}", position + 1);
+            self.trace(&TraceEvent::Aborted {
+                key: &key,
+                reason: &reason,
+            });
+        }
         self.report(Report::Mismatch {
             key: key.clone(),
             position,
@@ -1054,6 +1081,7 @@ impl Hub {
             return false;
         };
         let last = entry.take_use();
+        let started = self.is_tracing().then(Instant::now);
         let message = Message {
             hub: self,
             key,
@@ -1073,10 +1101,51 @@ impl Hub {
                 site: entry.site.clone(),
             });
         }
+        if let Some(started) = started {
+            self.trace_called(key, entry, started.elapsed());
+        }
         if last {
             self.unlisten(entry.id);
         }
         true
+    }
+
+    /// Traces the start of a dispatch (the caller checked `is_tracing`).
+    pub(crate) fn trace_dispatch(
+        &self,
+        key: Key,
+        source: Source,
+        args: &[Value],
+        delivery: Delivery,
+    ) {
+        let name = self.key_name(key);
+        self.trace(&TraceEvent::Dispatch {
+            key: &name,
+            source,
+            args,
+            delivery,
+        });
+    }
+
+    /// Traces the end of a dispatch (the caller checked `is_tracing`).
+    pub(crate) fn trace_end(&self, key: Key, listeners: usize) {
+        let name = self.key_name(key);
+        self.trace(&TraceEvent::End {
+            key: &name,
+            listeners,
+        });
+    }
+
+    /// Traces one listener call (the caller checked `is_tracing`).
+    pub(crate) fn trace_called(&self, key: Key, entry: &Entry, elapsed: std::time::Duration) {
+        let name = self.key_name(key);
+        self.trace(&TraceEvent::Called {
+            key: &name,
+            listener: entry.id,
+            site: entry.site.as_ref(),
+            order: entry.order,
+            elapsed,
+        });
     }
 
     /// Router semantics: a listener that names a struct only gets payloads

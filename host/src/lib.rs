@@ -22,6 +22,7 @@
 //! - [`hook`]: hooks — payload in place, priority order, handled and cancel.
 //! - [`router`]: the tag-channel router as a private bus on its own hub.
 //! - [`report`]: structured [`Report`]s a host can read.
+//! - [`trace`]: per-dispatch trace events (`gantry run --trace`); free when off.
 //!
 //! The hub is single-threaded by design (`!Send`, `!Sync`; no lock on the
 //! hot path).
@@ -40,6 +41,7 @@ pub mod serde_bridge;
 pub mod signature;
 pub mod source;
 pub mod store;
+pub mod trace;
 pub mod typed;
 pub mod types;
 pub mod value;
@@ -64,6 +66,7 @@ pub use router::Router;
 pub use serde_bridge::{Serde, ValueSerdeError, from_value, struct_def_of, to_value};
 pub use signature::{KeyDecl, KeyEntry, Kind, Language, Origin, Role, SignatureTable, Site};
 pub use source::{NameId, Source, WorldId};
+pub use trace::{Delivery, TraceEvent, TraceFn};
 pub use typed::{Handler, IntoArgs};
 pub use types::{Mismatch, Param, StructDef, StructRegistry, Type};
 pub use value::{FromValue, IntoValue, ObjectId, StructValue, Value};

@@ -16,6 +16,7 @@ use crate::listener::{Entry, ListenerParams};
 use crate::report::Report;
 use crate::signature::Kind;
 use crate::source::Source;
+use crate::trace::Delivery;
 use crate::typed::IntoArgs;
 use crate::value::Value;
 
@@ -67,6 +68,9 @@ impl Hub {
         caller: Caller<'_>,
     ) -> Result<Delivered, HubError> {
         let lists = self.gather(key, source, &mut args, caller, Kind::Store)?;
+        if self.is_tracing() {
+            self.trace_dispatch(key, source, &args, Delivery::Store);
+        }
         let args: Rc<[Value]> = Rc::from(args);
         let mut prev = None;
         if !once {
@@ -80,7 +84,11 @@ impl Hub {
                 )
             });
         }
-        let mut delivered = self.deliver(key, source, &args, caller, None, &lists, None)?;
+        let delivered = self.deliver(key, source, &args, caller, None, &lists, None);
+        if self.is_tracing() {
+            self.trace_end(key, delivered.as_ref().map_or(0, |d| d.listeners));
+        }
+        let mut delivered = delivered?;
         if !once {
             // A stored table: diff against the previous one, publish the rows.
             let prev = prev.map(|p| p.args);
@@ -150,7 +158,14 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
             continue;
         }
         let depth = depth_between(hub, key, entry.key);
-        if hub.call_entry(entry, depth, key, entry.scope, &args, None) && once {
+        if hub.is_tracing() {
+            hub.trace_dispatch(key, entry.scope, &args, Delivery::Replay);
+        }
+        let called = hub.call_entry(entry, depth, key, entry.scope, &args, None);
+        if hub.is_tracing() {
+            hub.trace_end(key, usize::from(called));
+        }
+        if called && once {
             hub.with_state(|s| s.stores.remove(&(key, entry.scope)));
         }
     }

@@ -1,0 +1,101 @@
+//! Dispatch tracing: the events behind `gantry run --trace`.
+//!
+//! A host installs one tracer with [`Hub::set_tracer`]. With none installed
+//! (the default) the dispatch path reads one `Cell<bool>` and formats,
+//! allocates and times nothing; the host bench `send/*` measures that path.
+
+use std::time::Duration;
+
+use crate::hub::Hub;
+use crate::listener::ListenerId;
+use crate::signature::Site;
+use crate::source::Source;
+use crate::value::Value;
+
+/// How a dispatch reaches its listeners.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// A plain send (notify).
+    Send,
+    /// A send carrying a reply callback.
+    Request,
+    /// A store or once: delivered live and kept for later listeners.
+    Store,
+    /// A stored message replayed to one listener that just arrived.
+    Replay,
+    /// A hook run: listeners get the payload itself.
+    Hook,
+}
+
+impl std::fmt::Display for Delivery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Delivery::Send => "send",
+            Delivery::Request => "request",
+            Delivery::Store => "store",
+            Delivery::Replay => "replay",
+            Delivery::Hook => "hook",
+        })
+    }
+}
+
+/// One traced step of a dispatch, in the order it happens.
+#[derive(Debug)]
+pub enum TraceEvent<'a> {
+    /// A dispatch passed its checks and is about to call listeners.
+    Dispatch {
+        key: &'a str,
+        source: Source,
+        args: &'a [Value],
+        delivery: Delivery,
+    },
+    /// One listener was called (and returned) in the current dispatch.
+    Called {
+        key: &'a str,
+        listener: ListenerId,
+        site: Option<&'a Site>,
+        order: i32,
+        elapsed: Duration,
+    },
+    /// A dispatch was aborted before any listener ran. When the abort
+    /// comes after [`TraceEvent::Dispatch`], an [`TraceEvent::End`] with
+    /// no listeners follows.
+    Aborted { key: &'a str, reason: &'a str },
+    /// A send, request, store or replay ended (hooks end with
+    /// [`TraceEvent::HookDone`]). Dispatches nest: a listener that sends
+    /// starts and ends its dispatch between its caller's `Dispatch` and `End`.
+    End { key: &'a str, listeners: usize },
+    /// A hook run ended.
+    HookDone {
+        key: &'a str,
+        ran: usize,
+        handled: bool,
+        cancelled: bool,
+    },
+}
+
+/// A tracer: called for every [`TraceEvent`] while installed.
+pub type TraceFn = dyn Fn(&TraceEvent<'_>);
+
+impl Hub {
+    /// Installs `tracer` (replacing any other); `None` turns tracing off.
+    pub fn set_tracer(&self, tracer: Option<std::rc::Rc<TraceFn>>) {
+        self.inner.tracing.set(tracer.is_some());
+        *self.inner.tracer.borrow_mut() = tracer;
+    }
+
+    /// Is a tracer installed? The dispatch path asks this before it
+    /// prepares any trace event.
+    #[inline]
+    pub fn is_tracing(&self) -> bool {
+        self.inner.tracing.get()
+    }
+
+    /// Hands `event` to the tracer. Callers check [`Hub::is_tracing`] first.
+    pub(crate) fn trace(&self, event: &TraceEvent<'_>) {
+        let tracer = self.inner.tracer.borrow().clone();
+        if let Some(tracer) = tracer {
+            tracer(event);
+        }
+    }
+}
