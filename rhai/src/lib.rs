@@ -6,8 +6,16 @@
 //!   key-baking rewriter ([`syntax::rewrite`]). Available with
 //!   `default-features = false`.
 //!
-//! The runtime (engine embedding and the script API) belongs behind the
+//! - [`runtime`]: the engine embedding and the script API ([`RhaiRuntime`]),
+//!   behind the default `runtime` feature.
+//!
+//! The runtime (engine embedding and the script API) lives behind the
 //! default `runtime` feature, so that depending on this crate without default
 //! features never pulls a hub runtime into a tool that only reads scripts.
 
 pub mod syntax;
+
+#[cfg(feature = "runtime")]
+pub mod runtime;
+#[cfg(feature = "runtime")]
+pub use runtime::{RhaiOptions, RhaiRuntime, RhaiRuntimeError, ScriptError, ScriptId};

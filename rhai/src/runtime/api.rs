@@ -1,0 +1,355 @@
+//! The script API: one core per function, reached two ways — the generic
+//! function (`NotifyObjectMessage(obj, "Key", ...)`, key resolved and call
+//! site recorded per call) and the per-key function the loader bakes
+//! literal-key calls into (key resolved and site recorded once, at load).
+//! Both run the same core, so they behave the same.
+
+use std::rc::Rc;
+
+use gantry_host::hook::HookOptions;
+use gantry_host::{
+    ApiFunction, Caller, Key, Language, ListenOptions, ListenSpec, ListenerId, ListenerParams,
+    Match, Owner, Reply, Role, Site, Source, Type,
+};
+use rhai::{Dynamic, FnPtr, INT, Map, NativeCallContext};
+
+use super::convert::{from_value, to_value};
+use super::handles::{NamedHandle, ObjectHandle, WorldHandle, fail};
+use super::listen::{hook_callback, message_callback};
+use super::shared::{Script, Shared};
+
+type RhaiResult = Result<Dynamic, Box<rhai::EvalAltResult>>;
+
+/// How a call names its key.
+#[derive(Clone)]
+pub(crate) struct KeyRef {
+    pub key: Key,
+    pub text: Rc<str>,
+}
+
+/// Whether a call site still has to be recorded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sites {
+    /// Generic call: record this line once.
+    PerCall,
+    /// Baked call: recorded at load.
+    AtLoad,
+}
+
+/// The core of every keyed API function; `args` are the call's arguments
+/// without the key.
+pub(crate) fn call_api(
+    shared: &Rc<Shared>,
+    call: &NativeCallContext,
+    function: ApiFunction,
+    key: &KeyRef,
+    mut args: Vec<Dynamic>,
+    sites: Sites,
+) -> RhaiResult {
+    let script = shared
+        .current()
+        .ok_or_else(|| fail(format!("{function}: no script is running")))?;
+    let hub = &shared.hub;
+    let line = call.call_position().line().unwrap_or(0) as u32;
+    let source = take_source(shared, function, &mut args)?;
+    let record_send = || {
+        if sites == Sites::PerCall
+            && script
+                .recorded
+                .borrow_mut()
+                .insert((key.key, line, Role::Send))
+        {
+            hub.record_site(
+                &key.text,
+                Site::new(&*script.file, line, Language::Rhai, Role::Send),
+            );
+        }
+    };
+    let hub_err = |e: gantry_host::HubError| fail(e.to_string());
+    match function {
+        ApiFunction::NotifyMessage
+        | ApiFunction::NotifyWorldMessage
+        | ApiFunction::NotifyObjectMessage => {
+            record_send();
+            let mut values = convert(shared, key, &args)?;
+            hub.send_values(key.key, source, &mut values, Caller::Unrecorded)
+                .map_err(hub_err)?;
+            Ok(Dynamic::UNIT)
+        }
+        ApiFunction::SendObjectMessage => {
+            let reply = match args.last() {
+                Some(last) if last.is_fnptr() => args.pop().and_then(|f| f.try_cast::<FnPtr>()),
+                _ => None,
+            };
+            record_send();
+            let mut values = convert(shared, key, &args)?;
+            match reply {
+                None => {
+                    hub.send_values(key.key, source, &mut values, Caller::Unrecorded)
+                        .map_err(hub_err)?;
+                }
+                Some(reply) => {
+                    let on_reply = reply_to_function(shared, &script, reply);
+                    hub.request_values(key.key, source, &mut values, Caller::Unrecorded, on_reply)
+                        .map_err(hub_err)?;
+                }
+            }
+            Ok(Dynamic::UNIT)
+        }
+        ApiFunction::StoreObjectMessage | ApiFunction::OnceObjectMessage => {
+            record_send();
+            let values = convert(shared, key, &args)?;
+            let once = function == ApiFunction::OnceObjectMessage;
+            hub.store_values(key.key, source, values, once, Caller::Unrecorded)
+                .map_err(hub_err)?;
+            Ok(Dynamic::UNIT)
+        }
+        ApiFunction::RemoveStoredObjectMessage => {
+            record_send();
+            Ok(Dynamic::from_bool(hub.remove_stored(key.key, source)))
+        }
+        ApiFunction::ListenMessage
+        | ApiFunction::ListenWorldMessage
+        | ApiFunction::ListenObjectMessage => {
+            let (owner, f, opts) = listen_args(function, key, args)?;
+            let owner = resolve_owner(&script, &owner)
+                .map_err(|e| fail(format!("{function} `{}`: {e}", key.text)))?;
+            let mut options = ListenOptions::new().owner(owner);
+            if let Some(opts) = &opts {
+                if let Some(times) = int_option(opts, "times")? {
+                    options = options.times(times);
+                }
+                if let Some(order) = int_option(opts, "order")? {
+                    options = options.order(order);
+                }
+                options = options.matching(match_option(opts)?);
+            }
+            let site = Site::new(&*script.file, line, Language::Rhai, Role::Listen);
+            let callback = message_callback(shared, &script, f, line);
+            let spec = ListenSpec::message(source, options, ListenerParams::Dynamic, callback)
+                .site(site)
+                .with_responder();
+            let id = hub.listen_raw(&key.text, spec).map_err(hub_err)?;
+            Ok(Dynamic::from_int(id.get() as INT))
+        }
+        ApiFunction::UnbindMessage => {
+            record_send();
+            let target = args.pop().unwrap_or(Dynamic::UNIT);
+            let removed = if let Ok(id) = target.as_int() {
+                usize::from(id > 0 && hub.unlisten(ListenerId::from_raw(id as u64)))
+            } else if let Some(o) = target.clone().try_cast::<ObjectHandle>() {
+                hub.unlisten_owner_on(&key.text, &Owner::Object(o.0))
+            } else {
+                return Err(fail(format!(
+                    "UnbindMessage `{}`: give a listener id or an owner object, got a {}",
+                    key.text,
+                    target.type_name()
+                )));
+            };
+            Ok(Dynamic::from_int(removed as INT))
+        }
+        ApiFunction::ListenHook => {
+            let (owner, f, opts) = listen_args(function, key, args)?;
+            let owner = resolve_owner(&script, &owner)
+                .map_err(|e| fail(format!("ListenHook `{}`: {e}", key.text)))?;
+            let mut options = HookOptions::new().owner(owner);
+            if let Some(opts) = &opts {
+                if let Some(priority) = int_option(opts, "priority")? {
+                    options = options.priority(priority);
+                }
+                options.matching = match_option(opts)?;
+            }
+            let site = Site::new(&*script.file, line, Language::Rhai, Role::Listen);
+            let callback = hook_callback(shared, &script, f, line);
+            let id = hub
+                .listen_hook_raw(&key.text, options, Some(site), callback)
+                .map_err(hub_err)?;
+            Ok(Dynamic::from_int(id.get() as INT))
+        }
+        ApiFunction::RunHook => {
+            record_send();
+            let payload = args.pop().unwrap_or(Dynamic::UNIT);
+            let expected: Option<Type> = if payload.is_map() {
+                shared.param_types(&key.text).into_iter().next()
+            } else {
+                None
+            };
+            let converted = {
+                let table = hub.table();
+                to_value(&payload, expected.as_ref(), &table.structs)
+            };
+            let mut value =
+                converted.map_err(|e| fail(format!("RunHook `{}` payload: {e}", key.text)))?;
+            let result = hub.run_hook_key(key.key, &mut value);
+            let mut out = Map::new();
+            out.insert("ran".into(), Dynamic::from_int(result.ran as INT));
+            out.insert("handled".into(), Dynamic::from_bool(result.handled));
+            out.insert("cancelled".into(), Dynamic::from_bool(result.cancelled));
+            out.insert("payload".into(), from_value(&value));
+            Ok(Dynamic::from_map(out))
+        }
+        ApiFunction::Request | ApiFunction::ListenRowMessage | ApiFunction::StoredArray => {
+            Err(fail(format!(
+                "{function} `{}`: not available in the Rhai runtime (use SendObjectMessage \
+                 with a reply function for requests)",
+                key.text
+            )))
+        }
+    }
+}
+
+fn convert(
+    shared: &Shared,
+    key: &KeyRef,
+    args: &[Dynamic],
+) -> Result<Vec<gantry_host::Value>, Box<rhai::EvalAltResult>> {
+    shared
+        .values_for(&key.text, args)
+        .map_err(|e| fail(format!("`{}` {e}", key.text)))
+}
+
+/// Takes the source argument of functions that have one.
+fn take_source(
+    shared: &Shared,
+    function: ApiFunction,
+    args: &mut Vec<Dynamic>,
+) -> Result<Source, Box<rhai::EvalAltResult>> {
+    if function.source_index().is_none() {
+        return Ok(Source::Global);
+    }
+    if args.is_empty() {
+        return Err(fail(format!("{function}: argument 1 must be an object")));
+    }
+    let arg = args.remove(0);
+    let world_fn = matches!(
+        function,
+        ApiFunction::NotifyWorldMessage | ApiFunction::ListenWorldMessage
+    );
+    if let Some(w) = arg.clone().try_cast::<WorldHandle>() {
+        return Ok(Source::World(w.0));
+    }
+    if let Some(o) = arg.clone().try_cast::<ObjectHandle>() {
+        if world_fn {
+            return shared
+                .hub
+                .world_of(o.0)
+                .map(Source::World)
+                .ok_or_else(|| fail(format!("{function}: {} does not exist", o.0)));
+        }
+        return Ok(Source::Object(o.0));
+    }
+    if let (Some(n), false) = (arg.clone().try_cast::<NamedHandle>(), world_fn) {
+        return Ok(n.0);
+    }
+    Err(fail(format!(
+        "{function}: argument 1 must be {}, got a {}",
+        if world_fn {
+            "a world (or an object)"
+        } else {
+            "an object (a world, or a GMP::Named source)"
+        },
+        arg.type_name()
+    )))
+}
+
+/// Splits `owner, fn [, opts]`.
+fn listen_args(
+    function: ApiFunction,
+    key: &KeyRef,
+    args: Vec<Dynamic>,
+) -> Result<(Dynamic, FnPtr, Option<Map>), Box<rhai::EvalAltResult>> {
+    let mut args = args.into_iter();
+    let owner = args.next().unwrap_or(Dynamic::UNIT);
+    let f = args.next().unwrap_or(Dynamic::UNIT);
+    let f = if f.is_fnptr() {
+        f.cast::<FnPtr>()
+    } else if f.is_string() {
+        FnPtr::new(f.to_string()).map_err(|e| fail(format!("{function} `{}`: {e}", key.text)))?
+    } else {
+        return Err(fail(format!(
+            "{function} `{}`: the listener must be a function pointer or closure, got a {}",
+            key.text,
+            f.type_name()
+        )));
+    };
+    let opts = match args.next() {
+        None => None,
+        Some(o) if o.is_unit() => None,
+        Some(o) if o.is_map() => Some(o.cast::<Map>()),
+        Some(o) => {
+            return Err(fail(format!(
+                "{function} `{}`: options must be an object map #{{times:, order:, match:}}, got a {}",
+                key.text,
+                o.type_name()
+            )));
+        }
+    };
+    Ok((owner, f, opts))
+}
+
+/// `()` is the calling script's object; an object handle is that object.
+fn resolve_owner(script: &Script, owner: &Dynamic) -> Result<Owner, String> {
+    if owner.is_unit() {
+        return Ok(Owner::Object(script.object));
+    }
+    if let Some(o) = owner.clone().try_cast::<ObjectHandle>() {
+        return Ok(Owner::Object(o.0));
+    }
+    Err(format!(
+        "an owner must be () (this script's object) or an object, got a {}",
+        owner.type_name()
+    ))
+}
+
+fn int_option(opts: &Map, name: &str) -> Result<Option<i32>, Box<rhai::EvalAltResult>> {
+    match opts.get(name) {
+        None => Ok(None),
+        Some(v) => v
+            .as_int()
+            .ok()
+            .and_then(|i| i32::try_from(i).ok())
+            .map(Some)
+            .ok_or_else(|| {
+                fail(format!(
+                    "option `{name}` must be an integer, got a {}",
+                    v.type_name()
+                ))
+            }),
+    }
+}
+
+fn match_option(opts: &Map) -> Result<Match, Box<rhai::EvalAltResult>> {
+    match opts.get("match") {
+        None => Ok(Match::Exact),
+        Some(v) => match v.to_string().as_str() {
+            "exact" => Ok(Match::Exact),
+            "partial" => Ok(Match::Partial),
+            other => Err(fail(format!(
+                "match must be \"exact\" or \"partial\", got \"{other}\""
+            ))),
+        },
+    }
+}
+
+/// A request's reply, delivered to a Rhai function of `script`.
+fn reply_to_function(
+    shared: &Rc<Shared>,
+    script: &Rc<Script>,
+    reply: FnPtr,
+) -> Box<dyn FnOnce(Reply<'_>)> {
+    let weak = Rc::downgrade(shared);
+    let script = script.clone();
+    Box::new(move |answer: Reply<'_>| {
+        let Reply::Answer(values) = answer else {
+            // The hub reports unanswered requests.
+            return;
+        };
+        let Some(shared) = weak.upgrade() else {
+            return;
+        };
+        let args: Vec<Dynamic> = values.iter().map(from_value).collect();
+        if let Err(e) = super::listen::call_fn(&shared, &script, &reply, args) {
+            shared.report(e);
+        }
+    })
+}

@@ -1,0 +1,94 @@
+//! Errors of the Rhai runtime, each naming the script and position at fault.
+
+use std::fmt;
+
+use rhai::{EvalAltResult, ParseError, Position};
+use thiserror::Error;
+
+/// An error a script caused: where (file, 1-based line and column when
+/// Rhai knows them) and what went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptError {
+    /// The script's file name as the runtime knows it (`player.rhai`).
+    pub file: String,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    pub message: String,
+}
+
+impl ScriptError {
+    pub fn new(file: &str, position: Position, message: impl Into<String>) -> Self {
+        Self {
+            file: file.to_owned(),
+            line: position.line().map(|l| l as u32),
+            column: position.position().map(|c| c as u32),
+            message: message.into(),
+        }
+    }
+
+    /// A runtime error of `file`. The position is the innermost one Rhai
+    /// names (inside the handler that failed, not the call that reached it),
+    /// and the message drops Rhai's own `(line N, position M)` suffix, which
+    /// [`fmt::Display`] puts in front as `file:line:`.
+    pub fn from_eval(file: &str, error: &EvalAltResult) -> Self {
+        let mut inner = error;
+        while let EvalAltResult::ErrorInFunctionCall(_, _, cause, _) = inner {
+            if cause.position().is_none() {
+                break;
+            }
+            inner = cause;
+        }
+        let position = if inner.position().is_none() {
+            error.position()
+        } else {
+            inner.position()
+        };
+        Self::new(file, position, eval_message(error))
+    }
+
+    pub fn from_parse(file: &str, error: &ParseError) -> Self {
+        Self::new(file, error.position(), error.err_type().to_string())
+    }
+}
+
+/// Rhai's message without positions, the operation limit's own text kept.
+fn eval_message(error: &EvalAltResult) -> String {
+    match error {
+        EvalAltResult::ErrorTerminated(token, _) => token.to_string(),
+        EvalAltResult::ErrorInFunctionCall(name, _, cause, _) => {
+            format!("in `{name}`: {}", eval_message(cause))
+        }
+        EvalAltResult::ErrorRuntime(value, _) => value.to_string(),
+        other => without_position(&other.to_string()).to_owned(),
+    }
+}
+
+/// `message (line 3, position 5)` without the parenthesised position.
+fn without_position(message: &str) -> &str {
+    match message.rfind(" (line ") {
+        Some(at) if message.ends_with(')') => &message[..at],
+        _ => message,
+    }
+}
+
+impl fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ScriptError {}
+
+/// Errors of setting up the runtime or loading a script.
+#[derive(Debug, Error)]
+pub enum RhaiRuntimeError {
+    /// The script failed to compile or its top level failed.
+    #[error("{0}")]
+    Script(#[from] ScriptError),
+    /// The runtime could not do what was asked (no such object, busy engine).
+    #[error("Rhai runtime: {0}")]
+    Setup(String),
+}

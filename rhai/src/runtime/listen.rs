@@ -1,0 +1,158 @@
+//! Rhai functions as hub listeners: message listeners (a responder after
+//! the parameters for requests), hook listeners, replies — each run as its
+//! script's code under the per-call operation limit.
+
+use std::rc::{Rc, Weak};
+
+use gantry_host::hook::HookCall;
+use gantry_host::listener::{HookFn, MessageFn};
+use gantry_host::{ListenerError, Message, Type, Value};
+use rhai::{Dynamic, FnPtr, Map};
+
+use super::convert::{STRUCT_FIELD, from_value, to_value};
+use super::error::ScriptError;
+use super::handles::{HookCtx, ResponderHandle};
+use super::shared::{MAX_NESTING, Script, Shared};
+
+/// Calls `f` of `script` with `args` under the per-call limit.
+pub(crate) fn call_fn(
+    shared: &Shared,
+    script: &Rc<Script>,
+    f: &FnPtr,
+    args: Vec<Dynamic>,
+) -> Result<Dynamic, ScriptError> {
+    if shared.too_deep() {
+        return Err(ScriptError::new(
+            &script.file,
+            rhai::Position::NONE,
+            format!(
+                "not called: Rhai handlers nested {MAX_NESTING} deep (a listener sending what it listens to?)"
+            ),
+        ));
+    }
+    let engine = shared.engine.try_borrow().map_err(|_| {
+        ScriptError::new(
+            &script.file,
+            rhai::Position::NONE,
+            "not called: the Rhai engine is being changed (a script loading inside a handler?)",
+        )
+    })?;
+    let limit = shared.limits.per_call.get();
+    shared
+        .running(script, limit, || {
+            f.call::<Dynamic>(&engine, &script.ast, args)
+        })
+        .map_err(|e| ScriptError::from_eval(&script.file, &e))
+}
+
+/// A failing handler: filed with the runtime (on_error) and handed to the
+/// hub, which reports it and goes on with the other listeners. An error
+/// Rhai gives no position (an operation limit hit in a closure) names the
+/// line the listener was registered at.
+fn failed(shared: &Shared, mut error: ScriptError, listen_line: u32) -> ListenerError {
+    if error.line.is_none() && listen_line > 0 {
+        error.line = Some(listen_line);
+        error
+            .message
+            .push_str(" (in the listener registered at this line)");
+    }
+    let message = error.to_string();
+    shared.report(error);
+    ListenerError::new(message)
+}
+
+/// The hub callback of a Rhai message listener.
+pub(crate) fn message_callback(
+    shared: &Rc<Shared>,
+    script: &Rc<Script>,
+    f: FnPtr,
+    listen_line: u32,
+) -> Rc<MessageFn> {
+    let weak: Weak<Shared> = Rc::downgrade(shared);
+    let script = script.clone();
+    Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
+        let Some(shared) = weak.upgrade() else {
+            return Ok(());
+        };
+        let mut args: Vec<Dynamic> = m.args.iter().map(from_value).collect();
+        if let Some(responder) = m.responder {
+            args.push(Dynamic::from(ResponderHandle {
+                responder: responder.clone(),
+                key: m.key_name(),
+            }));
+        }
+        call_fn(&shared, &script, &f, args)
+            .map(|_| ())
+            .map_err(|e| failed(&shared, e, listen_line))
+    })
+}
+
+/// The hub callback of a Rhai hook listener: `fn(payload, ctx)`. The
+/// payload is shared, so a listener's changes to a map payload are seen; a
+/// listener that returns a value replaces the payload with it.
+pub(crate) fn hook_callback(
+    shared: &Rc<Shared>,
+    script: &Rc<Script>,
+    f: FnPtr,
+    listen_line: u32,
+) -> Rc<HookFn> {
+    let weak: Weak<Shared> = Rc::downgrade(shared);
+    let script = script.clone();
+    Rc::new(
+        move |call: &mut HookCall<'_>| -> Result<(), ListenerError> {
+            let Some(shared) = weak.upgrade() else {
+                return Ok(());
+            };
+            let payload = from_value(call.payload).into_shared();
+            let ctx = HookCtx::default();
+            let returned = call_fn(
+                &shared,
+                &script,
+                &f,
+                vec![payload.clone(), Dynamic::from(ctx.clone())],
+            )
+            .map_err(|e| failed(&shared, e, listen_line))?;
+            let changed = if returned.is_unit() {
+                payload.flatten_clone()
+            } else {
+                returned.flatten()
+            };
+            let expected = match &*call.payload {
+                Value::Struct(s) => Some(Type::Struct(s.name.clone())),
+                _ => None,
+            };
+            let changed = match (changed.is_map(), &expected) {
+                (true, Some(Type::Struct(name))) => {
+                    // Keep the struct's name even if the listener dropped it.
+                    let mut map = changed.cast::<Map>();
+                    map.entry(STRUCT_FIELD.into())
+                        .or_insert_with(|| Dynamic::from(name.to_string()));
+                    Dynamic::from_map(map)
+                }
+                _ => changed,
+            };
+            let converted = {
+                let table = shared.hub.table();
+                to_value(&changed, expected.as_ref(), &table.structs)
+            };
+            *call.payload = converted.map_err(|e| {
+                failed(
+                    &shared,
+                    ScriptError::new(
+                        &script.file,
+                        rhai::Position::NONE,
+                        format!("hook payload: {e}"),
+                    ),
+                    listen_line,
+                )
+            })?;
+            if ctx.handled.get() {
+                call.handled();
+            }
+            if ctx.cancelled.get() {
+                call.cancel();
+            }
+            Ok(())
+        },
+    )
+}

@@ -1,0 +1,81 @@
+//! Loading a script: bake its literal-key calls (see [`crate::syntax::rewrite()`]),
+//! register the per-key functions the bakes need, compile, record the baked
+//! call sites once, and run the top level under the top-level limit.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use gantry_host::{Language, ObjectId, Role, Site};
+use rhai::{Module, Position, Scope};
+
+use super::error::{RhaiRuntimeError, ScriptError};
+use super::handles::ObjectHandle;
+use super::register::bake;
+use super::shared::{Script, Shared};
+use crate::syntax;
+
+/// The name of the constant holding the script's own object.
+pub const SELF_CONSTANT: &str = "SELF";
+
+pub(crate) fn load(
+    shared: &Rc<Shared>,
+    file: &str,
+    source: &str,
+    object: ObjectId,
+) -> Result<Rc<Script>, RhaiRuntimeError> {
+    let world = shared
+        .hub
+        .world_of(object)
+        .ok_or_else(|| RhaiRuntimeError::Setup(format!("{file}: {object} does not exist")))?;
+    let rewrite = shared.rewrite.get().then(|| syntax::rewrite(source));
+    let text = rewrite.as_ref().map_or(source, |r| r.source.as_str());
+    let bakes = rewrite.as_ref().map_or(&[][..], |r| r.bakes.as_slice());
+    {
+        let mut engine = shared.engine.try_borrow_mut().map_err(|_| {
+            RhaiRuntimeError::Setup(format!("{file}: cannot load a script while scripts run"))
+        })?;
+        let mut module = Module::new();
+        let mut added = false;
+        for b in bakes {
+            added |= bake(&mut module, shared, b.function, &b.key)
+                .map_err(|e| ScriptError::new(file, Position::NONE, format!("`{}`: {e}", b.key)))?;
+        }
+        if added {
+            engine.register_global_module(module.into());
+        }
+    }
+    let mut ast = shared
+        .engine
+        .borrow()
+        .compile(text)
+        .map_err(|e| ScriptError::from_parse(file, &e))?;
+    ast.set_source(file);
+    for b in bakes {
+        // Listens record their site when they register; sends here.
+        if b.function.role() == Role::Send {
+            let line = b.site.start_pos.line + 1;
+            shared
+                .hub
+                .record_site(&b.key, Site::new(file, line, Language::Rhai, Role::Send));
+        }
+    }
+    let mut scope = Scope::new();
+    scope.push_constant(SELF_CONSTANT, ObjectHandle(object));
+    let script = Rc::new(Script {
+        file: Rc::from(file),
+        object,
+        world,
+        ast,
+        scope: RefCell::new(scope),
+        recorded: RefCell::new(HashSet::new()),
+    });
+    let engine = shared.engine.borrow();
+    let limit = shared.limits.top_level.get();
+    shared
+        .running(&script, limit, || {
+            engine.run_ast_with_scope(&mut script.scope.borrow_mut(), &script.ast)
+        })
+        .map_err(|e| ScriptError::from_eval(file, &e))?;
+    Ok(script)
+}

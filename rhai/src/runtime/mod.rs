@@ -1,0 +1,208 @@
+//! The Rhai runtime: one engine hosting many scripts on a hub.
+//!
+//! A map of the module:
+//! - [`RhaiRuntime`]: create it on a [`Hub`], load scripts (each attached to
+//!   a hub object, its `SELF`), read errors.
+//! - `loader`: the load-time bake into per-key functions, then the top level.
+//! - `register`: the generic, object and baked functions on the engine.
+//! - `api`: the script API's core, reached by generic and baked functions.
+//! - `listen`: Rhai functions as hub listeners, hook listeners and replies.
+//! - `convert`: values by the hub's value model (how maps name structs).
+//! - `handles`: objects, worlds, named sources, responders, hook contexts.
+//! - `sandbox`: the engine's packages, limits and module resolver.
+//! - `shared`: what all scripts of a runtime share; `error`.
+//!
+//! ## Conventions in scripts
+//! - `SELF` is a constant holding the script's object (top level and
+//!   closures); `This()` returns the object of the script whose code is
+//!   running (also inside `fn` definitions, which cannot see `SELF`).
+//! - An owner of `()` is the calling script's object.
+//! - A listener of a request gets a responder after the parameters:
+//!   `|a, b, rsp| rsp.Response(a + b)`.
+//! - Hook listeners are `fn(payload, ctx)`; changes to a map payload are
+//!   seen, and a returned value replaces the payload. `RunHook` returns
+//!   `#{ ran, handled, cancelled, payload }`.
+//!
+//! Single-threaded like the hub: the runtime is `!Send`.
+
+mod api;
+mod convert;
+mod error;
+mod handles;
+mod listen;
+mod loader;
+mod register;
+mod sandbox;
+mod shared;
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use gantry_host::{Hub, ObjectId};
+use rhai::Dynamic;
+
+pub use convert::STRUCT_FIELD;
+pub use error::{RhaiRuntimeError, ScriptError};
+pub use handles::{HookCtx, NamedHandle, ObjectHandle, ResponderHandle, WorldHandle};
+pub use loader::SELF_CONSTANT;
+pub use register::MAX_ARGS;
+
+use shared::{Limits, PrintSink, Script, Shared};
+
+/// How a runtime is set up. Limits of 0 mean unlimited.
+#[derive(Debug, Clone)]
+pub struct RhaiOptions {
+    /// Operations one handler call (listener, hook, reply) may run.
+    pub max_operations_per_call: u64,
+    /// Operations a script's top level may run.
+    pub max_operations_top_level: u64,
+    /// How deep script function calls may nest.
+    pub max_call_depth: usize,
+    /// Longest string a script may build (bytes).
+    pub max_string_size: usize,
+    pub max_array_size: usize,
+    pub max_map_size: usize,
+    /// Bake literal-key calls at load (on by default; off runs every call
+    /// through the generic functions).
+    pub rewrite: bool,
+    /// The mod folder `import` resolves in (`None`: no `import`).
+    pub mod_dir: Option<PathBuf>,
+}
+
+impl Default for RhaiOptions {
+    fn default() -> Self {
+        Self {
+            max_operations_per_call: 1_000_000,
+            max_operations_top_level: 10_000_000,
+            max_call_depth: 64,
+            max_string_size: 1 << 20,
+            max_array_size: 100_000,
+            max_map_size: 100_000,
+            rewrite: true,
+            mod_dir: None,
+        }
+    }
+}
+
+/// A loaded script, for reading its top-level variables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptId(usize);
+
+/// The Rhai runtime.
+pub struct RhaiRuntime {
+    shared: Rc<Shared>,
+    scripts: RefCell<Vec<Rc<Script>>>,
+}
+
+impl RhaiRuntime {
+    /// A runtime on `hub`.
+    pub fn new(hub: Hub, options: RhaiOptions) -> Result<Self, RhaiRuntimeError> {
+        let limits = Rc::new(Limits::default());
+        limits.per_call.set(options.max_operations_per_call);
+        limits.top_level.set(options.max_operations_top_level);
+        let print: Rc<RefCell<PrintSink>> =
+            Rc::new(RefCell::new(Rc::new(|line: &str| println!("{line}"))));
+        let shared = Rc::new_cyclic(|weak| {
+            let mut engine = sandbox::engine(&options, limits.clone(), print.clone());
+            handles::register(&mut engine, weak);
+            register::install(&mut engine, weak);
+            Shared::new(hub, engine, limits, print, options.rewrite)
+        });
+        Ok(Self {
+            shared,
+            scripts: RefCell::new(Vec::new()),
+        })
+    }
+
+    pub fn hub(&self) -> &Hub {
+        &self.shared.hub
+    }
+
+    /// Turns baking on or off for scripts loaded from now on.
+    pub fn set_rewrite(&self, on: bool) {
+        self.shared.rewrite.set(on);
+    }
+
+    /// Changes the operation limits (0: unlimited).
+    pub fn set_operation_limits(&self, per_call: u64, top_level: u64) {
+        self.shared.limits.per_call.set(per_call);
+        self.shared.limits.top_level.set(top_level);
+    }
+
+    /// Where `print` and `debug` go (stdout by default).
+    pub fn on_print(&self, f: impl Fn(&str) + 'static) {
+        *self.shared.print.borrow_mut() = Rc::new(f);
+    }
+
+    /// Called for each script error: a failing top level is returned by
+    /// [`RhaiRuntime::load_script`] instead; failing listeners, hooks and
+    /// replies come here (listeners are also the hub's
+    /// [`gantry_host::Report::ListenerFailed`]).
+    pub fn on_error(&self, f: impl Fn(&ScriptError) + 'static) {
+        self.shared.set_on_error(Rc::new(f));
+    }
+
+    /// Script errors filed since the last call (see [`RhaiRuntime::on_error`]).
+    pub fn take_errors(&self) -> Vec<ScriptError> {
+        self.shared.take_errors()
+    }
+
+    /// Loads a script attached to `object` and runs its top level. `file`
+    /// names it in errors and recorded call sites (`player.rhai`).
+    pub fn load_script(
+        &self,
+        file: &str,
+        source: &str,
+        object: ObjectId,
+    ) -> Result<ScriptId, RhaiRuntimeError> {
+        let script = loader::load(&self.shared, file, source, object)?;
+        let mut scripts = self.scripts.borrow_mut();
+        scripts.push(script);
+        Ok(ScriptId(scripts.len() - 1))
+    }
+
+    /// A top-level variable of a loaded script, after its top level ran.
+    pub fn global(&self, script: ScriptId, name: &str) -> Option<Dynamic> {
+        let scripts = self.scripts.borrow();
+        let script = scripts.get(script.0)?;
+        let scope = script.scope.borrow();
+        scope.get_value::<Dynamic>(name)
+    }
+
+    /// Calls `name` in a loaded script with `args`, under the per-call
+    /// limit: a top-level variable holding a function pointer or closure,
+    /// else a function the script defines.
+    pub fn call(
+        &self,
+        script: ScriptId,
+        name: &str,
+        args: Vec<Dynamic>,
+    ) -> Result<Dynamic, ScriptError> {
+        let script = self
+            .scripts
+            .borrow()
+            .get(script.0)
+            .cloned()
+            .ok_or_else(|| {
+                ScriptError::new(
+                    "?",
+                    rhai::Position::NONE,
+                    format!("no script #{}", script.0),
+                )
+            })?;
+        let held = script.scope.borrow().get_value::<rhai::FnPtr>(name);
+        let f = match held {
+            Some(f) => f,
+            None => rhai::FnPtr::new(name)
+                .map_err(|e| ScriptError::new(&script.file, rhai::Position::NONE, e.to_string()))?,
+        };
+        listen::call_fn(&self.shared, &script, &f, args)
+    }
+
+    /// Rhai definitions (`.d.rhai` text) of every function the engine
+    /// knows, baked per-key functions included with their parameters.
+    pub fn definitions(&self) -> String {
+        self.shared.engine.borrow().definitions().single_file()
+    }
+}

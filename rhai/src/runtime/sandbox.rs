@@ -1,0 +1,111 @@
+//! The sandboxed engine: the standard packages only (Rhai has no file or
+//! process access of its own; `eval` is disabled), `import` only of
+//! modules inside the mod folder, and the limits of [`RhaiOptions`].
+//!
+//! Operation limits are per call: the engine counts operations for every
+//! top level and every handler call separately, and the progress callback
+//! stops the one that passes the limit in force ([`Limits::current`]).
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use rhai::module_resolvers::FileModuleResolver;
+use rhai::packages::{Package, StandardPackage};
+use rhai::{Dynamic, Engine, EvalAltResult, Module, ModuleResolver, Position};
+
+type SharedModule = rhai::Shared<Module>;
+
+use super::RhaiOptions;
+use super::shared::{Limits, PrintSink};
+
+/// A fresh engine with the sandbox and limits set (API not installed).
+pub(crate) fn engine(
+    options: &RhaiOptions,
+    limits: Rc<Limits>,
+    print: Rc<RefCell<PrintSink>>,
+) -> Engine {
+    let mut engine = Engine::new_raw();
+    engine.register_global_module(StandardPackage::new().as_shared_module());
+    engine.disable_symbol("eval");
+    engine.set_max_call_levels(options.max_call_depth);
+    engine.set_max_string_size(options.max_string_size);
+    engine.set_max_array_size(options.max_array_size);
+    engine.set_max_map_size(options.max_map_size);
+    engine.on_progress(move |ops| {
+        let limit = limits.current.get();
+        (limit > 0 && ops > limit).then(|| {
+            Dynamic::from(format!(
+                "operation limit exceeded: more than {limit} operations in one {}",
+                if limit == limits.top_level.get() && limit != limits.per_call.get() {
+                    "top level"
+                } else {
+                    "call"
+                }
+            ))
+        })
+    });
+    let out = print.clone();
+    engine.on_print(move |text| (out.borrow())(text));
+    engine.on_debug(move |text, _, _| (print.borrow())(text));
+    match &options.mod_dir {
+        Some(dir) => {
+            engine.set_module_resolver(ModDirResolver::new(dir.clone()));
+        }
+        None => {
+            engine.set_module_resolver(rhai::module_resolvers::DummyModuleResolver::new());
+        }
+    }
+    engine
+}
+
+/// Resolves `import "name"` to `name.rhai` in the mod folder, and nothing
+/// else: no absolute paths, no `..`, no other characters than letters,
+/// digits, `_`, `-` and `/`.
+pub(crate) struct ModDirResolver {
+    inner: FileModuleResolver,
+}
+
+impl ModDirResolver {
+    pub fn new(dir: PathBuf) -> Self {
+        Self {
+            inner: FileModuleResolver::new_with_path(dir),
+        }
+    }
+}
+
+/// Is `path` a module name inside the folder?
+pub(crate) fn safe_module_path(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && path.split('/').all(|segment| {
+            !segment.is_empty()
+                && segment != ".."
+                && segment != "."
+                && segment
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+}
+
+impl ModuleResolver for ModDirResolver {
+    fn resolve(
+        &self,
+        engine: &Engine,
+        _source: Option<&str>,
+        path: &str,
+        pos: Position,
+    ) -> Result<SharedModule, Box<EvalAltResult>> {
+        if !safe_module_path(path) {
+            // Not `ErrorModuleNotFound`: Rhai replaces that with its own text.
+            return Err(Box::new(EvalAltResult::ErrorRuntime(
+                Dynamic::from(format!(
+                    "cannot import \"{path}\": only modules inside the mod folder can be imported"
+                )),
+                pos,
+            )));
+        }
+        // Resolved against the mod folder, never the importing script's place.
+        self.inner.resolve(engine, None, path, pos)
+    }
+}

@@ -1,0 +1,100 @@
+//! Baking on and off must be indistinguishable: every script runs twice —
+//! baked into per-key functions and through the generic functions only —
+//! and what it printed, every error with its file:line, and the signature
+//! table it left (types and call sites) must be the same.
+
+mod common;
+
+use common::Fixture;
+use gantry_host::{KeyDecl, Source, Type};
+use gantry_rhai::runtime::RhaiOptions;
+
+fn run(source: &str, rewrite: bool) -> (Vec<String>, String) {
+    let f = Fixture::with(RhaiOptions {
+        rewrite,
+        ..RhaiOptions::default()
+    });
+    let mut out = Vec::new();
+    if let Err(e) = f.rt.load_script("gen.rhai", source, f.spawn()) {
+        out.push(format!("load error: {e}"));
+    }
+    let tick = f.hub.key("Game.Tick").unwrap();
+    for n in 1..=2i64 {
+        let _ = f.hub.send(tick, Source::Global, (n, 0.25f64));
+    }
+    out.extend(f.printed().into_iter().map(|l| format!("print: {l}")));
+    out.extend(f.errors().into_iter().map(|e| format!("error: {e}")));
+    out.extend(f.failures().into_iter().map(|e| format!("report: {e}")));
+    let table = format!("{:?}", f.hub.table_snapshot());
+    (out, table)
+}
+
+const SCRIPTS: &[&str] = &[
+    // every family, some calls over several lines
+    "ListenMessage(\"Game.Tick\", (), |n, dt| print(`tick ${n} ${dt}`));\nListenObjectMessage(SELF, \"Q.Ask\", (), |x, rsp| rsp.Response(x * 2));\nSendObjectMessage(SELF, \"Q.Ask\", 21, |v| print(`answer ${v}`));\nStoreObjectMessage(SELF,\n    \"S.Val\",\n    \"kept\");\nListenObjectMessage(SELF, \"S.Val\", (), |v| print(`stored ${v}`));\nOnceObjectMessage(SELF, \"O.Val\", 1);\nprint(`${RemoveStoredObjectMessage(SELF, \"S.Val\")}`);\nListenHook(\"H.K\", (), |p, ctx| { p.n += 1; });\nlet r = RunHook(\"H.K\", #{ __struct: \"P\", n: 1 });\nprint(`${r.ran} ${r.payload.n}`);\nlet id = ListenMessage(\"U.K\", (), || print(\"never\"));\nUnbindMessage(\"U.K\", id);\nNotifyMessage(\"U.K\");\nGMP::NotifyMessage(\"Game.Tick\", 0, 0.5);\n",
+    // non-literal keys stay generic; strings and comments untouched
+    "let k = \"X.Y\";\nlet s = \"NotifyMessage(\\\"X.Y\\\", 1)\";\n// NotifyMessage(\"X.Y\", 2)\nListenMessage(k, (), |n| print(`got ${n}`));\nNotifyMessage(k, 3);\nNotifyMessage(\"X.Y\", 4);\nprint(s);\n",
+    // an error raised by the API keeps the caller's line and column
+    "ListenMessage(\"E.K\", (), || {});\n\nNotifyMessage(\"E.K\", #{ a: 1 });\n",
+    // a handler failing at run time
+    "ListenMessage(\"Game.Tick\", (), |n, dt| {\n    if n == 2 { throw \"second tick\"; }\n    print(`ok ${n}`);\n});\n",
+    // a type mismatch against the recorded signature
+    "NotifyMessage(\"T.K\", 1);\nNotifyMessage(\"T.K\", 2);\n",
+];
+
+#[test]
+fn baking_on_and_off_give_the_same_outputs_and_the_same_table() {
+    for source in SCRIPTS {
+        let (baked, baked_table) = run(source, true);
+        let (generic, generic_table) = run(source, false);
+        assert_eq!(baked, generic, "outputs differ for:\n{source}");
+        assert_eq!(baked_table, generic_table, "tables differ for:\n{source}");
+    }
+}
+
+#[test]
+fn baked_calls_are_checked_by_rhai_against_the_recorded_signature() {
+    // Typed when the key's parameters are known at its first bake (here
+    // declared by Rust); a key first seen in a script bakes untyped and the
+    // hub checks it.
+    let f = Fixture::new();
+    f.hub
+        .declare(
+            "Typed.Hit",
+            KeyDecl::event()
+                .param("dmg", Type::Int)
+                .param("weapon", Type::String),
+        )
+        .unwrap();
+    let err = f.load_err("b.rhai", "\nNotifyMessage(\"Typed.Hit\", 5);\n");
+    assert!(
+        err.starts_with("b.rhai:2:") && err.contains("not found"),
+        "{err}"
+    );
+    let err = f.load_err("c.rhai", "NotifyMessage(\"Typed.Hit\", \"5\", \"axe\");\n");
+    assert!(
+        err.starts_with("c.rhai:1:") && err.contains("not found"),
+        "{err}"
+    );
+    f.load("d.rhai", "NotifyMessage(\"Typed.Hit\", 5, \"axe\");\n");
+    let defs = f.rt.definitions();
+    assert!(
+        defs.contains("fn NotifyMessage__Typed__Hit(dmg: int, weapon: String)"),
+        "{defs}"
+    );
+}
+
+#[test]
+fn baking_records_the_authors_lines_for_sends() {
+    let f = Fixture::new();
+    f.load("a.rhai", "\n\nNotifyMessage(\n  \"Line.Key\", 1);\n");
+    let table = f.hub.table();
+    let lines: Vec<u32> = table
+        .get("Line.Key")
+        .unwrap()
+        .sites
+        .iter()
+        .map(|s| s.line)
+        .collect();
+    assert_eq!(lines, vec![3]);
+}
