@@ -6,9 +6,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod explain;
 mod run;
 mod table_cmd;
 mod tools;
+mod trace_out;
+mod watch;
 
 #[derive(Parser)]
 #[command(
@@ -27,15 +30,30 @@ enum Command {
     Run {
         /// The mod folder.
         dir: PathBuf,
-        /// How many `Game.Tick` messages to send after the top levels.
-        #[arg(long, default_value_t = 1)]
-        ticks: u32,
+        /// How many `Game.Tick` messages to send after the top levels
+        /// (default 1; with --watch, until Ctrl-C).
+        #[arg(long)]
+        ticks: Option<u32>,
         /// The signature table file (default DIR/.gantry/signatures.json).
         #[arg(long, conflicts_with = "no_table")]
         table: Option<PathBuf>,
         /// Neither load nor save a signature table.
         #[arg(long)]
         no_table: bool,
+        /// Keep ticking and reload a script when its file changes; Ctrl-C
+        /// saves the table and exits.
+        #[arg(long)]
+        watch: bool,
+        /// The length of a tick in milliseconds when watching.
+        #[arg(long, default_value_t = 100)]
+        tick_ms: u64,
+        /// Print one line per dispatch to stderr: tick, key, source,
+        /// arguments, each listener called with its order and time.
+        #[arg(long)]
+        trace: bool,
+        /// Trace only KEY and the keys below it (implies --trace).
+        #[arg(long, value_name = "KEY")]
+        trace_key: Option<String>,
     },
     /// Check every script in DIR against the signature table, like the
     /// language server would; exits 1 when any finding is an error.
@@ -53,6 +71,18 @@ enum Command {
         /// Where to write (default DIR/.gantry/stubs/).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Read this table file instead of DIR/.gantry/signatures.json.
+        #[arg(long)]
+        table: Option<PathBuf>,
+    },
+    /// Explain KEY in the mod in DIR: who sends it, who listens, and why a
+    /// listener may not fire (nobody sends, a near-miss key, too many
+    /// parameters).
+    Explain {
+        /// The mod folder.
+        dir: PathBuf,
+        /// The key to explain (`Player.Hurt`).
+        key: String,
         /// Read this table file instead of DIR/.gantry/signatures.json.
         #[arg(long)]
         table: Option<PathBuf>,
@@ -87,14 +117,23 @@ fn main() -> ExitCode {
             ticks,
             table,
             no_table,
+            watch,
+            tick_ms,
+            trace,
+            trace_key,
         } => run::run(run::RunArgs {
             dir,
             ticks,
             table,
             no_table,
+            watch,
+            tick_ms,
+            trace,
+            trace_key,
         }),
         Command::Check { dir, format } => tools::check(&dir, format),
         Command::Stubs { dir, out, table } => tools::stubs(&dir, out.as_deref(), table.as_deref()),
+        Command::Explain { dir, key, table } => explain::run(&dir, &key, table.as_deref()),
         Command::Lsp => tools::lsp(),
         Command::Table { dir, table, json } => table_cmd::run(&dir, table.as_deref(), json),
     };

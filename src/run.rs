@@ -2,20 +2,29 @@
 //!
 //! Every script file directly in DIR is loaded in file-name order, each on a
 //! fresh object of one world (its `self`). Languages plug in as
-//! [`ScriptEngine`]s, chosen by file extension, so a `.rhai` engine slots in
-//! beside the Lua one. After the top levels run, each tick is
-//! `NotifyMessage("Game.Tick", n, dt)` with n from 1. Script output goes to
-//! stdout; every reported error goes to stderr with its file:line, and makes
-//! the exit status 1.
+//! [`ScriptEngine`]s, chosen by file extension. After the top levels run,
+//! each tick is `NotifyMessage("Game.Tick", n, dt)` with n from 1. Script
+//! output goes to stdout; every reported error goes to stderr with its
+//! file:line, and makes the exit status 1.
+//!
+//! With `--watch` the host keeps ticking every `--tick-ms` and reloads a
+//! script whose file changed (see [`crate::watch`]); Ctrl-C saves the table
+//! and exits. With `--trace` every dispatch is printed to stderr.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use gantry_host::{DEFAULT_TABLE_PATH, Hub, ObjectId, SignatureTable, Source};
+use gantry_host::{DEFAULT_TABLE_PATH, Hub, ObjectId, SignatureTable, Source, WorldId};
 use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
+
+use crate::trace_out::{KeyFilter, TracePrinter};
+use crate::watch::{Change, Watcher};
 
 /// The seconds one tick stands for.
 const TICK_DT: f64 = 1.0 / 60.0;
@@ -27,6 +36,8 @@ pub const TICK_KEY: &str = "Game.Tick";
 pub trait ScriptEngine {
     /// The file extension this engine loads (`lua`).
     fn extension(&self) -> &'static str;
+    /// Compiles a script without running it. The error names file and line.
+    fn check(&mut self, file: &str, source: &str) -> Result<(), String>;
     /// Loads one script attached to `object` and runs its top level. The
     /// error names the file and line.
     fn load(&mut self, file: &str, source: &str, object: ObjectId) -> Result<(), String>;
@@ -55,6 +66,12 @@ impl ScriptEngine for LuaEngine {
         "lua"
     }
 
+    fn check(&mut self, file: &str, source: &str) -> Result<(), String> {
+        self.runtime
+            .check_syntax(file, source)
+            .map_err(|e| e.to_string())
+    }
+
     fn load(&mut self, file: &str, source: &str, object: ObjectId) -> Result<(), String> {
         self.runtime
             .load_script(file, source, object)
@@ -74,11 +91,143 @@ impl ScriptEngine for LuaEngine {
 /// What `gantry run` was asked to do.
 pub struct RunArgs {
     pub dir: PathBuf,
-    pub ticks: u32,
+    /// Ticks to run (default: 1, or forever with `watch`).
+    pub ticks: Option<u32>,
     /// The table file (default `DIR/.gantry/signatures.json`).
     pub table: Option<PathBuf>,
     /// Neither load nor save a table.
     pub no_table: bool,
+    /// Keep running and reload changed scripts.
+    pub watch: bool,
+    /// The wall-clock length of a tick when watching.
+    pub tick_ms: u64,
+    /// Print one line per dispatch.
+    pub trace: bool,
+    /// Trace only this key and the keys below it (implies `trace`).
+    pub trace_key: Option<String>,
+}
+
+/// A loaded script: which object it lives on and the source it runs.
+struct Loaded {
+    file: String,
+    object: ObjectId,
+    source: String,
+}
+
+/// The running mod: the hub, its engines and the scripts they loaded.
+struct ModHost {
+    hub: Hub,
+    world: WorldId,
+    engines: Vec<Box<dyn ScriptEngine>>,
+    scripts: Vec<Loaded>,
+    errors: Rc<Cell<usize>>,
+}
+
+impl ModHost {
+    fn error(&self, error: &str) {
+        self.errors.set(self.errors.get() + 1);
+        eprintln!("error: {error}");
+    }
+
+    fn report_engine_errors(&mut self) {
+        let errors: Vec<String> = self
+            .engines
+            .iter_mut()
+            .flat_map(|e| e.take_errors())
+            .collect();
+        for error in errors {
+            self.error(&error);
+        }
+    }
+
+    fn engine_for(&mut self, file: &str) -> Option<&mut Box<dyn ScriptEngine>> {
+        let extension = Path::new(file).extension()?.to_str()?;
+        self.engines.iter_mut().find(|e| e.extension() == extension)
+    }
+
+    /// Loads `source` as `file` on a fresh object; the object on success.
+    fn load(&mut self, file: &str, source: &str) -> Option<ObjectId> {
+        let object = match self.hub.spawn(self.world) {
+            Ok(object) => object,
+            Err(e) => {
+                self.error(&format!("{file}: {e}"));
+                return None;
+            }
+        };
+        let result = self.engine_for(file)?.load(file, source, object);
+        self.report_engine_errors();
+        match result {
+            Ok(()) => Some(object),
+            Err(error) => {
+                self.error(&error);
+                Some(object)
+            }
+        }
+    }
+
+    /// First load of a script.
+    fn add(&mut self, file: &str, source: String) {
+        if let Some(object) = self.load(file, &source) {
+            self.scripts.push(Loaded {
+                file: file.to_owned(),
+                object,
+                source,
+            });
+        }
+    }
+
+    /// Replaces a running script with a new version. A version that does
+    /// not compile, or whose top level fails, is reported and the old one
+    /// keeps running (reloaded on a fresh object in the second case).
+    fn reload(&mut self, file: &str, source: String) {
+        let Some(at) = self.scripts.iter().position(|s| s.file == file) else {
+            self.add(file, source);
+            return;
+        };
+        let checked = match self.engine_for(file) {
+            Some(engine) => engine.check(file, &source),
+            None => return,
+        };
+        if let Err(error) = checked {
+            self.error(&format!("{error} (the previous version keeps running)"));
+            return;
+        }
+        let old = self.scripts.remove(at);
+        println!("[reloading {file}]");
+        // Its listeners, what it stored and what it owns go with its object.
+        let _ = self.hub.destroy(old.object);
+        let failures = self.errors.get();
+        let object = self.load(file, &source);
+        if self.errors.get() > failures {
+            if let Some(object) = object {
+                let _ = self.hub.destroy(object);
+            }
+            eprintln!("note: {file}: the previous version keeps running");
+            if let Some(object) = self.load(file, &old.source) {
+                self.scripts.insert(at, Loaded { object, ..old });
+            }
+            return;
+        }
+        if let Some(object) = object {
+            self.scripts.insert(
+                at,
+                Loaded {
+                    file: file.to_owned(),
+                    object,
+                    source,
+                },
+            );
+        }
+    }
+
+    /// A script's file is gone: so is the script.
+    fn remove(&mut self, file: &str) {
+        if let Some(at) = self.scripts.iter().position(|s| s.file == file) {
+            let old = self.scripts.remove(at);
+            let _ = self.hub.destroy(old.object);
+            println!("[unloaded {file}]");
+        }
+    }
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -101,65 +250,76 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         count.set(count.get() + 1);
         eprintln!("error: {report}");
     });
-    let mut engines: Vec<Box<dyn ScriptEngine>> = vec![Box::new(LuaEngine::new(&hub, dir)?)];
+    let tick_now = Rc::new(Cell::new(0u32));
+    if args.trace || args.trace_key.is_some() {
+        TracePrinter::new(
+            hub.clone(),
+            tick_now.clone(),
+            KeyFilter::new(args.trace_key.as_deref()),
+            Box::new(|line| eprintln!("trace: {line}")),
+        )
+        .install();
+    }
+    let engines: Vec<Box<dyn ScriptEngine>> = vec![Box::new(LuaEngine::new(&hub, dir)?)];
+    let extensions: Vec<&'static str> = engines.iter().map(|e| e.extension()).collect();
     let world = hub.create_world();
-    let report_engine_errors = |engines: &mut Vec<Box<dyn ScriptEngine>>| {
-        for engine in engines.iter_mut() {
-            for error in engine.take_errors() {
-                errors.set(errors.get() + 1);
-                eprintln!("error: {error}");
-            }
-        }
+    let mut host = ModHost {
+        hub: hub.clone(),
+        world,
+        engines,
+        scripts: Vec::new(),
+        errors,
     };
-    for path in script_files(dir, &engines)? {
-        let file = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    let mut watcher = Watcher::new(dir, &extensions);
+    for (file, path) in watcher.scan()? {
         let source = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
-        let object = hub.spawn(world).context("spawning a script object")?;
-        let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if let Some(engine) = engines.iter_mut().find(|e| e.extension() == extension)
-            && let Err(error) = engine.load(&file, &source, object)
-        {
-            errors.set(errors.get() + 1);
-            eprintln!("error: {error}");
-        }
-        report_engine_errors(&mut engines);
+        host.add(&file, source);
     }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    if args.watch {
+        let flag = stop.clone();
+        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+            .context("installing the Ctrl-C handler")?;
+    }
+    let ticks = args.ticks.or((!args.watch).then_some(1));
     let tick = hub.key(TICK_KEY)?;
-    for n in 1..=args.ticks {
+    let tick_len = Duration::from_millis(args.tick_ms);
+    let mut n: u32 = 0;
+    let mut next = Instant::now();
+    while ticks.is_none_or(|t| n < t) && !stop.load(Ordering::SeqCst) {
+        if args.watch {
+            next += tick_len;
+            if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+            for change in watcher.poll() {
+                match change {
+                    Change::Changed { file, source } => host.reload(&file, source),
+                    Change::Removed { file } => host.remove(&file),
+                }
+            }
+            if stop.load(Ordering::SeqCst) {
+                break;
+            }
+        }
+        n += 1;
+        tick_now.set(n);
         // Errors of this send are the hub's reports, printed as they happen.
         let _ = hub.send(tick, Source::Global, (i64::from(n), TICK_DT));
-        report_engine_errors(&mut engines);
+        host.report_engine_errors();
     }
     if let Some(path) = &table_path {
         hub.table_snapshot()
             .save(path)
             .with_context(|| format!("saving the signature table {}", path.display()))?;
     }
-    drop(engines);
-    Ok(if errors.get() > 0 {
+    let failed = host.errors.get() > 0;
+    drop(host);
+    Ok(if failed {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The script files directly in `dir` that some engine loads, by file name.
-fn script_files(dir: &Path, engines: &[Box<dyn ScriptEngine>]) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
-        let path = entry?.path();
-        let known = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|ext| engines.iter().any(|e| e.extension() == ext));
-        if known && path.is_file() {
-            files.push(path);
-        }
-    }
-    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    Ok(files)
 }

@@ -48,6 +48,13 @@ impl WorkspaceIndex {
         self.files.len()
     }
 
+    /// Every key a call names, with the role of that call (duplicates kept).
+    pub fn keys(&self) -> impl Iterator<Item = (&str, Role)> + '_ {
+        self.files
+            .values()
+            .flat_map(|(_, calls)| calls.iter().map(|c| (c.key.as_str(), c.role)))
+    }
+
     /// Every indexed call of `key`, with its file.
     pub fn calls_of<'a>(
         &'a self,

@@ -190,6 +190,18 @@ impl LuaRuntime {
         }
     }
 
+    /// Compiles `source` without running it: what a host checks before it
+    /// replaces a running script with a new version (`gantry run --watch`).
+    pub fn check_syntax(&self, file: &str, source: &str) -> Result<(), RuntimeError> {
+        self.lua
+            .load(source)
+            .set_name(format!("@{file}"))
+            .set_mode(mlua::chunk::ChunkMode::Text)
+            .into_function()
+            .map(|_| ())
+            .map_err(|e| ScriptError::from_message(file, error_text(&e)).into())
+    }
+
     /// Reads a global of a loaded script.
     pub fn global<T: FromLua>(&self, script: ScriptId, name: &str) -> Result<T, RuntimeError> {
         let scripts = self.scripts.borrow();

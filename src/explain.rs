@@ -1,0 +1,253 @@
+//! `gantry explain DIR KEY`: who sends KEY, who listens, and why a listener
+//! may never fire.
+//!
+//! Two sources of truth, merged: the signature table (every site a run has
+//! recorded, Rust ones included) and a fresh scan of the scripts in DIR
+//! with the same scanners the language server uses (sites not run yet).
+//! From them it names the usual culprits: nobody sends, nobody listens, a
+//! near-miss key (a typo one or two edits away), a listener that wants
+//! more arguments than the senders send.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use gantry_host::{DEFAULT_TABLE_PATH, Role, SignatureTable};
+use gantry_lsp::index::WorkspaceIndex;
+use gantry_lsp::workspace::{index_files, script_files};
+
+/// Keys this many edits away (or closer) are near misses.
+const NEAR: usize = 2;
+
+/// One place a key is used.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Use {
+    at: String,
+    how: String,
+}
+
+pub fn run(dir: &Path, key: &str, table: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let path = table
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| dir.join(DEFAULT_TABLE_PATH));
+    let table = if path.exists() {
+        SignatureTable::load(&path).with_context(|| format!("loading {}", path.display()))?
+    } else {
+        SignatureTable::new()
+    };
+    let files = script_files(dir);
+    let index = index_files(&files, |_, _| {});
+    print!("{}", explain(dir, key, &table, &index));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The whole report for `key`.
+fn explain(dir: &Path, key: &str, table: &SignatureTable, index: &WorkspaceIndex) -> String {
+    let mut out = String::new();
+    let entry = table.get(key);
+    match entry {
+        Some(entry) => {
+            let _ = writeln!(
+                out,
+                "{key} — {} {} ({:?})",
+                entry.kind,
+                entry.signature_label(),
+                entry.origin
+            );
+            if !entry.doc.is_empty() {
+                let _ = writeln!(out, "  {}", entry.doc);
+            }
+        }
+        None => {
+            let _ = writeln!(out, "{key} — not in the signature table");
+        }
+    }
+    let (sends, listens) = uses(dir, key, table, index);
+    section(&mut out, "sent from", &sends);
+    section(&mut out, "listened to at", &listens);
+
+    let mut notes: Vec<String> = Vec::new();
+    let near = near_misses(key, table, index);
+    if sends.is_empty() && !listens.is_empty() {
+        notes.push(format!(
+            "nobody sends {key}: its listeners can never fire{}",
+            near_hint(&near, Role::Send)
+        ));
+    }
+    if listens.is_empty() && !sends.is_empty() {
+        notes.push(format!(
+            "nobody listens to {key}: its sends reach no one{}",
+            near_hint(&near, Role::Listen)
+        ));
+    }
+    if sends.is_empty() && listens.is_empty() {
+        notes.push(format!(
+            "no script or recorded run uses {key}{}",
+            near_hint(&near, Role::Send)
+        ));
+    }
+    if let Some(entry) = entry {
+        let sent = entry.params.len();
+        for (file, _, call) in index.calls_of(key) {
+            if call.role == Role::Listen
+                && let Some(wanted) = call.listener_params
+                && wanted > sent + usize::from(entry.response.is_some())
+                && !sends.is_empty()
+            {
+                notes.push(format!(
+                    "{}:{}: the listener takes {wanted} parameters but {key} carries {sent}: \
+                     the extra ones are never given a value",
+                    relative(dir, file),
+                    call.range.start.line + 1
+                ));
+            }
+        }
+    }
+    if !near.is_empty() && !notes.iter().any(|n| n.contains("did you mean")) {
+        let names: Vec<&str> = near.iter().map(|(k, _)| k.as_str()).collect();
+        notes.push(format!("keys one or two edits away: {}", names.join(", ")));
+    }
+    notes.push(
+        "a listener that still does not fire: run with `gantry run DIR --trace-key KEY` \
+         to see each dispatch, the listeners it reached and aborted sends"
+            .replace("KEY", key),
+    );
+    out.push_str("why a listener may not fire:\n");
+    for note in notes {
+        let _ = writeln!(out, "  - {note}");
+    }
+    out
+}
+
+fn section(out: &mut String, title: &str, uses: &BTreeSet<Use>) {
+    if uses.is_empty() {
+        let _ = writeln!(out, "{title}: nowhere");
+        return;
+    }
+    let _ = writeln!(out, "{title}:");
+    for u in uses {
+        let _ = writeln!(out, "  {} ({})", u.at, u.how);
+    }
+}
+
+/// Sends and listens of `key`: recorded sites and scanned calls, merged.
+fn uses(
+    dir: &Path,
+    key: &str,
+    table: &SignatureTable,
+    index: &WorkspaceIndex,
+) -> (BTreeSet<Use>, BTreeSet<Use>) {
+    let mut sends = BTreeSet::new();
+    let mut listens = BTreeSet::new();
+    for (file, _, call) in index.calls_of(key) {
+        let u = Use {
+            at: format!("{}:{}", relative(dir, file), call.range.start.line + 1),
+            how: call.function.name().to_owned(),
+        };
+        match call.role {
+            Role::Send => sends.insert(u),
+            Role::Listen => listens.insert(u),
+            Role::Declare => false,
+        };
+    }
+    if let Some(entry) = table.get(key) {
+        for site in &entry.sites {
+            let at = format!("{}:{}", site.file, site.line);
+            let known = |set: &BTreeSet<Use>| set.iter().any(|u| u.at == at);
+            let u = Use {
+                at: at.clone(),
+                how: format!("recorded, {}", site.language),
+            };
+            match site.role {
+                Role::Send if !known(&sends) => {
+                    sends.insert(u);
+                }
+                Role::Listen if !known(&listens) => {
+                    listens.insert(u);
+                }
+                _ => {}
+            }
+        }
+    }
+    (sends, listens)
+}
+
+/// Other keys within [`NEAR`] edits, with the roles they are used in.
+fn near_misses(
+    key: &str,
+    table: &SignatureTable,
+    index: &WorkspaceIndex,
+) -> Vec<(String, BTreeSet<Role>)> {
+    let mut keys: std::collections::BTreeMap<String, BTreeSet<Role>> = Default::default();
+    for (k, entry) in table.entries() {
+        let roles = keys.entry(k.to_owned()).or_default();
+        roles.extend(entry.sites.iter().map(|s| s.role));
+    }
+    for (k, role) in index.keys() {
+        keys.entry(k.to_owned()).or_default().insert(role);
+    }
+    keys.into_iter()
+        .filter(|(k, _)| k != key && distance(&k.to_lowercase(), &key.to_lowercase()) <= NEAR)
+        .collect()
+}
+
+fn near_hint(near: &[(String, BTreeSet<Role>)], role: Role) -> String {
+    let names: Vec<&str> = near
+        .iter()
+        .filter(|(_, roles)| roles.contains(&role))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if names.is_empty() {
+        String::new()
+    } else {
+        let verb = if role == Role::Send {
+            "sent"
+        } else {
+            "listened to"
+        };
+        format!(" — did you mean {} ({verb})?", names.join(" or "))
+    }
+}
+
+/// Levenshtein distance over chars.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(row[j]).min(here)
+            };
+            prev = here;
+        }
+    }
+    row[b.len()]
+}
+
+fn relative(dir: &Path, file: &Path) -> String {
+    file.strip_prefix(dir)
+        .unwrap_or(file)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distance;
+
+    #[test]
+    fn edit_distance_counts_insertions_deletions_and_swaps() {
+        assert_eq!(distance("Player.Hurt", "Player.Hurt"), 0);
+        assert_eq!(distance("Player.Hurt", "Player.Hrut"), 2);
+        assert_eq!(distance("Player.Hurt", "Player.Hurts"), 1);
+        assert_eq!(distance("Player.Hurt", "Player.Hur"), 1);
+        assert_eq!(distance("", "abc"), 3);
+    }
+}

@@ -1,0 +1,292 @@
+//! `gantry run` flags of the mod host experience (issue 10): `--trace`,
+//! `--trace-key`, and `--watch` reloading a script while the game runs.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn gantry() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_gantry"))
+}
+
+fn write(dir: &Path, file: &str, text: &str) {
+    std::fs::write(dir.join(file), text).unwrap();
+}
+
+#[test]
+fn trace_prints_one_line_per_dispatch_with_listener_sites() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        r#"
+ListenMessage("Player.Hurt", nil, function(dmg) print("hurt", dmg) end, { order = -5 })
+ListenMessage("Game.Tick", nil, function(n)
+  NotifyMessage("Player.Hurt", n * 1.5)
+end)
+"#,
+    );
+    let out = gantry()
+        .args([
+            "run",
+            dir.path().to_str().unwrap(),
+            "--ticks",
+            "2",
+            "--trace",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("trace:")).collect();
+    assert_eq!(lines.len(), 4, "{stderr}");
+    assert!(
+        lines[0].starts_with(
+            "trace:   [tick 1] send Player.Hurt from global (1.5) → a.lua:2 (order -5, "
+        ),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with(
+            "trace: [tick 1] send Game.Tick from global (1, 0.0167) → a.lua:3 (order 0, "
+        ),
+        "{stderr}"
+    );
+    // Script output stays on stdout, untouched.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "hurt\t1.5\nhurt\t3.0\n"
+    );
+}
+
+#[test]
+fn trace_key_focuses_on_one_key_family() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        r#"
+ListenMessage("Game.Tick", nil, function(n)
+  NotifyMessage("Player.Hurt", 1.0)
+  NotifyMessage("Player.Healed", 2.0)
+  NotifyMessage("Shop.Open", true)
+end)
+"#,
+    );
+    let out = gantry()
+        .args(["run", dir.path().to_str().unwrap(), "--trace-key", "Player"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let keys: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("trace:"))
+        .map(|l| l.split_whitespace().nth(4).unwrap())
+        .collect();
+    assert_eq!(keys, ["Player.Hurt", "Player.Healed"], "{stderr}");
+}
+
+#[test]
+fn trace_shows_an_aborted_dispatch_and_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        r#"
+NotifyMessage("Player.Hurt", 1.5)
+NotifyMessage("Player.Hurt", "lots")
+"#,
+    );
+    let out = gantry()
+        .args(["run", dir.path().to_str().unwrap(), "--no-table", "--trace"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a mismatch is an error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .contains("trace: [load] ABORTED Player.Hurt: argument 1: expected float, got string"),
+        "{stderr}"
+    );
+}
+
+/// A `gantry run --watch` child whose stdout lines arrive on a channel.
+struct Watching {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Watching {
+    fn start(dir: &Path) -> Self {
+        let mut child = gantry()
+            .args(["run", dir.to_str().unwrap(), "--watch", "--tick-ms", "20"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { child, lines }
+    }
+
+    /// Waits (at most 20 s) for a line equal to `want`.
+    fn wait_for(&self, want: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut seen = Vec::new();
+        while Instant::now() < deadline {
+            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(100)) {
+                if line == want {
+                    return;
+                }
+                seen.push(line);
+            }
+        }
+        panic!("no line {want:?} within 20 s; saw {seen:?}");
+    }
+
+    /// Ctrl-C, then the exit status and stderr.
+    fn interrupt(mut self) -> (std::process::ExitStatus, String) {
+        let pid = self.child.id().to_string();
+        let killed = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        assert!(killed.success());
+        let status = self.child.wait().unwrap();
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut self.child.stderr.take().unwrap(), &mut stderr).unwrap();
+        (status, stderr)
+    }
+}
+
+#[test]
+fn watch_reloads_an_edited_script_and_stored_state_replays_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "1_state.lua",
+        r#"StoreObjectMessage(self:World(), "Arena.Size", 20)"#,
+    );
+    let v1 = r#"
+ListenWorldMessage(self:World(), "Arena.Size", nil, function(n) print("v1 size " .. n) end)
+"#;
+    write(dir.path(), "2_ui.lua", v1);
+    let run = Watching::start(dir.path());
+    run.wait_for("v1 size 20");
+    // An editor saving in steps: first a half-written file that does not compile...
+    write(
+        dir.path(),
+        "2_ui.lua",
+        "ListenWorldMessage(self:World(), \"Arena.Size\", nil, function(n)",
+    );
+    std::thread::sleep(Duration::from_millis(150));
+    // ...then the whole new version.
+    write(
+        dir.path(),
+        "2_ui.lua",
+        r#"
+ListenWorldMessage(self:World(), "Arena.Size", nil, function(n) print("v2 size " .. n) end)
+"#,
+    );
+    run.wait_for("[reloading 2_ui.lua]");
+    run.wait_for("v2 size 20");
+    let (status, _stderr) = run.interrupt();
+    assert!(
+        status.code().is_some(),
+        "exited on its own terms: {status:?}"
+    );
+    let table = std::fs::read_to_string(dir.path().join(".gantry/signatures.json")).unwrap();
+    assert!(
+        table.contains("Arena.Size"),
+        "Ctrl-C saved the table: {table}"
+    );
+}
+
+#[test]
+fn watch_keeps_the_old_version_when_the_new_one_fails_and_unloads_a_deleted_script() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        r#"
+local said = false
+ListenMessage("Game.Tick", nil, function(n)
+  if not said then print("a alive"); said = true end
+end)
+"#,
+    );
+    write(
+        dir.path(),
+        "b.lua",
+        r#"
+ListenMessage("Game.Tick", nil, function(n)
+  if n % 10 == 0 then print("b tick") end
+end)
+"#,
+    );
+    let run = Watching::start(dir.path());
+    run.wait_for("a alive");
+    run.wait_for("b tick");
+    // A top level that fails: reported, and the old a.lua goes on running
+    // (reloaded on a fresh object, so it says so again).
+    write(dir.path(), "a.lua", "error('broken on purpose')");
+    run.wait_for("a alive");
+    std::fs::remove_file(dir.path().join("b.lua")).unwrap();
+    run.wait_for("[unloaded b.lua]");
+    let (_, stderr) = run.interrupt();
+    assert!(stderr.contains("a.lua:1: broken on purpose"), "{stderr}");
+    assert!(
+        stderr.contains("the previous version keeps running"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn explain_names_senders_listeners_a_near_miss_and_a_listener_wanting_too_much() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        r#"
+ListenMessage("Player.Hrut", nil, function(dmg) end)
+ListenMessage("Player.Hurt", nil, function(dmg, causer, extra) end)
+NotifyMessage("Player.Hurt", 1.5)
+"#,
+    );
+    let run = gantry()
+        .args(["run", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let out = gantry()
+        .args(["explain", dir.path().to_str().unwrap(), "Player.Hrut"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("sent from: nowhere"), "{text}");
+    assert!(text.contains("a.lua:2 (ListenMessage)"), "{text}");
+    assert!(text.contains("did you mean Player.Hurt (sent)?"), "{text}");
+    let out = gantry()
+        .args(["explain", dir.path().to_str().unwrap(), "Player.Hurt"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("a.lua:4 (NotifyMessage)"), "{text}");
+    assert!(
+        text.contains("a.lua:3: the listener takes 3 parameters but Player.Hurt carries 1"),
+        "{text}"
+    );
+}
