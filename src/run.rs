@@ -1,7 +1,7 @@
 //! `gantry run DIR`: host the mod's scripts in one world and tick it.
 //!
-//! Every script file directly in DIR is loaded in file-name order, each on a
-//! fresh object of one world (its `self`). Languages plug in as
+//! Every script file (`*.lua`, `*.rhai`) directly in DIR is loaded in
+//! file-name order, each on a fresh object of one world (its `self`). Languages plug in as
 //! [`ScriptEngine`]s, chosen by file extension. After the top levels run,
 //! each tick is `NotifyMessage("Game.Tick", n, dt)` with n from 1. Script
 //! output goes to stdout; every reported error goes to stderr with its
@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use gantry_host::{DEFAULT_TABLE_PATH, Hub, ObjectId, SignatureTable, Source, WorldId};
 use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
+use gantry_rhai::{RhaiOptions, RhaiRuntime};
 
 use crate::trace_out::{KeyFilter, TracePrinter};
 use crate::watch::{Change, Watcher};
@@ -64,6 +65,49 @@ impl LuaEngine {
 impl ScriptEngine for LuaEngine {
     fn extension(&self) -> &'static str {
         "lua"
+    }
+
+    fn check(&mut self, file: &str, source: &str) -> Result<(), String> {
+        self.runtime
+            .check_syntax(file, source)
+            .map_err(|e| e.to_string())
+    }
+
+    fn load(&mut self, file: &str, source: &str, object: ObjectId) -> Result<(), String> {
+        self.runtime
+            .load_script(file, source, object)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn take_errors(&mut self) -> Vec<String> {
+        self.runtime
+            .take_errors()
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect()
+    }
+}
+
+/// Rhai scripts through `gantry-rhai`.
+pub struct RhaiEngine {
+    runtime: RhaiRuntime,
+}
+
+impl RhaiEngine {
+    pub fn new(hub: &Hub, dir: &Path) -> anyhow::Result<Self> {
+        let options = RhaiOptions {
+            mod_dir: Some(dir.to_path_buf()),
+            ..RhaiOptions::default()
+        };
+        let runtime = RhaiRuntime::new(hub.clone(), options).context("starting Rhai")?;
+        Ok(Self { runtime })
+    }
+}
+
+impl ScriptEngine for RhaiEngine {
+    fn extension(&self) -> &'static str {
+        "rhai"
     }
 
     fn check(&mut self, file: &str, source: &str) -> Result<(), String> {
@@ -260,7 +304,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         )
         .install();
     }
-    let engines: Vec<Box<dyn ScriptEngine>> = vec![Box::new(LuaEngine::new(&hub, dir)?)];
+    let engines: Vec<Box<dyn ScriptEngine>> = vec![
+        Box::new(LuaEngine::new(&hub, dir)?),
+        Box::new(RhaiEngine::new(&hub, dir)?),
+    ];
     let extensions: Vec<&'static str> = engines.iter().map(|e| e.extension()).collect();
     let world = hub.create_world();
     let mut host = ModHost {

@@ -157,7 +157,8 @@ fn run_the_arena_example_mod() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "rules ready\nann hears the bell: fight!\nann has 20 hp\nann would take 3 from a stick\n"
+        "rules ready\nann hears the bell: fight!\na goblin lurks\nann has 20 hp\n\
+         ann would take 3 from a stick\nann has 10 hp\n"
     );
     let table = std::fs::read_to_string(dir.path().join(".gantry/signatures.json")).unwrap();
     for key in [

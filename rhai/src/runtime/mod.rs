@@ -162,6 +162,17 @@ impl RhaiRuntime {
         Ok(ScriptId(scripts.len() - 1))
     }
 
+    /// Compiles `source` without running it: what a host checks before it
+    /// replaces a running script with a new version (`gantry run --watch`).
+    pub fn check_syntax(&self, file: &str, source: &str) -> Result<(), RhaiRuntimeError> {
+        self.shared
+            .engine
+            .borrow()
+            .compile(source)
+            .map(|_| ())
+            .map_err(|e| ScriptError::from_parse(file, &e).into())
+    }
+
     /// A top-level variable of a loaded script, after its top level ran.
     pub fn global(&self, script: ScriptId, name: &str) -> Option<Dynamic> {
         let scripts = self.scripts.borrow();
