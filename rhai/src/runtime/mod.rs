@@ -16,7 +16,9 @@
 //! - `SELF` is a constant holding the script's object (top level and
 //!   closures); `This()` returns the object of the script whose code is
 //!   running (also inside `fn` definitions, which cannot see `SELF`).
-//! - An owner of `()` is the calling script's object.
+//! - An owner of `()` is the calling script's object (or pass an object).
+//! - Listen options are object maps; `match` is a Rhai keyword, so quote
+//!   it: `#{ times: 1, order: -10, "match": "partial" }`.
 //! - A listener of a request gets a responder after the parameters:
 //!   `|a, b, rsp| rsp.Response(a + b)`.
 //! - Hook listeners are `fn(payload, ctx)`; changes to a map payload are
