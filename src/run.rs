@@ -11,7 +11,7 @@
 //! script whose file changed (see [`crate::watch`]); Ctrl-C saves the table
 //! and exits. With `--trace` every dispatch is printed to stderr.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -165,6 +165,9 @@ struct ModHost {
     engines: Vec<Box<dyn ScriptEngine>>,
     scripts: Vec<Loaded>,
     errors: Rc<Cell<usize>>,
+    /// The hub's reports since the engines' errors were last collected: an
+    /// engine error that a report already carries is not printed twice.
+    reported: Rc<RefCell<Vec<String>>>,
 }
 
 impl ModHost {
@@ -179,8 +182,11 @@ impl ModHost {
             .iter_mut()
             .flat_map(|e| e.take_errors())
             .collect();
+        let reported = std::mem::take(&mut *self.reported.borrow_mut());
         for error in errors {
-            self.error(&error);
+            if !reported.iter().any(|r| r.contains(&error)) {
+                self.error(&error);
+            }
         }
     }
 
@@ -290,9 +296,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let hub = Hub::with_table(table);
     let errors = Rc::new(Cell::new(0usize));
     let count = errors.clone();
+    let reported = Rc::new(RefCell::new(Vec::new()));
+    let seen = reported.clone();
     hub.on_report(move |report| {
         count.set(count.get() + 1);
-        eprintln!("error: {report}");
+        let text = report.to_string();
+        eprintln!("error: {text}");
+        seen.borrow_mut().push(text);
     });
     let tick_now = Rc::new(Cell::new(0u32));
     if args.trace || args.trace_key.is_some() {
@@ -316,6 +326,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         engines,
         scripts: Vec::new(),
         errors,
+        reported,
     };
     let mut watcher = Watcher::new(dir, &extensions);
     for (file, path) in watcher.scan()? {

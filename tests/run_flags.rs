@@ -290,3 +290,27 @@ NotifyMessage("Player.Hurt", 1.5)
         "{text}"
     );
 }
+
+#[test]
+fn a_failing_listener_is_reported_once_with_its_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.rhai",
+        "ListenMessage(\"Game.Tick\", (), |n, dt| { throw \"boom\"; });\n",
+    );
+    write(
+        dir.path(),
+        "b.lua",
+        "ListenMessage('Game.Tick', nil, function(n) error('bang') end)\n",
+    );
+    let out = gantry()
+        .args(["run", dir.path().to_str().unwrap(), "--no-table"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("boom").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("b.lua:1: bang").count(), 1, "{stderr}");
+    assert!(stderr.contains("error: a.rhai:1:"), "{stderr}");
+}
