@@ -70,23 +70,26 @@ fn explain(dir: &Path, key: &str, table: &SignatureTable, index: &WorkspaceIndex
 
     let mut notes: Vec<String> = Vec::new();
     let near = near_misses(key, table, index);
-    if sends.is_empty() && !listens.is_empty() {
-        notes.push(format!(
-            "nobody sends {key}: its listeners can never fire{}",
-            near_hint(&near, Role::Send)
-        ));
-    }
-    if listens.is_empty() && !sends.is_empty() {
-        notes.push(format!(
-            "nobody listens to {key}: its sends reach no one{}",
-            near_hint(&near, Role::Listen)
-        ));
-    }
-    if sends.is_empty() && listens.is_empty() {
-        notes.push(format!(
-            "no script or recorded run uses {key}{}",
-            near_hint(&near, Role::Send)
-        ));
+    // Which role a near miss would have to play to explain a silence.
+    let (silence, wanted) = match (sends.is_empty(), listens.is_empty()) {
+        (true, false) => (
+            Some(format!("nobody sends {key}: its listeners can never fire")),
+            Role::Send,
+        ),
+        (false, true) => (
+            Some(format!("nobody listens to {key}: its sends reach no one")),
+            Role::Listen,
+        ),
+        (true, true) => (
+            Some(format!("no script or recorded run uses {key}")),
+            Role::Send,
+        ),
+        (false, false) => (None, Role::Send),
+    };
+    let hint = near_hint(&near, wanted);
+    let hinted = silence.is_some() && !hint.is_empty();
+    if let Some(silence) = silence {
+        notes.push(format!("{silence}{hint}"));
     }
     if let Some(entry) = entry {
         let sent = entry.params.len();
@@ -105,15 +108,14 @@ fn explain(dir: &Path, key: &str, table: &SignatureTable, index: &WorkspaceIndex
             }
         }
     }
-    if !near.is_empty() && !notes.iter().any(|n| n.contains("did you mean")) {
+    if !near.is_empty() && !hinted {
         let names: Vec<&str> = near.iter().map(|(k, _)| k.as_str()).collect();
         notes.push(format!("keys one or two edits away: {}", names.join(", ")));
     }
-    notes.push(
-        "a listener that still does not fire: run with `gantry run DIR --trace-key KEY` \
+    notes.push(format!(
+        "a listener that still does not fire: run with `gantry run DIR --trace-key {key}` \
          to see each dispatch, the listeners it reached and aborted sends"
-            .replace("KEY", key),
-    );
+    ));
     out.push_str("why a listener may not fire:\n");
     for note in notes {
         let _ = writeln!(out, "  - {note}");

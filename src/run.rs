@@ -11,7 +11,7 @@
 //! script whose file changed (see [`crate::watch`]); Ctrl-C saves the table
 //! and exits. With `--trace` every dispatch is printed to stderr.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -47,89 +47,67 @@ pub trait ScriptEngine {
 }
 
 /// Lua scripts through `gantry-lua`.
-pub struct LuaEngine {
-    runtime: LuaRuntime,
-}
-
-impl LuaEngine {
-    pub fn new(hub: &Hub, dir: &Path) -> anyhow::Result<Self> {
-        let options = RuntimeOptions {
-            mod_dir: Some(dir.to_path_buf()),
-            ..RuntimeOptions::default()
-        };
-        let runtime = LuaRuntime::new(hub.clone(), options).context("starting Lua")?;
-        Ok(Self { runtime })
-    }
-}
-
-impl ScriptEngine for LuaEngine {
+impl ScriptEngine for LuaRuntime {
     fn extension(&self) -> &'static str {
         "lua"
     }
 
     fn check(&mut self, file: &str, source: &str) -> Result<(), String> {
-        self.runtime
-            .check_syntax(file, source)
-            .map_err(|e| e.to_string())
+        self.check_syntax(file, source).map_err(|e| e.to_string())
     }
 
     fn load(&mut self, file: &str, source: &str, object: ObjectId) -> Result<(), String> {
-        self.runtime
-            .load_script(file, source, object)
+        self.load_script(file, source, object)
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
 
     fn take_errors(&mut self) -> Vec<String> {
-        self.runtime
-            .take_errors()
-            .into_iter()
-            .map(|e| e.to_string())
+        LuaRuntime::take_errors(self)
+            .iter()
+            .map(ToString::to_string)
             .collect()
     }
 }
 
 /// Rhai scripts through `gantry-rhai`.
-pub struct RhaiEngine {
-    runtime: RhaiRuntime,
-}
-
-impl RhaiEngine {
-    pub fn new(hub: &Hub, dir: &Path) -> anyhow::Result<Self> {
-        let options = RhaiOptions {
-            mod_dir: Some(dir.to_path_buf()),
-            ..RhaiOptions::default()
-        };
-        let runtime = RhaiRuntime::new(hub.clone(), options).context("starting Rhai")?;
-        Ok(Self { runtime })
-    }
-}
-
-impl ScriptEngine for RhaiEngine {
+impl ScriptEngine for RhaiRuntime {
     fn extension(&self) -> &'static str {
         "rhai"
     }
 
     fn check(&mut self, file: &str, source: &str) -> Result<(), String> {
-        self.runtime
-            .check_syntax(file, source)
-            .map_err(|e| e.to_string())
+        self.check_syntax(file, source).map_err(|e| e.to_string())
     }
 
     fn load(&mut self, file: &str, source: &str, object: ObjectId) -> Result<(), String> {
-        self.runtime
-            .load_script(file, source, object)
+        self.load_script(file, source, object)
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
 
     fn take_errors(&mut self) -> Vec<String> {
-        self.runtime
-            .take_errors()
-            .into_iter()
-            .map(|e| e.to_string())
+        RhaiRuntime::take_errors(self)
+            .iter()
+            .map(ToString::to_string)
             .collect()
     }
+}
+
+/// Both languages, each resolving `require`/`import` in the mod folder.
+fn engines(hub: &Hub, dir: &Path) -> anyhow::Result<Vec<Box<dyn ScriptEngine>>> {
+    let lua = RuntimeOptions {
+        mod_dir: Some(dir.to_path_buf()),
+        ..RuntimeOptions::default()
+    };
+    let rhai = RhaiOptions {
+        mod_dir: Some(dir.to_path_buf()),
+        ..RhaiOptions::default()
+    };
+    Ok(vec![
+        Box::new(LuaRuntime::new(hub.clone(), lua).context("starting Lua")?),
+        Box::new(RhaiRuntime::new(hub.clone(), rhai).context("starting Rhai")?),
+    ])
 }
 
 /// What `gantry run` was asked to do.
@@ -165,9 +143,6 @@ struct ModHost {
     engines: Vec<Box<dyn ScriptEngine>>,
     scripts: Vec<Loaded>,
     errors: Rc<Cell<usize>>,
-    /// The hub's reports since the engines' errors were last collected: an
-    /// engine error that a report already carries is not printed twice.
-    reported: Rc<RefCell<Vec<String>>>,
 }
 
 impl ModHost {
@@ -182,11 +157,8 @@ impl ModHost {
             .iter_mut()
             .flat_map(|e| e.take_errors())
             .collect();
-        let reported = std::mem::take(&mut *self.reported.borrow_mut());
         for error in errors {
-            if !reported.iter().any(|r| r.contains(&error)) {
-                self.error(&error);
-            }
+            self.error(&error);
         }
     }
 
@@ -296,13 +268,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let hub = Hub::with_table(table);
     let errors = Rc::new(Cell::new(0usize));
     let count = errors.clone();
-    let reported = Rc::new(RefCell::new(Vec::new()));
-    let seen = reported.clone();
     hub.on_report(move |report| {
         count.set(count.get() + 1);
-        let text = report.to_string();
-        eprintln!("error: {text}");
-        seen.borrow_mut().push(text);
+        eprintln!("error: {report}");
     });
     let tick_now = Rc::new(Cell::new(0u32));
     if args.trace || args.trace_key.is_some() {
@@ -314,10 +282,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         )
         .install();
     }
-    let engines: Vec<Box<dyn ScriptEngine>> = vec![
-        Box::new(LuaEngine::new(&hub, dir)?),
-        Box::new(RhaiEngine::new(&hub, dir)?),
-    ];
+    let engines = engines(&hub, dir)?;
     let extensions: Vec<&'static str> = engines.iter().map(|e| e.extension()).collect();
     let world = hub.create_world();
     let mut host = ModHost {
@@ -326,7 +291,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         engines,
         scripts: Vec::new(),
         errors,
-        reported,
     };
     let mut watcher = Watcher::new(dir, &extensions);
     for (file, path) in watcher.scan()? {

@@ -45,8 +45,8 @@ pub(crate) fn call_fn(
         .map_err(|e| ScriptError::from_eval(&script.file, &e))
 }
 
-/// A failing handler: filed with the runtime (on_error) and handed to the
-/// hub, which reports it and goes on with the other listeners. An error
+/// A failing handler: told to `on_error` and handed to the hub, which
+/// reports it and goes on with the other listeners. An error
 /// Rhai gives no position (an operation limit hit in a closure) names the
 /// line the listener was registered at.
 fn failed(shared: &Shared, mut error: ScriptError, listen_line: u32) -> ListenerError {
@@ -56,9 +56,8 @@ fn failed(shared: &Shared, mut error: ScriptError, listen_line: u32) -> Listener
             .message
             .push_str(" (in the listener registered at this line)");
     }
-    let message = error.to_string();
-    shared.report(error);
-    ListenerError::new(message)
+    shared.notify(&error);
+    ListenerError::new(error.to_string())
 }
 
 /// The hub callback of a Rhai message listener.

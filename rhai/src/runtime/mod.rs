@@ -145,7 +145,9 @@ impl RhaiRuntime {
         self.shared.set_on_error(Rc::new(f));
     }
 
-    /// Script errors filed since the last call (see [`RhaiRuntime::on_error`]).
+    /// Script errors filed since the last call that no hub report carries
+    /// (failing replies; a failing listener or hook is the hub's
+    /// `ListenerFailed` report instead).
     pub fn take_errors(&self) -> Vec<ScriptError> {
         self.shared.take_errors()
     }

@@ -132,20 +132,7 @@ pub(crate) fn generic_functions(module: &mut Module, shared: &Weak<Shared>) {
 
 /// The object functions: `Spawn`, `Destroy`, `Named`, `This`.
 pub(crate) fn object_functions(module: &mut Module, shared: &Weak<Shared>) {
-    let weak = shared.clone();
-    add_raw(
-        module,
-        "This",
-        vec![],
-        vec!["Object".into()],
-        move |_, _| {
-            let shared = shared_of(&weak)?;
-            let script = shared
-                .current()
-                .ok_or_else(|| fail("This: no script is running"))?;
-            Ok(Dynamic::from(ObjectHandle(script.object)))
-        },
-    );
+    add_this(module, shared);
     let weak = shared.clone();
     add_raw(
         module,

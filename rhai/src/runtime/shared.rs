@@ -103,15 +103,22 @@ impl Shared {
         f()
     }
 
-    /// Files an error no hub report carries (top levels, replies) and
-    /// failing handlers.
+    /// Files an error no hub report carries (top levels, replies): the
+    /// host hears it through `on_error` and `take_errors`.
     pub fn report(&self, error: ScriptError) {
         tracing::warn!(file = %error.file, "{error}");
+        self.notify(&error);
+        self.errors.borrow_mut().push(error);
+    }
+
+    /// Tells `on_error` about a failing handler. Not filed for
+    /// `take_errors`: the hub reports it (`ListenerFailed`), so a host
+    /// reading both sees it once.
+    pub fn notify(&self, error: &ScriptError) {
         let hook = self.on_error.borrow().clone();
         if let Some(hook) = hook {
-            hook(&error);
+            hook(error);
         }
-        self.errors.borrow_mut().push(error);
     }
 
     pub fn set_on_error(&self, f: ErrorSink) {
