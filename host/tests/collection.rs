@@ -746,3 +746,47 @@ fn view_for_each_fast_and_reflective_agree() {
     assert_eq!(taken(&seen), ["Fast 6"]);
     let _ = to_value(&item(1)).unwrap();
 }
+
+// ----- the script faces' writer: owned hub handle, explicit commit ----------
+
+#[test]
+fn writer_commit_publishes_now_and_the_scope_end_publishes_later_writes() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(3));
+    let log = log();
+    let _l = watch_rows(&hub, ALL_ROWS, &log);
+    taken(&log);
+    let mut arr = hub.stored_array_owned(key, Source::Global);
+    arr.get_mut(1);
+    arr.commit().unwrap();
+    assert_eq!(taken(&log), ["1:1"], "commit publishes the marked row");
+    arr.commit().unwrap();
+    assert!(
+        taken(&log).is_empty(),
+        "nothing new written: nothing published"
+    );
+    arr.get_mut(2);
+    drop(arr);
+    assert_eq!(
+        taken(&log),
+        ["2:2"],
+        "the end of scope publishes what followed"
+    );
+}
+
+#[test]
+fn owned_writer_outlives_the_borrow_it_was_opened_from() {
+    let (hub, key) = hub();
+    let arr = {
+        let scoped = hub.clone();
+        scoped.stored_array_owned(key, Source::Global)
+    };
+    let mut arr = arr;
+    arr.add(gantry_host::to_value(&item(7)).unwrap());
+    drop(arr);
+    let stored = hub.stored(key, Source::Global).expect("published on drop");
+    match &*stored {
+        [gantry_host::Value::Array(rows)] => assert_eq!(rows.len(), 1),
+        other => panic!("expected one array, got {other:?}"),
+    }
+}

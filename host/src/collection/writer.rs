@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 use crate::hub::{Caller, Delivered, Hub, HubError, Stored};
 use crate::key::Key;
 use crate::serde_bridge::{ValueSerdeError, from_value, to_value};
-use crate::signature::Kind;
+use crate::signature::{Kind, Site};
 use crate::source::Source;
 use crate::types::Type;
 use crate::value::{StructValue, Value};
@@ -33,13 +33,33 @@ use crate::value::{StructValue, Value};
 use super::dispatch::on_write;
 use super::spans::Spans;
 
+/// How a writer holds the hub: borrowed for a Rust scope, or as a handle of
+/// its own for a script's writer object (`StoredArray<'static>`), whose scope
+/// is the script's (`<close>` in Lua, a block in Rhai).
+enum HubRef<'h> {
+    Borrowed(&'h Hub),
+    Owned(Hub),
+}
+
+impl Deref for HubRef<'_> {
+    type Target = Hub;
+    fn deref(&self) -> &Hub {
+        match self {
+            HubRef::Borrowed(hub) => hub,
+            HubRef::Owned(hub) => hub,
+        }
+    }
+}
+
 /// A dynamic writer over [`Value`] rows (the script faces' writer; the typed
 /// one is [`StoredArrayOf`]).
 pub struct StoredArray<'h> {
-    hub: &'h Hub,
+    hub: HubRef<'h>,
     key: Key,
     source: Source,
     location: &'static Location<'static>,
+    /// The script line that opened the writer: the store's caller when set.
+    site: Option<Site>,
     rows: Rc<Vec<Value>>,
     prev_total: usize,
     spans: Spans,
@@ -52,7 +72,11 @@ impl<'h> StoredArray<'h> {
     /// store starts empty and is created on publish.
     #[track_caller]
     pub fn open(hub: &'h Hub, key: Key, source: impl Into<Source>) -> Self {
-        let source = source.into();
+        Self::open_ref(HubRef::Borrowed(hub), key, source.into())
+    }
+
+    #[track_caller]
+    fn open_ref(hub: HubRef<'h>, key: Key, source: Source) -> Self {
         let (rows, element) = {
             let state = hub.inner.state.borrow();
             let rows = match state.stores.get(&(key, source)).map(|s| &*s.args) {
@@ -78,12 +102,24 @@ impl<'h> StoredArray<'h> {
             key,
             source,
             location: Location::caller(),
+            site: None,
             prev_total: rows.len(),
             rows,
             spans: Spans::new(),
             element,
             published: false,
         }
+    }
+
+    /// Records the script line that opened the writer: the store is that
+    /// line's (for the table's sites and for mismatch reports).
+    pub fn at_site(mut self, site: Site) -> Self {
+        self.site = Some(site);
+        self
+    }
+
+    pub fn key(&self) -> Key {
+        self.key
     }
 
     pub fn len(&self) -> usize {
@@ -197,6 +233,17 @@ impl<'h> StoredArray<'h> {
         self.publish_inner()
     }
 
+    /// Publishes now without consuming the writer (a script's explicit
+    /// `Commit()`). The writer stays open on the table it just stored:
+    /// later writes are published by the next commit or the end of scope.
+    pub fn commit(&mut self) -> Result<Delivered, HubError> {
+        let delivered = self.publish_inner();
+        self.published = false;
+        self.prev_total = self.rows.len();
+        self.spans = Spans::new();
+        delivered
+    }
+
     fn publish_inner(&mut self) -> Result<Delivered, HubError> {
         if self.published || self.spans.is_empty() {
             self.published = true;
@@ -207,7 +254,10 @@ impl<'h> StoredArray<'h> {
         if total != self.prev_total {
             self.spans.widen_to_tail(total.max(self.prev_total) as i32);
         }
-        let caller = Caller::Rust(self.location);
+        let caller = match &self.site {
+            Some(site) => Caller::Script(site),
+            None => Caller::Rust(self.location),
+        };
         let mut args = vec![Value::Array(self.rows.clone())];
         let lists = self
             .hub
@@ -230,7 +280,7 @@ impl<'h> StoredArray<'h> {
             _ => self.rows.clone(),
         };
         let called = on_write(
-            self.hub,
+            &self.hub,
             self.key,
             &rows,
             self.prev_total,
@@ -381,6 +431,13 @@ impl Hub {
     #[track_caller]
     pub fn stored_array(&self, key: Key, source: impl Into<Source>) -> StoredArray<'_> {
         StoredArray::open(self, key, source)
+    }
+
+    /// A writer that holds its own hub handle, for script faces whose
+    /// writer is a value of the script (it keeps the hub alive while open).
+    #[track_caller]
+    pub fn stored_array_owned(&self, key: Key, source: impl Into<Source>) -> StoredArray<'static> {
+        StoredArray::open_ref(HubRef::Owned(self.clone()), key, source.into())
     }
 
     /// The typed writer.
