@@ -233,6 +233,12 @@ impl<'h> StoredArray<'h> {
         self.publish_inner()
     }
 
+    /// Closes the writer without publishing (a script's writer that was
+    /// never closed: its edits are dropped, and the script is told).
+    pub fn discard(mut self) {
+        self.published = true;
+    }
+
     /// Publishes now without consuming the writer (a script's explicit
     /// `Commit()`). The writer stays open on the table it just stored:
     /// later writes are published by the next commit or the end of scope.

@@ -15,6 +15,7 @@ use gantry_host::{
 use mlua::{Function, Lua, MultiValue, Table, Value as LuaValue, thread::ThreadStatus};
 use rustc_hash::FxHashSet;
 
+use super::collection;
 use super::convert::{from_value, object_source_of_arg, to_value, world_of_arg};
 use super::error::ScriptError;
 use super::listen::{existing_owner, hook_callback, message_callback, resolve_owner};
@@ -290,13 +291,59 @@ pub(crate) fn call_api(
                 from_value(lua, &value)?,
             ]))
         }
-        ApiFunction::ListenRowMessage | ApiFunction::StoredArray => Err(runtime_err(
-            lua,
-            format!(
-                "{function} `{}`: collections are not available in this build of the Lua runtime",
-                key.text
-            ),
-        )),
+        ApiFunction::ListenRowMessage => {
+            let owner = args.pop_front().unwrap_or(LuaValue::Nil);
+            let index = match args.pop_front() {
+                Some(LuaValue::Integer(i)) => i,
+                Some(LuaValue::Number(n)) if n.fract() == 0.0 => n as i64,
+                other => {
+                    return Err(runtime_err(
+                        lua,
+                        format!(
+                            "ListenRowMessage `{}`: argument 4 must be a row number (or GMP.AllRows), got a {}",
+                            key.text,
+                            other.as_ref().map_or("nil", LuaValue::type_name)
+                        ),
+                    ));
+                }
+            };
+            let index = collection::hub_index(index)
+                .map_err(|e| runtime_err(lua, format!("ListenRowMessage `{}`: {e}", key.text)))?;
+            let Some(LuaValue::Function(f)) = args.pop_front() else {
+                return Err(runtime_err(
+                    lua,
+                    format!(
+                        "ListenRowMessage `{}`: the listener must be a function",
+                        key.text
+                    ),
+                ));
+            };
+            let opts = args.pop_front();
+            let (owner, target) = resolve_owner(&ctx.shared, lua, ctx.object, &owner, f)
+                .map_err(|e| runtime_err(lua, format!("ListenRowMessage `{}`: {e}", key.text)))?;
+            let options = listen_options(lua, function, key, owner, opts.as_ref())?;
+            let site = ctx.site_here(lua, Role::Listen);
+            let callback = collection::row_callback(&ctx.shared, target);
+            let id = hub
+                .listen_rows_raw(&key.text, source, index, options, Some(site), callback)
+                .map_err(fail)?;
+            Ok(MultiValue::from_vec(vec![LuaValue::Integer(
+                id.get() as i64
+            )]))
+        }
+        ApiFunction::StoredArray => {
+            let site = ctx.site_here(lua, Role::Send);
+            let writer = hub.stored_array_owned(key.key, source).at_site(site);
+            let writer = collection::LuaStoredArray::new(
+                writer,
+                key.text.clone(),
+                ctx.file.clone(),
+                &ctx.shared,
+            );
+            Ok(MultiValue::from_vec(vec![LuaValue::UserData(
+                lua.create_userdata(writer)?,
+            )]))
+        }
     }
 }
 
@@ -333,8 +380,38 @@ fn listen(
     f: Function,
     opts: Option<&LuaValue>,
 ) -> mlua::Result<ListenerId> {
+    // A whole-table listener that takes one parameter more than a
+    // collection message carries gets the update after the table.
+    let wants_update = collection::element_type(&ctx.shared.param_types(&key.text)).is_some()
+        && f.info().num_params == 2;
     let (owner, target) = resolve_owner(&ctx.shared, lua, ctx.object, owner, f)
         .map_err(|e| runtime_err(lua, format!("{function} `{}`: {e}", key.text)))?;
+    let options = listen_options(lua, function, key, owner, opts)?;
+    let site = ctx.site_here(lua, Role::Listen);
+    if wants_update {
+        let callback = collection::table_callback(&ctx.shared, target);
+        return ctx
+            .hub()
+            .listen_table_raw(&key.text, scope, options, Some(site), callback)
+            .map_err(|e| runtime_err(lua, e));
+    }
+    let callback = message_callback(&ctx.shared, target);
+    let spec = ListenSpec::message(scope, options, ListenerParams::Dynamic, callback)
+        .site(site)
+        .with_responder();
+    ctx.hub()
+        .listen_raw(&key.text, spec)
+        .map_err(|e| runtime_err(lua, e))
+}
+
+/// `{times=, order=, match=}` of a listen call.
+fn listen_options(
+    lua: &Lua,
+    function: ApiFunction,
+    key: &KeyRef,
+    owner: gantry_host::Owner,
+    opts: Option<&LuaValue>,
+) -> mlua::Result<ListenOptions> {
     let mut options = ListenOptions::new().owner(owner);
     match opts {
         None | Some(LuaValue::Nil) => {}
@@ -358,14 +435,7 @@ fn listen(
             ));
         }
     }
-    let site = ctx.site_here(lua, Role::Listen);
-    let callback = message_callback(&ctx.shared, target);
-    let spec = ListenSpec::message(scope, options, ListenerParams::Dynamic, callback)
-        .site(site)
-        .with_responder();
-    ctx.hub()
-        .listen_raw(&key.text, spec)
-        .map_err(|e| runtime_err(lua, e))
+    Ok(options)
 }
 
 /// A request's reply, delivered to a Lua function.

@@ -95,26 +95,38 @@ fn owner_entry(shared: &Shared, lua: &Lua, owner: &LuaValue) -> mlua::Result<Tab
     Ok(entry)
 }
 
+/// Runs a Lua listener for the hub: finds its function (nothing to do once
+/// the runtime or the owner is gone), refuses runaway nesting, and turns a
+/// Lua error into the hub's listener error. Every listener form calls
+/// through here, so they all fail and nest the same way.
+pub(crate) fn run_listener(
+    weak: &Weak<Shared>,
+    target: &Target,
+    call: impl FnOnce(&Shared, &Lua, &Function) -> mlua::Result<()>,
+) -> Result<(), ListenerError> {
+    let Some(shared) = weak.upgrade() else {
+        return Ok(());
+    };
+    let Some(lua) = shared.lua.try_upgrade() else {
+        return Ok(());
+    };
+    let Some(f) = target.function(&shared) else {
+        // The owner was collected; the hub drops this listener.
+        return Ok(());
+    };
+    if shared.too_deep() {
+        return Err(nesting_error());
+    }
+    shared
+        .guarded(|| call(&shared, &lua, &f))
+        .map_err(|e| ListenerError::new(error_text(&e)))
+}
+
 /// The hub callback of a Lua message listener.
 pub(crate) fn message_callback(shared: &Rc<Shared>, target: Target) -> Rc<MessageFn> {
     let weak: Weak<Shared> = Rc::downgrade(shared);
     Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
-        let Some(shared) = weak.upgrade() else {
-            return Ok(());
-        };
-        let Some(lua) = shared.lua.try_upgrade() else {
-            return Ok(());
-        };
-        let Some(f) = target.function(&shared) else {
-            // The owner was collected; the hub drops this listener.
-            return Ok(());
-        };
-        if shared.too_deep() {
-            return Err(nesting_error());
-        }
-        shared
-            .guarded(|| call_with_message(&lua, &f, m))
-            .map_err(|e| ListenerError::new(error_text(&e)))
+        run_listener(&weak, &target, |_, lua, f| call_with_message(lua, f, m))
     })
 }
 
@@ -151,20 +163,8 @@ pub(crate) fn hook_callback(shared: &Rc<Shared>, target: Target) -> Rc<HookFn> {
     let weak: Weak<Shared> = Rc::downgrade(shared);
     Rc::new(
         move |call: &mut HookCall<'_>| -> Result<(), ListenerError> {
-            let Some(shared) = weak.upgrade() else {
-                return Ok(());
-            };
-            let Some(lua) = shared.lua.try_upgrade() else {
-                return Ok(());
-            };
-            let Some(f) = target.function(&shared) else {
-                return Ok(());
-            };
-            if shared.too_deep() {
-                return Err(nesting_error());
-            }
-            let result = shared.guarded(|| -> mlua::Result<()> {
-                let payload = from_value(&lua, call.payload)?;
+            run_listener(&weak, &target, |shared, lua, f| {
+                let payload = from_value(lua, call.payload)?;
                 let ctx = lua.create_userdata(HookCtx::default())?;
                 let returned: LuaValue = f.call((payload.clone(), &ctx))?;
                 let expected = match &*call.payload {
@@ -194,8 +194,7 @@ pub(crate) fn hook_callback(shared: &Rc<Shared>, target: Target) -> Rc<HookFn> {
                     call.cancel();
                 }
                 Ok(())
-            });
-            result.map_err(|e| ListenerError::new(error_text(&e)))
+            })
         },
     )
 }

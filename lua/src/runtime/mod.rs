@@ -16,6 +16,7 @@
 
 mod api;
 mod budget;
+mod collection;
 mod convert;
 mod error;
 mod handles;

@@ -13,7 +13,8 @@
 //!   like any script) in its own environment with the same `self`, once per
 //!   requiring script;
 //! - `print`, routed to the runtime's print sink;
-//! - the script API as globals and as fields of `GMP`, and `self`.
+//! - the script API as globals and as fields of `GMP`, the row constants
+//!   (`GMP.AllRows`, `GMP.WithRemoval(n)`, ...), and `self`.
 
 use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
@@ -47,6 +48,7 @@ pub(crate) fn make_env(ctx: &Rc<Ctx>, lua: &Lua) -> mlua::Result<Table> {
         gmp.raw_set(function.name(), f)?;
     }
     add_object_functions(ctx, lua, &gmp)?;
+    add_row_constants(lua, &gmp)?;
     let print = print_function(shared, lua)?;
     let require = require_function(ctx, lua)?;
     let hook_thread = lua.create_function(|_, thread: Thread| {
@@ -111,6 +113,27 @@ fn add_object_functions(ctx: &Rc<Ctx>, lua: &Lua, gmp: &Table) -> mlua::Result<(
     gmp.raw_set(
         "World",
         lua.create_function(move |_, ()| Ok(WorldHandle(c.world)))?,
+    )?;
+    Ok(())
+}
+
+/// `GMP.AllRows`, `GMP.AllRowsWithRemoval` and `GMP.WithRemoval(n)`: the
+/// `~` index encoding on Lua's 1-based row numbers.
+fn add_row_constants(lua: &Lua, gmp: &Table) -> mlua::Result<()> {
+    use gantry_host::collection::{ALL_ROWS, ALL_ROWS_WITH_REMOVAL};
+    gmp.raw_set("AllRows", ALL_ROWS)?;
+    gmp.raw_set("AllRowsWithRemoval", ALL_ROWS_WITH_REMOVAL)?;
+    gmp.raw_set(
+        "WithRemoval",
+        lua.create_function(|lua, n: i64| {
+            if n < 1 || n >= i64::from(ALL_ROWS) {
+                return Err(error_here(
+                    lua,
+                    format!("GMP.WithRemoval({n}): rows count from 1"),
+                ));
+            }
+            Ok(!n)
+        })?,
     )?;
     Ok(())
 }
