@@ -155,7 +155,8 @@ function GantryHookContext:Cancel() end
 ---@class GantryUpdate
 ---@field total integer
 ---@field prev_total integer
----@field ranges GantryUpdateRange[]
+---@field ranges GantryUpdateRange[] Empty when every row is to be read again.
+---@field full_reload boolean No ranges: a late replay, a plain send, or more than eight spans.
 
 "#;
 
@@ -221,9 +222,10 @@ fn write_writers(out: &mut String, table: &SignatureTable) {
              ---@field GetMutable fun(self: {class}, i: integer): {element}\n\
              ---@field Add fun(self: {class}, item: {element}): integer\n\
              ---@field Insert fun(self: {class}, i: integer, item: {element})\n\
-             ---@field RemoveAt fun(self: {class}, i: integer)\n\
+             ---@field RemoveAt fun(self: {class}, i: integer): {element}\n\
              ---@field SetNum fun(self: {class}, n: integer)\n\
-             ---@field Num fun(self: {class}): integer\n\n"
+             ---@field Num fun(self: {class}): integer\n\
+             ---@field Commit fun(self: {class}): integer Publishes now; returns how many listeners heard it.\n\n"
         );
     }
 }

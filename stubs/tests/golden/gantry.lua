@@ -58,7 +58,8 @@ function GantryHookContext:Cancel() end
 ---@class GantryUpdate
 ---@field total integer
 ---@field prev_total integer
----@field ranges GantryUpdateRange[]
+---@field ranges GantryUpdateRange[] Empty when every row is to be read again.
+---@field full_reload boolean No ranges: a late replay, a plain send, or more than eight spans.
 
 ---What a hit does, before armour.
 ---@class Hit
@@ -84,9 +85,10 @@ function GantryHookContext:Cancel() end
 ---@field GetMutable fun(self: GantryStoredArray.Item, i: integer): Item
 ---@field Add fun(self: GantryStoredArray.Item, item: Item): integer
 ---@field Insert fun(self: GantryStoredArray.Item, i: integer, item: Item)
----@field RemoveAt fun(self: GantryStoredArray.Item, i: integer)
+---@field RemoveAt fun(self: GantryStoredArray.Item, i: integer): Item
 ---@field SetNum fun(self: GantryStoredArray.Item, n: integer)
 ---@field Num fun(self: GantryStoredArray.Item): integer
+---@field Commit fun(self: GantryStoredArray.Item): integer Publishes now; returns how many listeners heard it.
 
 ---Sends a message to the global listeners.
 ---@overload fun(key: "Debug.Dump", value: any, nothing: nil, flag: boolean, grid: number[][])
