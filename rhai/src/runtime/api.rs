@@ -4,6 +4,7 @@
 //! literal-key calls into (key resolved and site recorded once, at load).
 //! Both run the same core, so they behave the same.
 
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use gantry_host::hook::HookOptions;
@@ -15,8 +16,11 @@ use rhai::{Dynamic, FnPtr, INT, Map, NativeCallContext};
 
 use super::convert::{from_value, to_value};
 use super::handles::{NamedHandle, ObjectHandle, WorldHandle, fail};
-use super::listen::{hook_callback, message_callback};
+use super::listen::{
+    declared_arities, hook_callback, message_callback, row_callback, table_callback,
+};
 use super::shared::{Script, Shared};
+use super::writer::StoredArrayHandle;
 
 type RhaiResult = Result<Dynamic, Box<rhai::EvalAltResult>>;
 
@@ -112,24 +116,51 @@ pub(crate) fn call_api(
         | ApiFunction::ListenWorldMessage
         | ApiFunction::ListenObjectMessage => {
             let (owner, f, opts) = listen_args(function, key, args)?;
-            let owner = resolve_owner(&script, &owner)
-                .map_err(|e| fail(format!("{function} `{}`: {e}", key.text)))?;
-            let mut options = ListenOptions::new().owner(owner);
-            if let Some(opts) = &opts {
-                if let Some(times) = int_option(opts, "times")? {
-                    options = options.times(times);
-                }
-                if let Some(order) = int_option(opts, "order")? {
-                    options = options.order(order);
-                }
-                options = options.matching(match_option(opts)?);
-            }
+            let options = listen_options(function, key, &script, &owner, opts.as_ref())?;
             let site = Site::new(&*script.file, line, Language::Rhai, Role::Listen);
+            // A function taking one more parameter than a collection key's
+            // message (the table) is a whole-table listener: `|items, update|`.
+            if shared.is_table_key(&key.text) && declared_arities(&script.ast, &f).contains(&2) {
+                let callback = table_callback(shared, &script, f, line);
+                let id = hub
+                    .listen_table_raw(&key.text, source, options, Some(site), callback)
+                    .map_err(hub_err)?;
+                return Ok(Dynamic::from_int(id.get() as INT));
+            }
             let callback = message_callback(shared, &script, f, line);
             let spec = ListenSpec::message(source, options, ListenerParams::Dynamic, callback)
                 .site(site)
                 .with_responder();
             let id = hub.listen_raw(&key.text, spec).map_err(hub_err)?;
+            Ok(Dynamic::from_int(id.get() as INT))
+        }
+        ApiFunction::ListenRowMessage => {
+            // `owner, index, fn [, opts]`
+            let index = if args.len() > 1 {
+                args.remove(1)
+            } else {
+                Dynamic::UNIT
+            };
+            let index = index
+                .as_int()
+                .ok()
+                .and_then(|i| i32::try_from(i).ok())
+                .ok_or_else(|| {
+                    fail(format!(
+                        "ListenRowMessage `{}`: argument 4 must be a row index (0-based, \
+                         GMP::ALL_ROWS, GMP::WithRemoval(n)), got {}",
+                        key.text,
+                        index.type_name()
+                    ))
+                })?;
+            let (owner, f, opts) = listen_args(function, key, args)?;
+            let options = listen_options(function, key, &script, &owner, opts.as_ref())?;
+            let site = Site::new(&*script.file, line, Language::Rhai, Role::Listen);
+            let with_update = declared_arities(&script.ast, &f).iter().any(|&n| n >= 3);
+            let callback = row_callback(shared, &script, f, line, with_update);
+            let id = hub
+                .listen_rows_raw(&key.text, source, index, options, Some(site), callback)
+                .map_err(hub_err)?;
             Ok(Dynamic::from_int(id.get() as INT))
         }
         ApiFunction::UnbindMessage => {
@@ -188,14 +219,103 @@ pub(crate) fn call_api(
             out.insert("payload".into(), from_value(&value));
             Ok(Dynamic::from_map(out))
         }
-        ApiFunction::Request | ApiFunction::ListenRowMessage | ApiFunction::StoredArray => {
-            Err(fail(format!(
-                "{function} `{}`: not available in the Rhai runtime (use SendObjectMessage \
-                 with a reply function for requests)",
-                key.text
+        ApiFunction::Request => {
+            record_send();
+            let values = convert(shared, key, &args)?;
+            request_now(shared, key, source, values)
+        }
+        ApiFunction::StoredArray => {
+            record_send();
+            let site = Site::new(&*script.file, line, Language::Rhai, Role::Send);
+            let writer = hub.stored_array_owned(key.key, source).at_site(site);
+            Ok(Dynamic::from(StoredArrayHandle::new(
+                writer,
+                key.text.clone(),
+                Rc::downgrade(shared),
+                script.file.clone(),
+                line,
             )))
         }
     }
+}
+
+/// `GMP::Request(obj, key, ...)`: Rhai has no coroutines, so the request is
+/// synchronous — the reply is returned when a responder answers during the
+/// send (one value: that value; several: an array; none: `()`), and it is
+/// an error naming the key when nobody does (no responder, or one that
+/// answers later: that late answer is dropped).
+fn request_now(
+    shared: &Rc<Shared>,
+    key: &KeyRef,
+    source: Source,
+    mut values: Vec<gantry_host::Value>,
+) -> RhaiResult {
+    type Answer = Option<Option<Vec<gantry_host::Value>>>;
+    let answer: Rc<RefCell<Answer>> = Rc::new(RefCell::new(None));
+    let sent = Rc::new(Cell::new(false));
+    let on_reply = {
+        let answer = answer.clone();
+        let sent = sent.clone();
+        let key = key.text.clone();
+        Box::new(move |reply: Reply<'_>| {
+            if sent.get() {
+                tracing::debug!(key = %key, "a late answer to GMP::Request is dropped");
+                return;
+            }
+            *answer.borrow_mut() = Some(match reply {
+                Reply::Answer(values) => Some(values.to_vec()),
+                Reply::Unanswered => None,
+            });
+        })
+    };
+    let result =
+        shared
+            .hub
+            .request_values(key.key, source, &mut values, Caller::Unrecorded, on_reply);
+    sent.set(true);
+    result.map_err(|e| fail(e.to_string()))?;
+    let answered = answer.borrow_mut().take();
+    match answered {
+        Some(Some(values)) => Ok(match values.as_slice() {
+            [] => Dynamic::UNIT,
+            [one] => from_value(one),
+            many => Dynamic::from_array(many.iter().map(from_value).collect()),
+        }),
+        Some(None) => Err(fail(format!(
+            "GMP::Request `{}`: nobody answered (no listener took the request, or every \
+             responder was dropped unanswered)",
+            key.text
+        ))),
+        None => Err(fail(format!(
+            "GMP::Request `{}`: not answered during the send (Rhai has no coroutines, so \
+             GMP::Request cannot wait for a later answer; use SendObjectMessage with a \
+             reply function)",
+            key.text
+        ))),
+    }
+}
+
+/// The options of a listen: owner, `times`, `order`, `match`.
+fn listen_options(
+    function: ApiFunction,
+    key: &KeyRef,
+    script: &Script,
+    owner: &Dynamic,
+    opts: Option<&Map>,
+) -> Result<ListenOptions, Box<rhai::EvalAltResult>> {
+    let owner = resolve_owner(script, owner)
+        .map_err(|e| fail(format!("{function} `{}`: {e}", key.text)))?;
+    let mut options = ListenOptions::new().owner(owner);
+    if let Some(opts) = opts {
+        if let Some(times) = int_option(opts, "times")? {
+            options = options.times(times);
+        }
+        if let Some(order) = int_option(opts, "order")? {
+            options = options.order(order);
+        }
+        options = options.matching(match_option(opts)?);
+    }
+    Ok(options)
 }
 
 fn convert(

@@ -1,13 +1,15 @@
 //! Rhai functions as hub listeners: message listeners (a responder after
-//! the parameters for requests), hook listeners, replies — each run as its
-//! script's code under the per-call operation limit.
+//! the parameters for requests), collection listeners (rows and whole
+//! tables, with the update as a map), hook listeners, replies — each run as
+//! its script's code under the per-call operation limit.
 
 use std::rc::{Rc, Weak};
 
+use gantry_host::collection::{RowFn, TableFn, TableView, Update};
 use gantry_host::hook::HookCall;
 use gantry_host::listener::{HookFn, MessageFn};
 use gantry_host::{ListenerError, Message, Type, Value};
-use rhai::{Dynamic, FnPtr, Map};
+use rhai::{AST, Array, Dynamic, FnPtr, INT, Map};
 
 use super::convert::{STRUCT_FIELD, from_value, to_value};
 use super::error::ScriptError;
@@ -49,7 +51,7 @@ pub(crate) fn call_fn(
 /// reports it and goes on with the other listeners. An error
 /// Rhai gives no position (an operation limit hit in a closure) names the
 /// line the listener was registered at.
-fn failed(shared: &Shared, mut error: ScriptError, listen_line: u32) -> ListenerError {
+pub(crate) fn failed(shared: &Shared, mut error: ScriptError, listen_line: u32) -> ListenerError {
     if error.line.is_none() && listen_line > 0 {
         error.line = Some(listen_line);
         error
@@ -152,6 +154,99 @@ pub(crate) fn hook_callback(
                 call.cancel();
             }
             Ok(())
+        },
+    )
+}
+
+/// How many parameters the script function behind `f` declares, without
+/// the values a closure captured (Rhai curries those in front). Every
+/// overload of a named function counts; `None` when the function is not
+/// the script's own (a native function pointer).
+pub(crate) fn declared_arities(ast: &AST, f: &FnPtr) -> Vec<usize> {
+    let curried = f.curry().len();
+    ast.iter_functions()
+        .filter(|m| m.name == f.fn_name())
+        .filter_map(|m| m.params.len().checked_sub(curried))
+        .collect()
+}
+
+/// The update a collection listener is told, as a Rhai map:
+/// `#{ total, prev_total, ranges: [#{ index, count }, ...], full_reload }`
+/// (no ranges: every row is to be considered changed).
+pub fn update_map(update: &Update) -> Dynamic {
+    let ranges: Array = update
+        .ranges()
+        .iter()
+        .map(|r| {
+            let mut range = Map::new();
+            range.insert("index".into(), Dynamic::from_int(INT::from(r.index)));
+            range.insert("count".into(), Dynamic::from_int(INT::from(r.count)));
+            Dynamic::from_map(range)
+        })
+        .collect();
+    let mut map = Map::new();
+    map.insert("total".into(), Dynamic::from_int(INT::from(update.total)));
+    map.insert(
+        "prev_total".into(),
+        Dynamic::from_int(INT::from(update.prev_total)),
+    );
+    map.insert("ranges".into(), Dynamic::from_array(ranges));
+    map.insert(
+        "full_reload".into(),
+        Dynamic::from_bool(update.is_full_reload()),
+    );
+    Dynamic::from_map(map)
+}
+
+/// The hub callback of a Rhai row listener: `fn(row, item)` or, when the
+/// function declares a third parameter, `fn(row, item, update)`. Rows are
+/// 0-based; a removed row arrives as `!row` (negative) with a
+/// default-valued item.
+pub(crate) fn row_callback(
+    shared: &Rc<Shared>,
+    script: &Rc<Script>,
+    f: FnPtr,
+    listen_line: u32,
+    with_update: bool,
+) -> Rc<RowFn> {
+    let weak: Weak<Shared> = Rc::downgrade(shared);
+    let script = script.clone();
+    Rc::new(
+        move |row: i32, item: &Value, update: &Update| -> Result<(), ListenerError> {
+            let Some(shared) = weak.upgrade() else {
+                return Ok(());
+            };
+            let mut args = vec![Dynamic::from_int(INT::from(row)), from_value(item)];
+            if with_update {
+                args.push(update_map(update));
+            }
+            call_fn(&shared, &script, &f, args)
+                .map(|_| ())
+                .map_err(|e| failed(&shared, e, listen_line))
+        },
+    )
+}
+
+/// The hub callback of a Rhai whole-table listener: `fn(items, update)`,
+/// the table as an array of maps (a copy: Rhai cannot borrow it).
+pub(crate) fn table_callback(
+    shared: &Rc<Shared>,
+    script: &Rc<Script>,
+    f: FnPtr,
+    listen_line: u32,
+) -> Rc<TableFn> {
+    let weak: Weak<Shared> = Rc::downgrade(shared);
+    let script = script.clone();
+    Rc::new(
+        move |view: &TableView<'_>, update: &Update| -> Result<(), ListenerError> {
+            let Some(shared) = weak.upgrade() else {
+                return Ok(());
+            };
+            let items: Array = view.rows().iter().map(from_value).collect();
+            let args = vec![Dynamic::from_array(items), update_map(update)];
+            call_fn(&shared, &script, &f, args)
+                .map(|_| ())
+                .map_err(|e| failed(&shared, e, listen_line))
         },
     )
 }

@@ -36,6 +36,7 @@ mod loader;
 mod register;
 mod sandbox;
 mod shared;
+mod writer;
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -47,8 +48,10 @@ use rhai::Dynamic;
 pub use convert::STRUCT_FIELD;
 pub use error::{RhaiRuntimeError, ScriptError};
 pub use handles::{HookCtx, NamedHandle, ObjectHandle, ResponderHandle, WorldHandle};
+pub use listen::update_map;
 pub use loader::SELF_CONSTANT;
 pub use register::MAX_ARGS;
+pub use writer::{RowHandle, StoredArrayHandle};
 
 use shared::{Limits, PrintSink, Script, Shared};
 
@@ -108,6 +111,7 @@ impl RhaiRuntime {
         let shared = Rc::new_cyclic(|weak| {
             let mut engine = sandbox::engine(&options, limits.clone(), print.clone());
             handles::register(&mut engine, weak);
+            writer::register(&mut engine);
             register::install(&mut engine, weak);
             Shared::new(hub, engine, limits, print, options.rewrite)
         });

@@ -26,8 +26,8 @@ pub const MAX_ARGS: usize = 8;
 
 type RhaiResult = Result<Dynamic, Box<rhai::EvalAltResult>>;
 
-/// The API functions the runtime serves (requests use a reply function, not
-/// coroutines; collections are not served yet and say so).
+/// The API functions the runtime serves: all of them (`GMP::Request` is
+/// synchronous, as Rhai has no coroutines).
 const SERVED: [ApiFunction; 16] = ApiFunction::ALL;
 
 /// How many arguments follow the key (and source): the allowed counts.
@@ -38,11 +38,10 @@ fn trailing_arities(function: ApiFunction) -> std::ops::RangeInclusive<usize> {
         | ApiFunction::NotifyObjectMessage
         | ApiFunction::StoreObjectMessage
         | ApiFunction::OnceObjectMessage
-        | ApiFunction::Request
-        | ApiFunction::ListenRowMessage
-        | ApiFunction::StoredArray => 0..=MAX_ARGS,
+        | ApiFunction::Request => 0..=MAX_ARGS,
         ApiFunction::SendObjectMessage => 0..=MAX_ARGS + 1,
-        ApiFunction::RemoveStoredObjectMessage => 0..=0,
+        ApiFunction::RemoveStoredObjectMessage | ApiFunction::StoredArray => 0..=0,
+        ApiFunction::ListenRowMessage => 3..=4,
         ApiFunction::ListenMessage
         | ApiFunction::ListenWorldMessage
         | ApiFunction::ListenObjectMessage
@@ -269,7 +268,8 @@ fn baked_layouts(shared: &Shared, function: ApiFunction, key: &str) -> Vec<Layou
         | ApiFunction::NotifyObjectMessage
         | ApiFunction::StoreObjectMessage
         | ApiFunction::OnceObjectMessage
-        | ApiFunction::SendObjectMessage => {
+        | ApiFunction::SendObjectMessage
+        | ApiFunction::Request => {
             let mut layouts = match &known {
                 Some(params) => {
                     let typed: Vec<(TypeId, String)> = params
@@ -310,12 +310,21 @@ fn baked_layouts(shared: &Shared, function: ApiFunction, key: &str) -> Vec<Layou
             with_opts.push((TypeId::of::<Map>(), "options: Map".to_owned()));
             vec![layout(base), layout(with_opts)]
         }
-        ApiFunction::RemoveStoredObjectMessage => vec![layout(vec![])],
+        ApiFunction::ListenRowMessage => {
+            let base = vec![
+                dynamic("owner"),
+                (TypeId::of::<INT>(), "index: INT".to_owned()),
+                (TypeId::of::<FnPtr>(), "listener: FnPtr".to_owned()),
+            ];
+            let mut with_opts = base.clone();
+            with_opts.push((TypeId::of::<Map>(), "options: Map".to_owned()));
+            vec![layout(base), layout(with_opts)]
+        }
+        ApiFunction::RemoveStoredObjectMessage | ApiFunction::StoredArray => {
+            vec![layout(vec![])]
+        }
         ApiFunction::UnbindMessage => vec![layout(vec![dynamic("id_or_owner")])],
         ApiFunction::RunHook => vec![layout(vec![dynamic("payload")])],
-        ApiFunction::Request | ApiFunction::ListenRowMessage | ApiFunction::StoredArray => {
-            untyped(0..=MAX_ARGS)
-        }
     }
 }
 
@@ -357,6 +366,7 @@ pub(crate) fn install(engine: &mut Engine, shared: &Weak<Shared>) {
     let mut gmp = Module::new();
     generic_functions(&mut gmp, shared);
     object_functions(&mut gmp, shared);
+    row_constants(&mut gmp);
     engine.register_static_module("GMP", gmp.into());
 }
 
@@ -373,6 +383,38 @@ fn add_this(module: &mut Module, shared: &Weak<Shared>) {
                 .current()
                 .ok_or_else(|| fail("This: no script is running"))?;
             Ok(Dynamic::from(ObjectHandle(script.object)))
+        },
+    );
+}
+
+/// The row-index encoding of `ListenRowMessage`, as in
+/// `gantry_host::collection`: `GMP::ALL_ROWS` (every changed row),
+/// `GMP::ALL_ROWS_WITH_REMOVAL` (and told of removed rows),
+/// `GMP::WithRemoval(n)` (slot `n`, told when it disappears). `AllRows` and
+/// `AllRowsWithRemoval` are the same values under the other languages' names.
+fn row_constants(module: &mut Module) {
+    use gantry_host::collection::{ALL_ROWS, ALL_ROWS_WITH_REMOVAL, with_removal};
+    for (name, value) in [
+        ("ALL_ROWS", ALL_ROWS),
+        ("AllRows", ALL_ROWS),
+        ("ALL_ROWS_WITH_REMOVAL", ALL_ROWS_WITH_REMOVAL),
+        ("AllRowsWithRemoval", ALL_ROWS_WITH_REMOVAL),
+    ] {
+        module.set_var(name, INT::from(value));
+    }
+    add_raw(
+        module,
+        "WithRemoval",
+        vec![TypeId::of::<INT>()],
+        vec!["n: INT".into(), "INT".into()],
+        |_, args| {
+            let n = args[0].as_int().unwrap_or_default();
+            let n = i32::try_from(n).map_err(|_| {
+                fail(format!(
+                    "WithRemoval: a row index is a 32-bit number, got {n}"
+                ))
+            })?;
+            Ok(Dynamic::from_int(INT::from(with_removal(n))))
         },
     );
 }

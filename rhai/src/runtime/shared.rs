@@ -138,6 +138,18 @@ impl Shared {
             .unwrap_or_default()
     }
 
+    /// Does the key carry a table (its single parameter is an array of
+    /// structs)? Known once it was declared, stored or first used.
+    pub fn is_table_key(&self, key: &str) -> bool {
+        self.hub
+            .table()
+            .get(key)
+            .is_some_and(|e| match e.params.as_slice() {
+                [param] => param.ty.struct_array_element().is_some(),
+                _ => false,
+            })
+    }
+
     /// Converts message arguments, maps by the key's signature.
     pub fn values_for(&self, key: &str, args: &[Dynamic]) -> Result<Vec<Value>, String> {
         let types = if any_map(args) {
