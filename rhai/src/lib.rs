@@ -6,8 +6,11 @@
 //!   key-baking rewriter ([`syntax::rewrite`]). Available with
 //!   `default-features = false`.
 //!
-//! - [`runtime`]: the engine embedding and the script API ([`RhaiRuntime`]),
-//!   behind the default `runtime` feature.
+//! - [`runtime`]: the engine embedding and the script API ([`RhaiRuntime`]):
+//!   every family of the generic API (messages, stores, requests, hooks,
+//!   row and whole-table listeners, the stored-array writer), behind the
+//!   default `runtime` feature. Its module docs are the script author's
+//!   reference.
 //!
 //! The runtime (engine embedding and the script API) lives behind the
 //! default `runtime` feature, so that depending on this crate without default

@@ -596,3 +596,28 @@ fn a_row_listener_dies_with_its_owner_and_unbinds_by_id() {
     call(&f, id, "bump", &[0]);
     assert!(f.printed().is_empty());
 }
+
+#[test]
+fn baked_row_listen_writer_and_request_are_described_with_their_parameters() {
+    let (f, _) = fixture();
+    f.load(
+        "d.rhai",
+        r#"
+        ListenRowMessage(SELF, "Inv.Items", (), 0, |row, item| {});
+        let items = GMP::StoredArray(SELF, "Inv.Items");
+        items.commit();
+        ListenObjectMessage(SELF, "Q.D", (), |x, rsp| rsp.Response(x));
+        GMP::Request(SELF, "Q.D", 1);
+        "#,
+    );
+    let defs = f.rt.definitions();
+    for expected in [
+        "fn ListenRowMessage__Inv__Items(source: ?, owner: ?, index: int, listener: Fn) -> ?;",
+        "fn ListenRowMessage__Inv__Items(source: ?, owner: ?, index: int, listener: Fn, options: map)",
+        "fn StoredArray__Inv__Items(source: ?) -> ?;",
+        // `Q.D` had no recorded parameters when the script was baked.
+        "fn Request__Q__D(source: ?, arg0: ?) -> ?;",
+    ] {
+        assert!(defs.contains(expected), "{expected} missing in:\n{defs}");
+    }
+}

@@ -40,6 +40,27 @@ const SCRIPTS: &[&str] = &[
     "ListenMessage(\"Game.Tick\", (), |n, dt| {\n    if n == 2 { throw \"second tick\"; }\n    print(`ok ${n}`);\n});\n",
     // a type mismatch against the recorded signature
     "NotifyMessage(\"T.K\", 1);\nNotifyMessage(\"T.K\", 2);\n",
+    // collections: rows, whole table, the writer, removals; requests
+    r#"StoreObjectMessage(SELF, "Inv.Bag", [#{ __struct: "Item", id: 1, n: 0 }, #{ __struct: "Item", id: 2, n: 0 }]);
+ListenRowMessage(SELF, "Inv.Bag", (), GMP::ALL_ROWS_WITH_REMOVAL, |row, item, u| print(`row ${row} id=${item.id} total=${u.total}`));
+ListenRowMessage(SELF, "Inv.Bag", (), GMP::WithRemoval(1), |row, item| print(`slot ${row} ${item.id}`));
+ListenObjectMessage(SELF, "Inv.Bag", (), |items, u| print(`table ${items.len()} ${u.ranges}`));
+let k = "Inv.Bag";
+ListenRowMessage(SELF, k, (), 0, |row, item| print(`generic ${row}`));
+{
+    let bag = GMP::StoredArray(SELF, "Inv.Bag");
+    bag[0].n += 1;
+    bag.Add(#{ id: 3 });
+    bag.commit();
+    bag.SetNum(1);
+}
+let other = GMP::StoredArray(SELF, k);
+other.Insert(0, #{ id: 9 });
+other.commit();
+ListenObjectMessage(SELF, "Q.Twice", (), |x, rsp| rsp.Response(x * 2, x));
+print(`${GMP::Request(SELF, "Q.Twice", 4)}`);
+print(`${GMP::Request(SELF, "Q.Nobody", 4)}`);
+"#,
 ];
 
 #[test]

@@ -173,7 +173,7 @@ pub(crate) fn declared_arities(ast: &AST, f: &FnPtr) -> Vec<usize> {
 /// The update a collection listener is told, as a Rhai map:
 /// `#{ total, prev_total, ranges: [#{ index, count }, ...], full_reload }`
 /// (no ranges: every row is to be considered changed).
-pub fn update_map(update: &Update) -> Dynamic {
+pub(crate) fn update_map(update: &Update) -> Dynamic {
     let ranges: Array = update
         .ranges()
         .iter()

@@ -6,7 +6,9 @@
 //! - `loader`: the load-time bake into per-key functions, then the top level.
 //! - `register`: the generic, object and baked functions on the engine.
 //! - `api`: the script API's core, reached by generic and baked functions.
-//! - `listen`: Rhai functions as hub listeners, hook listeners and replies.
+//! - `listen`: Rhai functions as hub listeners (messages, rows, whole
+//!   tables), hook listeners and replies.
+//! - `writer`: the stored-array writer value ([`StoredArrayHandle`]).
 //! - `convert`: values by the hub's value model (how maps name structs).
 //! - `handles`: objects, worlds, named sources, responders, hook contexts.
 //! - `sandbox`: the engine's packages, limits and module resolver.
@@ -24,6 +26,34 @@
 //! - Hook listeners are `fn(payload, ctx)`; changes to a map payload are
 //!   seen, and a returned value replaces the payload. `RunHook` returns
 //!   `#{ ran, handled, cancelled, payload }`.
+//! - `GMP::Request(obj, key, args...)` is synchronous (Rhai has no
+//!   coroutines): it returns the reply given during the send (one value,
+//!   or an array of several) and raises an error naming the key when
+//!   nobody answers then. For answers that come later, use
+//!   `SendObjectMessage(obj, key, args..., |reply| ...)`.
+//!
+//! ## Collections (a stored array of structs is a table)
+//! - `ListenRowMessage(obj, key, owner, index, |row, item| ... [, opts])`:
+//!   rows are 0-based; `index` is a slot `n`, `GMP::WithRemoval(n)` (`!n`),
+//!   `GMP::ALL_ROWS` or `GMP::ALL_ROWS_WITH_REMOVAL` (also `GMP::AllRows`,
+//!   `GMP::AllRowsWithRemoval`). A removed row arrives as a negative row
+//!   (`!row`, i.e. `-row - 1`) with a default-valued item. A function
+//!   declaring a third parameter gets the update:
+//!   `#{ total, prev_total, ranges: [#{ index, count }, ...], full_reload }`.
+//! - A `Listen*Message` on a key already known as a table (declared,
+//!   stored or first used) whose function takes two parameters is a
+//!   whole-table listener: `|items, update|`. On a key not known yet it is
+//!   an ordinary listener.
+//! - `let items = GMP::StoredArray(obj, key);` opens the writer: `Num()`,
+//!   `Get(i)` / `items[i]` (a copy, never marks), `Set(i, item)`,
+//!   `items[i] = item`, `items[i].field = v` (write and mark the row),
+//!   `let row = items.GetMutable(i); row.field = v;` (marks the row; its
+//!   fields write through), `Add(item)`, `Insert(i, item)`, `RemoveAt(i)`
+//!   (returns the row), `SetNum(n)`, `Commit()` / `commit()` (publish now,
+//!   stay open; returns how many listeners were called). It publishes once
+//!   when its last copy is dropped — the end of the block holding it; a
+//!   writer in a top-level variable lives as long as the script, so commit
+//!   it or open it in a block.
 //!
 //! Single-threaded like the hub: the runtime is `!Send`.
 
@@ -48,7 +78,6 @@ use rhai::Dynamic;
 pub use convert::STRUCT_FIELD;
 pub use error::{RhaiRuntimeError, ScriptError};
 pub use handles::{HookCtx, NamedHandle, ObjectHandle, ResponderHandle, WorldHandle};
-pub use listen::update_map;
 pub use loader::SELF_CONSTANT;
 pub use register::MAX_ARGS;
 pub use writer::{RowHandle, StoredArrayHandle};

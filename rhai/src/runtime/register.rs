@@ -66,7 +66,17 @@ fn add_raw(
     let func = RhaiFunc::Pure {
         func: rhai::Shared::new(
             move |ctx: Option<NativeCallContext>, args: &mut [&mut Dynamic]| match ctx {
-                Some(ctx) => f(ctx, args),
+                Some(ctx) => {
+                    // Rhai does not place errors of every call form (a
+                    // `GMP::` call in an interpolation): place them here.
+                    let at = ctx.call_position();
+                    f(ctx, args).map_err(|mut e| {
+                        if e.position().is_none() {
+                            e.set_position(at);
+                        }
+                        e
+                    })
+                }
                 None => Err(fail("called without a context")),
             },
         ),

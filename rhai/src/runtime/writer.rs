@@ -3,7 +3,9 @@
 //! ```rhai
 //! {
 //!     let items = GMP::StoredArray(SELF, "Inv.Items");
-//!     items.GetMutable(0).Count -= 1;      // marks row 0
+//!     items[0].Count -= 1;                 // marks row 0
+//!     let row = items.GetMutable(3);       // marks row 3
+//!     row.Name = "Elixir";
 //!     items.Set(1, #{ Id: 7, Count: 2 });  // replaces row 1
 //!     items.Add(#{ Id: 9, Count: 1 });
 //!     items.RemoveAt(2);
@@ -13,7 +15,12 @@
 //! Reading never marks a row: `Get(i)` returns a copy of the row as a map.
 //! Writing goes through `Set(i, item)` or `GetMutable(i)`, which marks the
 //! row and returns a [`RowHandle`] whose fields write through
-//! (`row.Count -= 1`; nested maps write back too).
+//! (`row.Count -= 1`; nested maps write back too; `row.Row()` is its index,
+//! `row.to_map()` a copy). Rhai cannot assign through a call's result
+//! (`items.GetMutable(0).Count = 1` does not compile), so bind the row to a
+//! variable first — or index the writer: `items[0].Count -= 1` reads a
+//! copy, changes it and writes it back through the indexer (marking the
+//! row), while a plain read `items[0].Count` never marks.
 //!
 //! Rhai clones values freely, so the writer is a shared handle: it publishes
 //! once when its last clone is dropped (the end of the block that holds it),
