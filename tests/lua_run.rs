@@ -153,18 +153,55 @@ fn run_the_arena_example_mod() {
     let dir = tempfile::tempdir().unwrap();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/arena");
     copy_dir(&example, dir.path());
-    let out = gantry(&["run", dir.path().to_str().unwrap(), "--ticks", "2"]);
+    let out = gantry(&["run", dir.path().to_str().unwrap(), "--ticks", "5"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    let readme = std::fs::read_to_string(example.join("README.md")).unwrap();
+    let pinned = readme
+        .split("```text\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the arena README shows its transcript");
     assert_eq!(
         stdout(&out),
-        "rules ready\nann hears the bell: fight!\na goblin lurks\nann has 20 hp\n\
-         ann would take 3 from a stick\nann has 10 hp\n"
+        pinned,
+        "the transcript the arena README shows"
+    );
+    assert_eq!(
+        stdout(&out),
+        "[ui] slot 1: sword x1\n\
+         a goblin lurks in the arena\n\
+         ann steps into the arena\n\
+         -- tick 1 --\n\
+         [ui] slot 2: potion x1\n\
+         ann buys a potion for 4 gold (6 left)\n\
+         -- tick 2 --\n\
+         the goblin swings (5)\n\
+         [armour] blocks 2 of 5\n\
+         ann takes 3 (17 hp)\n\
+         first blood!\n\
+         -- tick 3 --\n\
+         the goblin swings (6)\n\
+         [armour] blocks 2 of 6\n\
+         ann takes 4 (13 hp)\n\
+         -- tick 4 --\n\
+         the goblin swings (7)\n\
+         [shrine] the shrine's light turns the blow aside\n\
+         the goblin curses\n\
+         -- tick 5 --\n\
+         the goblin swings (8)\n\
+         [armour] blocks 2 of 8\n\
+         ann takes 6 (7 hp)\n\
+         [ui] slot 2: (empty)\n\
+         ann drinks a potion (15 hp)\n"
     );
     let table = std::fs::read_to_string(dir.path().join(".gantry/signatures.json")).unwrap();
     for key in [
-        "Arena.Size",
+        "Inv.Items",
+        "Inv.Add",
+        "Inv.Use",
+        "Shop.Buy",
         "Combat.Damage",
-        "Weapon.Damage",
+        "Boot.Done",
         "Player.Hurt",
         "Game.Tick",
     ] {

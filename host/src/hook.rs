@@ -185,10 +185,16 @@ impl Hub {
     /// Runs a hook on a baked key: listeners in priority order, each with the
     /// payload itself, until one cancels.
     pub fn run_hook_key(&self, key: Key, payload: &mut Value) -> HookResult {
-        let lists = {
+        let (lists, unrecorded) = {
             let state = self.inner.state.borrow();
-            collect_lists(&state, key, Source::Global, true)
+            // A hook's first run records its payload type, as a first send
+            // records its arguments (one branch once the key is known).
+            let unrecorded = crate::hub::has_no_params(&state, key);
+            (collect_lists(&state, key, Source::Global, true), unrecorded)
         };
+        if unrecorded {
+            self.record_hook_payload(key, payload);
+        }
         let mut result = HookResult::default();
         let mut order: SmallVec<[(&Rc<Entry>, u32); 16]> = SmallVec::new();
         for (list, depth) in &lists {

@@ -838,6 +838,20 @@ impl Hub {
         Ok(delivered)
     }
 
+    /// Records a hook's payload type on its first run.
+    pub(crate) fn record_hook_payload(&self, key: Key, payload: &Value) {
+        let mut state = self.inner.state.borrow_mut();
+        let s = &mut *state;
+        let name = s.keys.name(key).clone();
+        if s.table
+            .record_args(&name, Kind::Hook, std::slice::from_ref(payload))
+            == Recorded::Changed
+        {
+            self.inner.table_dirty.set(true);
+        }
+        refresh_sig(s, key);
+    }
+
     /// Phase 1: check, record, collect listener lists. Also used by stores.
     pub(crate) fn gather(
         &self,
@@ -1246,6 +1260,15 @@ fn tiers(s: &State, source: Source) -> SmallVec<[Source; 3]> {
         }
     }
     out
+}
+
+/// Whether a key has no parameters recorded yet (and none declared).
+pub(crate) fn has_no_params(s: &State, key: Key) -> bool {
+    s.slots.get(key.index()).is_some_and(|slot| {
+        slot.sig
+            .as_ref()
+            .is_none_or(|sig| sig.params.is_empty() && !sig.declared)
+    })
 }
 
 pub(crate) fn collect_lists(s: &State, key: Key, source: Source, hooks: bool) -> Gathered {

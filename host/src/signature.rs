@@ -165,6 +165,19 @@ pub struct KeyEntry {
 }
 
 impl KeyEntry {
+    /// Whether the key carries one array of structs: a collection.
+    pub fn is_collection(&self) -> bool {
+        matches!(self.params.as_slice(), [p] if p.ty.struct_array_element().is_some())
+    }
+
+    /// How many parameters a message listener's function may declare: the
+    /// message's, plus the responder of a request, plus the update of a
+    /// whole-table collection listener. More and the extra ones never get
+    /// a value (the prefix rule).
+    pub fn listener_params_allowed(&self) -> usize {
+        self.params.len() + usize::from(self.response.is_some()) + usize::from(self.is_collection())
+    }
+
     pub fn param_types(&self) -> Vec<Type> {
         self.params.iter().map(|p| p.ty.clone()).collect()
     }

@@ -85,15 +85,23 @@ impl Hub {
             });
         }
         let delivered = self.deliver(key, source, &args, caller, None, &lists, None);
-        if self.is_tracing() {
-            self.trace_end(key, delivered.as_ref().map_or(0, |d| d.listeners));
-        }
-        let mut delivered = delivered?;
+        let mut delivered = match delivered {
+            Ok(delivered) => delivered,
+            Err(error) => {
+                if self.is_tracing() {
+                    self.trace_end(key, 0);
+                }
+                return Err(error);
+            }
+        };
         if !once {
             // A stored table: diff against the previous one, publish the rows.
             let prev = prev.map(|p| p.args);
             delivered.listeners +=
                 crate::collection::dispatch::on_store(self, key, prev.as_ref(), &args, &lists);
+        }
+        if self.is_tracing() {
+            self.trace_end(key, delivered.listeners);
         }
         if once && delivered.listeners == 0 {
             self.with_state(|s| s.stores.insert((key, source), Stored { args, once: true }));

@@ -658,3 +658,21 @@ fn router_hooks_share_the_dispatch_core() {
     assert!(!router.has_hook_listeners("Door.Open"));
     assert_eq!(router.num(), 0, "hook listeners are not counted");
 }
+
+#[test]
+fn hook_first_run_records_its_payload_type() {
+    let hub = Hub::new();
+    let _l = hub
+        .listen_hook("Combat.Damage", HookOptions::new(), |_| {})
+        .unwrap();
+    hub.run_hook("Combat.Damage", &mut damage(3)).unwrap();
+    let table = hub.table();
+    let entry = table.get("Combat.Damage").expect("recorded");
+    assert_eq!(entry.kind, gantry_host::Kind::Hook);
+    assert_eq!(entry.params.len(), 1, "the payload is the hook's parameter");
+    assert!(
+        matches!(&entry.params[0].ty, gantry_host::Type::Struct(name) if &**name == "Damage"),
+        "{:?}",
+        entry.params
+    );
+}

@@ -139,9 +139,16 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
             let state = hub.inner.state.borrow();
             state.keys.info(key).depth - state.keys.info(entry.key).depth
         };
+        let tracing = hub.is_tracing();
+        if tracing {
+            hub.trace_dispatch(key, entry.scope, &args, crate::trace::Delivery::Replay);
+        }
         let update = Update::new(rows.len() as i32, 0, &[]);
         let mut visitor = Visitor::new(hub, key, rows, element_of(rows), update, false);
         visitor.visit(entry, depth);
+        if tracing {
+            hub.trace_end(key, visitor.called);
+        }
     }
 }
 
@@ -259,7 +266,12 @@ impl<'a> Visitor<'a> {
             }
             return;
         }
+        let started = self.hub.is_tracing().then(std::time::Instant::now);
         if self.call(entry, listen) {
+            if let Some(started) = started {
+                // One line per listener and dispatch, however many rows.
+                self.hub.trace_called(self.key, entry, started.elapsed());
+            }
             self.called += 1;
             if entry.take_use() {
                 self.hub.unlisten(entry.id);

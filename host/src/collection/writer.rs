@@ -269,6 +269,11 @@ impl<'h> StoredArray<'h> {
             .hub
             .gather(self.key, self.source, &mut args, caller, Kind::Store)?;
         let args: Rc<[Value]> = Rc::from(args);
+        let tracing = self.hub.is_tracing();
+        if tracing {
+            self.hub
+                .trace_dispatch(self.key, self.source, &args, crate::trace::Delivery::Store);
+        }
         self.hub.with_state(|s| {
             s.stores.insert(
                 (self.key, self.source),
@@ -278,9 +283,14 @@ impl<'h> StoredArray<'h> {
                 },
             )
         });
-        let delivered =
-            self.hub
-                .deliver(self.key, self.source, &args, caller, None, &lists, None)?;
+        let delivered = self
+            .hub
+            .deliver(self.key, self.source, &args, caller, None, &lists, None)
+            .inspect_err(|_| {
+                if tracing {
+                    self.hub.trace_end(self.key, 0);
+                }
+            })?;
         let rows = match &*args {
             [Value::Array(rows)] => rows.clone(),
             _ => self.rows.clone(),
@@ -294,6 +304,9 @@ impl<'h> StoredArray<'h> {
             &self.spans,
             &lists,
         );
+        if tracing {
+            self.hub.trace_end(self.key, delivered.listeners + called);
+        }
         Ok(Delivered {
             listeners: delivered.listeners + called,
         })

@@ -357,8 +357,9 @@ fn check_listener(
     if params.iter().any(|p| p == "...") {
         return;
     }
-    // A request's listener may take the responder after the message.
-    let allowed = entry.params.len() + usize::from(entry.response.is_some());
+    // A request's listener may take the responder after the message, a
+    // whole-table listener the update.
+    let allowed = entry.listener_params_allowed();
     if params.len() > allowed {
         out.push(diag(
             listener.span.start..listener.span.end,
