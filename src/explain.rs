@@ -119,8 +119,9 @@ fn explain(dir: &Path, key: &str, table: &SignatureTable, index: &WorkspaceIndex
         notes.push(format!("keys one or two edits away: {}", names.join(", ")));
     }
     notes.push(format!(
-        "a listener that still does not fire: run with `gantry run DIR --trace-key {key}` \
-         to see each dispatch, the listeners it reached and aborted sends"
+        "a listener that still does not fire: `gantry run DIR --why {key}` says, after the run, \
+         why each of its listeners did or did not fire (scope, times used up, owner gone, \
+         aborted sends, a cancelling hook, an untouched slot); `--trace-key {key}` shows each dispatch"
     ));
     out.push_str("why a listener may not fire:\n");
     for note in notes {
@@ -220,7 +221,7 @@ fn near_hint(near: &[(String, BTreeSet<Role>)], role: Role) -> String {
 }
 
 /// Levenshtein distance over chars.
-fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

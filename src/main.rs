@@ -12,6 +12,7 @@ mod table_cmd;
 mod tools;
 mod trace_out;
 mod watch;
+mod why;
 
 #[derive(Parser)]
 #[command(
@@ -54,6 +55,10 @@ enum Command {
         /// Trace only KEY and the keys below it (implies --trace).
         #[arg(long, value_name = "KEY")]
         trace_key: Option<String>,
+        /// After the run, say for every listener of KEY whether it fired and,
+        /// if not, why (repeatable).
+        #[arg(long, value_name = "KEY")]
+        why: Vec<String>,
     },
     /// Check every script in DIR against the signature table, like the
     /// language server would; exits 1 when any finding is an error.
@@ -123,6 +128,7 @@ fn main() -> ExitCode {
             tick_ms,
             trace,
             trace_key,
+            why,
         } => run::run(run::RunArgs {
             dir,
             ticks,
@@ -132,6 +138,7 @@ fn main() -> ExitCode {
             tick_ms,
             trace,
             trace_key,
+            why,
         }),
         Command::Check { dir, format } => tools::check(&dir, format),
         Command::Stubs { dir, out, table } => tools::stubs(&dir, out.as_deref(), table.as_deref()),

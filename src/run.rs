@@ -9,9 +9,11 @@
 //!
 //! With `--watch` the host keeps ticking every `--tick-ms` and reloads a
 //! script whose file changed (see [`crate::watch`]); Ctrl-C saves the table
-//! and exits. With `--trace` every dispatch is printed to stderr.
+//! and exits. With `--trace` every dispatch is printed to stderr; with
+//! `--why KEY` a report on KEY's listeners follows the run ([`crate::why`]).
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -20,12 +22,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use gantry_host::{DEFAULT_TABLE_PATH, Hub, ObjectId, SignatureTable, Source, WorldId};
+use gantry_host::{DEFAULT_TABLE_PATH, Hub, ObjectId, SignatureTable, Source, TraceEvent, WorldId};
 use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
 use gantry_rhai::{RhaiOptions, RhaiRuntime};
 
 use crate::trace_out::{KeyFilter, TracePrinter};
 use crate::watch::{Change, Watcher};
+use crate::why::{Describe, WhyRecorder};
 
 /// The seconds one tick stands for.
 const TICK_DT: f64 = 1.0 / 60.0;
@@ -127,6 +130,8 @@ pub struct RunArgs {
     pub trace: bool,
     /// Trace only this key and the keys below it (implies `trace`).
     pub trace_key: Option<String>,
+    /// Keys to explain after the run (`--why`).
+    pub why: Vec<String>,
 }
 
 /// A loaded script: which object it lives on and the source it runs.
@@ -273,14 +278,25 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("error: {report}");
     });
     let tick_now = Rc::new(Cell::new(0u32));
-    if args.trace || args.trace_key.is_some() {
+    let printer = (args.trace || args.trace_key.is_some()).then(|| {
         TracePrinter::new(
             hub.clone(),
             tick_now.clone(),
             KeyFilter::new(args.trace_key.as_deref()),
             Box::new(|line| eprintln!("trace: {line}")),
         )
-        .install();
+    });
+    let why = (!args.why.is_empty()).then(|| Rc::new(WhyRecorder::new(hub.clone())));
+    if printer.is_some() || why.is_some() {
+        let recorder = why.clone();
+        hub.set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
+            if let Some(printer) = &printer {
+                printer.on_event(event);
+            }
+            if let Some(recorder) = &recorder {
+                recorder.on_event(event);
+            }
+        })));
     }
     let engines = engines(&hub, dir)?;
     let extensions: Vec<&'static str> = engines.iter().map(|e| e.extension()).collect();
@@ -336,6 +352,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         hub.table_snapshot()
             .save(path)
             .with_context(|| format!("saving the signature table {}", path.display()))?;
+    }
+    if let Some(why) = &why {
+        let files: HashMap<ObjectId, String> = host
+            .scripts
+            .iter()
+            .map(|s| (s.object, s.file.clone()))
+            .collect();
+        let names = hub.clone();
+        let describe: Describe = Rc::new(move |source: Source| {
+            let name = names.source_name(source);
+            match source.object().and_then(|o| files.get(&o)) {
+                Some(file) => format!("{name} ({file})"),
+                None => name,
+            }
+        });
+        for key in &args.why {
+            eprint!("why: {}", why.report(key, &describe));
+        }
     }
     let failed = host.errors.get() > 0;
     drop(host);

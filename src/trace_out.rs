@@ -72,15 +72,6 @@ impl TracePrinter {
         }
     }
 
-    /// Installs the printer as `hub`'s tracer.
-    pub fn install(self) {
-        let hub = self.hub.clone();
-        let printer = Rc::new(self);
-        hub.set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
-            printer.on_event(event)
-        })));
-    }
-
     fn when(&self) -> String {
         match self.tick.get() {
             0 => "[load]".to_owned(),
@@ -88,7 +79,7 @@ impl TracePrinter {
         }
     }
 
-    fn on_event(&self, event: &TraceEvent<'_>) {
+    pub fn on_event(&self, event: &TraceEvent<'_>) {
         match event {
             TraceEvent::Dispatch {
                 key,
@@ -168,6 +159,8 @@ impl TracePrinter {
                 }
                 self.finish(Some(result));
             }
+            // Listeners joining and leaving are `--why`'s business.
+            TraceEvent::Listened { .. } | TraceEvent::Dropped { .. } => {}
         }
     }
 
@@ -249,13 +242,15 @@ mod tests {
     fn printer(hub: &Hub, filter: Option<&str>) -> Rc<RefCell<Vec<String>>> {
         let lines = Rc::new(RefCell::new(Vec::new()));
         let sink = lines.clone();
-        TracePrinter::new(
+        let printer = TracePrinter::new(
             hub.clone(),
             Rc::new(Cell::new(2)),
             KeyFilter::new(filter),
             Box::new(move |l| sink.borrow_mut().push(l.to_owned())),
-        )
-        .install();
+        );
+        hub.set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
+            printer.on_event(event)
+        })));
         lines
     }
 

@@ -314,3 +314,146 @@ fn a_failing_listener_is_reported_once_with_its_file_and_line() {
     assert_eq!(stderr.matches("b.lua:1: bang").count(), 1, "{stderr}");
     assert!(stderr.contains("error: a.rhai:1:"), "{stderr}");
 }
+
+/// `--why KEY`: after the run, each listener of KEY with whether it fired
+/// and, if not, the first reason that applies.
+fn why(dir: &Path, keys: &[&str]) -> String {
+    let mut cmd = gantry();
+    cmd.args(["run", dir.to_str().unwrap(), "--ticks", "2", "--no-table"]);
+    for key in keys {
+        cmd.args(["--why", key]);
+    }
+    let out = cmd.output().unwrap();
+    String::from_utf8(out.stderr)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("why: ") || l.starts_with("  "))
+        .filter(|l| !l.starts_with("  ") || !l.trim_start().starts_with('['))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn why_tells_wrong_scope_and_times_used_up() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        r#"ListenMessage("Player.Hurt", nil, function(dmg) end, { times = 1 })
+local other = GMP.Spawn()
+ListenObjectMessage(other, "Player.Hurt", nil, function(dmg) end)
+ListenWorldMessage(self:World(), "Player.Hurt", nil, function(dmg) end)
+ListenMessage("Game.Tick", nil, function(n) NotifyMessage("Player.Hurt", 1.5) end)
+"#,
+    );
+    let text = why(dir.path(), &["Player.Hurt"]);
+    assert!(
+        text.contains("why: Player.Hurt: dispatched 2 times during the run (from global ×2)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "a.lua:1 (listener on global): fired 1 time, then left: its `times` were used up"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("a.lua:3 (listener on object#2): never fired: Player.Hurt was sent only from global ×2, and a listener on object#2 hears only sends at that object"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a.lua:4 (listener on world#1): never fired: Player.Hurt was sent only from global ×2, and a listener on world#1 hears only sends at that world or its objects"),
+        "{text}"
+    );
+}
+
+#[test]
+fn why_tells_a_near_miss_key_and_an_aborted_send() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        r#"ListenMessage("Player.Hrut", nil, function(dmg) end)
+ListenMessage("Shop.Buy", nil, function(n) end)
+ListenMessage("Game.Tick", nil, function(n)
+  NotifyMessage("Player.Hurt", 1.5)
+end)
+"#,
+    );
+    write(
+        dir.path(),
+        "b.lua",
+        r#"ListenMessage("Game.Tick", nil, function(n)
+  if n == 1 then NotifyMessage("Shop.Buy", 3) else NotifyMessage("Shop.Buy", "lots") end
+end)
+ListenMessage("Shop.Sell", nil, function(n) end)
+ListenMessage("Shop.Sell", nil, function(n) end)
+"#,
+    );
+    let text = why(dir.path(), &["Player.Hrut", "Shop.Buy"]);
+    assert!(
+        text.contains("a.lua:1 (listener on global): never fired: nothing sent Player.Hrut, but Player.Hurt was sent 2 times — a typo?"),
+        "{text}"
+    );
+    assert!(
+        text.contains("why: Shop.Buy: dispatched 1 time during the run (from global ×1); aborted: argument 1: expected int, got string (×1)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn why_tells_a_hook_cancelled_by_a_higher_priority_one_and_an_owner_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        r#"ListenHook("Combat.Damage", nil, function(hit, ctx) ctx:Cancel() end, { priority = 5 })
+ListenHook("Combat.Damage", nil, function(hit, ctx) end, { priority = 1 })
+local owner = GMP.Spawn()
+ListenMessage("Game.Tick", owner, function(n) end)
+GMP.Destroy(owner)
+ListenMessage("Game.Tick", nil, function(n)
+  RunHook("Combat.Damage", { __struct = "Hit", amount = 1 })
+end)
+"#,
+    );
+    let text = why(dir.path(), &["Combat.Damage", "Game.Tick"]);
+    assert!(
+        text.contains("a.lua:2 (hook listener, priority 1 on global): never fired: a higher-priority hook listener (a.lua:1) cancelled the run before its turn 2 times"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a.lua:4 (listener on global): never fired: its object was destroyed before anything reached it"),
+        "{text}"
+    );
+    assert!(
+        text.contains("a.lua:6 (listener on global): fired 2 times"),
+        "{text}"
+    );
+}
+
+#[test]
+fn why_tells_a_slot_whose_row_never_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        r#"local world = self:World()
+do
+  local items <close> = GMP.StoredArray(world, "Inv.Items")
+  items:Add({ __struct = "Item", name = "sword", count = 1 })
+  items:Add({ __struct = "Item", name = "bow", count = 1 })
+end
+ListenRowMessage(world, "Inv.Items", nil, 3, function() end)
+ListenMessage("Game.Tick", nil, function(n)
+  local items <close> = GMP.StoredArray(world, "Inv.Items")
+  items:GetMutable(1).count = n + 1
+end)
+"#,
+    );
+    let text = why(dir.path(), &["Inv.Items"]);
+    assert!(
+        text.contains("a.lua:7 (slot listener on world#1): never fired: Inv.Items changed 2 times since it joined, but never at row 3"),
+        "{text}"
+    );
+}

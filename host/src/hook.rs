@@ -219,7 +219,7 @@ impl Hub {
         for (entry, _) in order {
             if !entry.callable() {
                 if entry.alive.get() {
-                    self.unlisten(entry.id);
+                    self.drop_listener(entry.id, crate::trace::DropReason::OwnerGone);
                 }
                 continue;
             }

@@ -31,7 +31,7 @@ use crate::report::Report;
 use crate::request::Responder;
 use crate::signature::{KeyDecl, Kind, Recorded, Role, SignatureTable, Site};
 use crate::source::{NameId, Source, WorldId};
-use crate::trace::{Delivery, TraceEvent};
+use crate::trace::{Delivery, DropReason, ListenerKind, TraceEvent};
 use crate::typed::{Handler, IntoArgs};
 use crate::types::{Mismatch, Type};
 use crate::value::{ObjectId, Value};
@@ -491,7 +491,7 @@ impl Hub {
     /// Destroys an object: drops every listener it owns, every listener and
     /// stored message sourced from it (named sources included).
     pub fn destroy(&self, object: ObjectId) -> Result<(), HubError> {
-        self.with_state(|s| {
+        let dropped = self.with_state(|s| {
             let info = s
                 .objects
                 .remove(&object)
@@ -499,7 +499,7 @@ impl Hub {
             if let Some(list) = s.worlds.get_mut(&info.world) {
                 list.retain(|o| *o != object);
             }
-            drop_owned(s, OwnerKey::Object(object));
+            let mut dropped = drop_owned(s, OwnerKey::Object(object));
             let mut watched = info.watched;
             watched.sort_unstable();
             watched.dedup();
@@ -520,7 +520,9 @@ impl Hub {
                             }
                         }
                         for entry in list.entries.iter() {
-                            s.listeners.remove(&entry.id);
+                            if s.listeners.remove(&entry.id).is_some() {
+                                dropped.push(entry.id);
+                            }
                         }
                         s.graveyard.push(Box::new(list));
                     }
@@ -528,8 +530,10 @@ impl Hub {
             }
             s.stores
                 .retain(|(_, source), _| source.object() != Some(object));
-            Ok(())
-        })
+            Ok::<_, HubError>(dropped)
+        })?;
+        self.trace_dropped(&dropped, DropReason::Destroyed);
+        Ok(())
     }
 
     /// Destroys a world and every object in it.
@@ -540,7 +544,8 @@ impl Hub {
         for object in objects {
             self.destroy(object)?;
         }
-        self.with_state(|s| {
+        let dropped = self.with_state(|s| {
+            let mut dropped = Vec::new();
             s.worlds.remove(&world);
             s.stores
                 .retain(|(_, source), _| *source != Source::World(world));
@@ -555,12 +560,16 @@ impl Hub {
                         }
                     }
                     for entry in list.entries.iter() {
-                        s.listeners.remove(&entry.id);
+                        if s.listeners.remove(&entry.id).is_some() {
+                            dropped.push(entry.id);
+                        }
                     }
                     s.graveyard.push(Box::new(list));
                 }
             }
+            dropped
         });
+        self.trace_dropped(&dropped, DropReason::Destroyed);
         Ok(())
     }
 
@@ -693,6 +702,9 @@ impl Hub {
                 return Err(HubError::ListenRejected { key, mismatch });
             }
         };
+        if self.is_tracing() {
+            self.trace_listened(&entry);
+        }
         if matches!(entry.callback, Callback::Collection(_)) {
             crate::collection::dispatch::replay(self, &entry);
         } else if !is_hook {
@@ -703,12 +715,34 @@ impl Hub {
 
     /// Unlistens by id. Unknown ids do nothing. Returns whether it was found.
     pub fn unlisten(&self, id: ListenerId) -> bool {
-        self.with_state(|s| remove_entry(s, id))
+        self.drop_listener(id, DropReason::Unbound)
+    }
+
+    /// Removes a listener for `reason` (told to the tracer).
+    pub(crate) fn drop_listener(&self, id: ListenerId, reason: DropReason) -> bool {
+        let removed = self.with_state(|s| remove_entry(s, id));
+        if removed && self.is_tracing() {
+            self.trace(&TraceEvent::Dropped {
+                listener: id,
+                reason,
+            });
+        }
+        removed
     }
 
     /// Unlistens everything `owner` owns. Returns how many.
     pub fn unlisten_owner(&self, owner: &Owner) -> usize {
-        self.with_state(|s| drop_owned(s, owner.identity()))
+        let ids = self.with_state(|s| drop_owned(s, owner.identity()));
+        self.trace_dropped(&ids, DropReason::Unbound);
+        ids.len()
+    }
+
+    fn trace_dropped(&self, ids: &[ListenerId], reason: DropReason) {
+        if self.is_tracing() {
+            for &listener in ids {
+                self.trace(&TraceEvent::Dropped { listener, reason });
+            }
+        }
     }
 
     /// Unlistens everything `owner` owns on `key` only.
@@ -1082,7 +1116,7 @@ impl Hub {
         if !entry.callable() {
             if entry.alive.get() {
                 // Owner gone: dropped before anything more is delivered.
-                self.unlisten(entry.id);
+                self.drop_listener(entry.id, DropReason::OwnerGone);
             }
             return false;
         }
@@ -1119,7 +1153,7 @@ impl Hub {
             self.trace_called(key, entry, started.elapsed());
         }
         if last {
-            self.unlisten(entry.id);
+            self.drop_listener(entry.id, DropReason::TimesUsedUp);
         }
         true
     }
@@ -1138,6 +1172,32 @@ impl Hub {
             source,
             args,
             delivery,
+        });
+    }
+
+    /// Traces a new listener (the caller checked `is_tracing`).
+    fn trace_listened(&self, entry: &Entry) {
+        let kind = match &entry.callback {
+            Callback::Hook(_) => ListenerKind::Hook {
+                priority: entry.order.saturating_neg(),
+            },
+            Callback::Collection(listen) => match &listen.form {
+                crate::collection::listen::Form::Table(_) => ListenerKind::Table,
+                crate::collection::listen::Form::Row(_) => ListenerKind::Rows {
+                    slot: listen.selector.slot,
+                    removal: listen.selector.removal,
+                },
+            },
+            _ => ListenerKind::Message,
+        };
+        let name = self.key_name(entry.key);
+        self.trace(&TraceEvent::Listened {
+            key: &name,
+            listener: entry.id,
+            scope: entry.scope,
+            site: entry.site.as_ref(),
+            kind,
+            partial: entry.partial,
         });
     }
 
@@ -1447,7 +1507,8 @@ fn remove_entry(s: &mut State, id: ListenerId) -> bool {
     true
 }
 
-fn drop_owned(s: &mut State, owner: OwnerKey) -> usize {
+/// Removes everything `owner` owns; returns the ids removed.
+fn drop_owned(s: &mut State, owner: OwnerKey) -> Vec<ListenerId> {
     let ids = s.by_owner.remove(&owner).unwrap_or_default();
-    ids.into_iter().filter(|id| remove_entry(s, *id)).count()
+    ids.into_iter().filter(|id| remove_entry(s, *id)).collect()
 }

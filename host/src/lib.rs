@@ -66,7 +66,7 @@ pub use router::Router;
 pub use serde_bridge::{Serde, ValueSerdeError, from_value, struct_def_of, to_value};
 pub use signature::{KeyDecl, KeyEntry, Kind, Language, Origin, Role, SignatureTable, Site};
 pub use source::{NameId, Source, WorldId};
-pub use trace::{Delivery, TraceEvent, TraceFn};
+pub use trace::{Delivery, DropReason, ListenerKind, TraceEvent, TraceFn};
 pub use typed::{Handler, IntoArgs};
 pub use types::{Mismatch, Param, StructDef, StructRegistry, Type};
 pub use value::{FromValue, IntoValue, ObjectId, StructValue, Value};

@@ -39,9 +39,61 @@ impl std::fmt::Display for Delivery {
     }
 }
 
+/// What a listener listens with, as far as why it fires (or not) goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListenerKind {
+    /// A message listener (a request's listener too).
+    Message,
+    /// A whole-table (or update-only) collection listener.
+    Table,
+    /// A row listener: one slot (0-based), or every changed row.
+    Rows { slot: Option<i32>, removal: bool },
+    /// A hook listener; higher priorities run first.
+    Hook { priority: i32 },
+}
+
+/// Why a listener left the hub.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// Its `times` ran out.
+    TimesUsedUp,
+    /// Its owner (a script table, a handle) was collected or dropped.
+    OwnerGone,
+    /// Its owner object or the object it listened on was destroyed.
+    Destroyed,
+    /// Unbound on purpose (`UnbindMessage`, a handle's `unlisten`).
+    Unbound,
+}
+
+impl std::fmt::Display for DropReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DropReason::TimesUsedUp => "its `times` were used up",
+            DropReason::OwnerGone => "its owner was collected",
+            DropReason::Destroyed => "its object was destroyed",
+            DropReason::Unbound => "it was unbound",
+        })
+    }
+}
+
 /// One traced step of a dispatch, in the order it happens.
 #[derive(Debug)]
 pub enum TraceEvent<'a> {
+    /// A listener joined the hub (before any replay it gets).
+    Listened {
+        key: &'a str,
+        listener: ListenerId,
+        scope: Source,
+        site: Option<&'a Site>,
+        kind: ListenerKind,
+        /// Hears the keys below its key too.
+        partial: bool,
+    },
+    /// A listener left the hub.
+    Dropped {
+        listener: ListenerId,
+        reason: DropReason,
+    },
     /// A dispatch passed its checks and is about to call listeners.
     Dispatch {
         key: &'a str,

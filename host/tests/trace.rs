@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use gantry_host::{HookOptions, Hub, Source, TraceEvent, Value};
+use gantry_host::{HookOptions, Hub, ListenOptions, Source, TraceEvent, Value};
 
 /// Installs a tracer that writes one short line per event.
 fn traced(hub: &Hub) -> Rc<RefCell<Vec<String>>> {
@@ -31,6 +31,8 @@ fn traced(hub: &Hub) -> Rc<RefCell<Vec<String>>> {
                 handled,
                 cancelled,
             } => format!("hook {key} ran {ran} handled {handled} cancelled {cancelled}"),
+            // Lifecycle events have their own test below.
+            TraceEvent::Listened { .. } | TraceEvent::Dropped { .. } => return,
         };
         sink.borrow_mut().push(line);
     })));
@@ -125,4 +127,68 @@ fn without_a_tracer_nothing_is_traced_and_removing_it_stops_tracing() {
     let _l = hub.listen("K", Source::Global, |_: i64| {}).unwrap();
     hub.send_str("K", Source::Global, (1_i64,)).unwrap();
     assert!(lines.borrow().is_empty());
+}
+
+/// A tracer that keeps only listener lifecycle events.
+fn lifecycle(hub: &Hub) -> Rc<RefCell<Vec<String>>> {
+    let lines = Rc::new(RefCell::new(Vec::new()));
+    let sink = lines.clone();
+    hub.set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
+        let line = match event {
+            TraceEvent::Listened {
+                key,
+                scope,
+                kind,
+                partial,
+                ..
+            } => format!("listened {key} on {scope} {kind:?} partial {partial}"),
+            TraceEvent::Dropped { reason, .. } => format!("dropped: {reason}"),
+            _ => return,
+        };
+        sink.borrow_mut().push(line);
+    })));
+    lines
+}
+
+#[test]
+fn trace_tells_each_listener_joining_and_why_it_left() {
+    let hub = Hub::new();
+    let lines = lifecycle(&hub);
+    let world = hub.create_world();
+    let object = hub.spawn(world).unwrap();
+    // Used up by its one call.
+    let _once = hub
+        .listen_with(
+            "A",
+            Source::Global,
+            ListenOptions::new().times(1),
+            |_: i64| {},
+        )
+        .unwrap();
+    hub.send_str("A", Source::Global, (1,)).unwrap();
+    // Gone with the object it listens on.
+    let _on_object = hub
+        .listen("B", Source::Object(object), |_: i64| {})
+        .unwrap();
+    hub.destroy(object).unwrap();
+    // Unbound by dropping its handle.
+    let hook = hub
+        .listen_hook("C", HookOptions::new().priority(7), |_| {})
+        .unwrap();
+    drop(hook);
+    assert_eq!(
+        *lines.borrow(),
+        [
+            "listened A on global Message partial false",
+            "dropped: its `times` were used up",
+            format!(
+                "listened B on object#{} Message partial false",
+                object.get()
+            )
+            .as_str(),
+            "dropped: its object was destroyed",
+            "listened C on global Hook { priority: 7 } partial false",
+            "dropped: it was unbound",
+        ]
+    );
 }

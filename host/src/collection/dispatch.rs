@@ -262,7 +262,8 @@ impl<'a> Visitor<'a> {
         }
         if !entry.callable() {
             if entry.alive.get() {
-                self.hub.unlisten(entry.id);
+                self.hub
+                    .drop_listener(entry.id, crate::trace::DropReason::OwnerGone);
             }
             return;
         }
@@ -274,7 +275,8 @@ impl<'a> Visitor<'a> {
             }
             self.called += 1;
             if entry.take_use() {
-                self.hub.unlisten(entry.id);
+                self.hub
+                    .drop_listener(entry.id, crate::trace::DropReason::TimesUsedUp);
             }
         }
     }
