@@ -207,5 +207,39 @@ fn stored_requests_hooks(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, send, stored_requests_hooks);
+/// `--trace` off must cost nothing in the dispatch path: the same send with
+/// no tracer (one `Cell<bool>` read per dispatch and per listener call) and
+/// with a tracer that does nothing (events built, listeners timed), beside
+/// the closure floor.
+fn trace_off(c: &mut Criterion) {
+    let mut group = c.benchmark_group("trace");
+    let sink = Rc::new(Cell::new(0.0));
+    let closures = floor(1, &sink);
+    group.bench_function("floor_boxed_closure_vec/1", |b| {
+        b.iter(|| {
+            for f in &closures {
+                f(black_box(3), black_box(0.5));
+            }
+        })
+    });
+    let (hub, _handles) = hub_with_listeners(1, &sink);
+    let key = hub.key("Player.Hurt").unwrap();
+    let send = |hub: &Hub| {
+        hub.send(
+            black_box(key),
+            Source::Global,
+            (black_box(3i64), black_box(0.5f64)),
+        )
+        .unwrap()
+    };
+    group.bench_function("hub_baked_key/1/tracer_off", |b| b.iter(|| send(&hub)));
+    hub.set_tracer(Some(Rc::new(|event: &gantry_host::TraceEvent<'_>| {
+        black_box(event);
+    })));
+    group.bench_function("hub_baked_key/1/noop_tracer", |b| b.iter(|| send(&hub)));
+    hub.set_tracer(None);
+    group.finish();
+}
+
+criterion_group!(benches, send, stored_requests_hooks, trace_off);
 criterion_main!(benches);

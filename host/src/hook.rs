@@ -151,6 +151,12 @@ impl Hub {
         if state.hook_listeners == 0 {
             return false;
         }
+        if state.hooked.contains_key(key) {
+            return true;
+        }
+        if state.partial_hooks == 0 {
+            return false;
+        }
         // Walk the text up to the first interned level, then by handle.
         let mut text = Some(key);
         let mut depth = 0;

@@ -676,3 +676,33 @@ fn hook_first_run_records_its_payload_type() {
         entry.params
     );
 }
+
+#[test]
+fn unheard_hook_is_unheard_again_once_its_listeners_left() {
+    let hub = Hub::new();
+    let a = hub
+        .listen_hook("Combat.Damage", HookOptions::new(), |_| {})
+        .unwrap();
+    let b = hub
+        .listen_hook("Combat.Damage", HookOptions::new(), |_| {})
+        .unwrap();
+    assert!(hub.has_hook_listeners("Combat.Damage"));
+    assert!(
+        !hub.has_hook_listeners("Combat.Heal"),
+        "a sibling is not heard"
+    );
+    drop(a);
+    assert!(hub.has_hook_listeners("Combat.Damage"), "one listener left");
+    drop(b);
+    assert!(!hub.has_hook_listeners("Combat.Damage"));
+    assert_eq!(
+        hub.run_hook("Combat.Damage", &mut damage(1)).unwrap().ran,
+        0
+    );
+    // A partial listener above still hears the keys below.
+    let _p = hub
+        .listen_hook("Combat", HookOptions::new().partial(), |_| {})
+        .unwrap();
+    assert!(hub.has_hook_listeners("Combat.Heal"));
+    assert!(!hub.has_hook_listeners("Shop.Buy"));
+}
