@@ -62,6 +62,44 @@ pub(crate) fn failed(shared: &Shared, mut error: ScriptError, listen_line: u32) 
     ListenerError::new(error.to_string())
 }
 
+/// A Rhai function registered as a listener: what every callback form
+/// needs to run it — the runtime (weakly: a listener does not keep it
+/// alive), its script, and the line it was registered at for errors that
+/// carry no position.
+struct Handler {
+    weak: Weak<Shared>,
+    script: Rc<Script>,
+    f: FnPtr,
+    listen_line: u32,
+}
+
+impl Handler {
+    fn new(shared: &Rc<Shared>, script: &Rc<Script>, f: FnPtr, listen_line: u32) -> Self {
+        Self {
+            weak: Rc::downgrade(shared),
+            script: script.clone(),
+            f,
+            listen_line,
+        }
+    }
+
+    /// Calls the function with what `args` builds, or nothing once the
+    /// runtime is gone. Returns the runtime with the result, for callers
+    /// that read the result back.
+    fn run(
+        &self,
+        args: impl FnOnce() -> Vec<Dynamic>,
+    ) -> Result<Option<(Rc<Shared>, Dynamic)>, ListenerError> {
+        let Some(shared) = self.weak.upgrade() else {
+            return Ok(None);
+        };
+        match call_fn(&shared, &self.script, &self.f, args()) {
+            Ok(result) => Ok(Some((shared, result))),
+            Err(e) => Err(failed(&shared, e, self.listen_line)),
+        }
+    }
+}
+
 /// The hub callback of a Rhai message listener.
 pub(crate) fn message_callback(
     shared: &Rc<Shared>,
@@ -69,22 +107,20 @@ pub(crate) fn message_callback(
     f: FnPtr,
     listen_line: u32,
 ) -> Rc<MessageFn> {
-    let weak: Weak<Shared> = Rc::downgrade(shared);
-    let script = script.clone();
+    let handler = Handler::new(shared, script, f, listen_line);
     Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
-        let Some(shared) = weak.upgrade() else {
-            return Ok(());
-        };
-        let mut args: Vec<Dynamic> = m.args.iter().map(from_value).collect();
-        if let Some(responder) = m.responder {
-            args.push(Dynamic::from(ResponderHandle {
-                responder: responder.clone(),
-                key: m.key_name(),
-            }));
-        }
-        call_fn(&shared, &script, &f, args)
+        handler
+            .run(|| {
+                let mut args: Vec<Dynamic> = m.args.iter().map(from_value).collect();
+                if let Some(responder) = m.responder {
+                    args.push(Dynamic::from(ResponderHandle {
+                        responder: responder.clone(),
+                        key: m.key_name(),
+                    }));
+                }
+                args
+            })
             .map(|_| ())
-            .map_err(|e| failed(&shared, e, listen_line))
     })
 }
 
@@ -97,22 +133,16 @@ pub(crate) fn hook_callback(
     f: FnPtr,
     listen_line: u32,
 ) -> Rc<HookFn> {
-    let weak: Weak<Shared> = Rc::downgrade(shared);
-    let script = script.clone();
+    let handler = Handler::new(shared, script, f, listen_line);
     Rc::new(
         move |call: &mut HookCall<'_>| -> Result<(), ListenerError> {
-            let Some(shared) = weak.upgrade() else {
-                return Ok(());
-            };
             let payload = from_value(call.payload).into_shared();
             let ctx = HookCtx::default();
-            let returned = call_fn(
-                &shared,
-                &script,
-                &f,
-                vec![payload.clone(), Dynamic::from(ctx.clone())],
-            )
-            .map_err(|e| failed(&shared, e, listen_line))?;
+            let Some((shared, returned)) =
+                handler.run(|| vec![payload.clone(), Dynamic::from(ctx.clone())])?
+            else {
+                return Ok(());
+            };
             let changed = if returned.is_unit() {
                 payload.flatten_clone()
             } else {
@@ -140,11 +170,11 @@ pub(crate) fn hook_callback(
                 failed(
                     &shared,
                     ScriptError::new(
-                        &script.file,
+                        &handler.script.file,
                         rhai::Position::NONE,
                         format!("hook payload: {e}"),
                     ),
-                    listen_line,
+                    handler.listen_line,
                 )
             })?;
             if ctx.handled.get() {
@@ -209,20 +239,18 @@ pub(crate) fn row_callback(
     listen_line: u32,
     with_update: bool,
 ) -> Rc<RowFn> {
-    let weak: Weak<Shared> = Rc::downgrade(shared);
-    let script = script.clone();
+    let handler = Handler::new(shared, script, f, listen_line);
     Rc::new(
         move |row: i32, item: &Value, update: &Update| -> Result<(), ListenerError> {
-            let Some(shared) = weak.upgrade() else {
-                return Ok(());
-            };
-            let mut args = vec![Dynamic::from_int(INT::from(row)), from_value(item)];
-            if with_update {
-                args.push(update_map(update));
-            }
-            call_fn(&shared, &script, &f, args)
+            handler
+                .run(|| {
+                    let mut args = vec![Dynamic::from_int(INT::from(row)), from_value(item)];
+                    if with_update {
+                        args.push(update_map(update));
+                    }
+                    args
+                })
                 .map(|_| ())
-                .map_err(|e| failed(&shared, e, listen_line))
         },
     )
 }
@@ -235,18 +263,15 @@ pub(crate) fn table_callback(
     f: FnPtr,
     listen_line: u32,
 ) -> Rc<TableFn> {
-    let weak: Weak<Shared> = Rc::downgrade(shared);
-    let script = script.clone();
+    let handler = Handler::new(shared, script, f, listen_line);
     Rc::new(
         move |view: &TableView<'_>, update: &Update| -> Result<(), ListenerError> {
-            let Some(shared) = weak.upgrade() else {
-                return Ok(());
-            };
-            let items: Array = view.rows().iter().map(from_value).collect();
-            let args = vec![Dynamic::from_array(items), update_map(update)];
-            call_fn(&shared, &script, &f, args)
+            handler
+                .run(|| {
+                    let items: Array = view.rows().iter().map(from_value).collect();
+                    vec![Dynamic::from_array(items), update_map(update)]
+                })
                 .map(|_| ())
-                .map_err(|e| failed(&shared, e, listen_line))
         },
     )
 }
