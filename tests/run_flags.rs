@@ -211,7 +211,7 @@ ListenWorldMessage(self:World(), "Arena.Size", nil, function(n) print("v2 size "
 }
 
 #[test]
-fn watch_keeps_the_old_version_when_the_new_one_fails_and_unloads_a_deleted_script() {
+fn watch_keeps_a_failed_reloads_old_version_unloads_deleted_and_follows_renamed() {
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
@@ -241,6 +241,18 @@ end)
     run.wait_for("a alive");
     std::fs::remove_file(dir.path().join("b.lua")).unwrap();
     run.wait_for("[unloaded b.lua]");
+    // A rename is the old name gone and a new script: unloaded, then loaded
+    // under its new name (a fresh object, so it says so again). The file on
+    // disk is still the broken one: mend it first.
+    write(
+        dir.path(),
+        "a.lua",
+        "local said = false\nListenMessage('Game.Tick', nil, function(n)\n  if not said then print('a alive'); said = true end\nend)\n",
+    );
+    run.wait_for("a alive");
+    std::fs::rename(dir.path().join("a.lua"), dir.path().join("c.lua")).unwrap();
+    run.wait_for("[unloaded a.lua]");
+    run.wait_for("a alive");
     let (_, stderr) = run.interrupt();
     assert!(stderr.contains("a.lua:1: broken on purpose"), "{stderr}");
     assert!(
