@@ -28,6 +28,34 @@ struct Use {
     how: String,
 }
 
+/// `gantry explain DIR KEY [--ticks N]`: with ticks, run the mod first
+/// (its output, then what happened to KEY's listeners), then the static
+/// explanation from the table the run saved.
+pub fn run_then_explain(
+    dir: std::path::PathBuf,
+    key: String,
+    table: Option<std::path::PathBuf>,
+    ticks: Option<u32>,
+) -> anyhow::Result<ExitCode> {
+    if let Some(ticks) = ticks {
+        println!("== a run of {ticks} tick(s) ==");
+        crate::run::run(crate::run::RunArgs {
+            dir: dir.clone(),
+            ticks: Some(ticks),
+            table: table.clone(),
+            no_table: false,
+            watch: false,
+            tick_ms: 0,
+            trace: false,
+            trace_key: None,
+            why: vec![key.clone()],
+            why_on_stdout: true,
+        })?;
+        println!("== from the table and the scripts ==");
+    }
+    run(&dir, &key, table.as_deref())
+}
+
 pub fn run(dir: &Path, key: &str, table: Option<&Path>) -> anyhow::Result<ExitCode> {
     let path = table
         .map(Path::to_path_buf)

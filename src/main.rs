@@ -82,7 +82,9 @@ enum Command {
     },
     /// Explain KEY in the mod in DIR: who sends it, who listens, and why a
     /// listener may not fire (nobody sends, a near-miss key, too many
-    /// parameters).
+    /// parameters). With --ticks N it first runs the mod for N ticks and
+    /// says, for each listener of KEY, whether it fired and if not why (as
+    /// `gantry run DIR --why KEY`).
     Explain {
         /// The mod folder.
         dir: PathBuf,
@@ -91,6 +93,9 @@ enum Command {
         /// Read this table file instead of DIR/.gantry/signatures.json.
         #[arg(long)]
         table: Option<PathBuf>,
+        /// Run the mod for this many ticks first and report what happened.
+        #[arg(long)]
+        ticks: Option<u32>,
     },
     /// Serve the language server over stdio.
     Lsp,
@@ -139,10 +144,16 @@ fn main() -> ExitCode {
             trace,
             trace_key,
             why,
+            why_on_stdout: false,
         }),
         Command::Check { dir, format } => tools::check(&dir, format),
         Command::Stubs { dir, out, table } => tools::stubs(&dir, out.as_deref(), table.as_deref()),
-        Command::Explain { dir, key, table } => explain::run(&dir, &key, table.as_deref()),
+        Command::Explain {
+            dir,
+            key,
+            table,
+            ticks,
+        } => explain::run_then_explain(dir, key, table, ticks),
         Command::Lsp => tools::lsp(),
         Command::Table { dir, table, json } => table_cmd::run(&dir, table.as_deref(), json),
     };

@@ -22,7 +22,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use gantry_host::{DEFAULT_TABLE_PATH, Hub, ObjectId, SignatureTable, Source, TraceEvent, WorldId};
+use gantry_host::{
+    Caller, DEFAULT_TABLE_PATH, Hub, Language, ObjectId, Role, SignatureTable, Site, Source,
+    TraceEvent, Value, WorldId,
+};
 use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
 use gantry_rhai::{RhaiOptions, RhaiRuntime};
 
@@ -35,6 +38,9 @@ const TICK_DT: f64 = 1.0 / 60.0;
 
 /// The key each tick is sent on.
 pub const TICK_KEY: &str = "Game.Tick";
+
+/// The file name the tick's send site is recorded under.
+const TICK_SITE: &str = "(gantry run)";
 
 /// One script language of the mod host.
 pub trait ScriptEngine {
@@ -132,6 +138,8 @@ pub struct RunArgs {
     pub trace_key: Option<String>,
     /// Keys to explain after the run (`--why`).
     pub why: Vec<String>,
+    /// Print those reports on stdout (`gantry explain --ticks`), not stderr.
+    pub why_on_stdout: bool,
 }
 
 /// A loaded script: which object it lives on and the source it runs.
@@ -323,6 +331,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let ticks = args.ticks.or((!args.watch).then_some(1));
     let tick = hub.key(TICK_KEY)?;
+    hub.record_site(
+        TICK_KEY,
+        Site::new(TICK_SITE, 0, Language::Rust, Role::Send),
+    );
     let tick_len = Duration::from_millis(args.tick_ms);
     let mut n: u32 = 0;
     let mut next = Instant::now();
@@ -345,7 +357,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         n += 1;
         tick_now.set(n);
         // Errors of this send are the hub's reports, printed as they happen.
-        let _ = hub.send(tick, Source::Global, (i64::from(n), TICK_DT));
+        // Unrecorded: the tick's one site is the host's, recorded below, not
+        // a line of gantry's own source that moves with every edit.
+        let mut args = [Value::Int(i64::from(n)), Value::Float(TICK_DT)];
+        let _ = hub.send_values(tick, Source::Global, &mut args, Caller::Unrecorded);
         host.report_engine_errors();
     }
     if let Some(path) = &table_path {
@@ -368,7 +383,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         });
         for key in &args.why {
-            eprint!("why: {}", why.report(key, &describe));
+            let report = why.report(key, &describe);
+            if args.why_on_stdout {
+                print!("{report}");
+            } else {
+                eprint!("why: {report}");
+            }
         }
     }
     let failed = host.errors.get() > 0;

@@ -469,3 +469,52 @@ end)
         "{text}"
     );
 }
+
+#[test]
+fn explain_with_ticks_runs_the_mod_and_says_why_each_listener_fired_or_not() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        r#"local other = GMP.Spawn()
+ListenObjectMessage(other, "Player.Hurt", nil, function(dmg) end)
+ListenMessage("Player.Hurt", nil, function(dmg) print("hurt", dmg) end)
+ListenMessage("Game.Tick", nil, function(n) NotifyMessage("Player.Hurt", 1.5) end)
+"#,
+    );
+    let out = gantry()
+        .args([
+            "explain",
+            dir.path().to_str().unwrap(),
+            "Player.Hurt",
+            "--ticks",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("hurt\t1.5"), "the run's output: {text}");
+    assert!(
+        text.contains("a.lua:3 (listener on global): fired 2 times"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "a.lua:2 (listener on object#2): never fired: Player.Hurt was sent only from global ×2"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("listened to at:"),
+        "the static part follows: {text}"
+    );
+    // The tick's send site is the host's, stable across gantry versions.
+    let table = std::fs::read_to_string(dir.path().join(".gantry/signatures.json")).unwrap();
+    assert!(table.contains("(gantry run)"), "{table}");
+    assert!(!table.contains("src/run.rs"), "{table}");
+}
