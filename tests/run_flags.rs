@@ -11,8 +11,14 @@ fn gantry() -> Command {
     Command::new(env!("CARGO_BIN_EXE_gantry"))
 }
 
+/// Writes `file` in one step (a temporary name, then a rename), so a
+/// watching run never sees it truncated and empty: on a loaded machine the
+/// two syscalls of a plain write can straddle two polls. Saving in several
+/// steps is tested on purpose, with half-written content, where it matters.
 fn write(dir: &Path, file: &str, text: &str) {
-    std::fs::write(dir.join(file), text).unwrap();
+    let temporary = dir.join(format!("{file}.partial"));
+    std::fs::write(&temporary, text).unwrap();
+    std::fs::rename(&temporary, dir.join(file)).unwrap();
 }
 
 #[test]
