@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gantry_host::{ApiFunction, DEFAULT_TABLE_PATH, Role, SignatureTable};
+use gantry_host::{DEFAULT_TABLE_PATH, Role, SignatureTable};
 use gantry_lsp::index::WorkspaceIndex;
 use gantry_lsp::workspace::{index_files, script_files};
 
@@ -122,13 +122,7 @@ fn explain(dir: &Path, key: &str, table: &SignatureTable, index: &WorkspaceIndex
     if let Some(entry) = entry {
         let sent = entry.params.len();
         for (file, _, call) in index.calls_of(key) {
-            let message_listener = matches!(
-                call.function,
-                ApiFunction::ListenMessage
-                    | ApiFunction::ListenWorldMessage
-                    | ApiFunction::ListenObjectMessage
-            );
-            if message_listener
+            if call.function.is_message_listen()
                 && let Some(wanted) = call.listener_params
                 && wanted > entry.listener_params_allowed()
                 && !sends.is_empty()

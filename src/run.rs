@@ -55,53 +55,37 @@ pub trait ScriptEngine {
     fn take_errors(&mut self) -> Vec<String>;
 }
 
-/// Lua scripts through `gantry-lua`.
-impl ScriptEngine for LuaRuntime {
-    fn extension(&self) -> &'static str {
-        "lua"
-    }
+/// A runtime with the `load_script`/`check_syntax`/`take_errors` trio both
+/// script crates expose, as an engine for `extension` files.
+macro_rules! script_engine {
+    ($runtime:ty, $extension:literal) => {
+        impl ScriptEngine for $runtime {
+            fn extension(&self) -> &'static str {
+                $extension
+            }
 
-    fn check(&mut self, file: &str, source: &str) -> Result<(), String> {
-        self.check_syntax(file, source).map_err(|e| e.to_string())
-    }
+            fn check(&mut self, file: &str, source: &str) -> Result<(), String> {
+                self.check_syntax(file, source).map_err(|e| e.to_string())
+            }
 
-    fn load(&mut self, file: &str, source: &str, object: ObjectId) -> Result<(), String> {
-        self.load_script(file, source, object)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
+            fn load(&mut self, file: &str, source: &str, object: ObjectId) -> Result<(), String> {
+                self.load_script(file, source, object)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            }
 
-    fn take_errors(&mut self) -> Vec<String> {
-        LuaRuntime::take_errors(self)
-            .iter()
-            .map(ToString::to_string)
-            .collect()
-    }
+            fn take_errors(&mut self) -> Vec<String> {
+                <$runtime>::take_errors(self)
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect()
+            }
+        }
+    };
 }
 
-/// Rhai scripts through `gantry-rhai`.
-impl ScriptEngine for RhaiRuntime {
-    fn extension(&self) -> &'static str {
-        "rhai"
-    }
-
-    fn check(&mut self, file: &str, source: &str) -> Result<(), String> {
-        self.check_syntax(file, source).map_err(|e| e.to_string())
-    }
-
-    fn load(&mut self, file: &str, source: &str, object: ObjectId) -> Result<(), String> {
-        self.load_script(file, source, object)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    }
-
-    fn take_errors(&mut self) -> Vec<String> {
-        RhaiRuntime::take_errors(self)
-            .iter()
-            .map(ToString::to_string)
-            .collect()
-    }
-}
+script_engine!(LuaRuntime, "lua");
+script_engine!(RhaiRuntime, "rhai");
 
 /// Both languages, each resolving `require`/`import` in the mod folder.
 fn engines(hub: &Hub, dir: &Path) -> anyhow::Result<Vec<Box<dyn ScriptEngine>>> {

@@ -59,9 +59,8 @@ struct KeyLog {
     aborted: BTreeMap<String, u32>,
 }
 
-/// One dispatch in progress.
+/// One dispatch in progress: the listeners it called so far.
 struct Frame {
-    key: String,
     called: Vec<ListenerId>,
 }
 
@@ -127,7 +126,7 @@ impl WhyRecorder {
                 ..
             } => {
                 if *delivery != Delivery::Replay {
-                    let log = ledger.keys.entry((*key).to_owned()).or_default();
+                    let log = key_log(&mut ledger.keys, key);
                     log.dispatches += 1;
                     let world = match source {
                         Source::Object(o) | Source::Named(o, _) => self.hub.world_of(*o),
@@ -136,10 +135,7 @@ impl WhyRecorder {
                     };
                     log.sources.entry(*source).or_insert((0, world)).0 += 1;
                 }
-                ledger.stack.push(Frame {
-                    key: (*key).to_owned(),
-                    called: Vec::new(),
-                });
+                ledger.stack.push(Frame { called: Vec::new() });
             }
             TraceEvent::Called { listener, .. } => {
                 if let Some(log) = ledger.listeners.get_mut(listener) {
@@ -150,7 +146,7 @@ impl WhyRecorder {
                 }
             }
             TraceEvent::Aborted { key, reason } => {
-                let log = ledger.keys.entry((*key).to_owned()).or_default();
+                let log = key_log(&mut ledger.keys, key);
                 *log.aborted.entry((*reason).to_owned()).or_default() += 1;
             }
             TraceEvent::End { .. } => {
@@ -165,8 +161,7 @@ impl WhyRecorder {
                         .and_then(|id| ledger.listeners.get(id))
                         .map(site_text);
                     for (id, log) in ledger.listeners.iter_mut() {
-                        let hears = log.key == *key
-                            || (log.partial && is_below(key, &log.key) && frame.key == *key);
+                        let hears = log.key == *key || (log.partial && is_below(key, &log.key));
                         if hears
                             && matches!(log.kind, ListenerKind::Hook { .. })
                             && log.dropped.is_none()
@@ -228,6 +223,15 @@ impl WhyRecorder {
         }
         out
     }
+}
+
+/// The log of `key`, made on its first event (no allocation after that:
+/// this runs on every dispatch while `--why` is on).
+fn key_log<'l>(keys: &'l mut HashMap<String, KeyLog>, key: &str) -> &'l mut KeyLog {
+    if !keys.contains_key(key) {
+        keys.insert(key.to_owned(), KeyLog::default());
+    }
+    keys.get_mut(key).expect("inserted above")
 }
 
 /// Fired how often, or why not.

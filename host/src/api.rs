@@ -172,6 +172,18 @@ impl ApiFunction {
         }
     }
 
+    /// Does this function register a message listener (whose function may
+    /// take the message's parameters, a responder, or a table's update)?
+    /// Hooks and row listeners take other arguments.
+    pub fn is_message_listen(self) -> bool {
+        matches!(
+            self,
+            ApiFunction::ListenMessage
+                | ApiFunction::ListenWorldMessage
+                | ApiFunction::ListenObjectMessage
+        )
+    }
+
     /// Is this a request that may end with a reply function?
     pub fn is_request(self) -> bool {
         matches!(self, ApiFunction::SendObjectMessage | ApiFunction::Request)

@@ -118,10 +118,6 @@ impl<'h> StoredArray<'h> {
         self
     }
 
-    pub fn key(&self) -> Key {
-        self.key
-    }
-
     pub fn len(&self) -> usize {
         self.rows.len()
     }

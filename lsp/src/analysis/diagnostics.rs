@@ -340,12 +340,7 @@ fn check_listener(
     severity: Severity,
     out: &mut Vec<Diagnostic>,
 ) {
-    if !matches!(
-        call.function,
-        ApiFunction::ListenMessage
-            | ApiFunction::ListenWorldMessage
-            | ApiFunction::ListenObjectMessage
-    ) {
+    if !call.function.is_message_listen() {
         return;
     }
     let Some(listener) = call.listener_arg() else {
