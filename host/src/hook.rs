@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 use smallvec::SmallVec;
 
-use crate::hub::{Hub, HubError, ListenSpec, collect_lists};
+use crate::hub::{Hub, HubError, ListenSpec, State, collect_lists};
 use crate::key::{Key, parent_key};
 use crate::listener::{
     Callback, Entry, HookFn, ListenOptions, ListenerError, ListenerHandle, ListenerId,
@@ -145,7 +145,9 @@ impl Hub {
     }
 
     /// Is anything listening for `key`, or partially for a key above it?
-    /// One lookup per tag level; no allocation.
+    /// One lookup of the text; no allocation. Inlined into the caller so an
+    /// unheard hook costs the state borrow and that lookup, nothing more.
+    #[inline]
     pub fn has_hook_listeners(&self, key: &str) -> bool {
         let state = self.inner.state.borrow();
         if state.hook_listeners == 0 {
@@ -154,36 +156,21 @@ impl Hub {
         if state.hooked.contains_key(key) {
             return true;
         }
-        if state.partial_hooks == 0 {
-            return false;
-        }
-        // Walk the text up to the first interned level, then by handle.
-        let mut text = Some(key);
-        let mut depth = 0;
-        while let Some(t) = text {
-            if let Some(k) = state.keys.get(t) {
-                let mut current = Some(k);
-                while let Some(k) = current {
-                    let slot = &state.slots[k.index()];
-                    if slot.hooks.is_some() && (depth == 0 || slot.partial_hooks > 0) {
-                        return true;
-                    }
-                    current = state.keys.info(k).parent;
-                    depth += 1;
-                }
-                return false;
-            }
-            text = parent_key(t);
-            depth += 1;
-        }
-        false
+        state.partial_hooks != 0 && partial_hook_above(&state, key)
     }
 
     /// Runs a hook by key text. A key nobody listens to returns at once.
+    #[inline]
     pub fn run_hook(&self, key: &str, payload: &mut Value) -> Result<HookResult, HubError> {
         if !self.has_hook_listeners(key) {
             return Ok(HookResult::default());
         }
+        self.run_heard_hook(key, payload)
+    }
+
+    /// The out-of-line half of [`Hub::run_hook`]: intern, then run.
+    #[inline(never)]
+    fn run_heard_hook(&self, key: &str, payload: &mut Value) -> Result<HookResult, HubError> {
         let key = self.key(key)?;
         Ok(self.run_hook_key(key, payload))
     }
@@ -285,4 +272,31 @@ impl Hub {
         }
         result
     }
+}
+
+/// Whether a partial hook listener on a level above `key` (or any listener
+/// on `key` itself, once interned) would hear it: walks the text up to the
+/// first interned level, then by handle. Out of line: only hubs with partial
+/// hook listeners pay for it.
+#[inline(never)]
+fn partial_hook_above(state: &State, key: &str) -> bool {
+    let mut text = Some(key);
+    let mut depth = 0;
+    while let Some(t) = text {
+        if let Some(k) = state.keys.get(t) {
+            let mut current = Some(k);
+            while let Some(k) = current {
+                let slot = &state.slots[k.index()];
+                if slot.hooks.is_some() && (depth == 0 || slot.partial_hooks > 0) {
+                    return true;
+                }
+                current = state.keys.info(k).parent;
+                depth += 1;
+            }
+            return false;
+        }
+        text = parent_key(t);
+        depth += 1;
+    }
+    false
 }

@@ -1,8 +1,10 @@
 //! The bridge to the languages' own scanners — the same ones the loaders
 //! use, so what the editor flags is exactly what the loader bakes.
 //!
-//! Lua documents keep their tree-sitter tree and reparse incrementally;
-//! Rhai scripts are small and are rescanned whole.
+//! Lua documents keep their tree-sitter tree and reparse incrementally on
+//! every change; their calls are rescanned whole only when the editor pauses
+//! (or a request needs them all), and a completion in between scans just the
+//! statement at the cursor. Rhai scripts are small and are rescanned whole.
 
 use std::path::Path;
 
@@ -84,11 +86,22 @@ impl Parsed {
         self.tree = None;
     }
 
-    /// Reparses (incrementally for Lua) and scans the calls.
+    /// Reparses a Lua document (incrementally after [`Parsed::edit`]); the
+    /// cheap half of a change, done at once so the tree always matches the
+    /// text. Rhai keeps no tree.
+    pub fn reparse(&mut self, text: &str) {
+        if self.language == Language::Lua {
+            self.tree = gantry_lua::syntax::parse(text, self.tree.as_ref());
+        }
+    }
+
+    /// Scans every call of the document, reparsing first if no tree is kept.
     pub fn scan(&mut self, text: &str) -> Vec<ScannedCall> {
         match self.language {
             Language::Lua => {
-                self.tree = gantry_lua::syntax::parse(text, self.tree.as_ref());
+                if self.tree.is_none() {
+                    self.reparse(text);
+                }
                 match &self.tree {
                     Some(tree) => gantry_lua::syntax::scan_tree(tree, text),
                     None => Vec::new(),
@@ -96,5 +109,14 @@ impl Parsed {
             }
             other => scan(other, text),
         }
+    }
+
+    /// The calls of the top-level statement around byte `offset`, from the
+    /// current tree: what a completion right after an edit needs, without
+    /// rescanning the whole document. `None` when the language keeps no
+    /// tree (the caller scans whole).
+    pub fn scan_around(&self, text: &str, offset: usize) -> Option<Vec<ScannedCall>> {
+        let tree = self.tree.as_ref()?;
+        Some(gantry_lua::syntax::scan_around(tree, text, offset))
     }
 }

@@ -555,6 +555,60 @@ local s = "🎮é" NotifyMessage("Player.Hurt", 1.0)
     .assert_eq(&render_diagnostics(&server.diagnostics(&uri)));
 }
 
+/// Typing only reparses; the completion that follows an edit is answered
+/// from the statement at the cursor before the document is rescanned, and
+/// the diagnostics published afterwards describe the edited text.
+#[test]
+fn completion_right_after_edits_sees_the_edited_text_and_diagnostics_follow() {
+    let p = project(
+        r#"
+//- /.gantry/signatures.json
+$TABLE
+//- /main.lua
+local NotifyMessage = print
+local function f()
+    NotifyObjectMessage(self, "Player.Hurt", 1.0, self)
+end
+NotifyMessage("Shadowed.Key")
+"#,
+    );
+    let server = Server::start(p.dir.path());
+    let uri = server.open(&p.path("main.lua"));
+    assert_eq!(render_diagnostics(&server.diagnostics(&uri)), "");
+    // Two edits in a row: a new line above the function (every later line
+    // moves), then a fresh call with an unfinished key in the new line.
+    server.edit(
+        &uri,
+        Range::new(Position::new(1, 0), Position::new(1, 0)),
+        "\n",
+    );
+    server.edit(
+        &uri,
+        Range::new(Position::new(1, 0), Position::new(1, 0)),
+        "NotifyObjectMessage(self, \"Inv.\")",
+    );
+    let completion = server.request::<Completion>(CompletionParams {
+        text_document_position: lsp_types::TextDocumentPositionParams {
+            text_document: TextDocumentIdentifier::new(uri.clone()),
+            position: Position::new(1, 31),
+        },
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+        context: None,
+    });
+    let labels: Vec<String> = match completion {
+        Some(CompletionResponse::Array(items)) => items.into_iter().map(|i| i.label).collect(),
+        other => panic!("expected items, got {other:?}"),
+    };
+    assert_eq!(labels, ["Gold", "Items"]);
+    // The call shadowed by the chunk's local stays unflagged; the new
+    // call's unfinished key is flagged on its (new) line.
+    expect![[r#"
+        1:26-1:32 error malformed-key: message key `Inv.` has an empty segment at byte 4
+    "#]]
+    .assert_eq(&render_diagnostics(&server.diagnostics(&uri)));
+}
+
 #[test]
 fn progress_is_reported_while_the_workspace_is_indexed() {
     let p = project(

@@ -45,7 +45,8 @@ pub fn completion(
     let Some((doc, Some(table), offset)) = locate(&snap, &params.text_document_position) else {
         return Ok(None);
     };
-    let items = completion::completion(&doc.source(), &table.table, offset);
+    let calls = doc.calls_near(offset);
+    let items = completion::completion(&doc.source_with(&calls), &table.table, offset);
     Ok((!items.is_empty()).then_some(CompletionResponse::Array(items)))
 }
 
@@ -57,8 +58,9 @@ pub fn signature_help(
     else {
         return Ok(None);
     };
+    let calls = doc.calls_near(offset);
     Ok(signature_help::signature_help(
-        &doc.source(),
+        &doc.source_with(&calls),
         &table.table,
         offset,
     ))
@@ -69,7 +71,12 @@ pub fn hover(snap: Snapshot<'_>, params: HoverParams) -> anyhow::Result<Option<H
     else {
         return Ok(None);
     };
-    Ok(navigation::hover(&doc.source(), &table.table, offset))
+    let calls = doc.calls_near(offset);
+    Ok(navigation::hover(
+        &doc.source_with(&calls),
+        &table.table,
+        offset,
+    ))
 }
 
 pub fn definition(
@@ -80,8 +87,9 @@ pub fn definition(
     else {
         return Ok(None);
     };
+    let calls = doc.calls_near(offset);
     Ok(
-        navigation::definition(&doc.source(), &table.table, files(table), offset)
+        navigation::definition(&doc.source_with(&calls), &table.table, files(table), offset)
             .map(GotoDefinitionResponse::Scalar),
     )
 }
@@ -177,7 +185,9 @@ pub fn did_change(
         return Ok(());
     };
     doc.apply_changes(params.text_document.version, params.content_changes);
-    state.reindex(&uri, &doc);
+    if !doc.is_stale() {
+        state.reindex(&uri, &doc);
+    }
     state.docs.insert(uri.clone(), doc);
     state.dirty.insert(uri);
     Ok(())

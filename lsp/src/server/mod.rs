@@ -2,8 +2,10 @@
 //!
 //! Requests are answered in order on the loop's thread (the signature table
 //! is single-threaded by design, and every answer is a few milliseconds).
-//! Diagnostics are published only when no message is waiting, so a burst of
-//! edits followed by a completion request answers the completion first.
+//! An edit only reparses (incrementally); the whole document is rescanned
+//! and its diagnostics published once the client has been quiet for
+//! [`QUIET`], so a burst of edits followed by a completion request answers
+//! the completion first, from the statement at the cursor.
 //! Workspace indexing runs on a background thread and reports through
 //! [`Task`]s, shown to the user as `$/progress`.
 
@@ -54,7 +56,23 @@ pub enum Event {
     Task(Task),
     /// A periodic check of the tables' files.
     Tick,
+    /// The client has been quiet for [`QUIET`] with diagnostics owed.
+    Quiet,
 }
+
+/// How long the client must be quiet before changed documents are rescanned
+/// and their diagnostics published: long enough for the completion request
+/// an editor sends right behind an edit, short against typing speed.
+pub const QUIET: Duration = Duration::from_millis(8);
+
+/// Requests answered from the statement at the cursor; every other request
+/// reads all calls or the workspace index and rescans changed documents first.
+const ANSWERED_LOCALLY: [&str; 4] = [
+    "textDocument/completion",
+    "textDocument/signatureHelp",
+    "textDocument/hover",
+    "textDocument/definition",
+];
 
 const PROGRESS_TOKEN: &str = "gantry/indexing";
 
@@ -244,6 +262,11 @@ fn main_loop(
 ) -> anyhow::Result<()> {
     let tick = crossbeam_channel::tick(Duration::from_millis(500));
     loop {
+        let quiet = if state.dirty.is_empty() {
+            crossbeam_channel::never()
+        } else {
+            crossbeam_channel::after(QUIET)
+        };
         let event = select! {
             recv(connection.receiver) -> message => match message {
                 Ok(message) => Event::Lsp(message),
@@ -254,12 +277,10 @@ fn main_loop(
                 Err(_) => continue,
             },
             recv(tick) -> _ => Event::Tick,
+            recv(quiet) -> _ => Event::Quiet,
         };
         if handle_event(&mut state, event) == Flow::Exit {
             return Ok(());
-        }
-        if connection.receiver.is_empty() {
-            state.publish_dirty();
         }
     }
 }
@@ -274,6 +295,9 @@ fn handle_event(state: &mut GlobalState, event: Event) -> Flow {
     match event {
         Event::Lsp(Message::Request(request)) => {
             state.refresh_tables();
+            if !ANSWERED_LOCALLY.contains(&request.method.as_str()) {
+                state.rescan_stale();
+            }
             handle_request(state, request);
         }
         Event::Lsp(Message::Notification(notification)) => {
@@ -315,6 +339,7 @@ fn handle_event(state: &mut GlobalState, event: Event) -> Flow {
             );
         }
         Event::Tick => state.refresh_tables(),
+        Event::Quiet => state.publish_dirty(),
     }
     Flow::Continue
 }

@@ -1,6 +1,7 @@
 //! The server's state: open documents, loaded tables, the workspace index.
 //! Notifications mutate it; requests read a [`Snapshot`] of it.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 
@@ -29,7 +30,10 @@ pub struct Document {
     pub version: i32,
     pub text: String,
     pub lines: LineIndex,
-    pub calls: Vec<ScannedCall>,
+    /// Every call of the script, as of the last full scan: they match
+    /// `text` only while `scanned` holds.
+    calls: Vec<ScannedCall>,
+    scanned: bool,
     /// The file of this script's signature table, when one was found.
     pub table: Option<PathBuf>,
     parsed: Parsed,
@@ -47,12 +51,15 @@ impl Document {
             version,
             text,
             calls,
+            scanned: true,
             table,
             parsed,
         }
     }
 
-    /// Applies the changes in order, then reparses once.
+    /// Applies the changes in order and reparses once. A Lua document's
+    /// calls are rescanned later, by [`Document::rescan`]: typing must not
+    /// pay a walk of the whole script per keystroke.
     pub fn apply_changes(&mut self, version: i32, changes: Vec<TextDocumentContentChangeEvent>) {
         for change in changes {
             let old_lines = self.lines.clone();
@@ -62,15 +69,57 @@ impl Document {
             }
         }
         self.version = version;
-        self.calls = self.parsed.scan(&self.text);
+        match self.language {
+            Language::Lua => {
+                self.parsed.reparse(&self.text);
+                self.scanned = false;
+            }
+            _ => self.calls = self.parsed.scan(&self.text),
+        }
     }
 
+    /// Whether the calls are behind the text.
+    pub fn is_stale(&self) -> bool {
+        !self.scanned
+    }
+
+    /// Rescans every call if the text changed since the last scan.
+    /// Returns whether it did.
+    pub fn rescan(&mut self) -> bool {
+        if self.scanned {
+            return false;
+        }
+        self.calls = self.parsed.scan(&self.text);
+        self.scanned = true;
+        true
+    }
+
+    /// The calls a request at byte `offset` may look at: all of them when
+    /// they are current, else the statement around `offset` scanned now
+    /// from the current tree.
+    pub fn calls_near(&self, offset: usize) -> Cow<'_, [ScannedCall]> {
+        if self.scanned {
+            return Cow::Borrowed(&self.calls);
+        }
+        match self.parsed.scan_around(&self.text, offset) {
+            Some(calls) => Cow::Owned(calls),
+            None => Cow::Owned(crate::syntax::scan(self.language, &self.text)),
+        }
+    }
+
+    /// The script with every call; current once [`Document::rescan`] ran
+    /// (the main loop rescans before any request that needs them all).
     pub fn source(&self) -> SourceFile<'_> {
+        self.source_with(&self.calls)
+    }
+
+    /// The script with the given calls (from [`Document::calls_near`]).
+    pub fn source_with<'a>(&'a self, calls: &'a [ScannedCall]) -> SourceFile<'a> {
         SourceFile {
             text: &self.text,
             lines: &self.lines,
             language: self.language,
-            calls: &self.calls,
+            calls,
         }
     }
 }
@@ -138,6 +187,25 @@ impl GlobalState {
         }
     }
 
+    /// Rescans every document whose calls are behind its text, and
+    /// reindexes it: before a request that reads all calls or the index,
+    /// and before diagnostics are published.
+    pub fn rescan_stale(&mut self) {
+        let stale: Vec<Uri> = self
+            .docs
+            .iter()
+            .filter(|(_, d)| d.is_stale())
+            .map(|(u, _)| u.clone())
+            .collect();
+        for uri in stale {
+            if let Some(mut doc) = self.docs.remove(&uri) {
+                doc.rescan();
+                self.reindex(&uri, &doc);
+                self.docs.insert(uri, doc);
+            }
+        }
+    }
+
     /// Reloads changed tables, finds tables for documents that had none, and
     /// marks the documents concerned for fresh diagnostics.
     pub fn refresh_tables(&mut self) {
@@ -157,6 +225,7 @@ impl GlobalState {
 
     /// Publishes diagnostics of every dirty open document.
     pub fn publish_dirty(&mut self) {
+        self.rescan_stale();
         let dirty = std::mem::take(&mut self.dirty);
         for uri in dirty {
             let Some(doc) = self.docs.get(&uri) else {

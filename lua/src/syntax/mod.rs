@@ -3,7 +3,7 @@
 //! The language server depends on this module with the crate's `runtime`
 //! feature off, so nothing here may touch mlua. A map of the module:
 //! - [`parse()`]: tree-sitter parsing, incremental when given the old tree.
-//! - [`scan()`] / [`scan_tree()`]: the call-site scanner — every call of a
+//! - [`scan()`] / [`scan_tree()`] / [`scan_around()`]: the call-site scanner — every call of a
 //!   generic API function, with spans, literal arguments and listener
 //!   parameters, honouring lexical shadowing.
 //! - [`rewrite()`]: the load-time rewriter that turns literal-key calls into
@@ -21,5 +21,5 @@ mod scan;
 
 pub use parse::parse;
 pub use rewrite::{BAKES_PROLOGUE_MAX_LOCALS, Bake, Rewrite, rewrite};
-pub use scan::{scan, scan_tree};
+pub use scan::{scan, scan_around, scan_tree};
 pub use tree_sitter::{self, Tree};

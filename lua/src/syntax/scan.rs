@@ -87,39 +87,54 @@ pub fn scan_tree(tree: &Tree, source: &str) -> Vec<ScannedCall> {
 }
 
 pub(crate) fn scan_chunk(tree: &Tree, source: &str) -> ChunkScan {
-    let mut walker = Walker {
-        source,
-        k: &KINDS,
-        shadow: [0; TRACKED],
-        declared: Vec::new(),
-        frames: Vec::new(),
-        ancestors: Vec::new(),
-        fn_depth: 0,
-        out: ChunkScan {
-            calls: Vec::new(),
-            main_locals: 0,
-            main_reads_varargs: false,
-            reassigned: [false; TRACKED],
-        },
-    };
-    let mut cursor = tree.walk();
-    'walk: loop {
-        let node = cursor.node();
-        let descend = walker.enter(node);
-        if descend && cursor.goto_first_child() {
-            continue;
-        }
+    let mut walker = Walker::new(source);
+    walker.walk(tree.root_node());
+    walker.out
+}
+
+/// Scans only the top-level statement of the chunk that holds byte
+/// `offset` (or the one just before it), with the scope the statement sees:
+/// the chunk's own `local` declarations above it are honoured, so a name
+/// shadowed there is not an API call here either.
+///
+/// The language server answers completion and signature help with this
+/// right after an edit, before the whole document is rescanned: the cost is
+/// one statement's walk plus a pass over the top-level statements' kinds,
+/// not a walk of every node of a 10,000-line script. The calls are exactly
+/// those [`scan_tree`] reports inside that statement.
+pub fn scan_around(tree: &Tree, source: &str, offset: usize) -> Vec<ScannedCall> {
+    let root = tree.root_node();
+    let mut walker = Walker::new(source);
+    // The root is the chunk's own scope.
+    walker.ancestors.push(root);
+    walker.push_frame(root);
+    let mut cursor = root.walk();
+    let mut target = None;
+    if cursor.goto_first_child() {
         loop {
-            walker.leave(cursor.node());
-            if cursor.goto_next_sibling() {
+            let statement = cursor.node();
+            if statement.start_byte() > offset {
                 break;
             }
-            if !cursor.goto_parent() {
-                break 'walk;
+            if statement.end_byte() >= offset {
+                target = Some(statement);
+                break;
+            }
+            walker.declare_top_level(statement);
+            if !cursor.goto_next_sibling() {
+                break;
             }
         }
     }
-    walker.out
+    if let Some(statement) = target {
+        walker.walk(statement);
+    }
+    walker
+        .out
+        .calls
+        .into_iter()
+        .map(|found| found.call)
+        .collect()
 }
 
 struct Walker<'a, 't> {
@@ -138,7 +153,66 @@ struct Walker<'a, 't> {
     out: ChunkScan,
 }
 
-impl<'t> Walker<'_, 't> {
+impl<'a, 't> Walker<'a, 't> {
+    fn new(source: &'a str) -> Self {
+        Walker {
+            source,
+            k: &KINDS,
+            shadow: [0; TRACKED],
+            declared: Vec::new(),
+            frames: Vec::new(),
+            ancestors: Vec::new(),
+            fn_depth: 0,
+            out: ChunkScan {
+                calls: Vec::new(),
+                main_locals: 0,
+                main_reads_varargs: false,
+                reassigned: [false; TRACKED],
+            },
+        }
+    }
+
+    /// Visits `top` and everything under it, iteratively (a script of
+    /// 10,000 nested concatenations must not overflow the stack).
+    fn walk(&mut self, top: Node<'t>) {
+        let mut cursor = top.walk();
+        'walk: loop {
+            let node = cursor.node();
+            let descend = self.enter(node);
+            if descend && cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                self.leave(cursor.node());
+                // A cursor made from `top` cannot leave it: `top` has no
+                // sibling and no parent as far as this cursor knows.
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+    }
+
+    /// What a top-level statement above the scanned one adds to the
+    /// chunk's scope: its `local` names (the rest of it is not walked).
+    fn declare_top_level(&mut self, statement: Node<'t>) {
+        let k = self.k;
+        let kind = statement.kind_id();
+        if !self.first_child_is_local(statement) {
+            return;
+        }
+        if kind == k.variable_declaration {
+            self.declare_local_statement(statement);
+        } else if kind == k.function_declaration
+            && let Some(name) = statement.child_by_field_id(k.field_name)
+        {
+            self.declare(name);
+        }
+    }
+
     /// Called before a node's children; returns whether to visit them.
     fn enter(&mut self, node: Node<'t>) -> bool {
         let k = self.k;

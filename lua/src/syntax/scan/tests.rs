@@ -331,3 +331,59 @@ fn local_env_hides_every_global_api_call() {
     let src = "local function f(_ENV) NotifyMessage('A') end\nNotifyMessage('B')";
     assert_eq!(summary(src), "NotifyMessage@2:0 Some(\"B\")\n");
 }
+
+/// Spans of the calls `scan_around` reports at the `$0` marker.
+fn around(marked: &str) -> (String, Vec<(usize, usize)>) {
+    let offset = marked.find("$0").expect("a $0 marker");
+    let source = marked.replacen("$0", "", 1);
+    let tree = crate::syntax::parse(&source, None).expect("parses");
+    let calls = super::scan_around(&tree, &source, offset)
+        .iter()
+        .map(|c| (c.call.start, c.call.end))
+        .collect();
+    (source, calls)
+}
+
+#[test]
+fn scan_around_reports_exactly_the_whole_scans_calls_of_the_statement_at_the_cursor() {
+    let marked = r#"
+NotifyMessage("A.One", 1)
+local function f(x)
+    NotifyObjectMessage(self, "B.Two", x)
+    if x then GMP.RunHook("B.$0Three", x) end
+end
+ListenMessage("C.Four", self, function(a) NotifyMessage("C.Five", a) end)
+"#;
+    let (source, calls) = around(marked);
+    let statement = source.find("local function").unwrap()..source.find("\nListenMessage").unwrap();
+    let expected: Vec<(usize, usize)> = scan(&source)
+        .iter()
+        .filter(|c| statement.contains(&c.call.start))
+        .map(|c| (c.call.start, c.call.end))
+        .collect();
+    assert_eq!(expected.len(), 2);
+    assert_eq!(calls, expected);
+}
+
+#[test]
+fn scan_around_honours_top_level_locals_above_the_statement() {
+    // Shadowed by a chunk-level local declared earlier: not an API call.
+    let (_, calls) = around("local NotifyMessage = print\nlocal x = 1\nNotifyMessage(\"A.$0B\")\n");
+    assert!(calls.is_empty(), "{calls:?}");
+    let (_, calls) = around("local function GMP() end\nGMP.NotifyMessage(\"A.$0B\")\n");
+    assert!(calls.is_empty(), "{calls:?}");
+    // A local inside an earlier function body does not leak out.
+    let (_, calls) =
+        around("local function f() local NotifyMessage = print end\nNotifyMessage(\"A.$0B\")\n");
+    assert_eq!(calls.len(), 1);
+}
+
+#[test]
+fn scan_around_between_statements_finds_nothing_and_does_not_panic() {
+    let (_, calls) = around("NotifyMessage(\"A\")\n\n$0\nNotifyMessage(\"B\")\n");
+    assert!(calls.is_empty(), "{calls:?}");
+    let (_, calls) = around("$0");
+    assert!(calls.is_empty());
+    let (_, calls) = around("NotifyMessage(\"A.$0");
+    assert!(calls.len() <= 1);
+}
