@@ -10,6 +10,7 @@
 use std::panic::Location;
 use std::rc::Rc;
 
+use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::hub::{Hub, HubError, ListenSpec, State, collect_lists};
@@ -150,10 +151,7 @@ impl Hub {
     #[inline]
     pub fn has_hook_listeners(&self, key: &str) -> bool {
         let state = self.inner.state.borrow();
-        if state.hook_listeners == 0 {
-            return false;
-        }
-        if state.hooked.contains_key(key) {
+        if state.hooked.contains(key) {
             return true;
         }
         state.partial_hooks != 0 && partial_hook_above(&state, key)
@@ -299,4 +297,85 @@ fn partial_hook_above(state: &State, key: &str) -> bool {
         depth += 1;
     }
     false
+}
+
+/// The keys that have hook listeners, by text, with a one-word filter in
+/// front of the map: most hooks a game runs have nobody listening, and for
+/// most of those one bit test answers without hashing the key.
+#[derive(Default)]
+pub(crate) struct HookedKeys {
+    counts: FxHashMap<Rc<str>, u32>,
+    /// One bit per hooked key (see [`HookedKeys::bit`]); a clear bit proves
+    /// the key is not hooked, a set bit sends the question to the map.
+    filter: u64,
+}
+
+impl HookedKeys {
+    /// A key's filter bit: its length and three of its bytes, spread by a
+    /// Fibonacci multiply (the top six bits pick the bit). Cheap, and it
+    /// separates the sibling keys a game tends to have.
+    #[inline]
+    fn bit(key: &str) -> u64 {
+        let bytes = key.as_bytes();
+        let at = |i: usize| u64::from(bytes.get(i).copied().unwrap_or(0));
+        let len = bytes.len();
+        let mix = len as u64
+            | at(0) << 16
+            | at(len / 2) << 24
+            | at(len.wrapping_sub(1)) << 32
+            | at(len.wrapping_sub(2)) << 40;
+        1 << (mix.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
+    }
+
+    #[inline]
+    pub(crate) fn contains(&self, key: &str) -> bool {
+        self.filter & Self::bit(key) != 0 && self.counts.contains_key(key)
+    }
+
+    pub(crate) fn add(&mut self, key: &Rc<str>) {
+        *self.counts.entry(key.clone()).or_default() += 1;
+        self.filter |= Self::bit(key);
+    }
+
+    /// One listener of `key` fewer; the filter is rebuilt when the key
+    /// leaves (rare: listeners come and go with mods, not per frame).
+    pub(crate) fn remove(&mut self, key: &str) {
+        let Some(n) = self.counts.get_mut(key) else {
+            return;
+        };
+        *n -= 1;
+        if *n == 0 {
+            self.counts.remove(key);
+            self.filter = self.counts.keys().fold(0, |f, k| f | Self::bit(k));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hooked_keys_answer_exactly_while_a_listener_is_left() {
+        let mut hooked = HookedKeys::default();
+        let damage: Rc<str> = Rc::from("Combat.Damage");
+        let heal: Rc<str> = Rc::from("Combat.Heal");
+        assert!(!hooked.contains("Combat.Damage"));
+        hooked.add(&damage);
+        hooked.add(&damage);
+        hooked.add(&heal);
+        assert!(hooked.contains("Combat.Damage") && hooked.contains("Combat.Heal"));
+        assert!(!hooked.contains("Combat.Dodge") && !hooked.contains("") && !hooked.contains("C"));
+        hooked.remove("Combat.Damage");
+        assert!(hooked.contains("Combat.Damage"), "one listener is left");
+        hooked.remove("Combat.Damage");
+        assert!(!hooked.contains("Combat.Damage"));
+        assert!(
+            hooked.contains("Combat.Heal"),
+            "the rebuilt filter keeps the others"
+        );
+        hooked.remove("Combat.Heal");
+        hooked.remove("Never.Added");
+        assert_eq!(hooked.filter, 0);
+    }
 }

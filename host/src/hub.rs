@@ -198,9 +198,10 @@ pub(crate) struct State {
     pub(crate) stores: FxHashMap<(Key, Source), Stored>,
     /// How many hook listeners exist at all: zero answers every hook at once.
     pub(crate) hook_listeners: usize,
-    /// Hook listeners by key text, so an unheard hook costs one lookup of
-    /// the text it is run with (no interning, no walk up the levels)...
-    pub(crate) hooked: FxHashMap<Rc<str>, u32>,
+    /// Hook listeners by key text, so an unheard hook costs a bit test or
+    /// one lookup of the text it is run with (no interning, no walk up the
+    /// levels)...
+    pub(crate) hooked: crate::hook::HookedKeys,
     /// ...unless partial hook listeners exist: then the levels are walked.
     pub(crate) partial_hooks: usize,
     reports: Vec<Report>,
@@ -262,7 +263,7 @@ impl Hub {
             by_owner: FxHashMap::default(),
             stores: FxHashMap::default(),
             hook_listeners: 0,
-            hooked: FxHashMap::default(),
+            hooked: Default::default(),
             partial_hooks: 0,
             reports: Vec::new(),
             next_id: 0,
@@ -1439,7 +1440,7 @@ fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
     let slot = &mut s.slots[key.index()];
     let old = if hooks {
         s.hook_listeners += 1;
-        *s.hooked.entry(s.keys.name(key).clone()).or_default() += 1;
+        s.hooked.add(s.keys.name(key));
         if entry.partial {
             slot.partial_hooks += 1;
             s.partial_hooks += 1;
@@ -1481,13 +1482,7 @@ fn remove_entry(s: &mut State, id: ListenerId) -> bool {
     let hooks = matches!(entry.callback, Callback::Hook(_));
     if hooks {
         s.hook_listeners -= 1;
-        let name = s.keys.name(entry.key);
-        if let Some(n) = s.hooked.get_mut(&**name) {
-            *n -= 1;
-            if *n == 0 {
-                s.hooked.remove(&**name);
-            }
-        }
+        s.hooked.remove(s.keys.name(entry.key));
         if entry.partial {
             s.partial_hooks -= 1;
         }
