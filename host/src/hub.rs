@@ -855,7 +855,8 @@ impl Hub {
         caller: Caller<'_>,
         responder: Option<&Responder>,
     ) -> Result<Delivered, HubError> {
-        let lists = self.gather(key, source, args, caller, Kind::Event)?;
+        let mut lists = Gathered::new();
+        self.gather(key, source, args, caller, Kind::Event, &mut lists)?;
         if self.is_tracing() {
             let delivery = if responder.is_some() {
                 Delivery::Request
@@ -894,7 +895,8 @@ impl Hub {
         refresh_sig(s, key);
     }
 
-    /// Phase 1: check, record, collect listener lists. Also used by stores.
+    /// Phase 1: check, record, collect listener lists into `lists`. Also
+    /// used by stores.
     pub(crate) fn gather(
         &self,
         key: Key,
@@ -902,12 +904,13 @@ impl Hub {
         args: &mut [Value],
         caller: Caller<'_>,
         kind: Kind,
-    ) -> Result<Gathered, HubError> {
+        lists: &mut Gathered,
+    ) -> Result<(), HubError> {
         let checked = self.inner.checked.get();
         let mut state = self.inner.state.borrow_mut();
         let s = &mut *state;
         let Some(slot) = s.slots.get_mut(key.index()) else {
-            return Ok(Gathered::new());
+            return Ok(());
         };
         // Record the Rust call site once per location (pointer compare).
         let new_site = match caller {
@@ -995,7 +998,8 @@ impl Hub {
                 self.inner.table_dirty.set(true);
             }
         }
-        Ok(collect_lists(s, key, source, false))
+        collect_lists_into(s, key, source, false, lists);
+        Ok(())
     }
 
     fn mismatch(
@@ -1311,23 +1315,17 @@ type Visit<'a> = (&'a Rc<Entry>, u32, (i32, u32, u64));
 pub(crate) type Gathered = SmallVec<[(Rc<List>, u32); 6]>;
 
 /// The tiers a send from `source` reaches, nearest first.
-fn tiers(s: &State, source: Source) -> SmallVec<[Source; 3]> {
-    let mut out = SmallVec::new();
+#[inline]
+fn tiers(s: &State, source: Source) -> [Option<Source>; 3] {
     match source {
-        Source::Global => out.push(Source::Global),
-        Source::World(w) => {
-            out.push(Source::World(w));
-            out.push(Source::Global);
-        }
-        Source::Object(o) | Source::Named(o, _) => {
-            out.push(source);
-            if let Some(info) = s.objects.get(&o) {
-                out.push(Source::World(info.world));
-            }
-            out.push(Source::Global);
-        }
+        Source::Global => [Some(Source::Global), None, None],
+        Source::World(w) => [Some(Source::World(w)), Some(Source::Global), None],
+        Source::Object(o) | Source::Named(o, _) => [
+            Some(source),
+            s.objects.get(&o).map(|info| Source::World(info.world)),
+            Some(Source::Global),
+        ],
     }
-    out
 }
 
 /// Whether a key has no parameters recorded yet (and none declared).
@@ -1341,6 +1339,21 @@ pub(crate) fn has_no_params(s: &State, key: Key) -> bool {
 
 pub(crate) fn collect_lists(s: &State, key: Key, source: Source, hooks: bool) -> Gathered {
     let mut out = Gathered::new();
+    collect_lists_into(s, key, source, hooks, &mut out);
+    out
+}
+
+/// Collects into the caller's buffer: the send path keeps its `Gathered`
+/// in its own frame instead of copying a hundred-byte `SmallVec` back up
+/// through every return.
+#[inline]
+pub(crate) fn collect_lists_into(
+    s: &State,
+    key: Key,
+    source: Source,
+    hooks: bool,
+    out: &mut Gathered,
+) {
     let tiers = tiers(s, source);
     let mut current = Some(key);
     let mut depth = 0;
@@ -1353,7 +1366,7 @@ pub(crate) fn collect_lists(s: &State, key: Key, source: Source, hooks: bool) ->
                 out.push((list.clone(), depth));
             }
         } else if depth == 0 || slot.partial_listeners > 0 {
-            for tier in &tiers {
+            for tier in tiers.iter().flatten() {
                 if let Some(list) = slot.list(*tier) {
                     out.push((list.clone(), depth));
                 }
@@ -1362,7 +1375,6 @@ pub(crate) fn collect_lists(s: &State, key: Key, source: Source, hooks: bool) ->
         current = s.keys.info(k).parent;
         depth += 1;
     }
-    out
 }
 
 fn intern(s: &mut State, text: &str) -> Result<Key, KeyError> {

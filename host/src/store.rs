@@ -67,7 +67,8 @@ impl Hub {
         once: bool,
         caller: Caller<'_>,
     ) -> Result<Delivered, HubError> {
-        let lists = self.gather(key, source, &mut args, caller, Kind::Store)?;
+        let mut lists = crate::hub::Gathered::new();
+        self.gather(key, source, &mut args, caller, Kind::Store, &mut lists)?;
         if self.is_tracing() {
             self.trace_dispatch(key, source, &args, Delivery::Store);
         }

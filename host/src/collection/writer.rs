@@ -261,9 +261,15 @@ impl<'h> StoredArray<'h> {
             None => Caller::Rust(self.location),
         };
         let mut args = vec![Value::Array(self.rows.clone())];
-        let lists = self
-            .hub
-            .gather(self.key, self.source, &mut args, caller, Kind::Store)?;
+        let mut lists = crate::hub::Gathered::new();
+        self.hub.gather(
+            self.key,
+            self.source,
+            &mut args,
+            caller,
+            Kind::Store,
+            &mut lists,
+        )?;
         let args: Rc<[Value]> = Rc::from(args);
         let tracing = self.hub.is_tracing();
         if tracing {
