@@ -9,7 +9,8 @@
 //! - [`shape`]: which API functions a key can be used with, and each call's
 //!   arguments — shared by both generators.
 //! - [`lua`]: the meta file ([`lua_stubs`]).
-//! - [`rhai_defs`]: the definition files, rendered by rhai itself ([`rhai_definitions`]).
+//! - [`rhai_defs`]: the definition files in the format of rhai's
+//!   `Engine::definitions`, held to it by a test ([`rhai_definitions`]).
 //! - [`config`]: `.luarc.json` / `.emmyrc.json` pointing at the stubs.
 //! - [`write`]: bringing the output folder up to date ([`write_stubs`]).
 //! - `names`: identifiers and doc lines made safe for generated code.

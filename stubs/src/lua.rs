@@ -19,8 +19,8 @@ use std::fmt::Write as _;
 
 use gantry_host::{ApiFunction, KeyEntry, Kind, Param, SignatureTable, StructDef, Type};
 
-use crate::names::{Lang, one_line, param_name};
-use crate::shape::{self, Listener, Returns, Slot};
+use crate::names::{self, Lang, one_line, param_name};
+use crate::shape::{self, FunctionSet, Listener, Returns, Slot};
 
 /// The alias of every key.
 pub const KEY_ALIAS: &str = "GantryKey";
@@ -239,45 +239,86 @@ fn push_param(out: &mut String, param: &Param, taken: &mut Vec<String>) {
     taken.push(name);
 }
 
+/// One generic function per block: an `---@overload` per key that can be
+/// used with it, then the base signature. Linear in the keys: each key's
+/// repeated parts are computed once ([`KeyForm`]) and every form is written
+/// straight into `out`.
 fn write_api(out: &mut String, table: &SignatureTable) {
+    let forms: Vec<KeyForm<'_>> = table
+        .entries()
+        .map(|(key, entry)| KeyForm::new(key, entry))
+        .collect();
+    let mut slots = Vec::new();
+    let mut scratch = String::new();
+    let mut args = String::new();
     for function in ApiFunction::ALL {
-        let sigs: Vec<Sig> = table
-            .entries()
-            .filter(|(_, entry)| shape::functions_for(entry).contains(&function))
-            .map(|(key, entry)| signature(key, entry, function))
-            .collect();
         let _ = writeln!(out, "---{}", function_doc(function));
-        for sig in &sigs {
-            out.push_str("---@overload ");
-            sig.write_fun(out);
+        let keys = forms.iter().filter(|f| f.functions.contains(function));
+        let base = keys.clone().next();
+        for form in keys {
+            let returns = shape::shape_into(function, form.entry, &mut slots);
+            out.push_str("---@overload fun(");
+            let mut first = true;
+            form.each_param(&slots, |_, name, optional, ty| {
+                if !first {
+                    out.push_str(", ");
+                }
+                first = false;
+                push_name(out, name, optional);
+                out.push_str(": ");
+                out.push_str(ty);
+            });
+            out.push(')');
+            let mut first = true;
+            form.each_return(returns, &mut scratch, |ty| {
+                out.push_str(if first { ": " } else { ", " });
+                first = false;
+                out.push_str(ty);
+            });
             out.push('\n');
         }
         // The base signature is the first key's: a call whose key literal
         // matches no overload is then checked against the key union below,
         // and a wrong argument against the overload of its key.
-        let base = sigs.first().cloned().unwrap_or_else(Sig::no_key_yet);
-        let key_union: Vec<&str> = sigs.iter().map(|s| s.key_type.as_str()).collect();
-        let key_union = key_union.join("|");
-        for (name, optional, ty) in &base.params {
-            let ty = if name == "key" && !key_union.is_empty() {
-                &key_union
-            } else {
-                ty
-            };
-            let optional = if *optional { "?" } else { "" };
-            let _ = writeln!(out, "---@param {name}{optional} {ty}");
+        args.clear();
+        match base {
+            Some(form) => {
+                let returns = shape::shape_into(function, form.entry, &mut slots);
+                form.each_param(&slots, |slot, name, optional, ty| {
+                    out.push_str("---@param ");
+                    push_name(out, name, optional);
+                    out.push(' ');
+                    if slot == Slot::Key {
+                        let with_function = forms.iter().filter(|f| f.functions.contains(function));
+                        for (i, other) in with_function.enumerate() {
+                            if i > 0 {
+                                out.push('|');
+                            }
+                            out.push_str(&other.literal);
+                        }
+                    } else {
+                        out.push_str(ty);
+                    }
+                    out.push('\n');
+                    if !args.is_empty() {
+                        args.push_str(", ");
+                    }
+                    args.push_str(name);
+                });
+                form.each_return(returns, &mut scratch, |ty| {
+                    out.push_str("---@return ");
+                    out.push_str(ty);
+                    out.push('\n');
+                });
+            }
+            None => {
+                // No key can be used with it yet: any literal is a typo.
+                out.push_str("---@param key never\n");
+                args.push_str("key");
+            }
         }
-        for ty in &base.returns {
-            let _ = writeln!(out, "---@return {ty}");
-        }
-        let names: Vec<&str> = base.params.iter().map(|(n, _, _)| n.as_str()).collect();
         let prefix = if function.gmp_only() { "GMP." } else { "" };
-        let _ = writeln!(
-            out,
-            "function {prefix}{}({}) end\n",
-            function.name(),
-            names.join(", ")
-        );
+        let _ = writeln!(out, "function {prefix}{}({args}) end\n", function.name());
     }
     out.push_str(GMP_HEAD);
     out.push_str("GMP = {}\n");
@@ -286,42 +327,161 @@ fn write_api(out: &mut String, table: &SignatureTable) {
     }
 }
 
-/// One per-key form of an API function, ready to print as an `---@overload`
-/// or as the base signature's `---@param`/`---@return` lines.
-#[derive(Clone)]
-struct Sig {
-    /// `(name, optional, type)` per parameter.
-    params: Vec<(String, bool, String)>,
-    returns: Vec<String>,
-    /// The key's literal type, `"Player.Hurt"`.
-    key_type: String,
+/// `name` or `name?`.
+fn push_name(out: &mut String, name: &str, optional: bool) {
+    out.push_str(name);
+    if optional {
+        out.push('?');
+    }
 }
 
-impl Sig {
-    /// The base of a function no key can be used with yet: any literal is a typo.
-    fn no_key_yet() -> Sig {
-        Sig {
-            params: vec![("key".into(), false, "never".into())],
-            returns: Vec::new(),
-            key_type: "never".into(),
+/// What the API section needs of one key, computed once: the same
+/// parameter names, types and listener type recur in most of the key's
+/// (about ten) function forms.
+struct KeyForm<'a> {
+    entry: &'a KeyEntry,
+    functions: FunctionSet,
+    /// The key's string-literal type: `"Player.Hurt"`.
+    literal: String,
+    /// The message parameters' Lua types.
+    types: Vec<String>,
+    /// Their names after `key`, and after `world, key` / `obj, key` where
+    /// those differ (a parameter named `obj`).
+    names: Vec<String>,
+    names_after_world: Option<Vec<String>>,
+    names_after_obj: Option<Vec<String>>,
+    /// The listener types, each computed only if one of the functions takes it.
+    listener_message: String,
+    listener_row: String,
+    listener_hook: String,
+    /// The reply function of a request's `SendObjectMessage`.
+    reply: String,
+}
+
+impl<'a> KeyForm<'a> {
+    fn new(key: &'a str, entry: &'a KeyEntry) -> KeyForm<'a> {
+        let functions = FunctionSet::of(entry);
+        let raw = || entry.params.iter().map(|p| p.name.as_str());
+        let names = names::param_names(raw(), Lang::Lua, &["key"]);
+        let names_after_world =
+            names::param_names_after(&names, "world", raw(), Lang::Lua, &["key"]);
+        let names_after_obj = names::param_names_after(&names, "obj", raw(), Lang::Lua, &["key"]);
+        let listener = |listener: Listener, function: ApiFunction| {
+            let mut ty = String::new();
+            if functions.contains(function) {
+                write_listener(&mut ty, listener, key, entry);
+            }
+            ty
+        };
+        let mut reply = String::new();
+        if shape::is_request(entry) {
+            write_reply(&mut reply, entry);
+        }
+        KeyForm {
+            entry,
+            literal: format!("\"{key}\""),
+            types: entry.params.iter().map(|p| lua_type(&p.ty)).collect(),
+            names,
+            names_after_world,
+            names_after_obj,
+            listener_message: listener(Listener::Message, ApiFunction::ListenMessage),
+            listener_row: listener(Listener::Row, ApiFunction::ListenRowMessage),
+            listener_hook: listener(Listener::Hook, ApiFunction::ListenHook),
+            reply,
+            functions,
         }
     }
 
-    /// `fun(obj: GantryObject, key: "Player.Hurt", dmg: number): integer`.
-    fn write_fun(&self, out: &mut String) {
-        out.push_str("fun(");
-        for (i, (name, optional, ty)) in self.params.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            let optional = if *optional { "?" } else { "" };
-            let _ = write!(out, "{name}{optional}: {ty}");
+    /// Calls `f(slot, name, optional, type)` for each argument of a form.
+    fn each_param(&self, slots: &[Slot<'_>], mut f: impl FnMut(Slot<'_>, &str, bool, &str)) {
+        let names = match slots.first() {
+            Some(Slot::World) => self.names_after_world.as_ref(),
+            Some(Slot::Object) => self.names_after_obj.as_ref(),
+            _ => None,
         }
-        out.push(')');
-        if !self.returns.is_empty() {
-            let _ = write!(out, ": {}", self.returns.join(", "));
+        .unwrap_or(&self.names);
+        let mut message = 0;
+        for &slot in slots {
+            let ty = match slot {
+                Slot::Message(_) => {
+                    f(slot, &names[message], false, &self.types[message]);
+                    message += 1;
+                    continue;
+                }
+                Slot::World => WORLD_CLASS,
+                Slot::Object => OBJECT_CLASS,
+                Slot::Key => &self.literal,
+                Slot::Owner | Slot::IdOrOwner => "any",
+                Slot::RowIndex => "integer",
+                Slot::ListenOptions => "GantryListenOptions",
+                Slot::HookOptions => "GantryHookOptions",
+                Slot::Reply => &self.reply,
+                Slot::Listener(Listener::Message) => &self.listener_message,
+                Slot::Listener(Listener::Row) => &self.listener_row,
+                Slot::Listener(Listener::Hook) => &self.listener_hook,
+            };
+            f(slot, slot_name(slot), slot.optional(), ty);
         }
     }
+
+    /// Calls `f(type)` for each value a form returns.
+    fn each_return(&self, returns: Returns, scratch: &mut String, mut f: impl FnMut(&str)) {
+        let entry = self.entry;
+        match returns {
+            Returns::Nothing => {}
+            Returns::ListenerId => f("integer"),
+            Returns::Response => {
+                let response = entry.response.as_deref().unwrap_or_default();
+                if response.is_empty() {
+                    f("nil");
+                }
+                for param in response {
+                    scratch.clear();
+                    push_lua_type(scratch, &param.ty);
+                    f(scratch);
+                }
+            }
+            Returns::HookResult => {
+                f("any");
+                scratch.clear();
+                push_payload_type(scratch, entry);
+                f(scratch);
+            }
+            Returns::StoredArray => {
+                f(&writer_class(
+                    shape::collection_element(entry).unwrap_or("any"),
+                ));
+            }
+        }
+    }
+}
+
+fn slot_name(slot: Slot<'_>) -> &'static str {
+    match slot {
+        Slot::World => "world",
+        Slot::Object => "obj",
+        Slot::Key => "key",
+        Slot::Message(_) => "arg",
+        Slot::Owner => "owner",
+        Slot::Listener(_) => "fn",
+        Slot::RowIndex => "index",
+        Slot::ListenOptions | Slot::HookOptions => "opts",
+        Slot::Reply => "reply",
+        Slot::IdOrOwner => "id_or_owner",
+    }
+}
+
+/// The reply function of a request: it receives the response.
+fn write_reply(out: &mut String, entry: &KeyEntry) {
+    out.push_str("fun(");
+    let mut taken = Vec::new();
+    for (i, param) in entry.response.iter().flatten().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        push_param(out, param, &mut taken);
+    }
+    out.push(')');
 }
 
 const GMP_HEAD: &str = r#"---The Gantry API table: every generic function, the row constants and the object helpers.
@@ -368,100 +528,6 @@ fn function_doc(function: ApiFunction) -> &'static str {
         ApiFunction::StoredArray => {
             "The in-place writer of a collection; publishes once when closed."
         }
-    }
-}
-
-/// The form of `function` for one key.
-fn signature(key: &str, entry: &KeyEntry, function: ApiFunction) -> Sig {
-    let shape = shape::shape(function, entry);
-    let mut taken: Vec<String> = Vec::with_capacity(shape.slots.len());
-    let mut params = Vec::with_capacity(shape.slots.len());
-    for slot in &shape.slots {
-        let mut ty = String::new();
-        match slot {
-            Slot::Message(param) => {
-                let name = param_name(&param.name, Lang::Lua, &taken);
-                push_lua_type(&mut ty, &param.ty);
-                taken.push(name.clone());
-                params.push((name, false, ty));
-            }
-            other => {
-                let (name, optional) = slot_name(*other);
-                write_slot_type(&mut ty, *other, key, entry);
-                taken.push(name.to_owned());
-                params.push((name.to_owned(), optional, ty));
-            }
-        }
-    }
-    let returns = match shape.returns {
-        Returns::Nothing => Vec::new(),
-        Returns::ListenerId => vec!["integer".to_owned()],
-        Returns::Response => {
-            let response = entry.response.as_deref().unwrap_or_default();
-            if response.is_empty() {
-                vec!["nil".to_owned()]
-            } else {
-                response.iter().map(|p| lua_type(&p.ty)).collect()
-            }
-        }
-        Returns::HookResult => {
-            let mut payload = String::new();
-            push_payload_type(&mut payload, entry);
-            vec!["any".to_owned(), payload]
-        }
-        Returns::StoredArray => vec![writer_class(
-            shape::collection_element(entry).unwrap_or("any"),
-        )],
-    };
-    Sig {
-        params,
-        returns,
-        key_type: format!("\"{key}\""),
-    }
-}
-
-fn slot_name(slot: Slot<'_>) -> (&'static str, bool) {
-    let name = match slot {
-        Slot::World => "world",
-        Slot::Object => "obj",
-        Slot::Key => "key",
-        Slot::Message(_) => "arg",
-        Slot::Owner => "owner",
-        Slot::Listener(_) => "fn",
-        Slot::RowIndex => "index",
-        Slot::ListenOptions | Slot::HookOptions => "opts",
-        Slot::Reply => "reply",
-        Slot::IdOrOwner => "id_or_owner",
-    };
-    (name, slot.optional())
-}
-
-fn write_slot_type(out: &mut String, slot: Slot<'_>, key: &str, entry: &KeyEntry) {
-    match slot {
-        Slot::World => out.push_str(WORLD_CLASS),
-        Slot::Object => out.push_str(OBJECT_CLASS),
-        Slot::Key => {
-            out.push('"');
-            out.push_str(key);
-            out.push('"');
-        }
-        Slot::Message(param) => push_lua_type(out, &param.ty),
-        Slot::Owner | Slot::IdOrOwner => out.push_str("any"),
-        Slot::RowIndex => out.push_str("integer"),
-        Slot::ListenOptions => out.push_str("GantryListenOptions"),
-        Slot::HookOptions => out.push_str("GantryHookOptions"),
-        Slot::Reply => {
-            out.push_str("fun(");
-            let mut taken = Vec::new();
-            for (i, param) in entry.response.iter().flatten().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                push_param(out, param, &mut taken);
-            }
-            out.push(')');
-        }
-        Slot::Listener(listener) => write_listener(out, listener, key, entry),
     }
 }
 

@@ -101,8 +101,49 @@ pub fn param_name(raw: &str, lang: Lang, taken: &[String]) -> String {
     name
 }
 
+/// The names of a parameter list that follows the fixed names `before`
+/// (`key`, `obj`, ...), each made valid and unique by [`param_name`].
+pub fn param_names<'p>(
+    raw: impl IntoIterator<Item = &'p str>,
+    lang: Lang,
+    before: &[&str],
+) -> Vec<String> {
+    let mut taken: Vec<String> = before.iter().map(|b| (*b).to_owned()).collect();
+    for name in raw {
+        let name = param_name(name, lang, &taken);
+        taken.push(name);
+    }
+    taken.drain(..before.len());
+    taken
+}
+
+/// `names` (from [`param_names`]) again, with one more fixed name `extra`
+/// in front: the same list unless one of them *is* `extra`. A name that
+/// does not equal `extra` was never renamed because of it, and a numbered
+/// name cannot become `extra` as long as `extra` does not end in a digit —
+/// so each key's names are computed once, not once per API function.
+pub fn param_names_after<'p>(
+    names: &[String],
+    extra: &str,
+    raw: impl IntoIterator<Item = &'p str>,
+    lang: Lang,
+    before: &[&str],
+) -> Option<Vec<String>> {
+    debug_assert!(!extra.ends_with(|c: char| c.is_ascii_digit()));
+    if !names.iter().any(|n| n == extra) {
+        return None;
+    }
+    let mut all = Vec::with_capacity(before.len() + 1);
+    all.push(extra);
+    all.extend_from_slice(before);
+    Some(param_names(raw, lang, &all))
+}
+
 /// A doc line that cannot break out of the comment it is written into.
 pub fn one_line(doc: &str) -> String {
+    if !doc.contains(['\n', '\r']) {
+        return doc.trim().to_owned();
+    }
     doc.split(['\n', '\r'])
         .map(str::trim)
         .filter(|l| !l.is_empty())
@@ -128,6 +169,28 @@ mod tests {
     fn duplicate_parameter_names_are_numbered() {
         let taken = vec!["dmg".to_owned(), "dmg2".to_owned()];
         assert_eq!(param_name("dmg", Lang::Lua, &taken), "dmg3");
+    }
+
+    /// The shortcut of `param_names_after` must give what naming the whole
+    /// list after the longer prefix gives.
+    #[test]
+    fn names_after_an_extra_fixed_name_match_naming_from_scratch() {
+        let cases: [&[&str]; 5] = [
+            &["dmg", "causer"],
+            &["obj", "obj2"],
+            &["obj2", "obj"],
+            &["key", "obj", "obj"],
+            &["end", "1st", ""],
+        ];
+        for raw in cases {
+            for lang in [Lang::Lua, Lang::Rhai] {
+                let base = param_names(raw.iter().copied(), lang, &["key"]);
+                let after = param_names_after(&base, "obj", raw.iter().copied(), lang, &["key"])
+                    .unwrap_or_else(|| base.clone());
+                let direct = param_names(raw.iter().copied(), lang, &["obj", "key"]);
+                assert_eq!(after, direct, "{raw:?}");
+            }
+        }
     }
 
     #[test]

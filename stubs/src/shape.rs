@@ -124,10 +124,69 @@ pub fn functions_for(entry: &KeyEntry) -> Vec<ApiFunction> {
     functions
 }
 
+/// A key's [`functions_for`] as bits: tested once per (function, key) while
+/// a generator walks thousands of keys, so it is kept inline and small
+/// rather than behind a `Vec` pointer per key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FunctionSet(u32);
+
+impl FunctionSet {
+    /// The functions a key can be called with.
+    pub fn of(entry: &KeyEntry) -> FunctionSet {
+        functions_for(entry).into_iter().collect()
+    }
+
+    pub fn contains(self, function: ApiFunction) -> bool {
+        self.0 & Self::bit(function) != 0
+    }
+
+    pub fn remove(&mut self, function: ApiFunction) {
+        self.0 &= !Self::bit(function);
+    }
+
+    /// The members, in [`ApiFunction::ALL`] order.
+    pub fn iter(self) -> impl Iterator<Item = ApiFunction> {
+        ApiFunction::ALL
+            .into_iter()
+            .filter(move |f| self.contains(*f))
+    }
+
+    fn bit(function: ApiFunction) -> u32 {
+        const { assert!(ApiFunction::ALL.len() <= 32) };
+        1 << function as u32
+    }
+}
+
+impl FromIterator<ApiFunction> for FunctionSet {
+    fn from_iter<I: IntoIterator<Item = ApiFunction>>(functions: I) -> FunctionSet {
+        FunctionSet(
+            functions
+                .into_iter()
+                .fold(0, |bits, f| bits | FunctionSet::bit(f)),
+        )
+    }
+}
+
 /// The argument list of `function` called with this key.
 pub fn shape(function: ApiFunction, entry: &KeyEntry) -> Shape<'_> {
-    use ApiFunction::*;
     let mut slots = Vec::with_capacity(entry.params.len() + 4);
+    let returns = shape_into(function, entry, &mut slots);
+    Shape {
+        function,
+        slots,
+        returns,
+    }
+}
+
+/// [`shape`] into a caller's buffer (cleared first): the generators ask
+/// for about ten shapes per key, so they reuse one buffer.
+pub fn shape_into<'a>(
+    function: ApiFunction,
+    entry: &'a KeyEntry,
+    slots: &mut Vec<Slot<'a>>,
+) -> Returns {
+    use ApiFunction::*;
+    slots.clear();
     match function {
         NotifyWorldMessage | ListenWorldMessage => slots.push(Slot::World),
         _ if function.source_index().is_some() => slots.push(Slot::Object),
@@ -135,7 +194,7 @@ pub fn shape(function: ApiFunction, entry: &KeyEntry) -> Shape<'_> {
     }
     debug_assert_eq!(slots.len(), function.key_index());
     slots.push(Slot::Key);
-    let returns = match function {
+    match function {
         NotifyMessage | NotifyWorldMessage | NotifyObjectMessage | StoreObjectMessage
         | OnceObjectMessage => {
             slots.extend(entry.params.iter().map(Slot::Message));
@@ -182,11 +241,6 @@ pub fn shape(function: ApiFunction, entry: &KeyEntry) -> Shape<'_> {
             ]);
             Returns::ListenerId
         }
-    };
-    Shape {
-        function,
-        slots,
-        returns,
     }
 }
 
@@ -237,6 +291,29 @@ mod tests {
         assert!(!f.contains(&ApiFunction::RunHook));
         assert!(!f.contains(&ApiFunction::StoreObjectMessage));
         assert!(!f.contains(&ApiFunction::Request));
+    }
+
+    #[test]
+    fn a_function_set_holds_exactly_the_functions_for_the_key() {
+        let item = Param::new("items", Type::Array(Box::new(Type::Struct("Item".into()))));
+        let mut request = entry(Kind::Event, vec![]);
+        request.response = Some(vec![]);
+        for e in [
+            entry(Kind::Collection, vec![item]),
+            entry(Kind::Hook, vec![]),
+            entry(Kind::Store, vec![]),
+            request,
+        ] {
+            let set = FunctionSet::of(&e);
+            let listed = functions_for(&e);
+            for function in ApiFunction::ALL {
+                assert_eq!(
+                    set.contains(function),
+                    listed.contains(&function),
+                    "{function}"
+                );
+            }
+        }
     }
 
     #[test]
