@@ -141,6 +141,24 @@ fn sort_key(entry: &Entry, depth: u32, hooks: bool) -> (i32, u32, u64) {
 struct SlotSig {
     params: Rc<[Type]>,
     declared: bool,
+    /// The kind the table has for the key: a store or collection publish
+    /// that the table already knows as such records nothing new.
+    kind: Kind,
+}
+
+impl SlotSig {
+    /// Whether a dispatch of `kind` would leave the table's kind as it is,
+    /// so that (arguments matching) there is nothing to record.
+    fn knows_kind(&self, kind: Kind) -> bool {
+        match (self.kind, kind) {
+            (_, Kind::Event) | (Kind::Collection, Kind::Store) | (Kind::Hook, Kind::Hook) => true,
+            // A store of one struct array is recorded as a collection.
+            (Kind::Store, Kind::Store) => {
+                !(self.params.len() == 1 && self.params[0].struct_array_element().is_some())
+            }
+            _ => self.declared,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -936,7 +954,7 @@ impl Hub {
         let mut failure: Option<(usize, String, String)> = None;
         let needs_record = match &slot.sig {
             Some(sig) if args.len() <= sig.params.len() || sig.declared => {
-                let mut narrow = kind != Kind::Event;
+                let mut narrow = !sig.knows_kind(kind);
                 for (position, (arg, ty)) in args.iter_mut().zip(sig.params.iter()).enumerate() {
                     match (ty, &*arg) {
                         (Type::Int, Value::Int(_))
@@ -1393,6 +1411,7 @@ fn refresh_sig(s: &mut State, key: Key) {
     let sig = s.table.get(&name).map(|e| SlotSig {
         params: e.params.iter().map(|p| p.ty.clone()).collect(),
         declared: e.origin == crate::signature::Origin::Declared,
+        kind: e.kind,
     });
     s.slots[key.index()].sig = sig;
 }

@@ -790,3 +790,28 @@ fn owned_writer_outlives_the_borrow_it_was_opened_from() {
         other => panic!("expected one array, got {other:?}"),
     }
 }
+
+/// A table observed once is not re-recorded by every later store or writer
+/// publish (that walked every row each time); a changed shape still is.
+#[test]
+fn stores_of_a_known_collection_record_nothing_new() {
+    let hub = Hub::new();
+    let key = hub.key("Loot.Rows").unwrap();
+    for round in 0..3 {
+        hub.store(key, Source::Global, (Serde(items(4 + round)),))
+            .unwrap();
+        {
+            let mut rows = hub.stored_array(key, Source::Global);
+            rows.get_mut(1);
+        }
+        assert_eq!(hub.table().get("Loot.Rows").unwrap().kind, Kind::Collection);
+        // The first round records the key and these two call sites.
+        assert_eq!(hub.take_table_dirty(), round == 0, "round {round}");
+    }
+    // A plain event key that is later stored becomes a store.
+    let tick = hub.key("Loot.Count").unwrap();
+    hub.send(tick, Source::Global, (1i64,)).unwrap();
+    assert_eq!(hub.table().get("Loot.Count").unwrap().kind, Kind::Event);
+    hub.store(tick, Source::Global, (2i64,)).unwrap();
+    assert_eq!(hub.table().get("Loot.Count").unwrap().kind, Kind::Store);
+}
