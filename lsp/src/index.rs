@@ -4,7 +4,7 @@
 //!
 //! Plain data (no `Rc`), so a background thread can build it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use gantry_host::{ApiFunction, Language, Role, ScannedCall};
@@ -25,23 +25,66 @@ pub struct IndexedCall {
     pub listener_params: Option<usize>,
 }
 
-/// The calls of every indexed script, by path.
+/// The calls of every indexed script, by path, with a key index: the
+/// diagnostics ask "who listens to this key?" once per call, and a walk of
+/// every call in the workspace per question made a 3,000-call script's
+/// diagnostics quadratic.
 #[derive(Debug, Clone, Default)]
 pub struct WorkspaceIndex {
-    files: BTreeMap<PathBuf, (Language, Vec<IndexedCall>)>,
+    files: BTreeMap<PathBuf, IndexedFile>,
+    /// For each key, the files with a call of it.
+    by_key: HashMap<String, BTreeSet<PathBuf>>,
+}
+
+#[derive(Debug, Clone)]
+struct IndexedFile {
+    language: Language,
+    calls: Vec<IndexedCall>,
+    /// Positions in `calls` of each key's calls, in source order.
+    by_key: HashMap<String, Vec<usize>>,
 }
 
 impl WorkspaceIndex {
     pub fn set_file(&mut self, path: PathBuf, language: Language, calls: Vec<IndexedCall>) {
-        self.files.insert(path, (language, calls));
+        self.remove_file(&path);
+        let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, call) in calls.iter().enumerate() {
+            by_key.entry(call.key.clone()).or_default().push(i);
+        }
+        for key in by_key.keys() {
+            self.by_key
+                .entry(key.clone())
+                .or_default()
+                .insert(path.clone());
+        }
+        self.files.insert(
+            path,
+            IndexedFile {
+                language,
+                calls,
+                by_key,
+            },
+        );
     }
 
     pub fn remove_file(&mut self, path: &Path) {
-        self.files.remove(path);
+        let Some(file) = self.files.remove(path) else {
+            return;
+        };
+        for key in file.by_key.keys() {
+            if let Some(paths) = self.by_key.get_mut(key) {
+                paths.remove(path);
+                if paths.is_empty() {
+                    self.by_key.remove(key);
+                }
+            }
+        }
     }
 
     pub fn extend(&mut self, other: WorkspaceIndex) {
-        self.files.extend(other.files);
+        for (path, file) in other.files {
+            self.set_file(path, file.language, file.calls);
+        }
     }
 
     pub fn file_count(&self) -> usize {
@@ -52,21 +95,28 @@ impl WorkspaceIndex {
     pub fn keys(&self) -> impl Iterator<Item = (&str, Role)> + '_ {
         self.files
             .values()
-            .flat_map(|(_, calls)| calls.iter().map(|c| (c.key.as_str(), c.role)))
+            .flat_map(|file| file.calls.iter().map(|c| (c.key.as_str(), c.role)))
     }
 
-    /// Every indexed call of `key`, with its file.
+    /// Every indexed call of `key`, with its file: files in path order,
+    /// calls in source order.
     pub fn calls_of<'a>(
         &'a self,
         key: &'a str,
     ) -> impl Iterator<Item = (&'a Path, Language, &'a IndexedCall)> + 'a {
-        self.files
-            .iter()
-            .flat_map(move |(path, (language, calls))| {
-                calls
-                    .iter()
-                    .filter(move |c| c.key == key)
-                    .map(move |c| (path.as_path(), *language, c))
+        self.by_key
+            .get(key)
+            .into_iter()
+            .flatten()
+            .flat_map(move |path| {
+                let file = self.files.get(path);
+                file.and_then(|f| f.by_key.get(key))
+                    .into_iter()
+                    .flatten()
+                    .filter_map(move |&i| {
+                        let file = file?;
+                        Some((path.as_path(), file.language, file.calls.get(i)?))
+                    })
             })
     }
 }
@@ -92,4 +142,59 @@ pub fn index_calls(text: &str, lines: &LineIndex, calls: &[ScannedCall]) -> Vec<
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(key: &str, line: u32, listener_params: Option<usize>) -> IndexedCall {
+        let at = lsp_types::Position::new(line, 0);
+        IndexedCall {
+            key: key.to_owned(),
+            function: ApiFunction::NotifyMessage,
+            role: Role::Send,
+            range: Range::new(at, at),
+            listener_params,
+        }
+    }
+
+    fn lines_of(index: &WorkspaceIndex, key: &str) -> Vec<(String, u32)> {
+        index
+            .calls_of(key)
+            .map(|(path, _, c)| (path.display().to_string(), c.range.start.line))
+            .collect()
+    }
+
+    #[test]
+    fn calls_of_a_key_come_by_file_then_line_and_follow_every_change() {
+        let mut index = WorkspaceIndex::default();
+        index.set_file(
+            "b.lua".into(),
+            Language::Lua,
+            vec![
+                call("A.K", 1, None),
+                call("B.K", 2, None),
+                call("A.K", 7, Some(2)),
+            ],
+        );
+        index.set_file("a.rhai".into(), Language::Rhai, vec![call("A.K", 4, None)]);
+        assert_eq!(
+            lines_of(&index, "A.K"),
+            [
+                ("a.rhai".into(), 4),
+                ("b.lua".into(), 1),
+                ("b.lua".into(), 7)
+            ]
+        );
+        assert_eq!(lines_of(&index, "B.K"), [("b.lua".into(), 2)]);
+        // Replacing a file's calls forgets the old ones.
+        index.set_file("b.lua".into(), Language::Lua, vec![call("C.K", 0, None)]);
+        assert_eq!(lines_of(&index, "A.K"), [("a.rhai".into(), 4)]);
+        assert!(lines_of(&index, "B.K").is_empty());
+        index.remove_file(Path::new("a.rhai"));
+        assert!(lines_of(&index, "A.K").is_empty());
+        assert_eq!(index.file_count(), 1);
+        assert_eq!(lines_of(&index, "C.K"), [("b.lua".into(), 0)]);
+    }
 }
