@@ -214,8 +214,6 @@ pub(crate) struct State {
     pub(crate) listeners: FxHashMap<ListenerId, Rc<Entry>>,
     by_owner: FxHashMap<OwnerKey, Vec<ListenerId>>,
     pub(crate) stores: FxHashMap<(Key, Source), Stored>,
-    /// How many hook listeners exist at all: zero answers every hook at once.
-    pub(crate) hook_listeners: usize,
     /// Hook listeners by key text, so an unheard hook costs a bit test or
     /// one lookup of the text it is run with (no interning, no walk up the
     /// levels)...
@@ -280,7 +278,6 @@ impl Hub {
             listeners: FxHashMap::default(),
             by_owner: FxHashMap::default(),
             stores: FxHashMap::default(),
-            hook_listeners: 0,
             hooked: Default::default(),
             partial_hooks: 0,
             reports: Vec::new(),
@@ -1470,7 +1467,6 @@ fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
     s.listeners.insert(entry.id, entry.clone());
     let slot = &mut s.slots[key.index()];
     let old = if hooks {
-        s.hook_listeners += 1;
         s.hooked.add(s.keys.name(key));
         if entry.partial {
             slot.partial_hooks += 1;
@@ -1512,7 +1508,6 @@ fn remove_entry(s: &mut State, id: ListenerId) -> bool {
     }
     let hooks = matches!(entry.callback, Callback::Hook(_));
     if hooks {
-        s.hook_listeners -= 1;
         s.hooked.remove(s.keys.name(entry.key));
         if entry.partial {
             s.partial_hooks -= 1;

@@ -185,9 +185,7 @@ pub fn did_change(
         return Ok(());
     };
     doc.apply_changes(params.text_document.version, params.content_changes);
-    if !doc.is_stale() {
-        state.reindex(&uri, &doc);
-    }
+    state.reindex(&uri, &doc);
     state.docs.insert(uri.clone(), doc);
     state.dirty.insert(uri);
     Ok(())

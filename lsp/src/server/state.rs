@@ -179,7 +179,14 @@ impl GlobalState {
         self.dirty.insert(uri);
     }
 
+    /// Replaces the document's calls in the workspace index. A document
+    /// whose calls are behind its text is skipped: its stale spans would be
+    /// indexed against the new text; [`GlobalState::rescan_stale`] indexes
+    /// it once rescanned.
     pub(crate) fn reindex(&mut self, _uri: &Uri, document: &Document) {
+        if document.is_stale() {
+            return;
+        }
         if let Some(path) = &document.path {
             let calls = index_calls(&document.text, &document.lines, &document.calls);
             self.workspace

@@ -105,9 +105,8 @@ pub(crate) fn scan_chunk(tree: &Tree, source: &str) -> ChunkScan {
 pub fn scan_around(tree: &Tree, source: &str, offset: usize) -> Vec<ScannedCall> {
     let root = tree.root_node();
     let mut walker = Walker::new(source);
-    // The root is the chunk's own scope.
+    // The statement's parent, as the whole walk would have it.
     walker.ancestors.push(root);
-    walker.push_frame(root);
     let mut cursor = root.walk();
     let mut target = None;
     if cursor.goto_first_child() {
