@@ -1,4 +1,5 @@
-//! The hub's dispatch costs, each beside the baseline it must beat, measured
+//! The hub's dispatch costs (a baked `Key`, a `TypedKey`, key text), each
+//! beside the baseline it must beat, measured
 //! in the same run (see BENCHMARKS.md for the recorded ratios).
 
 use std::cell::Cell;
@@ -51,6 +52,17 @@ fn send(c: &mut Criterion) {
             b.iter(|| {
                 hub.send(
                     black_box(key),
+                    Source::Global,
+                    (black_box(3i64), black_box(0.5f64)),
+                )
+                .unwrap()
+            })
+        });
+        let typed = hub.typed_key::<(i64, f64)>("Player.Hurt").unwrap();
+        group.bench_function(format!("hub_typed_key/{n}"), |b| {
+            b.iter(|| {
+                hub.send(
+                    black_box(typed),
                     Source::Global,
                     (black_box(3i64), black_box(0.5f64)),
                 )

@@ -141,6 +141,7 @@ impl Hub {
             site,
             wants_responder: false,
             expects: options.expects.map(Rc::from),
+            direct: None,
         };
         self.listen_raw(key, spec)
     }

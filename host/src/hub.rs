@@ -23,6 +23,7 @@ use smallvec::SmallVec;
 use thiserror::Error;
 
 use crate::key::{Key, KeyError, Keys};
+use crate::lane::Lane;
 use crate::listener::{
     Callback, Entry, ListenOptions, ListenerHandle, ListenerId, ListenerParams, Match, MessageFn,
     Owner, OwnerKey,
@@ -32,7 +33,7 @@ use crate::request::Responder;
 use crate::signature::{KeyDecl, Kind, Recorded, Role, SignatureTable, Site};
 use crate::source::{NameId, Source, WorldId};
 use crate::trace::{Delivery, DropReason, ListenerKind, TraceEvent};
-use crate::typed::{Handler, IntoArgs};
+use crate::typed::{Handler, IntoArgs, SendKey, TypedArgs};
 use crate::types::{Mismatch, Type};
 use crate::value::{ObjectId, Value};
 
@@ -125,7 +126,7 @@ impl List {
 /// order exact before partial and nearer ancestor before farther; then
 /// registration order. Hooks order by priority and registration only.
 #[inline]
-fn sort_key(entry: &Entry, depth: u32, hooks: bool) -> (i32, u32, u64) {
+pub(crate) fn sort_key(entry: &Entry, depth: u32, hooks: bool) -> (i32, u32, u64) {
     let rank = if hooks {
         0
     } else if entry.partial {
@@ -172,6 +173,11 @@ pub(crate) struct Slot {
     last_rust_site: Option<&'static Location<'static>>,
     /// Every Rust call site already recorded for this key (by address).
     rust_sites: rustc_hash::FxHashSet<usize>,
+    /// Merged delivery lists of the last few sources this key was sent
+    /// from (at most `LANES_PER_KEY`).
+    lanes: SmallVec<[Rc<Lane>; 2]>,
+    /// The typed view of one of `lanes` that a typed send used last.
+    hot: Option<crate::lane::HotView>,
 }
 
 impl Slot {
@@ -220,6 +226,10 @@ pub(crate) struct State {
     pub(crate) hooked: crate::hook::HookedKeys,
     /// ...unless partial hook listeners exist: then the levels are walked.
     pub(crate) partial_hooks: usize,
+    /// Moves whenever what a send of some key would do may have changed (a
+    /// channel list, a signature, an object's tiers): lanes stamped with an
+    /// older epoch are merged again.
+    epoch: u64,
     reports: Vec<Report>,
     next_id: u64,
     next_seq: u64,
@@ -280,6 +290,7 @@ impl Hub {
             stores: FxHashMap::default(),
             hooked: Default::default(),
             partial_hooks: 0,
+            epoch: 0,
             reports: Vec::new(),
             next_id: 0,
             next_seq: 0,
@@ -553,6 +564,7 @@ impl Hub {
             }
             s.stores
                 .retain(|(_, source), _| source.object() != Some(object));
+            lanes_changed(s, None);
             Ok::<_, HubError>(dropped)
         })?;
         self.trace_dropped(&dropped, DropReason::Destroyed);
@@ -590,6 +602,7 @@ impl Hub {
                     s.graveyard.push(Box::new(list));
                 }
             }
+            lanes_changed(s, None);
             dropped
         });
         self.trace_dropped(&dropped, DropReason::Destroyed);
@@ -621,7 +634,7 @@ impl Hub {
     ) -> Result<ListenerHandle, HubError> {
         let site = Site::rust(Location::caller(), Role::Listen);
         let params = ListenerParams::Typed(H::param_types());
-        let callback: Rc<MessageFn> = Rc::new(move |m: &Message<'_>| handler.call(m));
+        let (callback, direct) = handler.into_callbacks();
         let spec = ListenSpec {
             scope: scope.into(),
             options,
@@ -630,6 +643,7 @@ impl Hub {
             site: Some(site),
             wants_responder: false,
             expects: None,
+            direct: Some(direct),
         };
         let id = self.listen_raw(key, spec)?;
         Ok(ListenerHandle {
@@ -660,6 +674,7 @@ impl Hub {
             site: Some(site),
             wants_responder: true,
             expects: None,
+            direct: None,
         };
         let id = self.listen_raw(key, spec)?;
         Ok(ListenerHandle {
@@ -707,6 +722,7 @@ impl Hub {
                 expects: spec.expects,
                 wants_responder: spec.wants_responder,
                 callback: spec.callback,
+                direct: spec.direct,
                 site: spec.site,
             });
             insert_entry(s, entry.clone(), is_hook);
@@ -812,23 +828,17 @@ impl Hub {
 
     // ----- sending ------------------------------------------------------------
 
-    /// Sends a tuple of Rust values from `source`.
+    /// Sends a tuple of Rust values from `source`, on a [`Key`] or on a
+    /// [`TypedKey`](crate::TypedKey) (faster: see there).
     #[track_caller]
     #[inline]
-    pub fn send<A: IntoArgs>(
+    pub fn send<A, K: SendKey<A>>(
         &self,
-        key: Key,
+        key: K,
         source: impl Into<Source>,
         args: A,
     ) -> Result<Delivered, HubError> {
-        let mut args = args.into_args();
-        self.dispatch(
-            key,
-            source.into(),
-            args.as_mut(),
-            Caller::Rust(Location::caller()),
-            None,
-        )
+        key.send_on(self, source.into(), args, Location::caller())
     }
 
     /// Sends by key text (interned on the way; a baked [`Key`] is faster).
@@ -870,8 +880,14 @@ impl Hub {
         caller: Caller<'_>,
         responder: Option<&Responder>,
     ) -> Result<Delivered, HubError> {
+        // The send (transient) path of a collection needs the raw lists,
+        // gathered before anyone is called.
+        let table_send = responder.is_none() && matches!(args, [Value::Array(_)]);
         let mut lists = Gathered::new();
-        self.gather(key, source, args, caller, Kind::Event, &mut lists)?;
+        let Some(route) = self.gather_lane(key, source, args, caller, table_send, &mut lists)?
+        else {
+            return Ok(Delivered::default());
+        };
         if self.is_tracing() {
             let delivery = if responder.is_some() {
                 Delivery::Request
@@ -880,20 +896,147 @@ impl Hub {
             };
             self.trace_dispatch(key, source, args, delivery);
         }
-        let delivered = self.deliver(key, source, args, caller, responder, &lists, None);
+        let delivered = match &route {
+            Route::Lane(lane) => self.deliver_lane(key, source, args, caller, responder, lane),
+            Route::Lists => self.deliver(key, source, args, caller, responder, &lists, None),
+        };
         if self.is_tracing() {
             let listeners = delivered.as_ref().map_or(0, |d| d.listeners);
             self.trace_end(key, listeners);
         }
         let delivered = delivered?;
-        if responder.is_none() {
-            // The send (transient) path of a collection: all-rows listeners only.
+        if table_send {
             let rows = crate::collection::dispatch::on_send(self, key, args, &lists);
             return Ok(Delivered {
                 listeners: delivered.listeners + rows,
             });
         }
         Ok(delivered)
+    }
+
+    /// Phase 2 of a send or request: down the lane, in delivery order.
+    fn deliver_lane(
+        &self,
+        key: Key,
+        source: Source,
+        args: &[Value],
+        caller: Caller<'_>,
+        responder: Option<&Responder>,
+        lane: &Lane,
+    ) -> Result<Delivered, HubError> {
+        if lane.max_arity > args.len() && self.inner.checked.get() {
+            let entries = lane.entries.iter().map(|(entry, _)| entry);
+            self.check_arity(key, args, caller, entries, None)?;
+        }
+        let mut called = 0;
+        for (entry, depth) in lane.entries.iter() {
+            if self.call_entry(entry, *depth, key, source, args, responder) {
+                called += 1;
+            }
+        }
+        Ok(Delivered { listeners: called })
+    }
+
+    /// A typed send through a [`TypedKey`](crate::TypedKey): straight to the
+    /// closures when the key's lane has a typed view for `A`, otherwise the
+    /// ordinary dispatch, after which the lane is judged for a typed view.
+    #[inline]
+    pub(crate) fn send_direct<A: TypedArgs>(
+        &self,
+        key: Key,
+        source: Source,
+        args: A,
+        site: &'static Location<'static>,
+    ) -> Result<Delivered, HubError> {
+        if let Some(direct) = self.direct_lane::<A>(key, source, site) {
+            let mut called = 0;
+            for (entry, f) in direct.entries.iter() {
+                if !entry.callable() {
+                    if entry.alive.get() {
+                        self.drop_listener(entry.id, DropReason::OwnerGone);
+                    }
+                    continue;
+                }
+                let last = entry.take_use();
+                f(args.clone());
+                called += 1;
+                if last {
+                    self.drop_listener(entry.id, DropReason::TimesUsedUp);
+                }
+            }
+            return Ok(Delivered { listeners: called });
+        }
+        let mut values = args.clone().into_args();
+        let delivered = self.dispatch(key, source, values.as_mut(), Caller::Rust(site), None)?;
+        self.judge_direct::<A>(key, source);
+        Ok(delivered)
+    }
+
+    /// The lane's typed view for `A`, when the lane is current for
+    /// `source` and tracing is off (a traced send takes the full path).
+    #[inline]
+    fn direct_lane<A: TypedArgs>(
+        &self,
+        key: Key,
+        source: Source,
+        site: &'static Location<'static>,
+    ) -> Option<Rc<crate::lane::DirectLane<A>>> {
+        if self.inner.tracing.get() {
+            return None;
+        }
+        let mut state = self.inner.state.borrow_mut();
+        let s = &mut *state;
+        let epoch = s.epoch;
+        let slot = s.slots.get_mut(key.index())?;
+        let direct = match slot
+            .hot
+            .as_ref()
+            .and_then(|hot| hot.get::<A>(epoch, source))
+        {
+            Some(direct) => direct,
+            None => {
+                let lane = slot
+                    .lanes
+                    .iter()
+                    .find(|lane| lane.source == source && lane.epoch == epoch)?;
+                let direct = lane.direct::<A>()?;
+                // Dropped here, under the borrow, and not in the graveyard
+                // (which would allocate per switch of source): the old view
+                // is never the last holder of an entry, since removing an
+                // entry clears the views of every key whose lanes held it.
+                slot.hot = Some(crate::lane::HotView::new(epoch, source, direct.clone()));
+                direct
+            }
+        };
+        let slot = &mut s.slots[key.index()];
+        if let Some(site) = note_rust_site(slot, site) {
+            let name = s.keys.name(key).clone();
+            if s.table.record_site(&name, site) {
+                self.inner.table_dirty.set(true);
+            }
+        }
+        Some(direct)
+    }
+
+    /// After an ordinary typed send: gives the lane a typed view for `A`
+    /// if the signature is exactly `A`'s types (so no send of `A` can
+    /// mismatch or need recording) and every listener takes exactly `A`.
+    fn judge_direct<A: TypedArgs>(&self, key: Key, source: Source) {
+        let state = self.inner.state.borrow();
+        let Some(lane) = current_lane(&state, key, source) else {
+            return;
+        };
+        let Some(sig) = &state.slots[key.index()].sig else {
+            return;
+        };
+        if lane.direct.get().is_some() {
+            return;
+        }
+        if A::fits(&sig.params) && sig.knows_kind(Kind::Event) {
+            lane.make_direct::<A>();
+        } else {
+            let _ = lane.direct.set(None);
+        }
     }
 
     /// Records a hook's payload type on its first run.
@@ -921,29 +1064,71 @@ impl Hub {
         kind: Kind,
         lists: &mut Gathered,
     ) -> Result<(), HubError> {
-        let checked = self.inner.checked.get();
-        let mut state = self.inner.state.borrow_mut();
-        let s = &mut *state;
-        let Some(slot) = s.slots.get_mut(key.index()) else {
-            return Ok(());
-        };
-        // Record the Rust call site once per location (pointer compare).
-        let new_site = match caller {
-            Caller::Rust(loc) => {
-                if slot.last_rust_site.is_some_and(|l| std::ptr::eq(l, loc)) {
-                    None
-                } else {
-                    slot.last_rust_site = Some(loc);
-                    if slot
-                        .rust_sites
-                        .insert(loc as *const Location<'static> as usize)
-                    {
-                        Some(Site::rust(loc, Role::Send))
-                    } else {
-                        None
-                    }
-                }
+        let refused = {
+            let mut state = self.inner.state.borrow_mut();
+            let s = &mut *state;
+            if key.index() >= s.slots.len() {
+                return Ok(());
             }
+            match self.admit(s, key, args, caller, kind) {
+                Ok(()) => {
+                    collect_lists_into(s, key, source, false, lists);
+                    return Ok(());
+                }
+                Err(refused) => refused,
+            }
+        };
+        Err(self.refuse(refused, caller))
+    }
+
+    /// Phase 1 of a send or request: check and record as `gather` does,
+    /// then route: the key's lane for `source` (merged again if stale), or
+    /// the lists in `lists`. With `table_send` the collection send path
+    /// needs the raw lists too: `lists` gets them either way.
+    fn gather_lane(
+        &self,
+        key: Key,
+        source: Source,
+        args: &mut [Value],
+        caller: Caller<'_>,
+        table_send: bool,
+        lists: &mut Gathered,
+    ) -> Result<Option<Route>, HubError> {
+        let refused = {
+            let mut state = self.inner.state.borrow_mut();
+            let s = &mut *state;
+            if key.index() >= s.slots.len() {
+                return Ok(None);
+            }
+            match self.admit(s, key, args, caller, Kind::Event) {
+                Ok(()) => {
+                    let route = route(s, key, source, lists);
+                    if table_send && matches!(route, Route::Lane(_)) {
+                        collect_lists_into(s, key, source, false, lists);
+                    }
+                    return Ok(Some(route));
+                }
+                Err(refused) => refused,
+            }
+        };
+        Err(self.refuse(refused, caller))
+    }
+
+    /// Checks `args` against the key's signature and records what is new
+    /// (the types on first use, the call site). The state stays borrowed:
+    /// a refusal is reported by the caller once it is released.
+    fn admit(
+        &self,
+        s: &mut State,
+        key: Key,
+        args: &mut [Value],
+        caller: Caller<'_>,
+        kind: Kind,
+    ) -> Result<(), Refused> {
+        let checked = self.inner.checked.get();
+        let slot = &mut s.slots[key.index()];
+        let new_site = match caller {
+            Caller::Rust(loc) => note_rust_site(slot, loc),
             Caller::Script(site) => Some(site.clone()),
             Caller::Unrecorded => None,
         };
@@ -984,23 +1169,23 @@ impl Hub {
             _ => true,
         };
         if let Some((position, expected, got)) = failure {
-            let name = s.keys.name(key).to_string();
-            drop(state);
-            return Err(self.mismatch(name, position, expected, got, caller, None));
+            return Err(Refused {
+                key: s.keys.name(key).to_string(),
+                position,
+                expected,
+                got,
+            });
         }
         if needs_record || new_site.is_some() {
             let name = s.keys.name(key).clone();
             if needs_record {
                 if checked && let Err(m) = s.table.check_args(&name, args) {
-                    drop(state);
-                    return Err(self.mismatch(
-                        name.to_string(),
-                        m.position,
-                        m.expected,
-                        m.got,
-                        caller,
-                        None,
-                    ));
+                    return Err(Refused {
+                        key: name.to_string(),
+                        position: m.position,
+                        expected: m.expected,
+                        got: m.got,
+                    });
                 }
                 if s.table.record_args(&name, kind, args) == Recorded::Changed {
                     self.inner.table_dirty.set(true);
@@ -1013,8 +1198,20 @@ impl Hub {
                 self.inner.table_dirty.set(true);
             }
         }
-        collect_lists_into(s, key, source, false, lists);
         Ok(())
+    }
+
+    /// Reports a refused dispatch (the state released) and makes its error.
+    #[cold]
+    fn refuse(&self, refused: Refused, caller: Caller<'_>) -> HubError {
+        self.mismatch(
+            refused.key,
+            refused.position,
+            refused.expected,
+            refused.got,
+            caller,
+            None,
+        )
     }
 
     fn mismatch(
@@ -1064,32 +1261,12 @@ impl Hub {
         lists: &Gathered,
         only: Option<&Rc<Entry>>,
     ) -> Result<Delivered, HubError> {
-        // A typed listener that wants more than was sent blocks the dispatch:
-        // no listener is called with missing arguments.
         if self.inner.checked.get() {
-            for (list, _) in lists.iter() {
-                if list.max_arity > args.len()
-                    && let Some(entry) = list.entries.iter().find(|e| {
-                        e.params.arity() > args.len()
-                            && e.callable()
-                            && only.is_none_or(|o| Rc::ptr_eq(o, e))
-                    })
-                {
-                    let ListenerParams::Typed(types) = &entry.params else {
-                        continue;
-                    };
-                    let position = args.len();
-                    let name = self.key_name(key).to_string();
-                    return Err(self.mismatch(
-                        name,
-                        position,
-                        types[position].to_string(),
-                        "nothing (the send has fewer arguments)".into(),
-                        caller,
-                        entry.site.clone(),
-                    ));
-                }
-            }
+            let entries = lists
+                .iter()
+                .filter(|(list, _)| list.max_arity > args.len())
+                .flat_map(|(list, _)| list.entries.iter());
+            self.check_arity(key, args, caller, entries, only)?;
         }
         let mut called = 0;
         let mut visit = |entry: &Rc<Entry>, depth: u32| {
@@ -1123,6 +1300,41 @@ impl Hub {
             }
         }
         Ok(Delivered { listeners: called })
+    }
+
+    /// A typed listener that wants more than was sent blocks the dispatch:
+    /// no listener is called with missing arguments.
+    #[cold]
+    fn check_arity<'e>(
+        &self,
+        key: Key,
+        args: &[Value],
+        caller: Caller<'_>,
+        entries: impl Iterator<Item = &'e Rc<Entry>>,
+        only: Option<&Rc<Entry>>,
+    ) -> Result<(), HubError> {
+        for entry in entries {
+            if entry.params.arity() <= args.len()
+                || !entry.callable()
+                || only.is_some_and(|o| !Rc::ptr_eq(o, entry))
+            {
+                continue;
+            }
+            let ListenerParams::Typed(types) = &entry.params else {
+                continue;
+            };
+            let position = args.len();
+            let name = self.key_name(key).to_string();
+            return Err(self.mismatch(
+                name,
+                position,
+                types[position].to_string(),
+                "nothing (the send has fewer arguments)".into(),
+                caller,
+                entry.site.clone(),
+            ));
+        }
+        Ok(())
     }
 
     /// Calls one message listener if it may be called now: alive, owner
@@ -1285,6 +1497,8 @@ pub struct ListenSpec {
     pub wants_responder: bool,
     /// Deliver only payloads of this struct (or a child of it).
     pub expects: Option<Rc<str>>,
+    /// A typed Rust listener's closure taking its tuple as is.
+    pub(crate) direct: Option<Rc<dyn Any>>,
 }
 
 impl ListenSpec {
@@ -1303,6 +1517,7 @@ impl ListenSpec {
             site: None,
             wants_responder: false,
             expects: None,
+            direct: None,
         }
     }
 
@@ -1392,6 +1607,80 @@ pub(crate) fn collect_lists_into(
     }
 }
 
+/// A dispatch the signature refused, held until the state is released.
+struct Refused {
+    key: String,
+    position: usize,
+    expected: String,
+    got: String,
+}
+
+/// A Rust call site to record, once per location (a pointer compare for
+/// the site that sent last, a set lookup for the others).
+#[inline]
+fn note_rust_site(slot: &mut Slot, loc: &'static Location<'static>) -> Option<Site> {
+    if slot.last_rust_site.is_some_and(|l| std::ptr::eq(l, loc)) {
+        return None;
+    }
+    slot.last_rust_site = Some(loc);
+    slot.rust_sites
+        .insert(loc as *const Location<'static> as usize)
+        .then(|| Site::rust(loc, Role::Send))
+}
+
+/// How many sources of one key keep a lane. A key sent from more sources
+/// at once is gathered afresh for the others (on the stack, no allocation),
+/// as every send was before lanes.
+const LANES_PER_KEY: usize = 4;
+
+/// The current lane of `key` for `source`, if any.
+#[inline]
+fn current_lane(s: &State, key: Key, source: Source) -> Option<&Rc<Lane>> {
+    s.slots
+        .get(key.index())?
+        .lanes
+        .iter()
+        .find(|lane| lane.source == source && lane.epoch == s.epoch)
+}
+
+/// How one dispatch reaches its listeners.
+enum Route {
+    /// Down a lane, kept for the next send.
+    Lane(Rc<Lane>),
+    /// Through the lists gathered into the caller's buffer.
+    Lists,
+}
+
+/// The key's lane for `source`, merged when missing or stale; or, with
+/// every lane of the key current and for other sources, the lists.
+#[inline]
+fn route(s: &mut State, key: Key, source: Source, lists: &mut Gathered) -> Route {
+    if let Some(lane) = current_lane(s, key, source) {
+        return Route::Lane(lane.clone());
+    }
+    let epoch = s.epoch;
+    let lanes = &s.slots[key.index()].lanes;
+    let reuse = lanes
+        .iter()
+        .position(|lane| lane.source == source || lane.epoch != epoch);
+    if reuse.is_none() && lanes.len() >= LANES_PER_KEY {
+        collect_lists_into(s, key, source, false, lists);
+        return Route::Lists;
+    }
+    collect_lists_into(s, key, source, false, lists);
+    let lane = Rc::new(Lane::merge(lists, epoch, source));
+    lists.clear();
+    let lanes = &mut s.slots[key.index()].lanes;
+    match reuse {
+        Some(at) => {
+            let old = std::mem::replace(&mut lanes[at], lane.clone());
+            s.graveyard.push(Box::new(old));
+        }
+        None => lanes.push(lane.clone()),
+    }
+    Route::Lane(lane)
+}
+
 fn intern(s: &mut State, text: &str) -> Result<Key, KeyError> {
     let key = s.keys.intern(text)?;
     while s.slots.len() < s.keys.len() {
@@ -1411,6 +1700,7 @@ fn refresh_sig(s: &mut State, key: Key) {
         kind: e.kind,
     });
     s.slots[key.index()].sig = sig;
+    s.epoch += 1;
 }
 
 /// Checks a typed listener against the table; records its types when the key
@@ -1491,6 +1781,34 @@ fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
     if let Some(old) = old {
         s.graveyard.push(Box::new(old));
     }
+    if !hooks {
+        lanes_changed(s, Some(key));
+    }
+}
+
+/// Something a send depends on changed: every lane goes stale. The lanes
+/// that may hold a listener just removed are dropped now (their drop waits
+/// in the graveyard until the borrow ends), so that no lane keeps an
+/// unlistened closure alive: the key's own (`Some(key)`), or every lane
+/// (`None`) when the change was a partial listener, which the lanes of all
+/// keys under its key hold too.
+fn lanes_changed(s: &mut State, key: Option<Key>) {
+    s.epoch += 1;
+    let State {
+        slots, graveyard, ..
+    } = s;
+    let mut drop_lane = |slot: &mut Slot| {
+        if !slot.lanes.is_empty() {
+            graveyard.push(Box::new(std::mem::take(&mut slot.lanes)));
+        }
+        if let Some(hot) = slot.hot.take() {
+            graveyard.push(Box::new(hot));
+        }
+    };
+    match key {
+        Some(key) => drop_lane(&mut slots[key.index()]),
+        None => slots.iter_mut().for_each(drop_lane),
+    }
 }
 
 fn remove_entry(s: &mut State, id: ListenerId) -> bool {
@@ -1542,6 +1860,9 @@ fn remove_entry(s: &mut State, id: ListenerId) -> bool {
         if let Some(old) = old {
             s.graveyard.push(Box::new(old));
         }
+    }
+    if !hooks {
+        lanes_changed(s, (!entry.partial).then_some(entry.key));
     }
     s.graveyard.push(Box::new(entry));
     true

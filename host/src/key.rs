@@ -10,7 +10,10 @@
 use std::fmt;
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap;
+use std::hash::Hasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxHasher;
 use thiserror::Error;
 
 /// Why a piece of text is not a valid key.
@@ -97,10 +100,51 @@ pub struct KeyInfo {
 }
 
 /// The key interner. Interning a key also interns all its ancestors.
-#[derive(Debug, Default)]
+///
+/// Looking a key up by its text is the whole extra cost of a send by text,
+/// so the table is probed with the text's hash and compared inline
+/// (`same_text`), not through a `memcmp` call per candidate.
+#[derive(Default)]
 pub struct Keys {
-    by_name: FxHashMap<Rc<str>, Key>,
+    by_name: HashTable<Key>,
     infos: Vec<KeyInfo>,
+}
+
+impl fmt::Debug for Keys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.infos.iter().map(|i| &i.name))
+            .finish()
+    }
+}
+
+#[inline]
+fn hash_text(text: &str) -> u64 {
+    let mut hasher = FxHasher::default();
+    hasher.write(text.as_bytes());
+    hasher.finish()
+}
+
+/// Byte equality for the short texts keys are: two overlapping word loads
+/// for up to 16 bytes, the library compare beyond.
+#[inline]
+fn same_text(a: &[u8], b: &[u8]) -> bool {
+    fn word(s: &[u8], at: usize) -> u64 {
+        u64::from_ne_bytes(s[at..at + 8].try_into().unwrap_or_default())
+    }
+    fn half(s: &[u8], at: usize) -> u32 {
+        u32::from_ne_bytes(s[at..at + 4].try_into().unwrap_or_default())
+    }
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        0..=3 => a == b,
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
+    }
 }
 
 impl Keys {
@@ -110,7 +154,7 @@ impl Keys {
 
     /// Validates and interns `text`.
     pub fn intern(&mut self, text: &str) -> Result<Key, KeyError> {
-        if let Some(&key) = self.by_name.get(text) {
+        if let Some(key) = self.get(text) {
             return Ok(key);
         }
         validate_key(text)?;
@@ -118,7 +162,7 @@ impl Keys {
     }
 
     fn intern_valid(&mut self, text: &str) -> Key {
-        if let Some(&key) = self.by_name.get(text) {
+        if let Some(key) = self.get(text) {
             return key;
         }
         let parent = parent_key(text).map(|p| self.intern_valid(p));
@@ -130,13 +174,21 @@ impl Keys {
             parent,
             depth,
         });
-        self.by_name.insert(name, key);
+        let infos = &self.infos;
+        self.by_name
+            .insert_unique(hash_text(&name), key, |k| hash_text(&infos[k.index()].name));
         key
     }
 
     /// Looks a key up without interning it.
+    #[inline]
     pub fn get(&self, text: &str) -> Option<Key> {
-        self.by_name.get(text).copied()
+        let infos = &self.infos;
+        self.by_name
+            .find(hash_text(text), |k| {
+                same_text(infos[k.index()].name.as_bytes(), text.as_bytes())
+            })
+            .copied()
     }
 
     pub fn info(&self, key: Key) -> &KeyInfo {
@@ -201,6 +253,24 @@ mod tests {
         let err = validate_key("Inv.Ité").unwrap_err().to_string();
         assert!(err.contains("Inv.Ité") && err.contains("byte 6"), "{err}");
         assert!(validate_key("Player.Hurt_2.x").is_ok());
+    }
+
+    #[test]
+    fn lookup_tells_texts_apart_at_every_length_and_position() {
+        let mut keys = Keys::new();
+        let texts: Vec<String> = (1..40).map(|n| "K".repeat(n)).collect();
+        let interned: Vec<Key> = texts.iter().map(|t| keys.intern(t).unwrap()).collect();
+        for (text, key) in texts.iter().zip(&interned) {
+            assert_eq!(keys.get(text), Some(*key));
+            for at in 0..text.len() {
+                let mut other = text.clone().into_bytes();
+                other[at] = b'X';
+                let other = String::from_utf8(other).unwrap();
+                assert_eq!(keys.get(&other), None, "{other} is not {text}");
+            }
+        }
+        assert!(same_text(b"", b""));
+        assert!(!same_text(b"abc", b"abd"));
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //! - [`source`]: global, world, object and (object, name) sources and their tiers.
 //! - [`listener`]: listen options, owners, ids and RAII handles.
 //! - [`hub`]: the [`Hub`] and its one dispatch core (gather, then call).
+//! - `lane`: a key's merged delivery list, kept between sends, and its
+//!   typed view for [`TypedKey`] sends.
 //! - [`typed`]: tuples in, typed closures out — the Rust face.
 //! - [`store`]: stored and once messages, replayed to late listeners.
 //! - [`collection`]: stored tables — whole-table, slot and row listeners,
@@ -32,6 +34,7 @@ pub mod collection;
 pub mod hook;
 pub mod hub;
 pub mod key;
+mod lane;
 pub mod listener;
 pub mod persist;
 pub mod report;
@@ -67,6 +70,6 @@ pub use serde_bridge::{Serde, ValueSerdeError, from_value, struct_def_of, to_val
 pub use signature::{KeyDecl, KeyEntry, Kind, Language, Origin, Role, SignatureTable, Site};
 pub use source::{NameId, Source, WorldId};
 pub use trace::{Delivery, DropReason, ListenerKind, TraceEvent, TraceFn};
-pub use typed::{Handler, IntoArgs};
+pub use typed::{FixedKind, Handler, IntoArgs, SendKey, TypedArgs, TypedKey};
 pub use types::{Mismatch, Param, StructDef, StructRegistry, Type};
 pub use value::{FromValue, IntoValue, ObjectId, StructValue, Value};

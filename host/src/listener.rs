@@ -207,6 +207,9 @@ pub(crate) struct Entry {
     pub expects: Option<Rc<str>>,
     pub wants_responder: bool,
     pub callback: Callback,
+    /// A typed Rust listener's closure by its tuple type (a
+    /// `lane::DirectFn`), for typed sends of exactly that tuple.
+    pub direct: Option<Rc<dyn Any>>,
     pub site: Option<Site>,
 }
 

@@ -5,12 +5,18 @@
 //! ...)` declares `[int]` as the listener's parameters, which the
 //! compatibility rule checks against the signature table.
 
+use std::any::Any;
+use std::marker::PhantomData;
+use std::panic::Location;
 use std::rc::Rc;
 
-use crate::hub::Message;
-use crate::listener::ListenerError;
+use crate::hub::{Caller, Delivered, Hub, HubError, Message};
+use crate::key::Key;
+use crate::lane::DirectFn;
+use crate::listener::{ListenerError, MessageFn};
+use crate::source::Source;
 use crate::types::Type;
-use crate::value::{FromValue, IntoValue, Value};
+use crate::value::{FromValue, IntoValue, ObjectId, Value};
 
 /// A tuple of Rust values sent as message arguments.
 pub trait IntoArgs {
@@ -24,6 +30,10 @@ pub trait Handler<Args>: 'static {
     fn param_types() -> Rc<[Type]>;
     /// Converts the arguments and calls the closure.
     fn call(&self, message: &Message<'_>) -> Result<(), ListenerError>;
+    /// The closure as the hub keeps it: a message callback for every send,
+    /// and the same closure taking its tuple as is, for typed sends of
+    /// exactly that tuple (see [`TypedKey`]).
+    fn into_callbacks(self) -> (Rc<MessageFn>, Rc<dyn Any>);
 }
 
 fn convert<T: FromValue>(args: &[Value], position: usize) -> Result<T, ListenerError> {
@@ -53,7 +63,7 @@ macro_rules! tuples {
             }
         }
 
-        impl<Func, $($name: FromValue),*> Handler<($($name,)*)> for Func
+        impl<Func, $($name: FromValue + 'static),*> Handler<($($name,)*)> for Func
         where
             Func: Fn($($name),*) + 'static,
         {
@@ -67,8 +77,137 @@ macro_rules! tuples {
                 (self)($(convert::<$name>(args, $idx)?),*);
                 Ok(())
             }
+            #[allow(unused_variables)]
+            fn into_callbacks(self) -> (Rc<MessageFn>, Rc<dyn Any>) {
+                let handler = Rc::new(self);
+                let typed = handler.clone();
+                let message: Rc<MessageFn> = Rc::new(move |m: &Message<'_>| Handler::call(&*handler, m));
+                let direct = DirectFn::<($($name,)*)>(Rc::new(move |args: ($($name,)*)| {
+                    (typed)($(args.$idx),*)
+                }));
+                (message, Rc::new(direct))
+            }
+        }
+
+        impl<$($name: FixedKind),*> TypedArgs for ($($name,)*) {
+            #[allow(unused_variables)]
+            fn fits(params: &[Type]) -> bool {
+                true $(&& params.get($idx) == Some(&$name::declared_type()))*
+            }
         }
     };
+}
+
+/// A Rust type whose value always has the same kind, so that a send of it
+/// checked once against a key's signature stays checked: the scalars,
+/// strings and object handles (not `Value`, `Option`, arrays or structs).
+pub trait FixedKind: IntoValue + FromValue + Clone + 'static + sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! fixed {
+    ($($rust:ty),*) => {$(
+        impl sealed::Sealed for $rust {}
+        impl FixedKind for $rust {}
+    )*};
+}
+
+fixed!(bool, i64, i32, u32, f64, f32, ObjectId, String, Rc<str>);
+
+/// A tuple of [`FixedKind`]s: what a [`TypedKey`] carries.
+pub trait TypedArgs: IntoArgs + Clone + 'static {
+    /// Whether the tuple's types are exactly the first parameters of
+    /// `params` (no widening, no `any`): then no send of it can mismatch.
+    fn fits(params: &[Type]) -> bool;
+}
+
+/// A key baked together with the Rust tuple it carries
+/// (`hub.typed_key::<(i64, f64)>("Player.Hurt")`). Sending through it is
+/// the fastest send there is: once the key's listeners are all typed Rust
+/// closures of exactly that tuple, the tuple is handed to them as is — no
+/// signature check per send (the type already passed it), no `Value`s.
+/// Anything else (script listeners, prefix listeners, tracing on, a
+/// signature the tuple does not fit) takes the ordinary path, unchanged.
+pub struct TypedKey<A> {
+    key: Key,
+    _args: PhantomData<fn(A)>,
+}
+
+impl<A> TypedKey<A> {
+    /// The plain key, for everything that is not a typed send.
+    pub fn key(self) -> Key {
+        self.key
+    }
+}
+
+impl<A> Clone for TypedKey<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A> Copy for TypedKey<A> {}
+
+impl<A> std::fmt::Debug for TypedKey<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "TypedKey({:?}, {})",
+            self.key,
+            std::any::type_name::<A>()
+        )
+    }
+}
+
+impl Hub {
+    /// Bakes `text` as a key that carries the tuple `A`.
+    pub fn typed_key<A: TypedArgs>(&self, text: &str) -> Result<TypedKey<A>, crate::KeyError> {
+        Ok(TypedKey {
+            key: self.key(text)?,
+            _args: PhantomData,
+        })
+    }
+}
+
+/// What [`Hub::send`] accepts as a key: a [`Key`] (arguments become
+/// `Value`s and are checked per send) or a [`TypedKey`] (see there).
+pub trait SendKey<A> {
+    #[doc(hidden)]
+    fn send_on(
+        self,
+        hub: &Hub,
+        source: Source,
+        args: A,
+        site: &'static Location<'static>,
+    ) -> Result<Delivered, HubError>;
+}
+
+impl<A: IntoArgs> SendKey<A> for Key {
+    #[inline]
+    fn send_on(
+        self,
+        hub: &Hub,
+        source: Source,
+        args: A,
+        site: &'static Location<'static>,
+    ) -> Result<Delivered, HubError> {
+        let mut args = args.into_args();
+        hub.dispatch(self, source, args.as_mut(), Caller::Rust(site), None)
+    }
+}
+
+impl<A: TypedArgs> SendKey<A> for TypedKey<A> {
+    #[inline]
+    fn send_on(
+        self,
+        hub: &Hub,
+        source: Source,
+        args: A,
+        site: &'static Location<'static>,
+    ) -> Result<Delivered, HubError> {
+        hub.send_direct(self.key, source, args, site)
+    }
 }
 
 tuples!(0;);

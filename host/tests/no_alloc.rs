@@ -67,6 +67,18 @@ fn scalar_send_to_rust_listeners_allocates_nothing() {
     assert_eq!(n, 0, "allocations during 2000 scalar sends");
     assert!(sum.get() > 0.0);
 
+    // The same through a typed key (the typed view of each lane).
+    let typed = hub.typed_key::<(i64, f64)>("Player.Hurt").unwrap();
+    let typed_sends = |count: i64| {
+        for i in 0..count {
+            hub.send(typed, obj, (i, 0.5f64)).unwrap();
+            hub.send(typed, Source::Global, (i, 0.5f64)).unwrap();
+        }
+    };
+    typed_sends(1);
+    let n = allocations_during(|| typed_sends(1000));
+    assert_eq!(n, 0, "allocations during 2000 typed scalar sends");
+
     // A hook nobody listens to costs no allocation either.
     let n = allocations_during(|| {
         let mut payload = Value::Int(1);
