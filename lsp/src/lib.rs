@@ -10,13 +10,15 @@
 //! - [`analysis`]: pure functions from a script, the table and the
 //!   workspace index to answers (completion, diagnostics, ...).
 //! - [`check`]: `gantry check DIR`, the diagnostics in batch.
-//! - [`syntax`]: the bridge to `gantry_lua::syntax` and `gantry_rhai::syntax`.
+//! - [`syntax`]: the bridge to `gantry_lua::syntax` and `gantry_rhai::syntax`;
+//!   [`incremental`]: a Lua document's calls kept current across edits.
 //! - [`table`]: finding `.gantry/signatures.json` and reloading it on change.
 //! - [`index`] / [`workspace`]: the calls of every script in the workspace.
 //! - [`text`] / [`uri`]: byte offsets against UTF-16 positions; file URIs.
 
 pub mod analysis;
 pub mod check;
+pub mod incremental;
 pub mod index;
 pub mod server;
 pub mod syntax;

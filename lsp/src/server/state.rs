@@ -17,6 +17,7 @@ use lsp_types::{
 use super::Task;
 use crate::analysis::SourceFile;
 use crate::analysis::diagnostics::{Code, Diagnostic, Severity, check_calls};
+use crate::incremental::Rescan;
 use crate::index::{WorkspaceIndex, index_calls};
 use crate::syntax::Parsed;
 use crate::table::{LoadedTable, TableCache, find_table};
@@ -30,19 +31,16 @@ pub struct Document {
     pub version: i32,
     pub text: String,
     pub lines: LineIndex,
-    /// Every call of the script, as of the last full scan: they match
-    /// `text` only while `scanned` holds.
-    calls: Vec<ScannedCall>,
-    scanned: bool,
     /// The file of this script's signature table, when one was found.
     pub table: Option<PathBuf>,
+    /// The tree and every call of the script; the calls match `text`
+    /// unless [`Document::is_stale`].
     parsed: Parsed,
 }
 
 impl Document {
     pub fn new(path: Option<PathBuf>, language: Language, version: i32, text: String) -> Self {
-        let mut parsed = Parsed::new(language);
-        let calls = parsed.scan(&text);
+        let parsed = Parsed::new(language, &text);
         let table = path.as_deref().and_then(|p| find_table(p.parent()?));
         Self {
             lines: LineIndex::new(&text),
@@ -50,16 +48,14 @@ impl Document {
             language,
             version,
             text,
-            calls,
-            scanned: true,
             table,
             parsed,
         }
     }
 
     /// Applies the changes in order and reparses once. A Lua document's
-    /// calls are rescanned later, by [`Document::rescan`]: typing must not
-    /// pay a walk of the whole script per keystroke.
+    /// calls only shift past the edits; they are rescanned later, by
+    /// [`Document::rescan`]: typing must not pay a scan per keystroke.
     pub fn apply_changes(&mut self, version: i32, changes: Vec<TextDocumentContentChangeEvent>) {
         for change in changes {
             let old_lines = self.lines.clone();
@@ -69,37 +65,36 @@ impl Document {
             }
         }
         self.version = version;
-        match self.language {
-            Language::Lua => {
-                self.parsed.reparse(&self.text);
-                self.scanned = false;
-            }
-            _ => self.calls = self.parsed.scan(&self.text),
-        }
+        self.parsed.reparse(&self.text);
     }
 
     /// Whether the calls are behind the text.
     pub fn is_stale(&self) -> bool {
-        !self.scanned
+        self.parsed.is_stale()
     }
 
-    /// Rescans every call if the text changed since the last scan.
-    /// Returns whether it did.
-    pub fn rescan(&mut self) -> bool {
-        if self.scanned {
-            return false;
-        }
-        self.calls = self.parsed.scan(&self.text);
-        self.scanned = true;
-        true
+    /// Brings the calls up to date with the text (only the statements the
+    /// edits touched, when that is safe). Returns what it did.
+    pub fn rescan(&mut self) -> Rescan {
+        self.parsed.rescan(&self.text)
+    }
+
+    /// Every call, as of the last scan (current unless stale).
+    pub fn calls(&self) -> &[ScannedCall] {
+        self.parsed.calls()
+    }
+
+    /// The current tree of a Lua document.
+    pub fn tree(&self) -> Option<&gantry_lua::syntax::Tree> {
+        self.parsed.tree()
     }
 
     /// The calls a request at byte `offset` may look at: all of them when
     /// they are current, else the statement around `offset` scanned now
     /// from the current tree.
     pub fn calls_near(&self, offset: usize) -> Cow<'_, [ScannedCall]> {
-        if self.scanned {
-            return Cow::Borrowed(&self.calls);
+        if !self.is_stale() {
+            return Cow::Borrowed(self.calls());
         }
         match self.parsed.scan_around(&self.text, offset) {
             Some(calls) => Cow::Owned(calls),
@@ -110,7 +105,7 @@ impl Document {
     /// The script with every call; current once [`Document::rescan`] ran
     /// (the main loop rescans before any request that needs them all).
     pub fn source(&self) -> SourceFile<'_> {
-        self.source_with(&self.calls)
+        self.source_with(self.calls())
     }
 
     /// The script with the given calls (from [`Document::calls_near`]).
@@ -188,7 +183,7 @@ impl GlobalState {
             return;
         }
         if let Some(path) = &document.path {
-            let calls = index_calls(&document.text, &document.lines, &document.calls);
+            let calls = index_calls(&document.text, &document.lines, document.calls());
             self.workspace
                 .set_file(path.clone(), document.language, calls);
         }
@@ -206,7 +201,8 @@ impl GlobalState {
             .collect();
         for uri in stale {
             if let Some(mut doc) = self.docs.remove(&uri) {
-                doc.rescan();
+                let rescan = doc.rescan();
+                tracing::debug!(uri = uri.as_str(), ?rescan, "rescanned");
                 self.reindex(&uri, &doc);
                 self.docs.insert(uri, doc);
             }
@@ -296,7 +292,7 @@ impl<'a> Snapshot<'a> {
             });
         }
         out.extend(check_calls(
-            &doc.calls,
+            doc.calls(),
             table.and_then(LoadedTable::usable),
             self.workspace(),
         ));

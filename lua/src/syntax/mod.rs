@@ -6,6 +6,8 @@
 //! - [`scan()`] / [`scan_tree()`] / [`scan_around()`]: the call-site scanner — every call of a
 //!   generic API function, with spans, literal arguments and listener
 //!   parameters, honouring lexical shadowing.
+//! - [`scan_statements()`]: the same scanner over the top-level statements
+//!   around a byte range, for the language server's incremental rescans.
 //! - [`rewrite()`]: the load-time rewriter that turns literal-key calls into
 //!   calls of key-baked functions, preserving lines (and columns after the key).
 //! - `literal`: decoding of Lua string and number literals.
@@ -21,5 +23,5 @@ mod scan;
 
 pub use parse::parse;
 pub use rewrite::{BAKES_PROLOGUE_MAX_LOCALS, Bake, Rewrite, rewrite};
-pub use scan::{scan, scan_around, scan_tree};
+pub use scan::{ChunkLocals, StatementsScan, scan, scan_around, scan_statements, scan_tree};
 pub use tree_sitter::{self, Tree};

@@ -11,6 +11,8 @@
 //! matter: the API function names, `GMP` and `_ENV` (a local `_ENV`
 //! redirects every global, so no global-form call is an API call under it).
 
+use std::ops::Range;
+
 use gantry_host::{ApiFunction, Pos, ScannedArg, ScannedCall, Span};
 use tree_sitter::{Node, Tree};
 
@@ -23,6 +25,7 @@ pub(crate) const GMP: usize = ApiFunction::ALL.len();
 /// Index of `_ENV`.
 pub(crate) const ENV: usize = GMP + 1;
 const TRACKED: usize = ENV + 1;
+const _: () = assert!(TRACKED <= 32, "ChunkLocals keeps one bit per tracked name");
 
 /// Lua 5.4 keeps hidden control variables for each loop (three for a
 /// numeric `for`, four for a generic one); counted as locals of the function.
@@ -134,6 +137,112 @@ pub fn scan_around(tree: &Tree, source: &str, offset: usize) -> Vec<ScannedCall>
         .into_iter()
         .map(|found| found.call)
         .collect()
+}
+
+/// The tracked names (API functions, `GMP`, `_ENV`) that chunk-level
+/// `local`s declare: once declared at the chunk's top level, such a name
+/// hides the API for every later statement, so an incremental rescan must
+/// know which statements above a changed region declare one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ChunkLocals(u32);
+
+impl ChunkLocals {
+    /// No tracked name declared.
+    pub const NONE: ChunkLocals = ChunkLocals(0);
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn union(self, other: ChunkLocals) -> ChunkLocals {
+        ChunkLocals(self.0 | other.0)
+    }
+
+    fn with(self, index: usize) -> ChunkLocals {
+        ChunkLocals(self.0 | (1 << index))
+    }
+
+    fn indices(self) -> impl Iterator<Item = usize> {
+        (0..TRACKED).filter(move |i| self.0 & (1 << i) != 0)
+    }
+}
+
+/// What [`scan_statements`] found in a run of top-level statements.
+#[derive(Debug, Default)]
+pub struct StatementsScan {
+    /// The calls, exactly as [`scan_tree`] reports them for those statements.
+    pub calls: Vec<ScannedCall>,
+    /// The byte range from the first scanned statement's start to the last
+    /// one's end; `None` when no statement overlapped the range.
+    pub covered: Option<Range<usize>>,
+    /// Each scanned top-level statement that declares tracked chunk-level
+    /// locals (its byte range), with the names it declares.
+    pub declarations: Vec<(Range<usize>, ChunkLocals)>,
+}
+
+/// Scans the chunk's top-level statements (the root's children: comments
+/// and error nodes included) that overlap `range`, ends inclusive, as if
+/// the chunk-level locals `above` had been declared before them.
+///
+/// This is the unit of an incremental rescan: a statement's calls depend
+/// only on its own subtree, its text and the chunk-level locals declared
+/// above it, so the language server rescans just the statements an edit
+/// touched (seeding `above` from the declarations it kept) and keeps every
+/// other call. Over the whole chunk (`0..source.len()`, [`ChunkLocals::NONE`])
+/// the calls equal [`scan_tree`]'s.
+pub fn scan_statements(
+    tree: &Tree,
+    source: &str,
+    range: Range<usize>,
+    above: ChunkLocals,
+) -> StatementsScan {
+    let root = tree.root_node();
+    let mut walker = Walker::new(source);
+    walker.ancestors.push(root);
+    for index in above.indices() {
+        walker.shadow[index] += 1;
+    }
+    let mut out = StatementsScan::default();
+    let mut cursor = root.walk();
+    // The first child ending at or after `range.start`.
+    let found = if range.start == 0 {
+        cursor.goto_first_child()
+    } else {
+        cursor.goto_first_child_for_byte(range.start - 1).is_some()
+    };
+    if found {
+        loop {
+            let statement = cursor.node();
+            if statement.start_byte() > range.end {
+                break;
+            }
+            let mark = walker.declared.len();
+            walker.walk(statement);
+            // Every scope the statement opened is closed again, so whatever
+            // it left in `declared` is a chunk-level local.
+            let declared = walker.declared[mark..]
+                .iter()
+                .fold(ChunkLocals::NONE, |acc, &i| acc.with(usize::from(i)));
+            if !declared.is_empty() {
+                out.declarations.push((statement.byte_range(), declared));
+            }
+            let start = out
+                .covered
+                .as_ref()
+                .map_or(statement.start_byte(), |c| c.start);
+            out.covered = Some(start..statement.end_byte());
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    out.calls = walker
+        .out
+        .calls
+        .into_iter()
+        .map(|found| found.call)
+        .collect();
+    out
 }
 
 struct Walker<'a, 't> {

@@ -387,3 +387,79 @@ fn scan_around_between_statements_finds_nothing_and_does_not_panic() {
     let (_, calls) = around("NotifyMessage(\"A.$0");
     assert!(calls.len() <= 1);
 }
+
+/// Scripts whose whole-chunk statement scan must equal the tree walk:
+/// nesting, shadowing at every level, syntax errors.
+const STATEMENT_SCRIPTS: &[&str] = &[
+    "NotifyMessage(\"A\")\nlocal function f(x) GMP.RunHook(\"B\", x) end\nListenMessage(\"C\", self, function(a) NotifyMessage(\"D\", a) end)\n",
+    "local NotifyMessage = print\nNotifyMessage(\"A\")\nGMP.NotifyMessage(\"B\")\n",
+    "do local GMP = {} GMP.NotifyMessage(\"A\") end\nGMP.NotifyMessage(\"B\")\n",
+    "NotifyMessage(\"A.\nlocal x = 1\nNotifyMessage(\"B\")\n",
+    "local _ENV = {}\nNotifyMessage(\"A\")\n",
+    "for NotifyMessage = 1, 2 do NotifyMessage(\"A\") end NotifyMessage(\"B\")\n",
+    "repeat local RunHook = 1 until RunHook(\"A\")\nRunHook(\"B\")\n",
+    "if x then local NotifyMessage = 1 end NotifyMessage(\"A\") ) ( NotifyMessage(\"B\"\n",
+];
+
+#[test]
+fn scan_statements_over_the_whole_chunk_equals_the_tree_walk() {
+    for source in STATEMENT_SCRIPTS {
+        let tree = crate::syntax::parse(source, None).expect("parses");
+        let whole = super::scan_tree(&tree, source);
+        let statements =
+            super::scan_statements(&tree, source, 0..source.len(), super::ChunkLocals::NONE);
+        assert_eq!(statements.calls, whole, "{source}");
+    }
+}
+
+#[test]
+fn scan_statements_reports_chunk_level_declarations_of_tracked_names_only() {
+    let source = "local x = 1\nlocal NotifyMessage = print\nlocal function f() local GMP = 1 end\nlocal function RunHook() end\n";
+    let tree = crate::syntax::parse(source, None).expect("parses");
+    let scan = super::scan_statements(&tree, source, 0..source.len(), super::ChunkLocals::NONE);
+    let lines: Vec<&str> = scan
+        .declarations
+        .iter()
+        .map(|(range, names)| {
+            assert!(!names.is_empty());
+            &source[range.clone()]
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "local NotifyMessage = print",
+            "local function RunHook() end"
+        ]
+    );
+    assert_eq!(scan.covered, Some(0..source.len() - 1));
+}
+
+#[test]
+fn scan_statements_scans_only_the_statements_overlapping_the_range_with_the_locals_above() {
+    let source =
+        "local NotifyMessage = print\nNotifyMessage(\"A\")\nRunHook(\"B\")\nRunHook(\"C\")\n";
+    let tree = crate::syntax::parse(source, None).expect("parses");
+    let above = super::scan_statements(&tree, source, 0..0, super::ChunkLocals::NONE);
+    assert_eq!(above.declarations.len(), 1);
+    let names = above.declarations[0].1;
+    let start = source.find("NotifyMessage(").unwrap();
+    let end = source.find("RunHook(\"B\")").unwrap() + 2;
+    // Without the declaration above, the first statement is an API call.
+    let unseeded = super::scan_statements(&tree, source, start..end, super::ChunkLocals::NONE);
+    assert_eq!(unseeded.calls.len(), 2);
+    let seeded = super::scan_statements(&tree, source, start..end, names);
+    let keys: Vec<_> = seeded.calls.iter().map(|c| c.literal_key()).collect();
+    assert_eq!(keys, [Some("B")]);
+    assert_eq!(
+        seeded.covered,
+        Some(start..source.find("RunHook(\"B\")").unwrap() + "RunHook(\"B\")".len())
+    );
+    // A range inside blank lines between statements touches none.
+    let source = "NotifyMessage(\"A\")\n\n\nNotifyMessage(\"B\")\n";
+    let tree = crate::syntax::parse(source, None).expect("parses");
+    let gap = source.find("\n\n").unwrap() + 1;
+    let none = super::scan_statements(&tree, source, gap..gap, super::ChunkLocals::NONE);
+    assert!(none.calls.is_empty());
+    assert_eq!(none.covered, None);
+}
