@@ -30,6 +30,27 @@ impl LineIndex {
         }
     }
 
+    /// Follows an edit of the text it describes: bytes `edit.start ..
+    /// edit.old_end` were replaced by `inserted`. Costs the inserted text
+    /// and a shift of the later line starts, not a pass over the whole text
+    /// on every keystroke.
+    pub fn apply(&mut self, edit: Edit, inserted: &str) {
+        // Line starts after a removed line break go; later ones shift.
+        let first_removed = self.line_starts.partition_point(|&s| s <= edit.start);
+        let first_kept = self.line_starts.partition_point(|&s| s <= edit.old_end);
+        let added = inserted
+            .bytes()
+            .enumerate()
+            .filter(|&(_, b)| b == b'\n')
+            .map(|(i, _)| edit.start + i + 1);
+        self.line_starts.splice(first_removed..first_kept, added);
+        let shifted = first_removed + inserted.bytes().filter(|&b| b == b'\n').count();
+        for start in &mut self.line_starts[shifted..] {
+            *start = *start - edit.old_end + edit.new_end;
+        }
+        self.len = self.len - (edit.old_end - edit.start) + inserted.len();
+    }
+
     pub fn line_count(&self) -> usize {
         self.line_starts.len()
     }
@@ -125,7 +146,7 @@ pub struct Edit {
 
 /// Applies an LSP content change to `text`, returning the byte edit (or
 /// `None` for a full replacement). `index` must describe `text` and is
-/// rebuilt.
+/// updated (rebuilt only for a full replacement).
 pub fn apply_change(
     text: &mut String,
     index: &mut LineIndex,
@@ -142,11 +163,14 @@ pub fn apply_change(
             new_end: start + new_text.len(),
         }
     });
-    if edit.is_none() {
-        text.clear();
-        text.push_str(new_text);
+    match edit {
+        Some(edit) => index.apply(edit, new_text),
+        None => {
+            text.clear();
+            text.push_str(new_text);
+            *index = LineIndex::new(text);
+        }
     }
-    *index = LineIndex::new(text);
     edit
 }
 
@@ -195,5 +219,24 @@ mod tests {
             "!",
         );
         assert_eq!(text, "hello\nthe!re\n");
+    }
+
+    #[test]
+    fn the_line_index_follows_edits_without_a_pass_over_the_whole_text() {
+        let mut text = String::from("one\ntwo\r\nthree\n\nfour");
+        let mut index = LineIndex::new(&text);
+        let edits: &[((u32, u32), (u32, u32), &str)] = &[
+            ((0, 1), (0, 2), "X"),
+            ((1, 0), (2, 2), "a\nb\nc"),
+            ((0, 3), (1, 0), ""),
+            ((4, 0), (4, 0), "\n\n"),
+            ((0, 0), (99, 0), "all\n🎮\n"),
+            ((1, 2), (1, 2), "é\r\n"),
+        ];
+        for &((l1, c1), (l2, c2), new) in edits {
+            let range = Range::new(Position::new(l1, c1), Position::new(l2, c2));
+            apply_change(&mut text, &mut index, Some(range), new);
+            assert_eq!(index, LineIndex::new(&text), "after {new:?} in {text:?}");
+        }
     }
 }

@@ -3,13 +3,14 @@
 
 mod support;
 
-use lsp_types::request::{Completion, HoverRequest, SignatureHelpRequest};
+use lsp_types::request::{Completion, HoverRequest, SignatureHelpRequest, WorkspaceSymbolRequest};
 use lsp_types::{
     CompletionParams, HoverParams, PartialResultParams, Position, Range, SignatureHelpParams,
     TextDocumentIdentifier, TextDocumentPositionParams, WorkDoneProgressParams,
+    WorkspaceSymbolParams,
 };
 use proptest::prelude::*;
-use support::{Server, project};
+use support::{Server, project, render_diagnostics};
 
 const PIECES: &[&str] = &[
     "NotifyMessage(",
@@ -89,6 +90,48 @@ proptest! {
         // Still answering, with diagnostics for the final text.
         server.diagnostics(&uri);
         server.sync();
+    }
+
+    #[test]
+    fn diagnostics_after_random_edits_equal_those_of_the_final_text_opened_fresh(
+        edits in prop::collection::vec(edit(), 1..25),
+    ) {
+        let initial = "NotifyMessage(\"Player.Hurt\", 1.0)\nlocal function f(x)\n  NotifyMessage(\"Player.Hrt\", x)\nend\nListenMessage(\"Inv.Items\", self, function(x) end)\nNotifyMessage(\"Player.Hurt\", \"no\")\n";
+        let p = project(&format!("//- /.gantry/signatures.json\n$TABLE\n//- /main.lua\n{initial}"));
+        let mut text = initial.to_owned();
+        let mut lines = gantry_lsp::text::LineIndex::new(&text);
+        let incremental = {
+            let server = Server::start(p.dir.path());
+            let uri = server.open(&p.path("main.lua"));
+            let mut version = 1;
+            for (l1, c1, l2, c2, new) in edits {
+                let range = Range::new(Position::new(l1, c1), Position::new(l2, c2));
+                gantry_lsp::text::apply_change(&mut text, &mut lines, Some(range), &new);
+                server.edit(&uri, range, &new);
+                version += 1;
+                if l1 % 3 == 0 {
+                    // Sometimes a request answered from the statement at the
+                    // cursor, sometimes one that rescans first.
+                    poke(&server, &uri, l1, c1);
+                    server.request::<WorkspaceSymbolRequest>(WorkspaceSymbolParams {
+                        query: String::new(),
+                        work_done_progress_params: WorkDoneProgressParams::default(),
+                        partial_result_params: PartialResultParams::default(),
+                    });
+                }
+            }
+            loop {
+                let published = server.diagnostics(&uri);
+                if published.version == Some(version) {
+                    break render_diagnostics(&published);
+                }
+            }
+        };
+        std::fs::write(p.path("main.lua"), &text).unwrap();
+        let server = Server::start(p.dir.path());
+        let uri = server.open(&p.path("main.lua"));
+        let fresh = render_diagnostics(&server.diagnostics(&uri));
+        prop_assert_eq!(incremental, fresh, "final text {:?}", text);
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! key only *observed* from traffic is a warning (the table may simply not
 //! have seen enough yet).
 
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
+use std::path::Path;
 
 use gantry_host::key::validate_key;
 use gantry_host::{
@@ -119,17 +121,24 @@ pub fn check_calls(
     workspace: &WorkspaceIndex,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    let mut listeners = ListenerNeeds::default();
     for call in calls {
-        check_call(call, table, workspace, &mut out);
+        check_call(call, table, workspace, &mut listeners, &mut out);
     }
     out.sort_by_key(|d| (d.range.start, d.code));
     out
 }
 
-fn check_call(
-    call: &ScannedCall,
+/// The most parameters a workspace listener of each key takes (capped at
+/// the key's parameter count), with where that listener is: asked once per
+/// key, not once per call — a script sends the same key from many places.
+type ListenerNeeds<'a> = HashMap<&'a str, Option<(usize, &'a Path, u32)>>;
+
+fn check_call<'a>(
+    call: &'a ScannedCall,
     table: Option<&SignatureTable>,
-    workspace: &WorkspaceIndex,
+    workspace: &'a WorkspaceIndex,
+    listeners: &mut ListenerNeeds<'a>,
     out: &mut Vec<Diagnostic>,
 ) {
     let Some(key_arg) = call.key_arg() else {
@@ -183,7 +192,7 @@ fn check_call(
         Origin::Observed => Severity::Warning,
     };
     if call.function.message_args_start().is_some() {
-        check_message_args(call, key, entry, table, workspace, severity, out);
+        check_message_args(call, key, entry, table, workspace, listeners, severity, out);
     }
     if call.function == ApiFunction::ListenRowMessage && entry.kind != gantry_host::Kind::Collection
     {
@@ -249,12 +258,14 @@ pub fn nearest_key<'t>(table: &'t SignatureTable, key: &str) -> Option<&'t str> 
         .map(|(_, _, k)| k.as_str())
 }
 
-fn check_message_args(
+#[allow(clippy::too_many_arguments)] // one call's context, passed down once
+fn check_message_args<'a>(
     call: &ScannedCall,
-    key: &str,
+    key: &'a str,
     entry: &KeyEntry,
     table: &SignatureTable,
-    workspace: &WorkspaceIndex,
+    workspace: &'a WorkspaceIndex,
+    listeners: &mut ListenerNeeds<'a>,
     severity: Severity,
     out: &mut Vec<Diagnostic>,
 ) {
@@ -293,11 +304,19 @@ fn check_message_args(
             ));
         }
     }
-    let needed = workspace
-        .calls_of(key)
-        .filter_map(|(path, _, c)| Some((c.listener_params?.min(entry.params.len()), path, c)))
-        .max_by_key(|(n, _, _)| *n);
-    if let Some((needs, path, listener)) = needed
+    let needed = *listeners.entry(key).or_insert_with(|| {
+        workspace
+            .calls_of(key)
+            .filter_map(|(path, _, c)| {
+                Some((
+                    c.listener_params?.min(entry.params.len()),
+                    path,
+                    c.range.start.line,
+                ))
+            })
+            .max_by_key(|(n, _, _)| *n)
+    });
+    if let Some((needs, path, line)) = needed
         && needs > args.len()
     {
         out.push(diag(
@@ -307,7 +326,7 @@ fn check_message_args(
             format!(
                 "the listener of `{key}` at {}:{} takes {needs} parameter(s) but this call passes {}",
                 path.display(),
-                listener.range.start.line + 1,
+                line + 1,
                 args.len()
             ),
         ));
