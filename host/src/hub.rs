@@ -438,10 +438,20 @@ impl Hub {
     // ----- keys ---------------------------------------------------------------
 
     /// Interns a key: the handle never hashes the string again.
+    #[inline]
     pub fn key(&self, text: &str) -> Result<Key, KeyError> {
-        if let Some(key) = self.inner.state.borrow().keys.get(text) {
-            return Ok(key);
+        // Bound first: a borrow in the match scrutinee would live through
+        // the arms, and interning borrows mutably.
+        let found = self.inner.state.borrow().keys.get(text);
+        match found {
+            Some(key) => Ok(key),
+            None => self.intern_key(text),
         }
+    }
+
+    /// A key's first use: validate and intern it (and its ancestors).
+    #[cold]
+    fn intern_key(&self, text: &str) -> Result<Key, KeyError> {
         self.with_state(|s| intern(s, text))
     }
 
