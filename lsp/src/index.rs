@@ -49,7 +49,13 @@ impl WorkspaceIndex {
         self.remove_file(&path);
         let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, call) in calls.iter().enumerate() {
-            by_key.entry(call.key.clone()).or_default().push(i);
+            // A key is sent from many places: clone it once, not per call.
+            match by_key.get_mut(&call.key) {
+                Some(positions) => positions.push(i),
+                None => {
+                    by_key.insert(call.key.clone(), vec![i]);
+                }
+            }
         }
         for key in by_key.keys() {
             self.by_key

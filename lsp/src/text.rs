@@ -225,7 +225,8 @@ mod tests {
     fn the_line_index_follows_edits_without_a_pass_over_the_whole_text() {
         let mut text = String::from("one\ntwo\r\nthree\n\nfour");
         let mut index = LineIndex::new(&text);
-        let edits: &[((u32, u32), (u32, u32), &str)] = &[
+        type Change = ((u32, u32), (u32, u32), &'static str);
+        let edits: &[Change] = &[
             ((0, 1), (0, 2), "X"),
             ((1, 0), (2, 2), "a\nb\nc"),
             ((0, 3), (1, 0), ""),
