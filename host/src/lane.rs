@@ -104,9 +104,12 @@ impl Lane {
 /// A typed Rust listener's closure, callable with the tuple it declares.
 pub(crate) struct DirectFn<A>(pub Rc<dyn Fn(A)>);
 
+/// One listener of a typed view: the entry (for its flags) and its closure.
+pub(crate) type DirectEntry<A> = (Rc<Entry>, Rc<dyn Fn(A)>);
+
 /// A lane's entries with their closures at one Rust tuple type.
 pub(crate) struct DirectLane<A> {
-    pub entries: Box<[(Rc<Entry>, Rc<dyn Fn(A)>)]>,
+    pub entries: Box<[DirectEntry<A>]>,
 }
 
 /// The typed view a key's typed sends used last, kept on the key's slot
