@@ -394,3 +394,30 @@ fn typed_key_sends_are_traced_when_tracing_is_on() {
     hub.send(key, Source::Global, (1, 0.5)).unwrap();
     assert_eq!(events.get(), 1);
 }
+
+#[test]
+fn lane_requests_hand_each_listener_its_responder_every_time() {
+    let hub = Hub::new();
+    let _doubler = hub
+        .listen_message("Math.Double", Source::Global, ListenOptions::new(), |m| {
+            let n = m.args[0].as_int().unwrap();
+            if let Some(responder) = m.responder {
+                responder.respond((n * 2,));
+            }
+        })
+        .unwrap();
+    let key = hub.key("Math.Double").unwrap();
+    let replies = Rc::new(RefCell::new(Vec::new()));
+    for n in 1..=3 {
+        let r = replies.clone();
+        hub.request(key, Source::Global, (n,), move |reply| {
+            if let gantry_host::Reply::Answer(values) = reply {
+                r.borrow_mut().push(values[0].as_int().unwrap());
+            }
+        })
+        .unwrap();
+        // A send between requests shares the lane and gets no responder.
+        assert_eq!(hub.send(key, Source::Global, (n,)).unwrap().listeners, 1);
+    }
+    assert_eq!(*replies.borrow(), [2, 4, 6]);
+}
