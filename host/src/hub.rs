@@ -894,8 +894,16 @@ impl Hub {
         // gathered before anyone is called.
         let table_send = responder.is_none() && matches!(args, [Value::Array(_)]);
         let mut lists = Gathered::new();
-        let Some(route) = self.gather_lane(key, source, args, caller, table_send, &mut lists)?
-        else {
+        let routed = self.admit_then(key, args, caller, Kind::Event, |s| {
+            let route = route(s, key, source, &mut lists);
+            // A lane found current gathered nothing; the table path needs
+            // the lists all the same.
+            if table_send && lists.is_empty() {
+                collect_lists_into(s, key, source, false, &mut lists);
+            }
+            route
+        })?;
+        let Some(route) = routed else {
             return Ok(Delivered::default());
         };
         if self.is_tracing() {
@@ -961,10 +969,7 @@ impl Hub {
         if let Some(direct) = self.direct_lane::<A>(key, source, site) {
             let mut called = 0;
             for (entry, f) in direct.entries.iter() {
-                if !entry.callable() {
-                    if entry.alive.get() {
-                        self.drop_listener(entry.id, DropReason::OwnerGone);
-                    }
+                if !self.may_call(entry) {
                     continue;
                 }
                 let last = entry.take_use();
@@ -997,29 +1002,21 @@ impl Hub {
         let mut state = self.inner.state.borrow_mut();
         let s = &mut *state;
         let epoch = s.epoch;
-        let slot = s.slots.get_mut(key.index())?;
-        let direct = match slot
-            .hot
-            .as_ref()
-            .and_then(|hot| hot.get::<A>(epoch, source))
-        {
+        let hot = s.slots.get(key.index())?.hot.as_ref();
+        let direct = match hot.and_then(|hot| hot.get::<A>(epoch, source)) {
             Some(direct) => direct,
             None => {
-                let lane = slot
-                    .lanes
-                    .iter()
-                    .find(|lane| lane.source == source && lane.epoch == epoch)?;
-                let direct = lane.direct::<A>()?;
-                // Dropped here, under the borrow, and not in the graveyard
-                // (which would allocate per switch of source): the old view
-                // is never the last holder of an entry, since removing an
+                let direct = current_lane(s, key, source)?.direct::<A>()?;
+                // The old view is dropped here, under the borrow, and not in
+                // the graveyard (which would allocate per switch of source):
+                // it is never the last holder of an entry, since removing an
                 // entry clears the views of every key whose lanes held it.
-                slot.hot = Some(crate::lane::HotView::new(epoch, source, direct.clone()));
+                s.slots[key.index()].hot =
+                    Some(crate::lane::HotView::new(epoch, source, direct.clone()));
                 direct
             }
         };
-        let slot = &mut s.slots[key.index()];
-        if let Some(site) = note_rust_site(slot, site) {
+        if let Some(site) = note_rust_site(&mut s.slots[key.index()], site) {
             let name = s.keys.name(key).clone();
             if s.table.record_site(&name, site) {
                 self.inner.table_dirty.set(true);
@@ -1074,50 +1071,32 @@ impl Hub {
         kind: Kind,
         lists: &mut Gathered,
     ) -> Result<(), HubError> {
-        let refused = {
-            let mut state = self.inner.state.borrow_mut();
-            let s = &mut *state;
-            if key.index() >= s.slots.len() {
-                return Ok(());
-            }
-            match self.admit(s, key, args, caller, kind) {
-                Ok(()) => {
-                    collect_lists_into(s, key, source, false, lists);
-                    return Ok(());
-                }
-                Err(refused) => refused,
-            }
-        };
-        Err(self.refuse(refused, caller))
+        self.admit_then(key, args, caller, kind, |s| {
+            collect_lists_into(s, key, source, false, lists)
+        })
+        .map(drop)
     }
 
-    /// Phase 1 of a send or request: check and record as `gather` does,
-    /// then route: the key's lane for `source` (merged again if stale), or
-    /// the lists in `lists`. With `table_send` the collection send path
-    /// needs the raw lists too: `lists` gets them either way.
-    fn gather_lane(
+    /// Phase 1 of every dispatch: with the state borrowed, admit the
+    /// arguments, then run `then` (collect or route). `None` for a key the
+    /// state has no slot for (nobody listens). A refusal is reported once
+    /// the borrow is released.
+    fn admit_then<R>(
         &self,
         key: Key,
-        source: Source,
         args: &mut [Value],
         caller: Caller<'_>,
-        table_send: bool,
-        lists: &mut Gathered,
-    ) -> Result<Option<Route>, HubError> {
+        kind: Kind,
+        then: impl FnOnce(&mut State) -> R,
+    ) -> Result<Option<R>, HubError> {
         let refused = {
             let mut state = self.inner.state.borrow_mut();
             let s = &mut *state;
             if key.index() >= s.slots.len() {
                 return Ok(None);
             }
-            match self.admit(s, key, args, caller, Kind::Event) {
-                Ok(()) => {
-                    let route = route(s, key, source, lists);
-                    if table_send && matches!(route, Route::Lane(_)) {
-                        collect_lists_into(s, key, source, false, lists);
-                    }
-                    return Ok(Some(route));
-                }
+            match self.admit(s, key, args, caller, kind) {
+                Ok(()) => return Ok(Some(then(s))),
                 Err(refused) => refused,
             }
         };
@@ -1279,34 +1258,11 @@ impl Hub {
             self.check_arity(key, args, caller, entries, only)?;
         }
         let mut called = 0;
-        let mut visit = |entry: &Rc<Entry>, depth: u32| {
-            if let Some(only) = only
-                && !Rc::ptr_eq(only, entry)
+        for (entry, depth) in delivery_order(lists) {
+            if only.is_none_or(|only| Rc::ptr_eq(only, entry))
+                && self.call_entry(entry, depth, key, source, args, responder)
             {
-                return;
-            }
-            if self.call_entry(entry, depth, key, source, args, responder) {
                 called += 1;
-            }
-        };
-        match lists.as_slice() {
-            [] => {}
-            [(list, depth)] => {
-                for entry in list.entries.iter() {
-                    visit(entry, *depth);
-                }
-            }
-            many => {
-                let mut merged: SmallVec<[Visit<'_>; 16]> = SmallVec::new();
-                for (list, depth) in many {
-                    for entry in list.entries.iter() {
-                        merged.push((entry, *depth, sort_key(entry, *depth, false)));
-                    }
-                }
-                merged.sort_by_key(|(_, _, k)| *k);
-                for (entry, depth, _) in merged {
-                    visit(entry, depth);
-                }
             }
         }
         Ok(Delivered { listeners: called })
@@ -1347,6 +1303,19 @@ impl Hub {
         Ok(())
     }
 
+    /// Whether `entry` may be called now. One whose owner is gone is
+    /// dropped here, before anything more is delivered to it.
+    #[inline]
+    fn may_call(&self, entry: &Entry) -> bool {
+        if entry.callable() {
+            return true;
+        }
+        if entry.alive.get() {
+            self.drop_listener(entry.id, DropReason::OwnerGone);
+        }
+        false
+    }
+
     /// Calls one message listener if it may be called now: alive, owner
     /// alive, partial when reached from below, payload of the struct it
     /// expects. Takes one of its `times`. Returns whether it was called.
@@ -1359,14 +1328,7 @@ impl Hub {
         args: &[Value],
         responder: Option<&Responder>,
     ) -> bool {
-        if depth > 0 && !entry.partial {
-            return false;
-        }
-        if !entry.callable() {
-            if entry.alive.get() {
-                // Owner gone: dropped before anything more is delivered.
-                self.drop_listener(entry.id, DropReason::OwnerGone);
-            }
+        if depth > 0 && !entry.partial || !self.may_call(entry) {
             return false;
         }
         if let Some(expected) = &entry.expects
@@ -1547,8 +1509,21 @@ impl ListenSpec {
     }
 }
 
-/// One entry to visit in a merged dispatch: the entry, its depth, its sort key.
-type Visit<'a> = (&'a Rc<Entry>, u32, (i32, u32, u64));
+/// The entries of gathered lists in delivery order, with the depth of the
+/// ancestor each listens on; an ancestor's exact listeners, which a
+/// descendant's send never calls, are left out. One list is already in
+/// order (see `List::build`).
+pub(crate) fn delivery_order(lists: &Gathered) -> SmallVec<[(&Rc<Entry>, u32); 16]> {
+    let mut order: SmallVec<[(&Rc<Entry>, u32); 16]> = lists
+        .iter()
+        .flat_map(|(list, depth)| list.entries.iter().map(move |entry| (entry, *depth)))
+        .filter(|(entry, depth)| *depth == 0 || entry.partial)
+        .collect();
+    if lists.len() > 1 {
+        order.sort_by_key(|(entry, depth)| sort_key(entry, *depth, false));
+    }
+    order
+}
 
 /// The listener lists one dispatch visits, with their depth (0 = the key
 /// itself, 1 = its parent...).
@@ -1662,7 +1637,8 @@ enum Route {
 }
 
 /// The key's lane for `source`, merged when missing or stale; or, with
-/// every lane of the key current and for other sources, the lists.
+/// every lane of the key current and for other sources, the lists. Either
+/// way a route that had to gather leaves the lists in `lists`.
 #[inline]
 fn route(s: &mut State, key: Key, source: Source, lists: &mut Gathered) -> Route {
     if let Some(lane) = current_lane(s, key, source) {
@@ -1673,13 +1649,12 @@ fn route(s: &mut State, key: Key, source: Source, lists: &mut Gathered) -> Route
     let reuse = lanes
         .iter()
         .position(|lane| lane.source == source || lane.epoch != epoch);
-    if reuse.is_none() && lanes.len() >= LANES_PER_KEY {
-        collect_lists_into(s, key, source, false, lists);
+    let full = reuse.is_none() && lanes.len() >= LANES_PER_KEY;
+    collect_lists_into(s, key, source, false, lists);
+    if full {
         return Route::Lists;
     }
-    collect_lists_into(s, key, source, false, lists);
     let lane = Rc::new(Lane::merge(lists, epoch, source));
-    lists.clear();
     let lanes = &mut s.slots[key.index()].lanes;
     match reuse {
         Some(at) => {

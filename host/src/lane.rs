@@ -22,8 +22,8 @@ use std::any::{Any, TypeId};
 use std::cell::OnceCell;
 use std::rc::Rc;
 
-use crate::hub::{Gathered, sort_key};
-use crate::listener::{Callback, Entry};
+use crate::hub::{Gathered, delivery_order};
+use crate::listener::Entry;
 use crate::source::Source;
 
 /// A key's merged delivery list for one source.
@@ -43,27 +43,21 @@ pub(crate) struct Lane {
 }
 
 impl Lane {
-    /// Merges gathered lists into one delivery order. Entries on ancestors
-    /// that do not listen partially would never be called: left out.
+    /// Merges gathered lists into one delivery order (`delivery_order`).
     pub(crate) fn merge(lists: &Gathered, epoch: u64, source: Source) -> Lane {
-        let mut entries: Vec<(Rc<Entry>, u32)> = Vec::new();
-        let mut max_arity = 0;
-        for (list, depth) in lists {
-            for entry in list.entries.iter() {
-                if *depth > 0 && !entry.partial {
-                    continue;
-                }
-                max_arity = max_arity.max(entry.params.arity());
-                entries.push((entry.clone(), *depth));
-            }
-        }
-        if lists.len() > 1 {
-            entries.sort_by_key(|(entry, depth)| sort_key(entry, *depth, false));
-        }
+        let entries: Box<[(Rc<Entry>, u32)]> = delivery_order(lists)
+            .into_iter()
+            .map(|(entry, depth)| (entry.clone(), depth))
+            .collect();
+        let max_arity = entries
+            .iter()
+            .map(|(entry, _)| entry.params.arity())
+            .max()
+            .unwrap_or(0);
         Lane {
             epoch,
             source,
-            entries: entries.into_boxed_slice(),
+            entries,
             max_arity,
             direct: OnceCell::new(),
         }
@@ -84,11 +78,9 @@ impl Lane {
                 .entries
                 .iter()
                 .map(|(entry, _)| {
-                    let fits = matches!(entry.callback, Callback::Message(_))
-                        && entry.expects.is_none()
-                        && !entry.wants_responder;
-                    let f = entry.direct.as_ref().filter(|_| fits)?;
-                    let f = f.downcast_ref::<DirectFn<A>>()?;
+                    // Only typed message listeners (no struct filter, no
+                    // responder) have a direct closure: see `listen_with`.
+                    let f = entry.direct.as_ref()?.downcast_ref::<DirectFn<A>>()?;
                     Some((entry.clone(), f.0.clone()))
                 })
                 .collect();
