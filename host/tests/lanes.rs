@@ -7,7 +7,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use gantry_host::{
-    Hub, HubError, KeyDecl, ListenOptions, Owner, Source, TraceEvent, Type, TypedKey,
+    Hub, HubError, KeyDecl, ListenOptions, ListenerHandle, Owner, Source, TraceEvent, Type,
+    TypedKey,
 };
 
 type Log = Rc<RefCell<Vec<String>>>;
@@ -23,6 +24,17 @@ fn taken(log: &Log) -> Vec<String> {
 fn logger(log: &Log, name: &'static str) -> impl Fn(i64, f64) + 'static {
     let log = log.clone();
     move |hp, dmg| log.borrow_mut().push(format!("{name} {hp} {dmg}"))
+}
+
+/// A global listener on `Player.Hurt` with `options`, logging as `name`.
+fn hurt_listener(
+    hub: &Hub,
+    log: &Log,
+    name: &'static str,
+    options: ListenOptions,
+) -> ListenerHandle {
+    hub.listen_with("Player.Hurt", Source::Global, options, logger(log, name))
+        .unwrap()
 }
 
 fn hurt(hub: &Hub) -> TypedKey<(i64, f64)> {
@@ -80,30 +92,9 @@ fn lane_partial_listener_added_on_an_ancestor_is_heard() {
 fn lane_order_times_and_unlisten_hold_on_repeated_typed_sends() {
     let hub = Hub::new();
     let log = log();
-    let _late = hub
-        .listen_with(
-            "Player.Hurt",
-            Source::Global,
-            ListenOptions::new().order(5),
-            logger(&log, "late"),
-        )
-        .unwrap();
-    let _twice = hub
-        .listen_with(
-            "Player.Hurt",
-            Source::Global,
-            ListenOptions::new().times(2),
-            logger(&log, "twice"),
-        )
-        .unwrap();
-    let early = hub
-        .listen_with(
-            "Player.Hurt",
-            Source::Global,
-            ListenOptions::new().order(-5),
-            logger(&log, "early"),
-        )
-        .unwrap();
+    let _late = hurt_listener(&hub, &log, "late", ListenOptions::new().order(5));
+    let _twice = hurt_listener(&hub, &log, "twice", ListenOptions::new().times(2));
+    let early = hurt_listener(&hub, &log, "early", ListenOptions::new().order(-5));
     let key = hurt(&hub);
     for hp in 1..=3 {
         let delivered = hub.send(key, Source::Global, (hp, 0.0)).unwrap();
@@ -179,14 +170,12 @@ fn lane_owner_gone_drops_the_listener_before_the_next_typed_send() {
     let hub = Hub::new();
     let log = log();
     let owner = Rc::new(());
-    let _a = hub
-        .listen_with(
-            "Player.Hurt",
-            Source::Global,
-            ListenOptions::new().owner(Owner::of(&owner)),
-            logger(&log, "owned"),
-        )
-        .unwrap();
+    let _a = hurt_listener(
+        &hub,
+        &log,
+        "owned",
+        ListenOptions::new().owner(Owner::of(&owner)),
+    );
     let key = hurt(&hub);
     hub.send(key, Source::Global, (1, 0.0)).unwrap();
     hub.send(key, Source::Global, (2, 0.0)).unwrap();
