@@ -19,7 +19,7 @@
 use std::ops::Range;
 
 use gantry_host::{Pos, ScannedCall, Span};
-use gantry_lua::syntax::{ChunkLocals, Tree, scan_statements};
+use gantry_lua::syntax::{ChunkLocals, Tree, pos_of, scan_statements, top_level_statements};
 use tree_sitter::{InputEdit, Node, Point};
 
 /// The calls of a Lua document, as of the last scan, with what an
@@ -169,27 +169,8 @@ impl LuaCalls {
 /// `region` grown to the whole top-level statements (children of `root`)
 /// that overlap it, ends inclusive.
 fn statements_over(root: Node<'_>, region: &Range<usize>) -> Range<usize> {
-    let mut out = region.clone();
-    let mut cursor = root.walk();
-    let found = if region.start == 0 {
-        cursor.goto_first_child()
-    } else {
-        cursor.goto_first_child_for_byte(region.start - 1).is_some()
-    };
-    if !found {
-        return out;
-    }
-    loop {
-        let node = cursor.node();
-        if node.start_byte() > region.end {
-            break;
-        }
-        out = union(&out, &node.byte_range());
-        if !cursor.goto_next_sibling() {
-            break;
-        }
-    }
-    out
+    top_level_statements(root, region.clone())
+        .fold(region.clone(), |out, node| union(&out, &node.byte_range()))
 }
 
 fn union(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
@@ -220,13 +201,6 @@ fn shift_range(range: &Range<usize>, edit: &InputEdit) -> Range<usize> {
 
 fn point_of(pos: Pos) -> Point {
     Point::new(pos.line as usize, pos.column as usize)
-}
-
-fn pos_of(point: Point) -> Pos {
-    Pos {
-        line: u32::try_from(point.row).unwrap_or(u32::MAX),
-        column: u32::try_from(point.column).unwrap_or(u32::MAX),
-    }
 }
 
 /// A byte offset and its position, moved like [`shift_offset`]: after the

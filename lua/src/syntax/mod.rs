@@ -23,5 +23,8 @@ mod scan;
 
 pub use parse::parse;
 pub use rewrite::{BAKES_PROLOGUE_MAX_LOCALS, Bake, Rewrite, rewrite};
-pub use scan::{ChunkLocals, StatementsScan, scan, scan_around, scan_statements, scan_tree};
+pub use scan::{
+    ChunkLocals, StatementsScan, pos_of, scan, scan_around, scan_statements, scan_tree,
+    top_level_statements,
+};
 pub use tree_sitter::{self, Tree};

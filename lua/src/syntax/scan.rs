@@ -180,6 +180,35 @@ pub struct StatementsScan {
     pub declarations: Vec<(Range<usize>, ChunkLocals)>,
 }
 
+/// The chunk's top-level statements (the children of `root`, comments and
+/// error nodes included) that overlap `range`, ends inclusive: a statement
+/// ending where `range` starts is one of them.
+pub fn top_level_statements<'t>(
+    root: Node<'t>,
+    range: Range<usize>,
+) -> impl Iterator<Item = Node<'t>> {
+    let mut cursor = root.walk();
+    // The first child ending at or after `range.start`.
+    let found = if range.start == 0 {
+        cursor.goto_first_child()
+    } else {
+        cursor.goto_first_child_for_byte(range.start - 1).is_some()
+    };
+    let mut done = !found;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let node = cursor.node();
+        if node.start_byte() > range.end {
+            done = true;
+            return None;
+        }
+        done = !cursor.goto_next_sibling();
+        Some(node)
+    })
+}
+
 /// Scans the chunk's top-level statements (the root's children: comments
 /// and error nodes included) that overlap `range`, ends inclusive, as if
 /// the chunk-level locals `above` had been declared before them.
@@ -203,38 +232,22 @@ pub fn scan_statements(
         walker.shadow[index] += 1;
     }
     let mut out = StatementsScan::default();
-    let mut cursor = root.walk();
-    // The first child ending at or after `range.start`.
-    let found = if range.start == 0 {
-        cursor.goto_first_child()
-    } else {
-        cursor.goto_first_child_for_byte(range.start - 1).is_some()
-    };
-    if found {
-        loop {
-            let statement = cursor.node();
-            if statement.start_byte() > range.end {
-                break;
-            }
-            let mark = walker.declared.len();
-            walker.walk(statement);
-            // Every scope the statement opened is closed again, so whatever
-            // it left in `declared` is a chunk-level local.
-            let declared = walker.declared[mark..]
-                .iter()
-                .fold(ChunkLocals::NONE, |acc, &i| acc.with(usize::from(i)));
-            if !declared.is_empty() {
-                out.declarations.push((statement.byte_range(), declared));
-            }
-            let start = out
-                .covered
-                .as_ref()
-                .map_or(statement.start_byte(), |c| c.start);
-            out.covered = Some(start..statement.end_byte());
-            if !cursor.goto_next_sibling() {
-                break;
-            }
+    for statement in top_level_statements(root, range) {
+        let mark = walker.declared.len();
+        walker.walk(statement);
+        // Every scope the statement opened is closed again, so whatever
+        // it left in `declared` is a chunk-level local.
+        let declared = walker.declared[mark..]
+            .iter()
+            .fold(ChunkLocals::NONE, |acc, &i| acc.with(usize::from(i)));
+        if !declared.is_empty() {
+            out.declarations.push((statement.byte_range(), declared));
         }
+        let start = out
+            .covered
+            .as_ref()
+            .map_or(statement.start_byte(), |c| c.start);
+        out.covered = Some(start..statement.end_byte());
     }
     out.calls = walker
         .out
@@ -660,15 +673,19 @@ pub(crate) fn api_index(function: ApiFunction) -> usize {
 
 /// The span of a node: byte offsets and 0-based line / byte column.
 pub(crate) fn span_of(node: Node<'_>) -> Span {
-    let pos = |p: tree_sitter::Point| Pos {
-        line: u32::try_from(p.row).unwrap_or(u32::MAX),
-        column: u32::try_from(p.column).unwrap_or(u32::MAX),
-    };
     Span {
         start: node.start_byte(),
         end: node.end_byte(),
-        start_pos: pos(node.start_position()),
-        end_pos: pos(node.end_position()),
+        start_pos: pos_of(node.start_position()),
+        end_pos: pos_of(node.end_position()),
+    }
+}
+
+/// A tree-sitter point as a [`Pos`] (0-based line / byte column).
+pub fn pos_of(point: tree_sitter::Point) -> Pos {
+    Pos {
+        line: u32::try_from(point.row).unwrap_or(u32::MAX),
+        column: u32::try_from(point.column).unwrap_or(u32::MAX),
     }
 }
 
