@@ -35,6 +35,23 @@ fn operation_limit_per_handler_call_stops_the_handler_and_names_its_line() {
 }
 
 #[test]
+fn operation_limit_per_handler_call_counts_each_call_from_zero() {
+    let f = small(|o| o.max_operations_per_call = 3_000);
+    // Each call does about half the limit: no call may inherit the count
+    // of the calls before it.
+    f.load(
+        "half.rhai",
+        "ListenMessage(\"Half\", (), || { let n = 0; for i in 0..500 { n += 1; } print(`ran ${n}`); });\n",
+    );
+    let key = f.hub.key("Half").unwrap();
+    for _ in 0..6 {
+        f.hub.send(key, Source::Global, ()).unwrap();
+    }
+    assert_eq!(f.printed(), vec!["ran 500"; 6]);
+    assert!(f.errors().is_empty(), "{:?}", f.errors());
+}
+
+#[test]
 fn operation_limit_per_top_level_is_separate_from_the_per_call_limit() {
     let f = small(|o| {
         o.max_operations_per_call = 2_000;

@@ -24,12 +24,19 @@ use super::writer::StoredArrayHandle;
 
 type RhaiResult = Result<Dynamic, Box<rhai::EvalAltResult>>;
 
+/// A call's arguments, taken out of Rhai's argument slots. Inline up to
+/// four: a send allocates nothing for them.
+pub(crate) type Args = smallvec::SmallVec<[Dynamic; 4]>;
+
 /// How a call names its key.
 #[derive(Clone)]
 pub(crate) struct KeyRef {
     pub key: Key,
     pub text: Rc<str>,
 }
+
+/// A send's converted values, inline up to four.
+type Values = smallvec::SmallVec<[gantry_host::Value; 4]>;
 
 /// Whether a call site still has to be recorded.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -47,7 +54,7 @@ pub(crate) fn call_api(
     call: &NativeCallContext,
     function: ApiFunction,
     key: &KeyRef,
-    mut args: Vec<Dynamic>,
+    mut args: Args,
     sites: Sites,
 ) -> RhaiResult {
     let script = shared
@@ -75,7 +82,7 @@ pub(crate) fn call_api(
         | ApiFunction::NotifyWorldMessage
         | ApiFunction::NotifyObjectMessage => {
             record_send();
-            let mut values = convert(shared, key, &args)?;
+            let mut values: Values = convert(shared, key, &args)?;
             hub.send_values(key.key, source, &mut values, Caller::Unrecorded)
                 .map_err(hub_err)?;
             Ok(Dynamic::UNIT)
@@ -86,7 +93,7 @@ pub(crate) fn call_api(
                 _ => None,
             };
             record_send();
-            let mut values = convert(shared, key, &args)?;
+            let mut values: Values = convert(shared, key, &args)?;
             match reply {
                 None => {
                     hub.send_values(key.key, source, &mut values, Caller::Unrecorded)
@@ -318,11 +325,11 @@ fn listen_options(
     Ok(options)
 }
 
-fn convert(
+fn convert<C: FromIterator<gantry_host::Value>>(
     shared: &Shared,
     key: &KeyRef,
     args: &[Dynamic],
-) -> Result<Vec<gantry_host::Value>, Box<rhai::EvalAltResult>> {
+) -> Result<C, Box<rhai::EvalAltResult>> {
     shared
         .values_for(&key.text, args)
         .map_err(|e| fail(format!("`{}` {e}", key.text)))
@@ -332,7 +339,7 @@ fn convert(
 fn take_source(
     shared: &Shared,
     function: ApiFunction,
-    args: &mut Vec<Dynamic>,
+    args: &mut Args,
 ) -> Result<Source, Box<rhai::EvalAltResult>> {
     if function.source_index().is_none() {
         return Ok(Source::Global);
@@ -376,7 +383,7 @@ fn take_source(
 fn listen_args(
     function: ApiFunction,
     key: &KeyRef,
-    args: Vec<Dynamic>,
+    args: Args,
 ) -> Result<(Dynamic, FnPtr, Option<Map>), Box<rhai::EvalAltResult>> {
     let mut args = args.into_iter();
     let owner = args.next().unwrap_or(Dynamic::UNIT);

@@ -9,8 +9,9 @@ use gantry_host::collection::{RowFn, TableFn, TableView, Update};
 use gantry_host::hook::HookCall;
 use gantry_host::listener::{HookFn, MessageFn};
 use gantry_host::{ListenerError, Message, Type, Value};
-use rhai::{AST, Array, Dynamic, FnPtr, INT, Map};
+use rhai::{AST, Array, Dynamic, FnPtr, INT, Map, NativeCallContext};
 
+use super::api::Args;
 use super::convert::{STRUCT_FIELD, from_value, to_value};
 use super::error::ScriptError;
 use super::handles::{HookCtx, ResponderHandle};
@@ -21,7 +22,7 @@ pub(crate) fn call_fn(
     shared: &Shared,
     script: &Rc<Script>,
     f: &FnPtr,
-    args: Vec<Dynamic>,
+    mut args: impl AsMut<[Dynamic]>,
 ) -> Result<Dynamic, ScriptError> {
     if shared.too_deep() {
         return Err(ScriptError::new(
@@ -42,7 +43,15 @@ pub(crate) fn call_fn(
     let limit = shared.limits.per_call.get();
     shared
         .running(script, limit, || {
-            f.call::<Dynamic>(&engine, &script.ast, args)
+            // What `FnPtr::call` does, less making a global state per call.
+            let context = NativeCallContext::new_with_all_fields(
+                &engine,
+                f.fn_name(),
+                None,
+                &script.global,
+                rhai::Position::NONE,
+            );
+            f.call_raw(&context, None, args.as_mut())
         })
         .map_err(|e| ScriptError::from_eval(&script.file, &e))
 }
@@ -88,7 +97,7 @@ impl Handler {
     /// that read the result back.
     fn run(
         &self,
-        args: impl FnOnce() -> Vec<Dynamic>,
+        args: impl FnOnce() -> Args,
     ) -> Result<Option<(Rc<Shared>, Dynamic)>, ListenerError> {
         let Some(shared) = self.weak.upgrade() else {
             return Ok(None);
@@ -111,7 +120,7 @@ pub(crate) fn message_callback(
     Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
         handler
             .run(|| {
-                let mut args: Vec<Dynamic> = m.args.iter().map(from_value).collect();
+                let mut args: Args = m.args.iter().map(from_value).collect();
                 if let Some(responder) = m.responder {
                     args.push(Dynamic::from(ResponderHandle {
                         responder: responder.clone(),
@@ -139,7 +148,7 @@ pub(crate) fn hook_callback(
             let payload = from_value(call.payload).into_shared();
             let ctx = HookCtx::default();
             let Some((shared, returned)) =
-                handler.run(|| vec![payload.clone(), Dynamic::from(ctx.clone())])?
+                handler.run(|| smallvec::smallvec![payload.clone(), Dynamic::from(ctx.clone())])?
             else {
                 return Ok(());
             };
@@ -244,7 +253,8 @@ pub(crate) fn row_callback(
         move |row: i32, item: &Value, update: &Update| -> Result<(), ListenerError> {
             handler
                 .run(|| {
-                    let mut args = vec![Dynamic::from_int(INT::from(row)), from_value(item)];
+                    let mut args =
+                        smallvec::smallvec![Dynamic::from_int(INT::from(row)), from_value(item)];
                     if with_update {
                         args.push(update_map(update));
                     }
@@ -269,7 +279,7 @@ pub(crate) fn table_callback(
             handler
                 .run(|| {
                     let items: Array = view.rows().iter().map(from_value).collect();
-                    vec![Dynamic::from_array(items), update_map(update)]
+                    smallvec::smallvec![Dynamic::from_array(items), update_map(update)]
                 })
                 .map(|_| ())
         },

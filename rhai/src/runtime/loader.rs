@@ -62,15 +62,16 @@ pub(crate) fn load(
     }
     let mut scope = Scope::new();
     scope.push_constant(SELF_CONSTANT, ObjectHandle(object));
+    let engine = shared.engine.borrow();
     let script = Rc::new(Script {
         file: Rc::from(file),
         object,
         world,
+        global: Script::global_for(&engine, &ast),
         ast,
         scope: RefCell::new(scope),
         recorded: RefCell::new(HashSet::new()),
     });
-    let engine = shared.engine.borrow();
     let limit = shared.limits.top_level.get();
     shared
         .running(&script, limit, || {

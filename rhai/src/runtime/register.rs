@@ -17,7 +17,7 @@ use rhai::{
     NativeCallContext, RhaiFunc,
 };
 
-use super::api::{KeyRef, Sites, call_api};
+use super::api::{Args, KeyRef, Sites, call_api};
 use super::handles::{NamedHandle, ObjectHandle, ResponderHandle, WorldHandle, fail};
 use super::shared::Shared;
 
@@ -90,7 +90,7 @@ fn add_raw(
         .set_into_module_raw(module, types, func);
 }
 
-fn take_all(args: &mut [&mut Dynamic]) -> Vec<Dynamic> {
+fn take_all(args: &mut [&mut Dynamic]) -> Args {
     args.iter_mut().map(|a| std::mem::take(*a)).collect()
 }
 

@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use gantry_host::{Hub, Key, Role, Type, Value};
-use rhai::{AST, Dynamic, Engine, Scope};
+use rhai::{AST, Dynamic, Engine, GlobalRuntimeState, Scope};
 use std::collections::HashSet;
 
 use super::convert::{any_map, to_value};
@@ -27,8 +27,22 @@ pub(crate) struct Script {
     pub world: gantry_host::WorldId,
     pub ast: AST,
     pub scope: RefCell<Scope<'static>>,
+    /// The global state a handler of this script is called in: a fresh
+    /// engine state with the script's functions, made once instead of per
+    /// call (Rhai copies it for each call, so every call still starts from
+    /// zero operations).
+    pub global: GlobalRuntimeState,
     /// (key, line, role) already recorded by generic calls of this script.
     pub recorded: RefCell<HashSet<(Key, u32, Role)>>,
+}
+
+impl Script {
+    /// The global state [`Script::global`] is made from.
+    pub fn global_for(engine: &Engine, ast: &AST) -> GlobalRuntimeState {
+        let mut global = engine.new_global_runtime_state();
+        global.lib.push(ast.shared_lib().clone());
+        global
+    }
 }
 
 /// The operation limits, read by the engine's progress callback.
@@ -151,7 +165,11 @@ impl Shared {
     }
 
     /// Converts message arguments, maps by the key's signature.
-    pub fn values_for(&self, key: &str, args: &[Dynamic]) -> Result<Vec<Value>, String> {
+    pub fn values_for<C: FromIterator<Value>>(
+        &self,
+        key: &str,
+        args: &[Dynamic],
+    ) -> Result<C, String> {
         let types = if any_map(args) {
             self.param_types(key)
         } else {
