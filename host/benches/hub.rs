@@ -1,4 +1,5 @@
-//! The hub's dispatch costs (a baked `Key`, a `TypedKey`, key text), each
+//! The hub's dispatch costs (a baked `Key`, a `TypedKey`, key text through
+//! `send` and through `send_str`), each
 //! beside the baseline it must beat, measured
 //! in the same run (see BENCHMARKS.md for the recorded ratios).
 
@@ -69,7 +70,19 @@ fn send(c: &mut Criterion) {
                 .unwrap()
             })
         });
+        // By text: `send` with a tuple of fixed kinds looks the key up and
+        // goes as a typed key; `send_str` takes any arguments as `Value`s.
         group.bench_function(format!("hub_by_string/{n}"), |b| {
+            b.iter(|| {
+                hub.send(
+                    black_box("Player.Hurt"),
+                    Source::Global,
+                    (black_box(3i64), black_box(0.5f64)),
+                )
+                .unwrap()
+            })
+        });
+        group.bench_function(format!("hub_send_str/{n}"), |b| {
             b.iter(|| {
                 hub.send_str(
                     black_box("Player.Hurt"),

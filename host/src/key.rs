@@ -129,11 +129,18 @@ fn hash_text(text: &str) -> u64 {
 /// for up to 16 bytes, the library compare beyond.
 #[inline]
 fn same_text(a: &[u8], b: &[u8]) -> bool {
+    // Forced inline: left to itself the compiler made each a call.
+    #[inline(always)]
     fn word(s: &[u8], at: usize) -> u64 {
-        u64::from_ne_bytes(s[at..at + 8].try_into().unwrap_or_default())
+        s.get(at..)
+            .and_then(|w| w.first_chunk::<8>())
+            .map_or(0, |w| u64::from_ne_bytes(*w))
     }
+    #[inline(always)]
     fn half(s: &[u8], at: usize) -> u32 {
-        u32::from_ne_bytes(s[at..at + 4].try_into().unwrap_or_default())
+        s.get(at..)
+            .and_then(|w| w.first_chunk::<4>())
+            .map_or(0, |w| u32::from_ne_bytes(*w))
     }
     let n = a.len();
     if n != b.len() {

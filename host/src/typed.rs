@@ -171,7 +171,8 @@ impl Hub {
 }
 
 /// What [`Hub::send`] accepts as a key: a [`Key`] (arguments become
-/// `Value`s and are checked per send) or a [`TypedKey`] (see there).
+/// `Value`s and are checked per send), a [`TypedKey`] (see there), or key
+/// text with a tuple of [`FixedKind`]s (looked up, then as a `TypedKey`).
 pub trait SendKey<A> {
     #[doc(hidden)]
     fn send_on(
@@ -207,6 +208,22 @@ impl<A: TypedArgs> SendKey<A> for TypedKey<A> {
         site: &'static Location<'static>,
     ) -> Result<Delivered, HubError> {
         hub.send_direct(self.key, source, args, site)
+    }
+}
+
+/// Key text, for a tuple of fixed kinds: looked up (interned on first use)
+/// and then sent as through a [`TypedKey`]. Other arguments send by text
+/// with [`Hub::send_str`].
+impl<A: TypedArgs> SendKey<A> for &str {
+    #[inline]
+    fn send_on(
+        self,
+        hub: &Hub,
+        source: Source,
+        args: A,
+        site: &'static Location<'static>,
+    ) -> Result<Delivered, HubError> {
+        hub.send_direct(hub.key(self)?, source, args, site)
     }
 }
 

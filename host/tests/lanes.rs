@@ -410,3 +410,56 @@ fn lane_requests_hand_each_listener_its_responder_every_time() {
     }
     assert_eq!(*replies.borrow(), [2, 4, 6]);
 }
+
+#[test]
+fn send_by_text_of_fixed_kinds_behaves_as_a_typed_key() {
+    let hub = Hub::new();
+    let log = log();
+    let _a = hurt_listener(&hub, &log, "a", ListenOptions::new().order(1));
+    let _once = hurt_listener(&hub, &log, "once", ListenOptions::new().times(1));
+    for hp in 1..=3 {
+        hub.send("Player.Hurt", Source::Global, (hp, 0.5)).unwrap();
+    }
+    assert_eq!(taken(&log), ["once 1 0.5", "a 1 0.5", "a 2 0.5", "a 3 0.5"]);
+    // The first send recorded the signature; a contradicting one is refused.
+    let err = hub
+        .send("Player.Hurt", Source::Global, ("nine".to_string(), 0.5))
+        .unwrap_err();
+    assert!(matches!(err, HubError::Mismatch { .. }), "{err:?}");
+    assert!(taken(&log).is_empty());
+}
+
+#[test]
+fn send_by_text_of_fixed_kinds_names_a_bad_key() {
+    let hub = Hub::new();
+    let err = hub
+        .send("Player..Hurt", Source::Global, (1i64,))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Player..Hurt"), "{err}");
+}
+
+#[test]
+fn send_by_text_of_fixed_kinds_reaches_message_listeners() {
+    let hub = Hub::new();
+    let log = log();
+    let l = log.clone();
+    let _message = hub
+        .listen_message(
+            "Player.Hurt",
+            Source::Global,
+            ListenOptions::new(),
+            move |m| l.borrow_mut().push(format!("message {:?}", m.args)),
+        )
+        .unwrap();
+    for hp in 1..=2 {
+        hub.send("Player.Hurt", Source::Global, (hp, 0.5)).unwrap();
+    }
+    assert_eq!(
+        taken(&log),
+        [
+            "message [Int(1), Float(0.5)]",
+            "message [Int(2), Float(0.5)]"
+        ]
+    );
+}
