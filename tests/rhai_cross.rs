@@ -1,7 +1,9 @@
 //! Rhai ↔ Lua ↔ Rust on the same keys, in every direction: notifies,
 //! requests answered across languages, stores replayed to the other
-//! language, hooks run by one language and changed by another, and one
-//! signature table recording every language's sites.
+//! language, hooks run by one language and changed by another, collections
+//! (rows, writers, whole tables) across languages, failing and runaway
+//! handlers of one language not stopping the others, and one signature
+//! table recording every language's sites.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -198,5 +200,224 @@ fn hooks_run_by_one_language_are_changed_by_the_others() {
     assert_eq!(
         payload.as_struct().unwrap().get("amount"),
         Some(&Value::Int(28))
+    );
+}
+
+#[test]
+fn collections_cross_languages_rows_writers_and_whole_tables() {
+    let w = World::new();
+    // Lua stores the table; Rhai (0-based rows) and Lua (1-based rows)
+    // listen to every row, removals included; Rust reads the whole table.
+    w.lua(
+        "inv.lua",
+        r#"StoreObjectMessage(self:World(), "Inv.Items", {{__struct = "Item", id = 1, n = 5}, {__struct = "Item", id = 2, n = 7}})"#,
+    );
+    w.rhai(
+        "watch.rhai",
+        r#"ListenRowMessage(SELF.World(), "Inv.Items", (), GMP::ALL_ROWS_WITH_REMOVAL, |row, item| print(`row ${row} id=${item.id} n=${item.n}`));"#,
+    );
+    w.lua(
+        "watch.lua",
+        r#"ListenRowMessage(self:World(), "Inv.Items", nil, GMP.AllRowsWithRemoval, function(row, item) print("row", row, item.id, item.n) end)"#,
+    );
+    let totals = Rc::new(RefCell::new(Vec::new()));
+    let sink = totals.clone();
+    let _whole = w
+        .hub
+        .listen_table(
+            "Inv.Items",
+            w.world,
+            gantry_host::ListenOptions::new(),
+            move |view: &gantry_host::collection::TableView<'_>,
+                  update: &gantry_host::collection::Update| {
+                sink.borrow_mut().push((view.len(), update.total as usize));
+            },
+        )
+        .unwrap();
+    // Late listeners were replayed the stored rows.
+    assert_eq!(
+        w.printed(),
+        vec![
+            "rhai: row 0 id=1 n=5",
+            "rhai: row 1 id=2 n=7",
+            "lua: row\t1\t1\t5",
+            "lua: row\t2\t2\t7",
+        ]
+    );
+    // A Lua writer edits the second row: both languages hear that row only.
+    w.lua(
+        "edit.lua",
+        r#"do local items <close> = GMP.StoredArray(self:World(), "Inv.Items"); items:GetMutable(2).n = 8 end"#,
+    );
+    assert_eq!(
+        w.printed(),
+        vec!["rhai: row 1 id=2 n=8", "lua: row\t2\t2\t8"]
+    );
+    // A Rhai writer shrinks the table: the removed row is told as `~row`
+    // in each language's own numbering, with a default item.
+    w.rhai(
+        "shrink.rhai",
+        r#"let bag = GMP::StoredArray(SELF.World(), "Inv.Items"); bag.SetNum(1); bag.commit();"#,
+    );
+    assert_eq!(
+        w.printed(),
+        vec!["rhai: row -2 id=0 n=0", "lua: row\t-3\t0\t0"]
+    );
+    assert_eq!(*totals.borrow().last().unwrap(), (1, 1));
+}
+
+#[test]
+fn a_failing_handler_in_one_language_does_not_stop_the_others() {
+    let w = World::new();
+    let rust = Rc::new(RefCell::new(0));
+    let sink = rust.clone();
+    w.lua(
+        "bad.lua",
+        "ListenMessage(\"Fail.Key\", nil, function(n)\n  error(\"lua boom \" .. n)\nend)",
+    );
+    w.rhai(
+        "bad.rhai",
+        "ListenMessage(\"Fail.Key\", (), |n| {\n    throw `rhai boom ${n}`;\n});",
+    );
+    let _rust = w
+        .hub
+        .listen("Fail.Key", Source::Global, move |n: i64| {
+            *sink.borrow_mut() += n
+        })
+        .unwrap();
+    w.lua(
+        "good.lua",
+        r#"ListenMessage("Fail.Key", nil, function(n) print("lua got", n) end)"#,
+    );
+    w.rhai(
+        "good.rhai",
+        r#"ListenMessage("Fail.Key", (), |n| print(`rhai got ${n}`));"#,
+    );
+    // Sent from each language and from Rust: every good listener runs
+    // every time, and each failure is reported with the handler's file:line.
+    w.lua("send.lua", r#"NotifyMessage("Fail.Key", 1)"#);
+    w.rhai("send.rhai", r#"NotifyMessage("Fail.Key", 2);"#);
+    let key = w.hub.key("Fail.Key").unwrap();
+    w.hub.send(key, Source::Global, (3i64,)).unwrap();
+    assert_eq!(
+        w.printed(),
+        vec![
+            "lua: lua got\t1",
+            "rhai: rhai got 1",
+            "lua: lua got\t2",
+            "rhai: rhai got 2",
+            "lua: lua got\t3",
+            "rhai: rhai got 3",
+        ]
+    );
+    assert_eq!(*rust.borrow(), 6);
+    let failures: Vec<String> = w
+        .hub
+        .take_reports()
+        .iter()
+        .filter(|r| matches!(r, gantry_host::Report::ListenerFailed { .. }))
+        .map(|r| r.to_string())
+        .collect();
+    assert_eq!(failures.len(), 6, "{failures:#?}");
+    for n in 1..=3 {
+        assert!(
+            failures
+                .iter()
+                .any(|f| f.contains("bad.lua:2") && f.contains(&format!("lua boom {n}"))),
+            "{failures:#?}"
+        );
+        assert!(
+            failures
+                .iter()
+                .any(|f| f.contains("bad.rhai:2") && f.contains(&format!("rhai boom {n}"))),
+            "{failures:#?}"
+        );
+    }
+}
+
+#[test]
+fn limits_stop_a_runaway_handler_of_either_language_and_the_others_run() {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let lua = LuaRuntime::new(
+        hub.clone(),
+        RuntimeOptions {
+            instruction_budget: 100_000,
+            watchdog_interval: std::time::Duration::from_millis(1),
+            ..RuntimeOptions::default()
+        },
+    )
+    .unwrap();
+    let rhai = RhaiRuntime::new(
+        hub.clone(),
+        RhaiOptions {
+            max_operations_per_call: 10_000,
+            max_string_size: 64,
+            ..RhaiOptions::default()
+        },
+    )
+    .unwrap();
+    let printed = Rc::new(RefCell::new(Vec::new()));
+    let sink = printed.clone();
+    lua.on_print(move |l| sink.borrow_mut().push(format!("lua: {l}")));
+    let sink = printed.clone();
+    rhai.on_print(move |l| sink.borrow_mut().push(format!("rhai: {l}")));
+    let load_lua = |file: &str, src: &str| {
+        lua.load_script(file, src, hub.spawn(world).unwrap())
+            .unwrap_or_else(|e| panic!("{e}"));
+    };
+    let load_rhai = |file: &str, src: &str| {
+        rhai.load_script(file, src, hub.spawn(world).unwrap())
+            .unwrap_or_else(|e| panic!("{e}"));
+    };
+    load_lua(
+        "spin.lua",
+        "ListenMessage(\"Spin\", nil, function()\n  while true do end\nend)",
+    );
+    load_rhai(
+        "spin.rhai",
+        "ListenMessage(\"Spin\", (), || {\n    loop { }\n});",
+    );
+    load_rhai(
+        "long.rhai",
+        "ListenMessage(\"Spin\", (), || {\n    let s = \"\";\n    for i in 0..100 { s += \"xxxxxxxx\"; }\n});",
+    );
+    load_lua(
+        "after.lua",
+        r#"ListenMessage("Spin", nil, function() print("still here") end)"#,
+    );
+    load_rhai(
+        "send.rhai",
+        r#"ListenMessage("Go", (), || { NotifyMessage("Spin"); print("sender goes on"); });"#,
+    );
+    load_lua("go.lua", r#"NotifyMessage("Go")"#);
+    assert_eq!(
+        *printed.borrow(),
+        vec!["lua: still here", "rhai: sender goes on"]
+    );
+    let failures: Vec<String> = hub
+        .take_reports()
+        .iter()
+        .filter(|r| matches!(r, gantry_host::Report::ListenerFailed { .. }))
+        .map(|r| r.to_string())
+        .collect();
+    assert_eq!(failures.len(), 3, "{failures:#?}");
+    assert!(
+        failures.iter().any(|f| f.contains("spin.lua:2")),
+        "{failures:#?}"
+    );
+    assert!(
+        failures
+            .iter()
+            .any(|f| f.contains("spin.rhai") && f.contains("operation limit")),
+        "{failures:#?}"
+    );
+    // Rhai gives a limit hit inside a closure no position: the report
+    // names the line the listener was registered at.
+    assert!(
+        failures.iter().any(|f| f.contains("long.rhai:1")
+            && f.to_lowercase().contains("string")
+            && f.contains("listener registered")),
+        "{failures:#?}"
     );
 }
