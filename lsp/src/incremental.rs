@@ -5,8 +5,8 @@
 //! the scanner reports inside a statement depends only on that statement's
 //! subtree, its text and the chunk-level locals declared above it. So after
 //! edits, only the top-level statements the edits touched (in the tree the
-//! calls came from, or in the current tree, or where tree-sitter says the
-//! structure changed) are rescanned; every other call keeps its data with
+//! calls came from, or in the current tree, or where tree-sitter said a
+//! reparse changed the structure) are rescanned; every other call keeps its data with
 //! its spans shifted past the edits. When a rescanned statement declares —
 //! or declared — a chunk-level local of an API name, `GMP` or `_ENV`, the
 //! scope of every later statement may have changed and the whole document
@@ -87,6 +87,21 @@ impl LuaCalls {
         });
     }
 
+    /// Marks bytes (current offsets) whose syntax a reparse changed: a
+    /// statement whose meaning an edit elsewhere changed (code that an
+    /// opened comment or long string now swallows) is rescanned too.
+    /// Tree-sitter can only tell this between a tree and the tree parsed
+    /// from it, so each reparse reports it, not the rescan (the tree the
+    /// calls came from is several reparses old by then).
+    pub fn changed(&mut self, ranges: impl Iterator<Item = Range<usize>>) {
+        for range in ranges {
+            self.dirty = Some(match &self.dirty {
+                Some(dirty) => union(dirty, &range),
+                None => range,
+            });
+        }
+    }
+
     /// Forgets what the calls were scanned from: the next rescan is whole
     /// (after a full-text replacement).
     pub fn reset(&mut self) {
@@ -129,9 +144,6 @@ impl LuaCalls {
         dirty: Range<usize>,
     ) -> Option<Range<usize>> {
         let mut region = dirty;
-        for changed in base.changed_ranges(tree) {
-            region = union(&region, &(changed.start_byte..changed.end_byte));
-        }
         // Whole statements of both trees: every kept call lies in a base
         // statement entirely outside the region, every rescanned one in a
         // current statement entirely inside it.
