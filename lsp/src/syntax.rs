@@ -113,34 +113,17 @@ impl Parsed {
     pub fn reparse(&mut self, text: &str) {
         match self.language {
             Language::Lua => {
-                // Tree-sitter's incremental parse of broken code can differ
-                // from a fresh parse of the same text (it once kept a call
-                // that a `--` typed before it had made a comment), and the
-                // editor must see what opening the file shows: a tree with
-                // errors, or one parsed from a tree with errors, is parsed
-                // afresh and its calls rescanned whole.
-                let old = self
-                    .tree
-                    .as_ref()
-                    .filter(|old| !old.root_node().has_error());
-                let tree = old
-                    .and_then(|old| gantry_lua::syntax::parse(text, Some(old)))
-                    .filter(|new| !new.root_node().has_error());
-                match (old, tree) {
-                    (Some(old), Some(new)) => {
-                        // Only a tree parsed from the edited old one can say
-                        // where the structure changed: ask each reparse.
-                        self.lua.changed(
-                            old.changed_ranges(&new)
-                                .map(|range| range.start_byte..range.end_byte),
-                        );
-                        self.tree = Some(new);
-                    }
-                    _ => {
-                        self.tree = gantry_lua::syntax::parse(text, None);
-                        self.lua.reset();
-                    }
+                let tree = gantry_lua::syntax::parse(text, self.tree.as_ref());
+                // Only a tree parsed from the edited old one can say where
+                // the structure changed: ask each reparse, not the rescan
+                // (whose tree is several reparses old by then).
+                if let (Some(old), Some(new)) = (&self.tree, &tree) {
+                    self.lua.changed(
+                        old.changed_ranges(new)
+                            .map(|range| range.start_byte..range.end_byte),
+                    );
                 }
+                self.tree = tree;
             }
             other => self.rhai = scan(other, text),
         }
