@@ -22,10 +22,14 @@ struct World {
 
 impl World {
     fn new() -> Self {
+        Self::with(RuntimeOptions::default(), RhaiOptions::default())
+    }
+
+    fn with(lua: RuntimeOptions, rhai: RhaiOptions) -> Self {
         let hub = Hub::new();
         let world = hub.create_world();
-        let lua = LuaRuntime::new(hub.clone(), RuntimeOptions::default()).unwrap();
-        let rhai = RhaiRuntime::new(hub.clone(), RhaiOptions::default()).unwrap();
+        let lua = LuaRuntime::new(hub.clone(), lua).unwrap();
+        let rhai = RhaiRuntime::new(hub.clone(), rhai).unwrap();
         let printed = Rc::new(RefCell::new(Vec::new()));
         let sink = printed.clone();
         lua.on_print(move |l| sink.borrow_mut().push(format!("lua: {l}")));
@@ -62,6 +66,16 @@ impl World {
 
     fn printed(&self) -> Vec<String> {
         std::mem::take(&mut *self.printed.borrow_mut())
+    }
+
+    /// The hub's reports of failed listeners, as text.
+    fn failures(&self) -> Vec<String> {
+        self.hub
+            .take_reports()
+            .iter()
+            .filter(|r| matches!(r, gantry_host::Report::ListenerFailed { .. }))
+            .map(|r| r.to_string())
+            .collect()
     }
 }
 
@@ -311,13 +325,7 @@ fn a_failing_handler_in_one_language_does_not_stop_the_others() {
         ]
     );
     assert_eq!(*rust.borrow(), 6);
-    let failures: Vec<String> = w
-        .hub
-        .take_reports()
-        .iter()
-        .filter(|r| matches!(r, gantry_host::Report::ListenerFailed { .. }))
-        .map(|r| r.to_string())
-        .collect();
+    let failures = w.failures();
     assert_eq!(failures.len(), 6, "{failures:#?}");
     for n in 1..=3 {
         assert!(
@@ -337,70 +345,41 @@ fn a_failing_handler_in_one_language_does_not_stop_the_others() {
 
 #[test]
 fn limits_stop_a_runaway_handler_of_either_language_and_the_others_run() {
-    let hub = Hub::new();
-    let world = hub.create_world();
-    let lua = LuaRuntime::new(
-        hub.clone(),
+    let w = World::with(
         RuntimeOptions {
             instruction_budget: 100_000,
             watchdog_interval: std::time::Duration::from_millis(1),
             ..RuntimeOptions::default()
         },
-    )
-    .unwrap();
-    let rhai = RhaiRuntime::new(
-        hub.clone(),
         RhaiOptions {
             max_operations_per_call: 10_000,
             max_string_size: 64,
             ..RhaiOptions::default()
         },
-    )
-    .unwrap();
-    let printed = Rc::new(RefCell::new(Vec::new()));
-    let sink = printed.clone();
-    lua.on_print(move |l| sink.borrow_mut().push(format!("lua: {l}")));
-    let sink = printed.clone();
-    rhai.on_print(move |l| sink.borrow_mut().push(format!("rhai: {l}")));
-    let load_lua = |file: &str, src: &str| {
-        lua.load_script(file, src, hub.spawn(world).unwrap())
-            .unwrap_or_else(|e| panic!("{e}"));
-    };
-    let load_rhai = |file: &str, src: &str| {
-        rhai.load_script(file, src, hub.spawn(world).unwrap())
-            .unwrap_or_else(|e| panic!("{e}"));
-    };
-    load_lua(
+    );
+    w.lua(
         "spin.lua",
         "ListenMessage(\"Spin\", nil, function()\n  while true do end\nend)",
     );
-    load_rhai(
+    w.rhai(
         "spin.rhai",
         "ListenMessage(\"Spin\", (), || {\n    loop { }\n});",
     );
-    load_rhai(
+    w.rhai(
         "long.rhai",
         "ListenMessage(\"Spin\", (), || {\n    let s = \"\";\n    for i in 0..100 { s += \"xxxxxxxx\"; }\n});",
     );
-    load_lua(
+    w.lua(
         "after.lua",
         r#"ListenMessage("Spin", nil, function() print("still here") end)"#,
     );
-    load_rhai(
+    w.rhai(
         "send.rhai",
         r#"ListenMessage("Go", (), || { NotifyMessage("Spin"); print("sender goes on"); });"#,
     );
-    load_lua("go.lua", r#"NotifyMessage("Go")"#);
-    assert_eq!(
-        *printed.borrow(),
-        vec!["lua: still here", "rhai: sender goes on"]
-    );
-    let failures: Vec<String> = hub
-        .take_reports()
-        .iter()
-        .filter(|r| matches!(r, gantry_host::Report::ListenerFailed { .. }))
-        .map(|r| r.to_string())
-        .collect();
+    w.lua("go.lua", r#"NotifyMessage("Go")"#);
+    assert_eq!(w.printed(), vec!["lua: still here", "rhai: sender goes on"]);
+    let failures = w.failures();
     assert_eq!(failures.len(), 3, "{failures:#?}");
     assert!(
         failures.iter().any(|f| f.contains("spin.lua:2")),

@@ -37,6 +37,18 @@ fn hurt_listener(
         .unwrap()
 }
 
+/// A global message listener on `Player.Hurt`, logging the values it gets.
+fn message_listener(hub: &Hub, log: &Log) -> ListenerHandle {
+    let log = log.clone();
+    hub.listen_message(
+        "Player.Hurt",
+        Source::Global,
+        ListenOptions::new(),
+        move |m| log.borrow_mut().push(format!("message {:?}", m.args)),
+    )
+    .unwrap()
+}
+
 fn hurt(hub: &Hub) -> TypedKey<(i64, f64)> {
     hub.typed_key::<(i64, f64)>("Player.Hurt").unwrap()
 }
@@ -284,15 +296,7 @@ fn typed_key_reaches_prefix_and_message_listeners_through_the_ordinary_path() {
             l.borrow_mut().push(format!("prefix {hp}"))
         })
         .unwrap();
-    let l = log.clone();
-    let _message = hub
-        .listen_message(
-            "Player.Hurt",
-            Source::Global,
-            ListenOptions::new(),
-            move |m| l.borrow_mut().push(format!("message {:?}", m.args)),
-        )
-        .unwrap();
+    let _message = message_listener(&hub, &log);
     let key = hurt(&hub);
     for hp in 1..=2 {
         assert_eq!(
@@ -443,15 +447,7 @@ fn send_by_text_of_fixed_kinds_names_a_bad_key() {
 fn send_by_text_of_fixed_kinds_reaches_message_listeners() {
     let hub = Hub::new();
     let log = log();
-    let l = log.clone();
-    let _message = hub
-        .listen_message(
-            "Player.Hurt",
-            Source::Global,
-            ListenOptions::new(),
-            move |m| l.borrow_mut().push(format!("message {:?}", m.args)),
-        )
-        .unwrap();
+    let _message = message_listener(&hub, &log);
     for hp in 1..=2 {
         hub.send("Player.Hurt", Source::Global, (hp, 0.5)).unwrap();
     }
