@@ -6,8 +6,8 @@
 //! subtree, its text and the chunk-level locals declared above it. So after
 //! edits, only the top-level statements the edits touched (in the tree the
 //! calls came from, or in the current tree, or where tree-sitter said a
-//! reparse changed the structure) are rescanned; every other call keeps its data with
-//! its spans shifted past the edits. When a rescanned statement declares —
+//! reparse changed the structure) are rescanned; every other call keeps its
+//! data with its spans shifted past the edits. When a rescanned statement declares —
 //! or declared — a chunk-level local of an API name, `GMP` or `_ENV`, the
 //! scope of every later statement may have changed and the whole document
 //! is rescanned instead.
@@ -80,11 +80,10 @@ impl LuaCalls {
         for (range, _) in &mut self.declarations {
             *range = shift_range(range, edit);
         }
-        let written = edit.start_byte..edit.new_end_byte;
-        self.dirty = Some(match &self.dirty {
-            Some(dirty) => union(&shift_range(dirty, edit), &written),
-            None => written,
-        });
+        if let Some(dirty) = &mut self.dirty {
+            *dirty = shift_range(dirty, edit);
+        }
+        self.widen_dirty(edit.start_byte..edit.new_end_byte);
     }
 
     /// Marks bytes (current offsets) whose syntax a reparse changed: a
@@ -95,11 +94,15 @@ impl LuaCalls {
     /// calls came from is several reparses old by then).
     pub fn changed(&mut self, ranges: impl Iterator<Item = Range<usize>>) {
         for range in ranges {
-            self.dirty = Some(match &self.dirty {
-                Some(dirty) => union(dirty, &range),
-                None => range,
-            });
+            self.widen_dirty(range);
         }
+    }
+
+    fn widen_dirty(&mut self, range: Range<usize>) {
+        self.dirty = Some(match &self.dirty {
+            Some(dirty) => union(dirty, &range),
+            None => range,
+        });
     }
 
     /// Forgets what the calls were scanned from: the next rescan is whole
