@@ -181,6 +181,18 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
+    /// The key's parameter types when a plain send has nothing to record
+    /// (see `handoff`): known, and no `nil` position still to be narrowed.
+    pub(crate) fn handoff_params(&self) -> Option<Rc<[Type]>> {
+        let sig = self.sig.as_ref()?;
+        if !sig.knows_kind(Kind::Event)
+            || !sig.declared && sig.params.iter().any(|t| matches!(t, Type::Nil))
+        {
+            return None;
+        }
+        Some(sig.params.clone())
+    }
+
     fn list(&self, scope: Source) -> Option<&Rc<List>> {
         match scope {
             Source::Global => self.global.as_ref(),
@@ -229,7 +241,7 @@ pub(crate) struct State {
     /// Moves whenever what a send of some key would do may have changed (a
     /// channel list, a signature, an object's tiers): lanes stamped with an
     /// older epoch are merged again.
-    epoch: u64,
+    pub(crate) epoch: u64,
     reports: Vec<Report>,
     next_id: u64,
     next_seq: u64,
@@ -253,6 +265,9 @@ pub struct HubInner {
     /// Mirrors `tracer.is_some()`: the one read the untraced path pays.
     pub(crate) tracing: Cell<bool>,
     pub(crate) tracer: RefCell<Option<Rc<crate::trace::TraceFn>>>,
+    /// Who hears of epoch moves (`handoff`), and the epoch they last heard.
+    pub(crate) epoch_watchers: RefCell<Vec<Rc<dyn Fn(u64)>>>,
+    pub(crate) told_epoch: Cell<u64>,
 }
 
 /// The message hub. Clone it freely: clones are handles to the same hub.
@@ -307,6 +322,8 @@ impl Hub {
                 request_seq: Cell::new(0),
                 tracing: Cell::new(false),
                 tracer: RefCell::new(None),
+                epoch_watchers: RefCell::new(Vec::new()),
+                told_epoch: Cell::new(0),
             }),
         }
     }
@@ -322,12 +339,13 @@ impl Hub {
     /// Runs `f` on the state and drops what it discarded after the borrow
     /// ends, so destructors that call back into the hub are safe.
     pub(crate) fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
-        let (result, graveyard) = {
+        let (result, graveyard, epoch) = {
             let mut state = self.inner.state.borrow_mut();
             let result = f(&mut state);
-            (result, std::mem::take(&mut state.graveyard))
+            (result, std::mem::take(&mut state.graveyard), state.epoch)
         };
         drop(graveyard);
+        self.epoch_moved(epoch);
         result
     }
 
@@ -337,6 +355,8 @@ impl Hub {
     /// table and aborts mismatched dispatches.
     pub fn set_checked(&self, checked: bool) {
         self.inner.checked.set(checked);
+        // What a send does changes with it (see `handoff`).
+        self.with_state(|s| s.epoch += 1);
     }
 
     pub fn is_checked(&self) -> bool {
@@ -1099,7 +1119,14 @@ impl Hub {
                 return Ok(None);
             }
             match self.admit(s, key, args, caller, kind) {
-                Ok(()) => return Ok(Some(then(s))),
+                Ok(()) => {
+                    let routed = then(s);
+                    let epoch = s.epoch;
+                    drop(state);
+                    // A first send records the key's types: the epoch moves.
+                    self.epoch_moved(epoch);
+                    return Ok(Some(routed));
+                }
                 Err(refused) => refused,
             }
         };
@@ -1667,6 +1694,28 @@ fn route(s: &mut State, key: Key, source: Source, lists: &mut Gathered) -> Route
         None => lanes.push(lane.clone()),
     }
     Route::Lane(lane)
+}
+
+/// Calls `f` with each entry a send of `key` from `source` reaches, in
+/// delivery order (through the key's lane, merged if need be), stopping at
+/// the first error.
+pub(crate) fn for_each_on_route<E>(
+    s: &mut State,
+    key: Key,
+    source: Source,
+    mut f: impl FnMut(&Rc<Entry>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut lists = Gathered::new();
+    match route(s, key, source, &mut lists) {
+        Route::Lane(lane) => lane
+            .entries
+            .iter()
+            .filter(|(entry, depth)| *depth == 0 || entry.partial)
+            .try_for_each(|(entry, _)| f(entry)),
+        Route::Lists => delivery_order(&lists)
+            .into_iter()
+            .try_for_each(|(entry, _)| f(entry)),
+    }
 }
 
 fn intern(s: &mut State, text: &str) -> Result<Key, KeyError> {

@@ -13,6 +13,8 @@
 //! - [`persist`]: the table as a stable, atomically written JSON file.
 //! - [`source`]: global, world, object and (object, name) sources and their tiers.
 //! - [`listener`]: listen options, owners, ids and RAII handles.
+//! - [`handoff`]: a key's delivery handed to a script runtime that calls
+//!   its own listeners itself, valid while the hub's epoch stands.
 //! - [`hub`]: the [`Hub`] and its one dispatch core (gather, then call).
 //! - `lane`: a key's merged delivery list, kept between sends, and its
 //!   typed view for [`TypedKey`] sends.
@@ -31,6 +33,7 @@
 
 pub mod api;
 pub mod collection;
+pub mod handoff;
 pub mod hook;
 pub mod hub;
 pub mod key;
@@ -56,6 +59,7 @@ pub use collection::{
     ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Range, RowOptions, RowPath, StoredArray, StoredArrayOf,
     TableView, Update, with_removal,
 };
+pub use handoff::{LaneSnapshot, NoHandoff, SnapshotListener};
 pub use hook::{HookCall, HookOptions, HookResult};
 pub use hub::{Caller, Delivered, Hub, HubError, ListenSpec, Message};
 pub use key::{Key, KeyError};

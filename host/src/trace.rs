@@ -134,6 +134,8 @@ impl Hub {
     pub fn set_tracer(&self, tracer: Option<std::rc::Rc<TraceFn>>) {
         self.inner.tracing.set(tracer.is_some());
         *self.inner.tracer.borrow_mut() = tracer;
+        // Sends handed off to an embedding must come back to be traced.
+        self.with_state(|s| s.epoch += 1);
     }
 
     /// Is a tracer installed? The dispatch path asks this before it

@@ -107,7 +107,7 @@ impl Gen {
 
     fn statement(&mut self, depth: usize) -> String {
         let key = self.key();
-        match self.below(12) {
+        match self.below(16) {
             0 | 1 => {
                 let opts = match self.below(4) {
                     0 => ", {times = 1}".to_owned(),
@@ -139,6 +139,20 @@ impl Gen {
             8 => format!("StoreObjectMessage(self, \"{key}\", {})", self.value()),
             9 => "local t = nil\nif n > 50 then print(t.boom) end".to_owned(),
             10 => format!("-- NotifyMessage(\"{key}\", 1)\nprint(\"NotifyMessage('{key}')\")"),
+            // A listener that fails on some sends.
+            12 => format!(
+                "ListenMessage(\"{key}\", nil, function(a, ...)\n  if a == {} then error('boom ' .. tostring(a)) end\n  print('{key} ok', a, ...)\nend)",
+                self.value()
+            ),
+            // A listener that removes itself during a send.
+            13 => format!(
+                "local id\nid = ListenMessage(\"{key}\", nil, function(...)\n  print('{key} self-removing', ...)\n  UnbindMessage(\"{key}\", id)\nend)"
+            ),
+            // Sends from inside the host's tick (sends of a call the host made).
+            14 => format!(
+                "ListenMessage(\"Game.Tick\", nil, function(t, dt)\n  NotifyMessage(\"{key}\", t, {})\nend)",
+                self.value()
+            ),
             _ => format!("UnbindMessage(\"{key}\", self)"),
         }
     }
@@ -156,7 +170,7 @@ impl Gen {
 #[test]
 fn differential_generated_scripts_give_identical_traces() {
     let mut generator = Gen(0x9E37_79B9_7F4A_7C15);
-    for _ in 0..150 {
+    for _ in 0..300 {
         let script = generator.script();
         assert_same(&script);
     }

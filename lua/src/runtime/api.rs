@@ -384,8 +384,12 @@ fn listen(
     // collection message carries gets the update after the table.
     let wants_update = collection::element_type(&ctx.shared.param_types(&key.text)).is_some()
         && f.info().num_params == 2;
+    let held = f.clone();
     let (owner, target) = resolve_owner(&ctx.shared, lua, ctx.object, owner, f)
         .map_err(|e| runtime_err(lua, format!("{function} `{}`: {e}", key.text)))?;
+    // The fast lane may call a function the hub's callback holds; one kept
+    // for a Lua-value owner is held by nothing else, so it goes the slow way.
+    let lane_may_call = matches!(target, super::listen::Target::Strong(_));
     let options = listen_options(lua, function, key, owner, opts)?;
     let site = ctx.site_here(lua, Role::Listen);
     if wants_update {
@@ -399,9 +403,14 @@ fn listen(
     let spec = ListenSpec::message(scope, options, ListenerParams::Dynamic, callback)
         .site(site)
         .with_responder();
-    ctx.hub()
+    let id = ctx
+        .hub()
         .listen_raw(&key.text, spec)
-        .map_err(|e| runtime_err(lua, e))
+        .map_err(|e| runtime_err(lua, e))?;
+    if lane_may_call {
+        ctx.shared.fast.remember(id, &held)?;
+    }
+    Ok(id)
 }
 
 /// `{times=, order=, match=}` of a listen call.
@@ -516,7 +525,7 @@ fn request_in_coroutine(
                         .collect::<mlua::Result<MultiValue>>()?,
                     None => MultiValue::new(),
                 };
-                thread.resume::<()>(args)
+                shared.fast.blocked(|| thread.resume::<()>(args))
             });
             if let Err(e) = result {
                 shared.report(ScriptError::from_message(&file, error_text(&e)));

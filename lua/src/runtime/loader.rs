@@ -64,11 +64,16 @@ pub(crate) fn run_chunk_keeping_env(
                     key,
                     text: Rc::from(bake.key.as_str()),
                 };
-                let f = baked_function(ctx, lua, bake.function, key)?;
-                let f = if bake.function == ApiFunction::Request {
-                    wrap_request(shared, f)?
-                } else {
-                    f
+                let f = baked_function(ctx, lua, bake.function, key.clone())?;
+                let f = match bake.function {
+                    ApiFunction::Request => wrap_request(shared, f)?,
+                    ApiFunction::NotifyMessage
+                    | ApiFunction::NotifyWorldMessage
+                    | ApiFunction::NotifyObjectMessage
+                    | ApiFunction::SendObjectMessage => {
+                        super::fast::baked_send(ctx, lua, bake.function, &key, f)?
+                    }
+                    _ => f,
                 };
                 table.raw_set(bake.slot, f)?;
             }

@@ -19,6 +19,7 @@ mod budget;
 mod collection;
 mod convert;
 mod error;
+mod fast;
 mod handles;
 mod listen;
 mod loader;
@@ -98,10 +99,11 @@ impl LuaRuntime {
                 .map_err(|e| {
                     RuntimeError::Setup(format!("cannot start the watchdog thread: {e}"))
                 })?;
+        let fast = fast::FastLane::new(&lua)?;
         let factory: Table = lua
             .load(sandbox::SANDBOX_LUA)
             .set_name("=gantry-sandbox")
-            .call(())?;
+            .call((&fast.block, &fast.unblock))?;
         let owned = lua.create_table()?;
         let mode = lua.create_table()?;
         mode.raw_set("__mode", "k")?;
@@ -119,7 +121,15 @@ impl LuaRuntime {
             options.mod_dir.clone(),
             options.rewrite,
             factory,
+            fast,
         ));
+        let weak = Rc::downgrade(&shared);
+        shared.fast.epoch_moved(shared.hub.epoch());
+        shared.hub.watch_epoch(move |epoch| {
+            if let Some(shared) = weak.upgrade() {
+                shared.fast.epoch_moved(epoch);
+            }
+        });
         lua.set_app_data(shared.clone());
         Ok(Self {
             watchdog,

@@ -1,5 +1,6 @@
 -- Gantry's sandbox, run once per Lua state with the full standard library.
 -- Returns the functions the runtime uses to build each script's environment.
+local lane_block, lane_unblock = ...
 local G = _G
 local pairs, ipairs, type, error, select, tostring = pairs, ipairs, type, error, select, tostring
 local real_load, real_create, real_resume = load, coroutine.create, coroutine.resume
@@ -41,9 +42,17 @@ local function make_env(api, gmp, print, require, hook_thread)
     hook_thread(thread)
     return thread
   end
+  -- The fast lane stays off while a coroutine runs (see fast.lua).
+  co.resume = function(thread, ...)
+    lane_block()
+    return lane_unblock(real_resume(thread, ...))
+  end
   co.wrap = function(f)
     local thread = co.create(f)
-    return function(...) return wrap_result(real_resume(thread, ...)) end
+    return function(...)
+      lane_block()
+      return wrap_result(lane_unblock(real_resume(thread, ...)))
+    end
   end
   env.coroutine = co
   env.load = function(chunk, name, mode, chunk_env)

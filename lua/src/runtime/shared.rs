@@ -13,6 +13,7 @@ use smallvec::SmallVec;
 use super::budget::Budget;
 use super::convert::{any_table, scalar_to_value, to_value};
 use super::error::ScriptError;
+use super::fast::FastLane;
 
 /// How many Lua calls may nest through the hub (a handler sending to a
 /// handler sending ...) before the next one fails instead of running.
@@ -46,6 +47,8 @@ pub(crate) struct Shared {
     pub rewrite: Cell<bool>,
     /// Builds a sandboxed environment (see `sandbox`).
     pub env_factory: Table,
+    /// Baked sends to Lua listeners, delivered from Lua (see `fast`).
+    pub fast: FastLane,
 }
 
 impl Shared {
@@ -59,6 +62,7 @@ impl Shared {
         mod_dir: Option<PathBuf>,
         rewrite: bool,
         env_factory: Table,
+        fast: FastLane,
     ) -> Self {
         Self {
             hub,
@@ -74,6 +78,7 @@ impl Shared {
             mod_dir,
             rewrite: Cell::new(rewrite),
             env_factory,
+            fast,
         }
     }
 
@@ -87,6 +92,7 @@ impl Shared {
             fn drop(&mut self) {
                 self.0.depth.set(self.1);
                 if self.1 == 0 {
+                    self.0.fast.close();
                     self.0.budget.exit();
                 }
             }
@@ -94,6 +100,7 @@ impl Shared {
         let depth = self.depth.get();
         if depth == 0 {
             self.budget.enter();
+            self.fast.open();
         }
         self.depth.set(depth + 1);
         let _exit = Exit(self, depth);
@@ -196,14 +203,29 @@ pub(crate) fn shared_of(lua: &Lua) -> mlua::Result<Rc<Shared>> {
         .ok_or_else(|| mlua::Error::runtime("the gantry runtime is gone"))
 }
 
-/// `file:line: ` of the Lua code calling the current Rust function.
+/// `file:line: ` of the script code calling the current Rust function:
+/// the first Lua frame that is not the runtime's own Lua (`=gantry-...`
+/// chunks, such as the fast lane that falls back to the slow way).
 pub(crate) fn caller_place(lua: &Lua) -> Option<(String, u32)> {
-    lua.inspect_stack(1, |d| {
-        let src = d.source().short_src.map(|s| s.into_owned())?;
-        let line = d.current_line()? as u32;
-        Some((src, line))
-    })
-    .flatten()
+    for level in 1..8 {
+        let frame = lua.inspect_stack(level, |d| {
+            let source = d.source();
+            if source
+                .source
+                .as_deref()
+                .is_some_and(|s| s.starts_with("=gantry-"))
+            {
+                return None;
+            }
+            let src = source.short_src.map(|s| s.into_owned())?;
+            let line = d.current_line()? as u32;
+            Some(Some((src, line)))
+        })?;
+        if let Some(place) = frame {
+            return place;
+        }
+    }
+    None
 }
 
 /// A Lua error raised at the calling script's line.

@@ -1,0 +1,264 @@
+//! The fast lane: a baked send from Lua delivered to Lua listeners without
+//! leaving Lua.
+//!
+//! Through the hub, a Lua → Lua send crosses into Rust (the arguments
+//! become `Value`s) and back out per listener — more than a hand-written
+//! Lua event bus costs in all. A baked send knows its function and key, so
+//! it asks the hub once what a send from its source does
+//! ([`Hub::lane_snapshot`]) and, while the hub's epoch stands, calls the
+//! listeners' functions itself (`fast.lua`). The hub's contract is kept:
+//! - The lane is used only for plain message listeners this runtime
+//!   registered with a function it holds (owner `nil` or an object); a
+//!   Rust or Rhai listener, a Lua-value owner, `times`, tracing or a key
+//!   whose types are still being learned send the slow way.
+//! - Arguments are checked against the key's types in Lua (integer,
+//!   float, boolean, UTF-8 string); anything else — a table, an object, a
+//!   wrong type, an extra argument — goes the slow way, which converts,
+//!   refuses or records exactly as before.
+//! - Listeners run in delivery order, each in its turn; a failing one is
+//!   reported as the hub reports it (`Report::ListenerFailed` with its
+//!   site) and the rest still run. A listener removed during the send is
+//!   skipped (asked of the hub only once the epoch moved mid-send).
+//! - Only inside a call the host made into Lua (where the instruction
+//!   budget runs), never in a coroutine (a listener must not yield the
+//!   sender's coroutine), and at most `MAX_DEPTH` fast sends deep; past
+//!   that the slow way and its nesting limit take over.
+
+use std::cell::Cell;
+use std::rc::{Rc, Weak};
+
+use gantry_host::{ApiFunction, Key, ListenerId, Site, Type};
+use mlua::{AnyUserData, Function, Lua, MultiValue, Table, UserData, Value as LuaValue};
+
+use super::api::{Ctx, KeyRef};
+use super::convert::{object_source_of_arg, world_of_arg};
+use super::shared::{Shared, error_text};
+
+/// The lane's Lua half, compiled once per state.
+const FAST_LUA: &str = include_str!("fast.lua");
+
+/// Most parameters a key may have for its sends to take the lane.
+const MAX_PARAMS: usize = 8;
+
+/// The runtime's side of the lane: the state `fast.lua` reads.
+pub(crate) struct FastLane {
+    /// `E` of `fast.lua`: [1] the epoch while a host call runs (else -1),
+    /// [2] the Lua side's blocks, [3] fast sends running.
+    state: Table,
+    /// Listener id → its Lua function, for the listeners the lane may call.
+    /// Weak-valued: the hub's callback holds the function; once the hub
+    /// drops the listener, the entry goes with the next collection.
+    fns: Table,
+    make_send: Function,
+    /// The sandbox's coroutine wrappers use these.
+    pub block: Function,
+    pub unblock: Function,
+    epoch: Cell<i64>,
+    open: Cell<bool>,
+}
+
+impl FastLane {
+    pub fn new(lua: &Lua) -> mlua::Result<FastLane> {
+        let msgh = lua.create_function(message_handler)?;
+        let fail = lua.create_function(report_failure)?;
+        let alive = lua.create_function(|lua, (snap, i): (AnyUserData, usize)| {
+            let snap = snap.borrow::<Snapshot>()?;
+            let shared = super::shared::shared_of(lua)?;
+            Ok(snap
+                .listeners
+                .get(i.wrapping_sub(1))
+                .is_some_and(|(id, _)| shared.hub.is_listening(*id)))
+        })?;
+        let module: Table = lua
+            .load(FAST_LUA)
+            .set_name("=gantry-fast")
+            .call((msgh, fail, alive))?;
+        let fns = lua.create_table()?;
+        let mode = lua.create_table()?;
+        mode.raw_set("__mode", "v")?;
+        fns.set_metatable(Some(mode))?;
+        Ok(FastLane {
+            state: module.raw_get("E")?,
+            fns,
+            make_send: module.raw_get("make_send")?,
+            block: module.raw_get("block")?,
+            unblock: module.raw_get("unblock")?,
+            epoch: Cell::new(0),
+            open: Cell::new(false),
+        })
+    }
+
+    /// The host entered Lua (the outermost call): sends may take the lane.
+    #[inline]
+    pub fn open(&self) {
+        self.open.set(true);
+        let _ = self.state.raw_set(1, self.epoch.get());
+    }
+
+    /// The outermost call returned.
+    #[inline]
+    pub fn close(&self) {
+        self.open.set(false);
+        let _ = self.state.raw_set(1, -1);
+    }
+
+    /// The hub's epoch moved: every kept lane is stale.
+    pub fn epoch_moved(&self, epoch: u64) {
+        let epoch = epoch as i64;
+        self.epoch.set(epoch);
+        if self.open.get() {
+            let _ = self.state.raw_set(1, epoch);
+        }
+    }
+
+    /// Keeps the lane off while the host resumes a coroutine.
+    pub fn blocked<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _ = self.block.call::<()>(());
+        let result = f();
+        let _ = self.unblock.call::<()>(());
+        result
+    }
+
+    /// A listener the lane may call (registered with a function the hub's
+    /// callback holds).
+    pub fn remember(&self, id: ListenerId, f: &Function) -> mlua::Result<()> {
+        self.fns.raw_set(id.get(), f)
+    }
+}
+
+/// What the Lua side keeps of a [`gantry_host::LaneSnapshot`]: the key and
+/// each listener's id and site, for liveness and failure reports.
+struct Snapshot {
+    key: Key,
+    listeners: Vec<(ListenerId, Option<Site>)>,
+}
+
+impl UserData for Snapshot {}
+
+/// The letter `fast.lua` checks a parameter type by, if it can.
+fn kind_letter(ty: &Type) -> Option<char> {
+    Some(match ty {
+        Type::Int => 'i',
+        Type::Float => 'f',
+        Type::Bool => 'b',
+        Type::String => 's',
+        _ => return None,
+    })
+}
+
+/// The baked send for (`function`, `key`): the lane in front of `slow`,
+/// the hub's way.
+pub(crate) fn baked_send(
+    ctx: &Rc<Ctx>,
+    lua: &Lua,
+    function: ApiFunction,
+    key: &KeyRef,
+    slow: Function,
+) -> mlua::Result<Function> {
+    let sourced = function.source_index().is_some();
+    let weak: Weak<Ctx> = Rc::downgrade(ctx);
+    let key = key.key;
+    let fetch = lua.create_function(move |lua, arg: LuaValue| {
+        let Some(ctx) = weak.upgrade() else {
+            return Ok(MultiValue::new());
+        };
+        fetch(&ctx, lua, function, key, &arg)
+            .map(|found| found.unwrap_or_default())
+            .or_else(|_| Ok(MultiValue::new()))
+    })?;
+    ctx.shared.fast.make_send.call((slow, fetch, sourced))
+}
+
+/// The lane of `key` from the call's source, as `fast.lua` takes it:
+/// (epoch, kinds, functions, snapshot); `None` when the send must go the
+/// slow way.
+fn fetch(
+    ctx: &Ctx,
+    lua: &Lua,
+    function: ApiFunction,
+    key: Key,
+    arg: &LuaValue,
+) -> mlua::Result<Option<MultiValue>> {
+    let shared: &Shared = &ctx.shared;
+    let source = match function {
+        _ if function.source_index().is_none() => gantry_host::Source::Global,
+        ApiFunction::NotifyWorldMessage => match world_of_arg(arg, &shared.hub) {
+            Some(world) => gantry_host::Source::World(world),
+            None => return Ok(None),
+        },
+        _ => match object_source_of_arg(arg) {
+            Some(source) => source,
+            None => return Ok(None),
+        },
+    };
+    let Ok(lane) = shared.hub.lane_snapshot(key, source) else {
+        return Ok(None);
+    };
+    if lane.params.len() > MAX_PARAMS {
+        return Ok(None);
+    }
+    let Some(kinds) = lane
+        .params
+        .iter()
+        .map(kind_letter)
+        .collect::<Option<String>>()
+    else {
+        return Ok(None);
+    };
+    let fns = lua.create_table_with_capacity(lane.listeners.len(), 0)?;
+    for (i, listener) in lane.listeners.iter().enumerate() {
+        match shared
+            .fast
+            .fns
+            .raw_get::<Option<Function>>(listener.id.get())?
+        {
+            Some(f) => fns.raw_set(i + 1, f)?,
+            None => return Ok(None),
+        }
+    }
+    let snapshot = Snapshot {
+        key,
+        listeners: lane.listeners.into_iter().map(|l| (l.id, l.site)).collect(),
+    };
+    Ok(Some(MultiValue::from_vec(vec![
+        LuaValue::Integer(lane.epoch as i64),
+        LuaValue::String(lua.create_string(&kinds)?),
+        LuaValue::Table(fns),
+        LuaValue::UserData(lua.create_userdata(snapshot)?),
+    ])))
+}
+
+/// `xpcall`'s message handler: the error with a traceback, as the slow
+/// way's (mlua's) handler makes it. Errors raised by Rust functions pass
+/// through untouched.
+fn message_handler(lua: &Lua, error: LuaValue) -> mlua::Result<LuaValue> {
+    let text = match &error {
+        LuaValue::Error(_) => return Ok(error),
+        LuaValue::String(s) => s.to_string_lossy(),
+        other => {
+            let tostring: Function = lua.globals().raw_get("tostring")?;
+            tostring.call::<String>(other.clone())?
+        }
+    };
+    Ok(LuaValue::String(lua.traceback(Some(&text), 1)?))
+}
+
+/// Reports listener `i` of a snapshot as failed with `error`.
+fn report_failure(lua: &Lua, (snap, i, error): (AnyUserData, usize, LuaValue)) -> mlua::Result<()> {
+    let snap = snap.borrow::<Snapshot>()?;
+    let shared = super::shared::shared_of(lua)?;
+    let message = match &error {
+        LuaValue::Error(e) => error_text(e),
+        LuaValue::String(s) if s.as_bytes().as_ref() == b"not enough memory" => {
+            error_text(&mlua::Error::MemoryError(String::new()))
+        }
+        LuaValue::String(s) => s.to_string_lossy(),
+        other => format!("{other:?}"),
+    };
+    let site = snap
+        .listeners
+        .get(i.wrapping_sub(1))
+        .and_then(|(_, site)| site.clone());
+    shared.hub.listener_failed(snap.key, message, site);
+    Ok(())
+}

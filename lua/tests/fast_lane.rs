@@ -1,0 +1,326 @@
+//! Baked sends to Lua listeners are delivered from Lua (the fast lane)
+//! while the hub's epoch stands. Every rule of the hub's delivery must
+//! still hold without the send crossing into Rust: order, removal and
+//! addition during a send, failures with their sites, conversions and
+//! refusals, other languages joining, tracing, sources, coroutines and the
+//! instruction budget. Sends here run inside a call the host made (a top
+//! level or a `Go` message from Rust), where the lane is taken.
+
+mod common;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use common::Fixture;
+use gantry_host::{Report, Source, TraceEvent};
+use gantry_lua::runtime::RuntimeOptions;
+
+fn go(f: &Fixture) {
+    let key = f.hub.key("Go").unwrap();
+    f.hub.send(key, Source::Global, ()).unwrap();
+}
+
+#[test]
+fn lane_delivers_by_order_option_then_registration_order() {
+    let f = Fixture::new();
+    f.load(
+        "order.lua",
+        r#"
+        ListenMessage("K", nil, function(i) print("late", i) end, {order = 1})
+        ListenMessage("K", nil, function(i) print("first", i) end)
+        ListenMessage("K", nil, function(i) print("early", i) end, {order = -1})
+        ListenMessage("K", nil, function(i) print("second", i) end)
+        ListenMessage("Go", nil, function()
+            for i = 1, 2 do NotifyMessage("K", i) end
+        end)
+        "#,
+    );
+    go(&f);
+    go(&f);
+    let mut expected = Vec::new();
+    for _ in 0..2 {
+        for i in 1..=2 {
+            for l in ["early", "first", "second", "late"] {
+                expected.push(format!("{l}\t{i}"));
+            }
+        }
+    }
+    assert_eq!(f.printed(), expected);
+    assert!(f.failures().is_empty());
+}
+
+#[test]
+fn lane_skips_a_listener_removed_during_the_send() {
+    let f = Fixture::new();
+    f.load(
+        "unbind.lua",
+        r#"
+        local victim
+        ListenMessage("K", nil, function(i)
+            print("remover", i)
+            if victim then UnbindMessage("K", victim); victim = nil end
+        end)
+        victim = ListenMessage("K", nil, function(i) print("victim", i) end)
+        ListenMessage("K", nil, function(i) print("last", i) end)
+        ListenMessage("Go", nil, function()
+            NotifyMessage("K", 1)
+            NotifyMessage("K", 2)
+        end)
+        "#,
+    );
+    go(&f);
+    assert_eq!(
+        f.printed(),
+        vec!["remover\t1", "last\t1", "remover\t2", "last\t2"]
+    );
+}
+
+#[test]
+fn lane_calls_a_listener_added_during_the_send_from_the_next_send_on() {
+    let f = Fixture::new();
+    f.load(
+        "add.lua",
+        r#"
+        local added = false
+        ListenMessage("K", nil, function(i)
+            print("adder", i)
+            if not added then
+                added = true
+                ListenMessage("K", nil, function(j) print("added", j) end)
+            end
+        end)
+        ListenMessage("Go", nil, function()
+            NotifyMessage("K", 1)
+            NotifyMessage("K", 2)
+        end)
+        "#,
+    );
+    go(&f);
+    assert_eq!(f.printed(), vec!["adder\t1", "adder\t2", "added\t2"]);
+}
+
+#[test]
+fn lane_reports_a_failing_listener_with_its_site_and_runs_the_rest() {
+    let f = Fixture::new();
+    f.load(
+        "fail.lua",
+        "ListenMessage('K', nil, function(i) print('a', i) end)\n\
+         ListenMessage('K', nil, function(i)\n  if i == 1 then error('boom') end\n  print('b', i)\nend)\n\
+         ListenMessage('K', nil, function(i) print('c', i) end)\n\
+         ListenMessage('Go', nil, function()\n  NotifyMessage('K', 1)\n  NotifyMessage('K', 2)\n  print('sender goes on')\nend)\n",
+    );
+    go(&f);
+    assert_eq!(
+        f.printed(),
+        vec!["a\t1", "c\t1", "a\t2", "b\t2", "c\t2", "sender goes on"]
+    );
+    let reports = f.hub.take_reports();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let Report::ListenerFailed { key, message, site } = &reports[0] else {
+        panic!("{reports:?}");
+    };
+    assert_eq!(key, "K");
+    assert!(message.starts_with("fail.lua:3: boom"), "{message}");
+    assert!(message.contains("stack traceback"), "{message}");
+    let site = site.as_ref().expect("the listener's site");
+    assert_eq!((site.file.as_str(), site.line), ("fail.lua", 2));
+}
+
+#[test]
+fn lane_converts_an_integer_for_a_float_parameter() {
+    let f = Fixture::new();
+    f.load(
+        "float.lua",
+        r#"
+        ListenMessage("K", nil, function(i, x) print(math.type(i), math.type(x), x) end)
+        NotifyMessage("K", 1, 2.5)
+        NotifyMessage("K", 2, 3)
+        "#,
+    );
+    assert_eq!(
+        f.printed(),
+        vec!["integer\tfloat\t2.5", "integer\tfloat\t3.0"]
+    );
+}
+
+#[test]
+fn lane_refuses_a_wrong_type_as_the_hub_does_naming_the_script_line() {
+    let f = Fixture::new();
+    let (_, _) = f.load(
+        "wrong.lua",
+        "ListenMessage('K', nil, function(i) print('got', i) end)\n\
+         NotifyMessage('K', 1)\n\
+         local ok, err = pcall(function()\n  NotifyMessage('K', 'one')\nend)\n\
+         print(ok, err)\n\
+         ok, err = pcall(function()\n  NotifyMessage('K', 1.5)\nend)\n\
+         print(ok, err)\n",
+    );
+    let printed = f.printed();
+    assert_eq!(printed[0], "got\t1");
+    assert!(
+        printed[1].contains("wrong.lua:4: `K` parameter 0: expected int, got string"),
+        "{printed:?}"
+    );
+    assert!(
+        printed[2].contains("wrong.lua:8: `K` parameter 0: expected int, got float"),
+        "{printed:?}"
+    );
+    assert_eq!(printed.len(), 3, "no listener heard a refused send");
+}
+
+#[test]
+fn lane_hands_extra_and_missing_arguments_to_the_hub() {
+    let f = Fixture::new();
+    f.load(
+        "arity.lua",
+        r##"
+        ListenMessage("K", nil, function(...) print(select("#", ...), ...) end)
+        NotifyMessage("K", 1, 2)
+        NotifyMessage("K", 3)
+        NotifyMessage("K", 4, 5, 6)
+        "##,
+    );
+    // Fewer arguments than recorded are delivered as sent; a send with
+    // more records the wider signature.
+    assert_eq!(f.printed(), vec!["2\t1\t2", "1\t3", "3\t4\t5\t6"]);
+    assert_eq!(f.hub.table().get("K").unwrap().params.len(), 3);
+}
+
+#[test]
+fn lane_reaches_a_rust_listener_that_joins_later_in_order() {
+    let f = Fixture::new();
+    f.load(
+        "mixed.lua",
+        r#"
+        ListenMessage("K", nil, function(i) print("lua", i) end)
+        ListenMessage("Go", nil, function() NotifyMessage("K", 7) end)
+        "#,
+    );
+    go(&f);
+    let heard = Rc::new(RefCell::new(Vec::new()));
+    let h = heard.clone();
+    f.hub
+        .listen("K", Source::Global, move |i: i64| h.borrow_mut().push(i))
+        .unwrap()
+        .detach();
+    go(&f);
+    assert_eq!(f.printed(), vec!["lua\t7", "lua\t7"]);
+    assert_eq!(*heard.borrow(), vec![7]);
+}
+
+#[test]
+fn lane_sends_are_traced_once_a_tracer_is_installed() {
+    let f = Fixture::new();
+    f.load(
+        "trace.lua",
+        r#"
+        ListenMessage("K", nil, function(i) end)
+        ListenMessage("Go", nil, function() NotifyMessage("K", 1) end)
+        "#,
+    );
+    go(&f);
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let s = seen.clone();
+    f.hub
+        .set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
+            if let TraceEvent::Dispatch { key, .. } = event {
+                s.borrow_mut().push(key.to_string());
+            }
+        })));
+    go(&f);
+    assert_eq!(*seen.borrow(), vec!["Go", "K"]);
+}
+
+#[test]
+fn lane_follows_the_source_of_each_send() {
+    let f = Fixture::new();
+    f.load(
+        "sources.lua",
+        r#"
+        local a, b = GMP.Spawn(), GMP.Spawn()
+        ListenObjectMessage(a, "K", nil, function(i) print("a", i) end)
+        ListenObjectMessage(b, "K", nil, function(i) print("b", i) end)
+        ListenMessage("Go", nil, function()
+            NotifyObjectMessage(a, "K", 1)
+            NotifyObjectMessage(b, "K", 2)
+            NotifyObjectMessage(a, "K", 3)
+            GMP.Destroy(b)
+            NotifyObjectMessage(b, "K", 4)
+            NotifyObjectMessage(a, "K", 5)
+        end)
+        "#,
+    );
+    go(&f);
+    assert_eq!(f.printed(), vec!["a\t1", "b\t2", "a\t3", "a\t5"]);
+}
+
+#[test]
+fn lane_listener_cannot_yield_the_senders_coroutine() {
+    let f = Fixture::new();
+    f.load(
+        "co.lua",
+        r#"
+        ListenMessage("K", nil, function(i)
+            print("listener", i)
+            coroutine.yield("from the listener")
+        end)
+        NotifyMessage("K", 0)
+        local co = coroutine.wrap(function()
+            NotifyMessage("K", 1)
+            print("sender goes on")
+            return "done"
+        end)
+        print(co())
+        "#,
+    );
+    assert_eq!(
+        f.printed(),
+        vec!["listener\t0", "listener\t1", "sender goes on", "done"]
+    );
+    let failures = f.failures();
+    assert_eq!(failures.len(), 2, "{failures:?}");
+    assert!(failures.iter().all(|m| m.contains("yield")), "{failures:?}");
+}
+
+#[test]
+fn lane_listener_is_stopped_by_the_instruction_budget() {
+    let f = Fixture::with(RuntimeOptions {
+        instruction_budget: 2_000_000,
+        watchdog_interval: Duration::from_millis(5),
+        ..RuntimeOptions::default()
+    });
+    f.load(
+        "loop.lua",
+        "ListenMessage('K', nil, function(i) print('first', i) end)\n\
+         ListenMessage('K', nil, function(i)\n  if i == 1 then while true do end end\nend)\n\
+         ListenMessage('Go', nil, function()\n  NotifyMessage('K', 0)\n  NotifyMessage('K', 1)\nend)\n",
+    );
+    go(&f);
+    let failures = f.failures();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].contains("loop.lua:3:"), "{failures:?}");
+    assert!(failures[0].contains("instruction budget"), "{failures:?}");
+    assert_eq!(f.printed(), vec!["first\t0", "first\t1"]);
+}
+
+#[test]
+fn lane_keeps_listeners_of_table_owners_collectable() {
+    let f = Fixture::new();
+    f.load(
+        "owner.lua",
+        r#"
+        do
+            local owner = {}
+            ListenMessage("K", owner, function(i) print("owned", i, owner) end)
+        end
+        ListenMessage("Go", nil, function() NotifyMessage("K", 1) end)
+        "#,
+    );
+    go(&f);
+    assert_eq!(f.printed().len(), 1);
+    f.rt.collect_garbage().unwrap();
+    go(&f);
+    assert!(f.printed().is_empty(), "the owner was collected");
+    assert_eq!(f.hub.listener_count(), 1, "only Go is left");
+}
