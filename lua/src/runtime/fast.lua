@@ -5,13 +5,12 @@ local msgh, fail, alive = ...
 local load, select, rawequal, xpcall, pcall = load, select, rawequal, xpcall, pcall
 local mtype, type, utf8len, concat = math.type, type, utf8.len, table.concat
 
--- E[1]: the hub's epoch while the host is inside a call into Lua, else -1
---       (written by the runtime, see fast.rs).
+-- E[1]: the hub's epoch (written by the runtime when it moves).
 -- E[2]: reasons for the Lua side to keep off the lane: a coroutine
 --       running (a listener must not yield the sender's coroutine), or
 --       nesting at MAX_DEPTH.
 -- E[3]: how many fast sends are running, nested.
-local E = { -1, 0, 0 }
+local E = { 0, 0, 0 }
 local MAX_DEPTH = 8
 
 local function block() E[2] = E[2] + 1 end
@@ -94,7 +93,7 @@ end
 local function make_send(slow, fetch, sourced)
   local epoch, src, go = -2, nil, slow
   local function refresh(...)
-    if E[1] < 0 or E[2] ~= 0 then return slow(...) end
+    if E[2] ~= 0 then return slow(...) end
     local e, kinds, fns, snap = fetch((...))
     if e ~= nil and e == E[1] then
       go = builder(sourced, kinds)(fns, #fns, snap, slow, e)

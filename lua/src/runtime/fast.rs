@@ -19,12 +19,14 @@
 //!   reported as the hub reports it (`Report::ListenerFailed` with its
 //!   site) and the rest still run. A listener removed during the send is
 //!   skipped (asked of the hub only once the epoch moved mid-send).
-//! - Only inside a call the host made into Lua (where the instruction
-//!   budget runs), never in a coroutine (a listener must not yield the
-//!   sender's coroutine), and at most `MAX_DEPTH` fast sends deep; past
-//!   that the slow way and its nesting limit take over.
+//! - Never in a coroutine (a listener must not yield the sender's
+//!   coroutine), and at most `MAX_DEPTH` fast sends deep; past that the
+//!   slow way and its nesting limit take over. Listeners run inside the
+//!   sender's call, so within its instruction budget: the budget of the
+//!   call the host made into Lua (a top level, a handler, a reply). A
+//!   script function the host calls directly runs outside any budget, and
+//!   so do the listeners of what it sends.
 
-use std::cell::Cell;
 use std::rc::{Rc, Weak};
 
 use gantry_host::{ApiFunction, Key, ListenerId, Site, Type};
@@ -42,19 +44,20 @@ const MAX_PARAMS: usize = 8;
 
 /// The runtime's side of the lane: the state `fast.lua` reads.
 pub(crate) struct FastLane {
-    /// `E` of `fast.lua`: [1] the epoch while a host call runs (else -1),
-    /// [2] the Lua side's blocks, [3] fast sends running.
+    /// `E` of `fast.lua`: [1] the hub's epoch, [2] the Lua side's blocks,
+    /// [3] fast sends running.
     state: Table,
     /// Listener id → its Lua function, for the listeners the lane may call.
     /// Weak-valued: the hub's callback holds the function; once the hub
     /// drops the listener, the entry goes with the next collection.
     fns: Table,
+    /// `{__mode = "v"}`: a kept lane's function list does not keep a
+    /// removed listener's function (and what it captures) alive.
+    weak_values: Table,
     make_send: Function,
     /// The sandbox's coroutine wrappers use these.
     pub block: Function,
     pub unblock: Function,
-    epoch: Cell<i64>,
-    open: Cell<bool>,
 }
 
 impl FastLane {
@@ -73,42 +76,23 @@ impl FastLane {
             .load(FAST_LUA)
             .set_name("=gantry-fast")
             .call((msgh, fail, alive))?;
+        let weak_values = lua.create_table()?;
+        weak_values.raw_set("__mode", "v")?;
         let fns = lua.create_table()?;
-        let mode = lua.create_table()?;
-        mode.raw_set("__mode", "v")?;
-        fns.set_metatable(Some(mode))?;
+        fns.set_metatable(Some(weak_values.clone()))?;
         Ok(FastLane {
             state: module.raw_get("E")?,
             fns,
+            weak_values,
             make_send: module.raw_get("make_send")?,
             block: module.raw_get("block")?,
             unblock: module.raw_get("unblock")?,
-            epoch: Cell::new(0),
-            open: Cell::new(false),
         })
-    }
-
-    /// The host entered Lua (the outermost call): sends may take the lane.
-    #[inline]
-    pub fn open(&self) {
-        self.open.set(true);
-        let _ = self.state.raw_set(1, self.epoch.get());
-    }
-
-    /// The outermost call returned.
-    #[inline]
-    pub fn close(&self) {
-        self.open.set(false);
-        let _ = self.state.raw_set(1, -1);
     }
 
     /// The hub's epoch moved: every kept lane is stale.
     pub fn epoch_moved(&self, epoch: u64) {
-        let epoch = epoch as i64;
-        self.epoch.set(epoch);
-        if self.open.get() {
-            let _ = self.state.raw_set(1, epoch);
-        }
+        let _ = self.state.raw_set(1, epoch as i64);
     }
 
     /// Keeps the lane off while the host resumes a coroutine.
@@ -206,6 +190,7 @@ fn fetch(
         return Ok(None);
     };
     let fns = lua.create_table_with_capacity(lane.listeners.len(), 0)?;
+    fns.set_metatable(Some(shared.fast.weak_values.clone()))?;
     for (i, listener) in lane.listeners.iter().enumerate() {
         match shared
             .fast

@@ -92,7 +92,6 @@ impl Shared {
             fn drop(&mut self) {
                 self.0.depth.set(self.1);
                 if self.1 == 0 {
-                    self.0.fast.close();
                     self.0.budget.exit();
                 }
             }
@@ -100,7 +99,6 @@ impl Shared {
         let depth = self.depth.get();
         if depth == 0 {
             self.budget.enter();
-            self.fast.open();
         }
         self.depth.set(depth + 1);
         let _exit = Exit(self, depth);
