@@ -30,19 +30,22 @@
 use std::rc::{Rc, Weak};
 
 use gantry_host::{ApiFunction, Key, ListenerId, Site, Type};
-use mlua::{AnyUserData, Function, Lua, MultiValue, Table, UserData, Value as LuaValue};
+use mlua::{AnyUserData, Function, LightUserData, Lua, Table, UserData, Value as LuaValue};
 
 use super::api::{Ctx, KeyRef};
 use super::convert::{object_source_of_arg, world_of_arg};
 use super::shared::{Shared, error_text};
 
+mod dispatch;
+
 /// The lane's Lua half, compiled once per state.
 const FAST_LUA: &str = include_str!("fast.lua");
 
 /// Most parameters a key may have for its sends to take the lane.
-const MAX_PARAMS: usize = 8;
+const MAX_PARAMS: usize = 16;
 
-/// The runtime's side of the lane: the state `fast.lua` reads.
+/// The runtime's side of the lane: the state `fast.lua` reads and the
+/// helpers each lane table carries.
 pub(crate) struct FastLane {
     /// `E` of `fast.lua`: [1] the hub's epoch, [2] the Lua side's blocks,
     /// [3] fast sends running.
@@ -55,6 +58,11 @@ pub(crate) struct FastLane {
     /// removed listener's function (and what it captures) alive.
     weak_values: Table,
     make_send: Function,
+    /// The epoch and nesting `dispatch` reads without the Lua API.
+    counters: Rc<dispatch::Counters>,
+    msgh: Function,
+    fail: Function,
+    alive: Function,
     /// The sandbox's coroutine wrappers use these.
     pub block: Function,
     pub unblock: Function,
@@ -72,10 +80,13 @@ impl FastLane {
                 .get(i.wrapping_sub(1))
                 .is_some_and(|(id, _)| shared.hub.is_listening(*id)))
         })?;
+        // SAFETY: `dispatch` keeps the rules of a Lua C function (see its
+        // module): it raises no error and runs Lua only in `lua_pcall`.
+        let dispatch = unsafe { lua.create_c_function(dispatch::dispatch) }?;
         let module: Table = lua
             .load(FAST_LUA)
             .set_name("=gantry-fast")
-            .call((msgh, fail, alive))?;
+            .call(dispatch)?;
         let weak_values = lua.create_table()?;
         weak_values.raw_set("__mode", "v")?;
         let fns = lua.create_table()?;
@@ -85,6 +96,10 @@ impl FastLane {
             fns,
             weak_values,
             make_send: module.raw_get("make_send")?,
+            counters: Rc::default(),
+            msgh,
+            fail,
+            alive,
             block: module.raw_get("block")?,
             unblock: module.raw_get("unblock")?,
         })
@@ -92,6 +107,7 @@ impl FastLane {
 
     /// The hub's epoch moved: every kept lane is stale.
     pub fn epoch_moved(&self, epoch: u64) {
+        self.counters.epoch.set(epoch);
         let _ = self.state.raw_set(1, epoch as i64);
     }
 
@@ -115,6 +131,9 @@ impl FastLane {
 struct Snapshot {
     key: Key,
     listeners: Vec<(ListenerId, Option<Site>)>,
+    /// What `dispatch` reads directly, owned here and reached through the
+    /// lane's light userdata (boxed: its address must not move).
+    _data: Box<dispatch::LaneData>,
 }
 
 impl UserData for Snapshot {}
@@ -144,25 +163,23 @@ pub(crate) fn baked_send(
     let key = key.key;
     let fetch = lua.create_function(move |lua, arg: LuaValue| {
         let Some(ctx) = weak.upgrade() else {
-            return Ok(MultiValue::new());
+            return Ok(None);
         };
-        fetch(&ctx, lua, function, key, &arg)
-            .map(|found| found.unwrap_or_default())
-            .or_else(|_| Ok(MultiValue::new()))
+        // A lane that cannot be built (out of memory) is no lane.
+        Ok(fetch(&ctx, lua, function, key, &arg).unwrap_or(None))
     })?;
     ctx.shared.fast.make_send.call((slow, fetch, sourced))
 }
 
-/// The lane of `key` from the call's source, as `fast.lua` takes it:
-/// (epoch, kinds, functions, snapshot); `None` when the send must go the
-/// slow way.
+/// The lane of `key` from the call's source, as `dispatch` reads it (its
+/// `slot`s); `None` when the send must go the slow way.
 fn fetch(
     ctx: &Ctx,
     lua: &Lua,
     function: ApiFunction,
     key: Key,
     arg: &LuaValue,
-) -> mlua::Result<Option<MultiValue>> {
+) -> mlua::Result<Option<Table>> {
     let shared: &Shared = &ctx.shared;
     let source = match function {
         _ if function.source_index().is_none() => gantry_host::Source::Global,
@@ -181,36 +198,45 @@ fn fetch(
     if lane.params.len() > MAX_PARAMS {
         return Ok(None);
     }
-    let Some(kinds) = lane
-        .params
-        .iter()
-        .map(kind_letter)
-        .collect::<Option<String>>()
-    else {
+    let Some(kinds) = lane.params.iter().map(kind_letter).collect::<Option<String>>() else {
         return Ok(None);
     };
-    let fns = lua.create_table_with_capacity(lane.listeners.len(), 0)?;
-    fns.set_metatable(Some(shared.fast.weak_values.clone()))?;
+    let fast = &shared.fast;
+    let functions = lua.create_table_with_capacity(lane.listeners.len(), 0)?;
+    functions.set_metatable(Some(fast.weak_values.clone()))?;
     for (i, listener) in lane.listeners.iter().enumerate() {
-        match shared
-            .fast
-            .fns
-            .raw_get::<Option<Function>>(listener.id.get())?
-        {
-            Some(f) => fns.raw_set(i + 1, f)?,
+        match fast.fns.raw_get::<Option<Function>>(listener.id.get())? {
+            Some(f) => functions.raw_set(i + 1, f)?,
             None => return Ok(None),
         }
     }
+    let data = Box::new(dispatch::LaneData {
+        kinds: kinds.into_bytes().into_boxed_slice(),
+        epoch: lane.epoch,
+        count: lane.listeners.len() as i64,
+        counters: fast.counters.clone(),
+    });
+    let data_ptr = &*data as *const dispatch::LaneData as *mut std::ffi::c_void;
     let snapshot = Snapshot {
         key,
-        listeners: lane.listeners.into_iter().map(|l| (l.id, l.site)).collect(),
+        listeners: lane
+            .listeners
+            .into_iter()
+            .map(|l| (l.id, l.site))
+            .collect(),
+        _data: data,
     };
-    Ok(Some(MultiValue::from_vec(vec![
-        LuaValue::Integer(lane.epoch as i64),
-        LuaValue::String(lua.create_string(&kinds)?),
-        LuaValue::Table(fns),
-        LuaValue::UserData(lua.create_userdata(snapshot)?),
-    ])))
+    use dispatch::slot;
+    let table = lua.create_table_with_capacity(slot::LEN, 0)?;
+    table.raw_set(slot::STATE, &fast.state)?;
+    table.raw_set(slot::SNAPSHOT, snapshot)?;
+    table.raw_set(slot::DATA, LuaValue::LightUserData(LightUserData(data_ptr)))?;
+    table.raw_set(slot::EPOCH, lane.epoch as i64)?;
+    table.raw_set(slot::MSGH, &fast.msgh)?;
+    table.raw_set(slot::FAIL, &fast.fail)?;
+    table.raw_set(slot::ALIVE, &fast.alive)?;
+    table.raw_set(slot::FUNCTIONS, functions)?;
+    Ok(Some(table))
 }
 
 /// `xpcall`'s message handler: the error with a traceback, as the slow
