@@ -6,13 +6,15 @@
 //! Lua event bus costs in all. A baked send knows its function and key, so
 //! it asks the hub once what a send from its source does
 //! ([`Hub::lane_snapshot`]) and, while the hub's epoch stands, calls the
-//! listeners' functions itself (`fast.lua`). The hub's contract is kept:
+//! listeners' functions itself: the baked function is a plain Lua C
+//! function (`dispatch`), so a send the lane takes never enters mlua. The
+//! hub's contract is kept:
 //! - The lane is used only for plain message listeners this runtime
 //!   registered with a function it holds (owner `nil` or an object); a
 //!   Rust or Rhai listener, a Lua-value owner, `times`, tracing or a key
 //!   whose types are still being learned send the slow way.
-//! - Arguments are checked against the key's types in Lua (integer,
-//!   float, boolean, UTF-8 string); anything else — a table, an object, a
+//! - Arguments are checked against the key's types (integer, float,
+//!   boolean, UTF-8 string; exactly the key's arity); anything else — a table, an object, a
 //!   wrong type, an extra argument — goes the slow way, which converts,
 //!   refuses or records exactly as before.
 //! - Listeners run in delivery order, each in its turn; a failing one is
@@ -20,7 +22,7 @@
 //!   site) and the rest still run. A listener removed during the send is
 //!   skipped (asked of the hub only once the epoch moved mid-send).
 //! - Never in a coroutine (a listener must not yield the sender's
-//!   coroutine), and at most `MAX_DEPTH` fast sends deep; past that the
+//!   coroutine), and at most 8 fast sends deep; past that the
 //!   slow way and its nesting limit take over. Listeners run inside the
 //!   sender's call, so within its instruction budget: the budget of the
 //!   call the host made into Lua (a top level, a handler, a reply). A
@@ -38,18 +40,15 @@ use super::shared::{Shared, error_text};
 
 mod dispatch;
 
-/// The lane's Lua half, compiled once per state.
-const FAST_LUA: &str = include_str!("fast.lua");
+use dispatch::Counters;
 
 /// Most parameters a key may have for its sends to take the lane.
 const MAX_PARAMS: usize = 16;
 
-/// The runtime's side of the lane: the state `fast.lua` reads and the
-/// helpers each lane table carries.
+/// The runtime's side of the lane.
 pub(crate) struct FastLane {
-    /// `E` of `fast.lua`: [1] the hub's epoch, [2] the Lua side's blocks,
-    /// [3] fast sends running.
-    state: Table,
+    /// The epoch, nesting and blocks the send functions read directly.
+    counters: Rc<Counters>,
     /// Listener id → its Lua function, for the listeners the lane may call.
     /// Weak-valued: the hub's callback holds the function; once the hub
     /// drops the listener, the entry goes with the next collection.
@@ -57,19 +56,17 @@ pub(crate) struct FastLane {
     /// `{__mode = "v"}`: a kept lane's function list does not keep a
     /// removed listener's function (and what it captures) alive.
     weak_values: Table,
-    make_send: Function,
-    /// The epoch and nesting `dispatch` reads without the Lua API.
-    counters: Rc<dispatch::Counters>,
     msgh: Function,
     fail: Function,
     alive: Function,
-    /// The sandbox's coroutine wrappers use these.
+    /// The sandbox's coroutine wrappers call these around each resume.
     pub block: Function,
     pub unblock: Function,
 }
 
 impl FastLane {
     pub fn new(lua: &Lua) -> mlua::Result<FastLane> {
+        let counters = Rc::new(Counters::default());
         let msgh = lua.create_function(message_handler)?;
         let fail = lua.create_function(report_failure)?;
         let alive = lua.create_function(|lua, (snap, i): (AnyUserData, usize)| {
@@ -80,43 +77,50 @@ impl FastLane {
                 .get(i.wrapping_sub(1))
                 .is_some_and(|(id, _)| shared.hub.is_listening(*id)))
         })?;
-        // SAFETY: `dispatch` keeps the rules of a Lua C function (see its
-        // module): it raises no error and runs Lua only in `lua_pcall`.
-        let dispatch = unsafe { lua.create_c_function(dispatch::dispatch) }?;
-        let module: Table = lua
-            .load(FAST_LUA)
-            .set_name("=gantry-fast")
-            .call(dispatch)?;
+        let ptr = Rc::as_ptr(&counters);
+        // SAFETY: the counters live in the runtime's shared state for the
+        // life of the Lua state (see `dispatch::counters_closure`).
+        let block = unsafe {
+            lua.exec_raw::<Function>((), |l| dispatch::counters_closure(l, dispatch::block, ptr))
+        }?;
+        // SAFETY: as above.
+        let unblock = unsafe {
+            lua.exec_raw::<Function>((), |l| {
+                dispatch::counters_closure(l, dispatch::unblock, ptr)
+            })
+        }?;
         let weak_values = lua.create_table()?;
         weak_values.raw_set("__mode", "v")?;
         let fns = lua.create_table()?;
         fns.set_metatable(Some(weak_values.clone()))?;
         Ok(FastLane {
-            state: module.raw_get("E")?,
+            counters,
             fns,
             weak_values,
-            make_send: module.raw_get("make_send")?,
-            counters: Rc::default(),
             msgh,
             fail,
             alive,
-            block: module.raw_get("block")?,
-            unblock: module.raw_get("unblock")?,
+            block,
+            unblock,
         })
     }
 
     /// The hub's epoch moved: every kept lane is stale.
     pub fn epoch_moved(&self, epoch: u64) {
         self.counters.epoch.set(epoch);
-        let _ = self.state.raw_set(1, epoch as i64);
     }
 
     /// Keeps the lane off while the host resumes a coroutine.
     pub fn blocked<R>(&self, f: impl FnOnce() -> R) -> R {
-        let _ = self.block.call::<()>(());
-        let result = f();
-        let _ = self.unblock.call::<()>(());
-        result
+        struct Unblock<'a>(&'a Counters);
+        impl Drop for Unblock<'_> {
+            fn drop(&mut self) {
+                self.0.blocks.set(self.0.blocks.get() - 1);
+            }
+        }
+        self.counters.blocks.set(self.counters.blocks.get() + 1);
+        let _unblock = Unblock(&self.counters);
+        f()
     }
 
     /// A listener the lane may call (registered with a function the hub's
@@ -138,7 +142,7 @@ struct Snapshot {
 
 impl UserData for Snapshot {}
 
-/// The letter `fast.lua` checks a parameter type by, if it can.
+/// The letter a lane checks a parameter type by (see `dispatch`), if any.
 fn kind_letter(ty: &Type) -> Option<char> {
     Some(match ty {
         Type::Int => 'i',
@@ -168,7 +172,28 @@ pub(crate) fn baked_send(
         // A lane that cannot be built (out of memory) is no lane.
         Ok(fetch(&ctx, lua, function, key, &arg).unwrap_or(None))
     })?;
-    ctx.shared.fast.make_send.call((slow, fetch, sourced))
+    use dispatch::site;
+    let table = lua.create_table_with_capacity(site::LEN, 0)?;
+    table.raw_set(site::SLOW, slow)?;
+    table.raw_set(site::FETCH, fetch)?;
+    table.raw_set(site::EPOCH, -1)?;
+    table.raw_set(site::SOURCE, false)?;
+    table.raw_set(site::LANE, false)?;
+    let counters = Rc::as_ptr(&ctx.shared.fast.counters) as *mut std::ffi::c_void;
+    let f: mlua::lua_CFunction = if sourced {
+        dispatch::send::<true>
+    } else {
+        dispatch::send::<false>
+    };
+    // SAFETY: `send` keeps the rules of a Lua C function (see its module);
+    // its upvalues are the site table (pushed as the argument) and the
+    // counters, which outlive the state's every call (see `FastLane`).
+    unsafe {
+        lua.exec_raw::<Function>(table, |l| {
+            mlua::ffi::lua_pushlightuserdata(l, counters);
+            mlua::ffi::lua_pushcclosure(l, f, 2);
+        })
+    }
 }
 
 /// The lane of `key` from the call's source, as `dispatch` reads it (its
@@ -198,7 +223,12 @@ fn fetch(
     if lane.params.len() > MAX_PARAMS {
         return Ok(None);
     }
-    let Some(kinds) = lane.params.iter().map(kind_letter).collect::<Option<String>>() else {
+    let Some(kinds) = lane
+        .params
+        .iter()
+        .map(kind_letter)
+        .collect::<Option<String>>()
+    else {
         return Ok(None);
     };
     let fast = &shared.fast;
@@ -214,24 +244,17 @@ fn fetch(
         kinds: kinds.into_bytes().into_boxed_slice(),
         epoch: lane.epoch,
         count: lane.listeners.len() as i64,
-        counters: fast.counters.clone(),
     });
     let data_ptr = &*data as *const dispatch::LaneData as *mut std::ffi::c_void;
     let snapshot = Snapshot {
         key,
-        listeners: lane
-            .listeners
-            .into_iter()
-            .map(|l| (l.id, l.site))
-            .collect(),
+        listeners: lane.listeners.into_iter().map(|l| (l.id, l.site)).collect(),
         _data: data,
     };
-    use dispatch::slot;
+    use dispatch::lane as slot;
     let table = lua.create_table_with_capacity(slot::LEN, 0)?;
-    table.raw_set(slot::STATE, &fast.state)?;
     table.raw_set(slot::SNAPSHOT, snapshot)?;
     table.raw_set(slot::DATA, LuaValue::LightUserData(LightUserData(data_ptr)))?;
-    table.raw_set(slot::EPOCH, lane.epoch as i64)?;
     table.raw_set(slot::MSGH, &fast.msgh)?;
     table.raw_set(slot::FAIL, &fast.fail)?;
     table.raw_set(slot::ALIVE, &fast.alive)?;

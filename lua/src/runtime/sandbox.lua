@@ -42,7 +42,7 @@ local function make_env(api, gmp, print, require, hook_thread)
     hook_thread(thread)
     return thread
   end
-  -- The fast lane stays off while a coroutine runs (see fast.lua).
+  -- The fast lane stays off while a coroutine runs (see fast.rs).
   co.resume = function(thread, ...)
     lane_block()
     return lane_unblock(real_resume(thread, ...))

@@ -1,127 +1,220 @@
-//! The lane's delivery loop, as a plain Lua C function.
+//! The baked send as a plain Lua C function.
 //!
-//! Written against the Lua C API rather than as an mlua callback because
-//! its whole point is cost: an mlua callback pays for its safety machinery
-//! on every call (the crossing this lane exists to avoid), and checking
-//! argument kinds from Lua costs a C call per argument (`math.type`,
-//! `select`). Here one plain C call checks the arguments and calls each
-//! listener in its own `lua_pcall`.
+//! Written against the Lua C API rather than as an mlua callback or in Lua
+//! because its whole point is cost: an mlua callback pays for its safety
+//! machinery on every call (the crossing this lane exists to avoid), and
+//! checking argument kinds from Lua costs a C call per argument
+//! (`math.type`, `select`). Here the script calls one C function, which
+//! checks the arguments and calls each listener in its own `lua_pcall`.
 //!
-//! Safety rules this function keeps, so that no Lua error ever unwinds
-//! through it (a `longjmp` across Rust frames): it calls only API
-//! functions that cannot raise (stack reads, raw gets, raw sets of slots
-//! that exist, pushes of numbers and booleans, `lua_checkstack`), and runs
-//! Lua code only through `lua_pcall`.
+//! Rules this code keeps, so that a Lua error never unwinds through a Rust
+//! frame that owns something: while it holds anything it calls only API
+//! functions that cannot raise (stack reads, raw gets, raw sets of array
+//! slots that exist, pushes of numbers, booleans and light userdata,
+//! `lua_checkstack`) and runs Lua only in `lua_pcall`. The one exception is
+//! the slow way, `lua_call` of the send's hub function, whose errors are
+//! the script's to see: it is the last thing `send` does, with nothing
+//! owned in its frame (a plain frame, as in any C library for Lua).
 
 use std::cell::Cell;
-use std::ffi::c_int;
-use std::rc::Rc;
+use std::ffi::{c_int, c_void};
 
 use mlua::ffi::{self, lua_State};
 
-/// The lane table's slots (its array part), as `fast.rs` builds it.
-pub(super) mod slot {
-    /// `E` of `fast.lua`.
-    pub const STATE: i64 = 1;
-    /// The snapshot userdata (`fail` and `alive` take it); it owns the
-    /// [`LaneData`](super::LaneData) behind `DATA`.
-    pub const SNAPSHOT: i64 = 2;
-    /// A light userdata: the snapshot's `LaneData`, read directly.
-    pub const DATA: i64 = 3;
-    /// `xpcall`'s message handler: traceback for the report.
-    pub const MSGH: i64 = 4;
-    /// The hub's epoch the lane was taken at (for `fast.lua`).
-    pub const EPOCH: i64 = 5;
-    /// `fail(snapshot, i, error)`: reports listener `i`.
-    pub const FAIL: i64 = 6;
-    /// `alive(snapshot, i)`: is listener `i` still registered?
-    pub const ALIVE: i64 = 7;
-    /// The listeners' functions, in delivery order (a weak-valued array).
-    pub const FUNCTIONS: i64 = 8;
-    /// How many slots.
-    pub const LEN: usize = 8;
+/// What every lane of one runtime shares with the runtime, read and
+/// written directly (no Lua API) by the send functions.
+#[derive(Default)]
+pub(crate) struct Counters {
+    /// The hub's epoch, kept by the runtime's epoch watcher.
+    pub epoch: Cell<u64>,
+    /// Fast sends running, nested.
+    pub depth: Cell<i64>,
+    /// Reasons to keep off the lane: a coroutine running (a listener must
+    /// not yield the sender's coroutine), fast sends nested at the limit.
+    pub blocks: Cell<i64>,
 }
 
-/// What `dispatch` reads of a lane without going through the Lua API.
+/// The slots of a send's site table (its array part; the first upvalue of
+/// a send function), as `fast.rs` builds it. Never nil, so that raw sets
+/// into them allocate nothing.
+pub(super) mod site {
+    /// The hub's way for this (function, key): any arguments.
+    pub const SLOW: i64 = 1;
+    /// `fetch(source)`: the key's lane from that source, or nil.
+    pub const FETCH: i64 = 2;
+    /// The epoch the kept lane was taken at (-1: none yet).
+    pub const EPOCH: i64 = 3;
+    /// The source value the kept lane is for (`false`: global).
+    pub const SOURCE: i64 = 4;
+    /// The kept lane (`false`: this send goes the slow way this epoch).
+    pub const LANE: i64 = 5;
+    pub const LEN: usize = 5;
+}
+
+/// The slots of a lane table (its array part), as `fast.rs` builds it.
+pub(super) mod lane {
+    /// The snapshot userdata (`fail` and `alive` take it); it owns the
+    /// [`LaneData`](super::LaneData) behind `DATA`.
+    pub const SNAPSHOT: i64 = 1;
+    /// A light userdata: the snapshot's `LaneData`, read directly.
+    pub const DATA: i64 = 2;
+    /// The message handler of each listener's protected call.
+    pub const MSGH: i64 = 3;
+    /// `fail(snapshot, i, error)`: reports listener `i`.
+    pub const FAIL: i64 = 4;
+    /// `alive(snapshot, i)`: is listener `i` still registered?
+    pub const ALIVE: i64 = 5;
+    /// The listeners' functions, in delivery order (a weak-valued array).
+    pub const FUNCTIONS: i64 = 6;
+    pub const LEN: usize = 6;
+}
+
+/// What a send reads of its lane without going through the Lua API.
 pub(crate) struct LaneData {
-    /// The parameter kinds, one letter each (`kind_letter`).
+    /// The parameter kinds, one letter each (`fast::kind_letter`).
     pub kinds: Box<[u8]>,
     /// The hub's epoch the lane was taken at.
     pub epoch: u64,
     /// How many listeners.
     pub count: i64,
-    pub counters: Rc<Counters>,
 }
-
-/// What every lane of one runtime shares with the runtime.
-#[derive(Default)]
-pub(crate) struct Counters {
-    /// The hub's epoch (as `E[1]`), kept by the runtime's epoch watcher.
-    pub epoch: Cell<u64>,
-    /// Fast sends running, nested.
-    pub depth: Cell<i64>,
-}
-
-/// `E` slot of the Lua side's blocks (see `fast.lua`).
-const E_BLOCKS: i64 = 2;
 
 /// Fast sends nested this deep send the slow way from there on (whose
 /// nesting limit then applies).
 const MAX_DEPTH: i64 = 8;
 
-/// `dispatch(lane, ...)`: delivers the arguments to the lane's listeners
-/// and returns `true`, or returns `false` having called nothing when the
-/// arguments are not exactly the key's arity and kinds (the caller then
-/// sends the slow way, which judges them as the hub does).
+/// The runtime's counters, from a send function's second upvalue.
+unsafe fn counters<'a>(l: *mut lua_State) -> &'a Counters {
+    // SAFETY: the upvalue is the light userdata `fast.rs` made from the
+    // runtime's `Rc<Counters>`, which the runtime's shared state (Lua app
+    // data, dropped only when the state closes) keeps alive.
+    unsafe { &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(2)).cast::<Counters>() }
+}
+
+/// A baked send (`SOURCED`: its first argument is the source object).
+/// Delivers down the kept lane when the arguments fit it, else calls the
+/// hub's way with the arguments as they came and returns what it returns.
 ///
 /// # Safety
-/// Called by Lua as a C function.
-pub(super) unsafe extern "C-unwind" fn dispatch(l: *mut lua_State) -> c_int {
-    // SAFETY: `l` is the running state; every index used below is within
-    // the stack, which `lua_checkstack` grew before anything is pushed.
+/// Called by Lua as a C closure made by `fast.rs` (upvalues: the site
+/// table, the counters).
+pub(super) unsafe extern "C-unwind" fn send<const SOURCED: bool>(l: *mut lua_State) -> c_int {
+    // SAFETY: `l` is the running state; the stack is grown before any push.
     unsafe {
         let top = ffi::lua_gettop(l);
-        let delivered = top >= 1
-            && ffi::lua_type(l, 1) == ffi::LUA_TTABLE
-            && ffi::lua_checkstack(l, top + 8) != 0
-            && match lane_data(l) {
-                Some(data) if arguments_fit(l, data, top - 1) => {
-                    deliver(l, data, top - 1);
-                    true
-                }
-                _ => false,
-            };
+        let counters = counters(l);
+        let first = if SOURCED { 2 } else { 1 };
+        if counters.blocks.get() == 0
+            && top >= first - 1
+            && ffi::lua_checkstack(l, top + 10) != 0
+            && try_lane::<SOURCED>(l, counters, top, first)
+        {
+            return 0;
+        }
         ffi::lua_settop(l, top);
-        ffi::lua_pushboolean(l, c_int::from(delivered));
-        1
+        // The slow way: the hub's function with the arguments as they came.
+        ffi::lua_rawgeti(l, ffi::lua_upvalueindex(1), site::SLOW);
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, top, ffi::LUA_MULTRET);
+        ffi::lua_gettop(l)
     }
 }
 
-/// The lane's data, from its light userdata.
-unsafe fn lane_data<'a>(l: *mut lua_State) -> Option<&'a LaneData> {
-    // SAFETY: see `dispatch`. The pointer is the snapshot's boxed
-    // `LaneData`, and the snapshot is held by the same lane table (slot
-    // `SNAPSHOT`), which is on the stack for as long as the reference is
-    // used; scripts never see a lane table.
+/// Delivers down the lane if there is one for this epoch and source and
+/// the arguments fit it.
+unsafe fn try_lane<const SOURCED: bool>(
+    l: *mut lua_State,
+    counters: &Counters,
+    top: c_int,
+    first: c_int,
+) -> bool {
+    // SAFETY: see `send`.
     unsafe {
-        ffi::lua_rawgeti(l, 1, slot::DATA);
+        let site = ffi::lua_upvalueindex(1);
+        let current = get_int(l, site, site::EPOCH) == counters.epoch.get() as i64
+            && (!SOURCED || {
+                ffi::lua_rawgeti(l, site, site::SOURCE);
+                let same = ffi::lua_rawequal(l, -1, 1) != 0;
+                ffi::lua_pop(l, 1);
+                same
+            });
+        if !current {
+            take_lane::<SOURCED>(l, counters);
+        }
+        ffi::lua_rawgeti(l, site, site::LANE);
+        let lane = top + 1;
+        if ffi::lua_type(l, lane) != ffi::LUA_TTABLE {
+            return false;
+        }
+        let Some(data) = lane_data(l, lane) else {
+            return false;
+        };
+        let count = top - first + 1;
+        if !arguments_fit(l, data, first, count) {
+            return false;
+        }
+        deliver(l, counters, lane, data, first, count);
+        ffi::lua_settop(l, top);
+        true
+    }
+}
+
+/// Asks the hub for the key's lane from this send's source and keeps it
+/// (or `false`) in the site table for this epoch and source.
+unsafe fn take_lane<const SOURCED: bool>(l: *mut lua_State, counters: &Counters) {
+    // SAFETY: see `send`.
+    unsafe {
+        let site = ffi::lua_upvalueindex(1);
+        let top = ffi::lua_gettop(l);
+        ffi::lua_rawgeti(l, site, site::FETCH);
+        if SOURCED {
+            ffi::lua_pushvalue(l, 1);
+        } else {
+            ffi::lua_pushnil(l);
+        }
+        let fetched = ffi::lua_pcall(l, 1, 1, 0) == ffi::LUA_OK
+            && ffi::lua_type(l, -1) == ffi::LUA_TTABLE
+            && lane_data(l, top + 1).is_some_and(|d| d.epoch == counters.epoch.get());
+        if !fetched {
+            ffi::lua_settop(l, top);
+            ffi::lua_pushboolean(l, 0);
+        }
+        ffi::lua_rawseti(l, site, site::LANE);
+        set_int(l, site, site::EPOCH, counters.epoch.get() as i64);
+        if SOURCED {
+            ffi::lua_pushvalue(l, 1);
+        } else {
+            ffi::lua_pushboolean(l, 0);
+        }
+        ffi::lua_rawseti(l, site, site::SOURCE);
+    }
+}
+
+/// The data of the lane table at `lane`.
+unsafe fn lane_data<'a>(l: *mut lua_State, lane: c_int) -> Option<&'a LaneData> {
+    // SAFETY: see `send`. The pointer is the snapshot's boxed `LaneData`;
+    // the snapshot is held by the same lane table (slot `SNAPSHOT`), which
+    // is on the stack for as long as the reference is used. Scripts never
+    // see a lane table.
+    unsafe {
+        ffi::lua_rawgeti(l, lane, lane::DATA);
         let p = ffi::lua_touserdata(l, -1).cast::<LaneData>();
         ffi::lua_pop(l, 1);
         p.as_ref()
     }
 }
 
-/// Checks the `count` arguments (stack 2..) against the lane's kinds; an
-/// integer for a float parameter is made a float in place, as the hub
-/// converts it.
-unsafe fn arguments_fit(l: *mut lua_State, data: &LaneData, count: c_int) -> bool {
-    // SAFETY: see `dispatch`.
+/// Checks the `count` arguments from stack index `first` against the
+/// lane's kinds; an integer for a float parameter is made a float in
+/// place, as the hub converts it.
+unsafe fn arguments_fit(l: *mut lua_State, data: &LaneData, first: c_int, count: c_int) -> bool {
+    // SAFETY: see `send`.
     unsafe {
         if data.kinds.len() != count as usize {
             return false;
         }
         for (i, kind) in data.kinds.iter().enumerate() {
-            let at = 2 + i as c_int;
+            let at = first + i as c_int;
             let fit = match (*kind, ffi::lua_type(l, at)) {
                 (b'i', ffi::LUA_TNUMBER) => ffi::lua_isinteger(l, at) != 0,
                 (b'f', ffi::LUA_TNUMBER) => {
@@ -150,25 +243,32 @@ unsafe fn arguments_fit(l: *mut lua_State, data: &LaneData, count: c_int) -> boo
     }
 }
 
-/// Calls each listener with the `count` arguments at stack 2.., each in
-/// its own protected call; a failure is reported and the rest still run.
-unsafe fn deliver(l: *mut lua_State, data: &LaneData, count: c_int) {
-    // SAFETY: see `dispatch`.
+/// Calls each listener of the lane at `lane` with the `count` arguments
+/// from `first`, each in its own protected call; a failure is reported
+/// and the rest still run.
+unsafe fn deliver(
+    l: *mut lua_State,
+    counters: &Counters,
+    lane: c_int,
+    data: &LaneData,
+    first: c_int,
+    count: c_int,
+) {
+    // SAFETY: see `send`.
     unsafe {
         let base = ffi::lua_gettop(l);
-        ffi::lua_rawgeti(l, 1, slot::MSGH);
+        ffi::lua_rawgeti(l, lane, lane::MSGH);
         let msgh = base + 1;
-        ffi::lua_rawgeti(l, 1, slot::FUNCTIONS);
+        ffi::lua_rawgeti(l, lane, lane::FUNCTIONS);
         let functions = base + 2;
-        let counters = &*data.counters;
         let depth = counters.depth.get() + 1;
         counters.depth.set(depth);
         let at_limit = depth >= MAX_DEPTH;
         if at_limit {
-            add_block(l, 1);
+            counters.blocks.set(counters.blocks.get() + 1);
         }
         for i in 1..=data.count {
-            if counters.epoch.get() != data.epoch && !still_listening(l, i) {
+            if counters.epoch.get() != data.epoch && !still_listening(l, lane, i) {
                 continue;
             }
             ffi::lua_rawgeti(l, functions, i);
@@ -177,12 +277,12 @@ unsafe fn deliver(l: *mut lua_State, data: &LaneData, count: c_int) {
                 continue;
             }
             for a in 0..count {
-                ffi::lua_pushvalue(l, 2 + a);
+                ffi::lua_pushvalue(l, first + a);
             }
             if ffi::lua_pcall(l, count, 0, msgh) != ffi::LUA_OK {
                 let error = ffi::lua_gettop(l);
-                ffi::lua_rawgeti(l, 1, slot::FAIL);
-                ffi::lua_rawgeti(l, 1, slot::SNAPSHOT);
+                ffi::lua_rawgeti(l, lane, lane::FAIL);
+                ffi::lua_rawgeti(l, lane, lane::SNAPSHOT);
                 ffi::lua_pushinteger(l, i);
                 ffi::lua_pushvalue(l, error);
                 // A report that fails (out of memory) is dropped.
@@ -191,39 +291,89 @@ unsafe fn deliver(l: *mut lua_State, data: &LaneData, count: c_int) {
             ffi::lua_settop(l, functions);
         }
         if at_limit {
-            add_block(l, -1);
+            counters.blocks.set(counters.blocks.get() - 1);
         }
         counters.depth.set(depth - 1);
         ffi::lua_settop(l, base);
     }
 }
 
-/// Adds `delta` to `E[2]`, the Lua side's blocks.
-unsafe fn add_block(l: *mut lua_State, delta: i64) {
-    // SAFETY: see `dispatch`; `E`'s slots 1-3 exist from its creation, so
-    // the raw set allocates nothing.
-    unsafe {
-        ffi::lua_rawgeti(l, 1, slot::STATE);
-        ffi::lua_rawgeti(l, -1, E_BLOCKS);
-        let blocks = ffi::lua_tointegerx(l, -1, std::ptr::null_mut());
-        ffi::lua_pop(l, 1);
-        ffi::lua_pushinteger(l, blocks + delta);
-        ffi::lua_rawseti(l, -2, E_BLOCKS);
-        ffi::lua_pop(l, 1);
-    }
-}
-
 /// Asks the hub whether listener `i` is still registered (the epoch moved
 /// during the send: it may have been removed).
-unsafe fn still_listening(l: *mut lua_State, i: i64) -> bool {
-    // SAFETY: see `dispatch`.
+unsafe fn still_listening(l: *mut lua_State, lane: c_int, i: i64) -> bool {
+    // SAFETY: see `send`.
     unsafe {
         let top = ffi::lua_gettop(l);
-        ffi::lua_rawgeti(l, 1, slot::ALIVE);
-        ffi::lua_rawgeti(l, 1, slot::SNAPSHOT);
+        ffi::lua_rawgeti(l, lane, lane::ALIVE);
+        ffi::lua_rawgeti(l, lane, lane::SNAPSHOT);
         ffi::lua_pushinteger(l, i);
         let alive = ffi::lua_pcall(l, 2, 1, 0) == ffi::LUA_OK && ffi::lua_toboolean(l, -1) != 0;
         ffi::lua_settop(l, top);
         alive
+    }
+}
+
+/// Reads integer slot `n` of the table at `table`.
+unsafe fn get_int(l: *mut lua_State, table: c_int, n: i64) -> i64 {
+    // SAFETY: see `send`.
+    unsafe {
+        ffi::lua_rawgeti(l, table, n);
+        let v = ffi::lua_tointegerx(l, -1, std::ptr::null_mut());
+        ffi::lua_pop(l, 1);
+        v
+    }
+}
+
+/// Sets existing integer slot `n` of the table at `table`.
+unsafe fn set_int(l: *mut lua_State, table: c_int, n: i64, v: i64) {
+    // SAFETY: see `send`; the slot exists, so the raw set allocates nothing.
+    unsafe {
+        ffi::lua_pushinteger(l, v);
+        ffi::lua_rawseti(l, table, n);
+    }
+}
+
+/// `block()`: keeps the lane off (the sandbox calls it before resuming a
+/// coroutine).
+///
+/// # Safety
+/// Called by Lua as a C closure made by [`counters_closure`].
+pub(super) unsafe extern "C-unwind" fn block(l: *mut lua_State) -> c_int {
+    // SAFETY: see `counters_closure`.
+    unsafe {
+        let counters = &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)).cast::<Counters>();
+        counters.blocks.set(counters.blocks.get() + 1);
+        0
+    }
+}
+
+/// `unblock(...)`: undoes one `block()` and returns its arguments (the
+/// results of the resume it wraps).
+///
+/// # Safety
+/// As [`block`].
+pub(super) unsafe extern "C-unwind" fn unblock(l: *mut lua_State) -> c_int {
+    // SAFETY: see `counters_closure`.
+    unsafe {
+        let counters = &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)).cast::<Counters>();
+        counters.blocks.set(counters.blocks.get() - 1);
+        ffi::lua_gettop(l)
+    }
+}
+
+/// Pushes `f` as a C closure over the counters (its one upvalue).
+///
+/// # Safety
+/// `counters` must outlive every call of the closure (the runtime's shared
+/// state keeps it for the life of the Lua state).
+pub(super) unsafe fn counters_closure(
+    l: *mut lua_State,
+    f: ffi::lua_CFunction,
+    counters: *const Counters,
+) {
+    // SAFETY: called inside `Lua::exec_raw`, which grew the stack.
+    unsafe {
+        ffi::lua_pushlightuserdata(l, counters as *mut c_void);
+        ffi::lua_pushcclosure(l, f, 1);
     }
 }
