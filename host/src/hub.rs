@@ -254,6 +254,8 @@ pub(crate) struct State {
 
 /// A host's report sink.
 type ReportFn = dyn Fn(&Report);
+/// Hears the epoch move (see `handoff`).
+pub(crate) type EpochFn = dyn Fn(u64);
 
 /// The hub's shared interior; [`Hub`] is a cheap handle to it.
 pub struct HubInner {
@@ -266,7 +268,7 @@ pub struct HubInner {
     pub(crate) tracing: Cell<bool>,
     pub(crate) tracer: RefCell<Option<Rc<crate::trace::TraceFn>>>,
     /// Who hears of epoch moves (`handoff`), and the epoch they last heard.
-    pub(crate) epoch_watchers: RefCell<Vec<Rc<dyn Fn(u64)>>>,
+    pub(crate) epoch_watchers: RefCell<Vec<Rc<EpochFn>>>,
     pub(crate) told_epoch: Cell<u64>,
 }
 

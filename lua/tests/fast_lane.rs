@@ -324,3 +324,46 @@ fn lane_keeps_listeners_of_table_owners_collectable() {
     assert!(f.printed().is_empty(), "the owner was collected");
     assert_eq!(f.hub.listener_count(), 1, "only Go is left");
 }
+
+#[test]
+fn lane_send_from_something_not_an_object_is_refused_at_the_script_line() {
+    let f = Fixture::new();
+    f.load(
+        "source.lua",
+        "ListenObjectMessage(self, 'K', nil, function(i) print('got', i) end)\n\
+         NotifyObjectMessage(self, 'K', 1)\n\
+         local ok, err = pcall(function()\n  NotifyObjectMessage(42, 'K', 2)\nend)\n\
+         print(ok, err)\n",
+    );
+    let printed = f.printed();
+    assert_eq!(printed[0], "got\t1");
+    assert!(
+        printed[1].contains("source.lua:4:") && printed[1].contains("argument 1 must be an object"),
+        "{printed:?}"
+    );
+}
+
+#[test]
+fn lane_nesting_past_its_depth_goes_the_hub_way_and_stops_at_the_limit() {
+    let f = Fixture::new();
+    let (script, _) = f.load(
+        "echo.lua",
+        r#"
+        calls = 0
+        ListenMessage("Echo", nil, function(n)
+            calls = calls + 1
+            NotifyMessage("Echo", n + 1)
+        end)
+        ListenMessage("Go", nil, function() NotifyMessage("Echo", 1) end)
+        "#,
+    );
+    go(&f);
+    let failures = f.failures();
+    assert!(
+        failures.iter().any(|m| m.contains("nested")),
+        "{failures:?}"
+    );
+    let calls: i64 = f.rt.global(script, "calls").unwrap();
+    assert!(calls > 8, "the lane handed deep sends to the hub: {calls}");
+    assert!(calls < 100, "and the hub's limit stopped them: {calls}");
+}
