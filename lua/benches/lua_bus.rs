@@ -3,16 +3,18 @@
 //! one criterion run so the baselines share the machine's state.
 //!
 //! Each Lua measurement is a Lua loop of `iters` sends (`iter_custom`),
-//! started by one hub message, so the cost of entering Lua from Rust is paid
-//! once per sample, as in a game where a handler sends many messages.
+//! started by hub messages of 1,000 sends each, so the cost of entering Lua
+//! from Rust is paid once per 1,000 sends, as in a game where a handler sends
+//! many messages. The `budget/*` benches measure the instruction budget's
+//! cost on the same loop.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use gantry_host::{Hub, Key, Source};
-use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
-use mlua::Function;
+use gantry_lua::runtime::{LuaRuntime, RuntimeOptions, ScriptId};
+use mlua::{Function, HookTriggers, VmState};
 
 const PURE_BUS: &str = r#"
 local bus = { listeners = {} }
@@ -64,6 +66,7 @@ ListenMessage("Bench.FromRust", nil, function(a, b) count = count + 1 end)
 
 struct Setup {
     rt: LuaRuntime,
+    script: ScriptId,
     run: Option<Key>,
 }
 
@@ -88,7 +91,11 @@ fn setup(source: &str, listeners: usize) -> Setup {
     let id = rt.load_script("bench.lua", &source, object).unwrap();
     let has_run = rt.global::<Option<Function>>(id, "run").unwrap().is_some();
     let run = has_run.then(|| rt.hub().key("Bench.Run").unwrap());
-    let setup = Setup { rt, run };
+    let setup = Setup {
+        rt,
+        script: id,
+        run,
+    };
     if listeners > 0 {
         // Every listener hears every send, whichever way it is delivered.
         lua_loop(&setup, 10);
@@ -111,6 +118,13 @@ fn lua_loop(setup: &Setup, iters: u64) -> Duration {
     let elapsed = start.elapsed();
     assert!(hub.take_reports().is_empty(), "the bench script failed");
     elapsed
+}
+
+/// `run(iters)` called by the host directly, in one call.
+fn direct_loop(run: &Function, iters: u64) -> Duration {
+    let start = Instant::now();
+    run.call::<()>(iters as i64).unwrap();
+    start.elapsed()
 }
 
 fn bench(c: &mut Criterion) {
@@ -144,6 +158,30 @@ fn bench(c: &mut Criterion) {
     group.bench_function("lua_to_rust/1", |b| {
         b.iter_custom(|iters| lua_loop(&to_rust, iters))
     });
+
+    // The instruction budget's cost (#5: at most 10% on normal dispatch).
+    // The same pure-Lua loop (8 listeners) called by the host directly —
+    // outside any budget — against `pure_lua_bus/8` above (started by hub
+    // messages, so under the budget's watchdog) and against the loop under
+    // a plain count hook, the naive budget, every 1000 instructions.
+    let direct = setup(PURE_BUS, 8);
+    let run: Function = direct.rt.global(direct.script, "run").unwrap();
+    group.bench_function("budget/none/8", |b| {
+        b.iter_custom(|iters| direct_loop(&run, iters))
+    });
+    let hooked = setup(PURE_BUS, 8);
+    let run_hooked: Function = hooked.rt.global(hooked.script, "run").unwrap();
+    hooked
+        .rt
+        .lua()
+        .set_hook(HookTriggers::new().every_nth_instruction(1000), |_, _| {
+            Ok(VmState::Continue)
+        })
+        .unwrap();
+    group.bench_function("budget/count_hook/8", |b| {
+        b.iter_custom(|iters| direct_loop(&run_hooked, iters))
+    });
+    hooked.rt.lua().remove_hook();
 
     let from_rust = setup(LISTEN_ONLY, 0);
     let hub = from_rust.rt.hub().clone();
