@@ -367,3 +367,17 @@ fn lane_nesting_past_its_depth_goes_the_hub_way_and_stops_at_the_limit() {
     assert!(calls > 8, "the lane handed deep sends to the hub: {calls}");
     assert!(calls < 100, "and the hub's limit stopped them: {calls}");
 }
+
+#[test]
+fn lane_send_from_a_finalizer_while_the_state_closes_is_safe() {
+    let f = Fixture::new();
+    f.load(
+        "gc.lua",
+        "ListenMessage('K', nil, function(i) print('heard', i) end)\n\
+         NotifyMessage('K', 1)\n\
+         keep = setmetatable({}, {__gc = function() NotifyMessage('K', 2) end})\n",
+    );
+    assert_eq!(f.printed(), vec!["heard\t1"]);
+    // Closing the state runs the finalizer, which sends on the lane.
+    drop(f);
+}

@@ -78,14 +78,17 @@ impl FastLane {
                 .is_some_and(|(id, _)| shared.hub.is_listening(*id)))
         })?;
         let ptr = Rc::as_ptr(&counters);
-        // SAFETY: the counters live in the runtime's shared state for the
-        // life of the Lua state (see `dispatch::counters_closure`).
+        let keeper = || dispatch::CountersKeeper::new(&counters);
+        // SAFETY: the keeper pushed as the argument keeps `ptr` alive (see
+        // `dispatch::counters_closure`).
         let block = unsafe {
-            lua.exec_raw::<Function>((), |l| dispatch::counters_closure(l, dispatch::block, ptr))
+            lua.exec_raw::<Function>(keeper(), |l| {
+                dispatch::counters_closure(l, dispatch::block, ptr)
+            })
         }?;
         // SAFETY: as above.
         let unblock = unsafe {
-            lua.exec_raw::<Function>((), |l| {
+            lua.exec_raw::<Function>(keeper(), |l| {
                 dispatch::counters_closure(l, dispatch::unblock, ptr)
             })
         }?;
@@ -179,21 +182,17 @@ pub(crate) fn baked_send(
     table.raw_set(site::EPOCH, -1)?;
     table.raw_set(site::SOURCE, false)?;
     table.raw_set(site::LANE, false)?;
-    let counters = Rc::as_ptr(&ctx.shared.fast.counters) as *mut std::ffi::c_void;
+    let counters = &ctx.shared.fast.counters;
+    table.raw_set(site::KEEPER, dispatch::CountersKeeper::new(counters))?;
+    let ptr = Rc::as_ptr(counters);
     let f: mlua::lua_CFunction = if sourced {
         dispatch::send::<true>
     } else {
         dispatch::send::<false>
     };
     // SAFETY: `send` keeps the rules of a Lua C function (see its module);
-    // its upvalues are the site table (pushed as the argument) and the
-    // counters, which outlive the state's every call (see `FastLane`).
-    unsafe {
-        lua.exec_raw::<Function>(table, |l| {
-            mlua::ffi::lua_pushlightuserdata(l, counters);
-            mlua::ffi::lua_pushcclosure(l, f, 2);
-        })
-    }
+    // the site table pushed as the argument keeps the counters alive.
+    unsafe { lua.exec_raw::<Function>(table, |l| dispatch::counters_closure(l, f, ptr)) }
 }
 
 /// The lane of `key` from the call's source, as `dispatch` reads it (its

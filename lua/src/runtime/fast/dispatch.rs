@@ -48,7 +48,9 @@ pub(super) mod site {
     pub const SOURCE: i64 = 4;
     /// The kept lane (`false`: this send goes the slow way this epoch).
     pub const LANE: i64 = 5;
-    pub const LEN: usize = 5;
+    /// A `CountersKeeper`: the counters outlive the send function.
+    pub const KEEPER: i64 = 6;
+    pub const LEN: usize = 6;
 }
 
 /// The slots of a lane table (its array part), as `fast.rs` builds it.
@@ -83,11 +85,11 @@ pub(crate) struct LaneData {
 /// nesting limit then applies).
 const MAX_DEPTH: i64 = 8;
 
-/// The runtime's counters, from a send function's second upvalue.
+/// The runtime's counters, from a closure's second upvalue.
 unsafe fn counters<'a>(l: *mut lua_State) -> &'a Counters {
-    // SAFETY: the upvalue is the light userdata `fast.rs` made from the
-    // runtime's `Rc<Counters>`, which the runtime's shared state (Lua app
-    // data, dropped only when the state closes) keeps alive.
+    // SAFETY: the closure was made by `counters_closure`: upvalue 2 is the
+    // address of an `Rc<Counters>` that its upvalue 1 keeps alive (a
+    // `CountersKeeper`, directly or in the site table).
     unsafe { &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(2)).cast::<Counters>() }
 }
 
@@ -96,8 +98,8 @@ unsafe fn counters<'a>(l: *mut lua_State) -> &'a Counters {
 /// hub's way with the arguments as they came and returns what it returns.
 ///
 /// # Safety
-/// Called by Lua as a C closure made by `fast.rs` (upvalues: the site
-/// table, the counters).
+/// Called by Lua as a C closure made by `counters_closure` over the site
+/// table.
 pub(super) unsafe extern "C-unwind" fn send<const SOURCED: bool>(l: *mut lua_State) -> c_int {
     // SAFETY: `l` is the running state; the stack is grown before any push.
     unsafe {
@@ -341,7 +343,7 @@ unsafe fn set_int(l: *mut lua_State, table: c_int, n: i64, v: i64) {
 pub(super) unsafe extern "C-unwind" fn block(l: *mut lua_State) -> c_int {
     // SAFETY: see `counters_closure`.
     unsafe {
-        let counters = &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)).cast::<Counters>();
+        let counters = counters(l);
         counters.blocks.set(counters.blocks.get() + 1);
         0
     }
@@ -355,25 +357,44 @@ pub(super) unsafe extern "C-unwind" fn block(l: *mut lua_State) -> c_int {
 pub(super) unsafe extern "C-unwind" fn unblock(l: *mut lua_State) -> c_int {
     // SAFETY: see `counters_closure`.
     unsafe {
-        let counters = &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)).cast::<Counters>();
+        let counters = counters(l);
         counters.blocks.set(counters.blocks.get() - 1);
         ffi::lua_gettop(l)
     }
 }
 
-/// Pushes `f` as a C closure over the counters (its one upvalue).
+/// Makes `f` a C closure over the counters: upvalue 1 is the value on top
+/// of the stack (a [`CountersKeeper`] for `block`/`unblock`, the site table
+/// for a send: either keeps the counters alive), upvalue 2 the counters'
+/// address.
 ///
 /// # Safety
-/// `counters` must outlive every call of the closure (the runtime's shared
-/// state keeps it for the life of the Lua state).
+/// Called inside `Lua::exec_raw` with that value pushed; `counters` must be
+/// the address of the `Rc<Counters>` the value keeps alive.
 pub(super) unsafe fn counters_closure(
     l: *mut lua_State,
     f: ffi::lua_CFunction,
     counters: *const Counters,
 ) {
-    // SAFETY: called inside `Lua::exec_raw`, which grew the stack.
+    // SAFETY: `exec_raw` grew the stack; the value is on top.
     unsafe {
         ffi::lua_pushlightuserdata(l, counters as *mut c_void);
-        ffi::lua_pushcclosure(l, f, 1);
+        ffi::lua_pushcclosure(l, f, 2);
     }
 }
+
+/// Keeps the counters alive for as long as a closure reading them exists
+/// (until the Lua state has closed, `__gc` metamethods included).
+pub(crate) struct CountersKeeper {
+    _counters: std::rc::Rc<Counters>,
+}
+
+impl CountersKeeper {
+    pub fn new(counters: &std::rc::Rc<Counters>) -> Self {
+        CountersKeeper {
+            _counters: counters.clone(),
+        }
+    }
+}
+
+impl mlua::UserData for CountersKeeper {}
