@@ -179,20 +179,22 @@ pub(crate) fn baked_send(
     let table = lua.create_table_with_capacity(site::LEN, 0)?;
     table.raw_set(site::SLOW, slow)?;
     table.raw_set(site::FETCH, fetch)?;
-    table.raw_set(site::EPOCH, -1)?;
-    table.raw_set(site::SOURCE, false)?;
     table.raw_set(site::LANE, false)?;
     let counters = &ctx.shared.fast.counters;
     table.raw_set(site::KEEPER, dispatch::CountersKeeper::new(counters))?;
-    let ptr = Rc::as_ptr(counters);
+    let keeper = dispatch::SiteKeeper::new();
+    let state = keeper.state_ptr();
+    table.raw_set(site::STATE, keeper)?;
+    let counters = Rc::as_ptr(counters);
     let f: mlua::lua_CFunction = if sourced {
         dispatch::send::<true>
     } else {
         dispatch::send::<false>
     };
     // SAFETY: `send` keeps the rules of a Lua C function (see its module);
-    // the site table pushed as the argument keeps the counters alive.
-    unsafe { lua.exec_raw::<Function>(table, |l| dispatch::counters_closure(l, f, ptr)) }
+    // the site table pushed as the argument keeps the counters and the
+    // site state alive.
+    unsafe { lua.exec_raw::<Function>(table, |l| dispatch::send_closure(l, f, counters, state)) }
 }
 
 /// The lane of `key` from the call's source, as `dispatch` reads it (its

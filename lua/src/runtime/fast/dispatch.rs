@@ -42,16 +42,47 @@ pub(super) mod site {
     pub const SLOW: i64 = 1;
     /// `fetch(source)`: the key's lane from that source, or nil.
     pub const FETCH: i64 = 2;
-    /// The epoch the kept lane was taken at (-1: none yet).
-    pub const EPOCH: i64 = 3;
-    /// The source value the kept lane is for (`false`: global).
-    pub const SOURCE: i64 = 4;
     /// The kept lane (`false`: this send goes the slow way this epoch).
-    pub const LANE: i64 = 5;
+    pub const LANE: i64 = 3;
     /// A `CountersKeeper`: the counters outlive the send function.
-    pub const KEEPER: i64 = 6;
-    pub const LEN: usize = 6;
+    pub const KEEPER: i64 = 4;
+    /// A `SiteKeeper`: owns the [`SiteState`](super::SiteState) behind
+    /// upvalue 3.
+    pub const STATE: i64 = 5;
+    pub const LEN: usize = 5;
 }
+
+/// What a send function keeps of its lane in Rust memory (read without
+/// the Lua API): the epoch it was taken at and its data.
+pub(crate) struct SiteState {
+    /// -1: none taken yet.
+    epoch: Cell<i64>,
+    /// The kept lane's data (null: the slow way this epoch). Points into
+    /// the snapshot that the lane at `site::LANE` holds.
+    data: Cell<*const LaneData>,
+}
+
+/// Owns a send function's [`SiteState`] (boxed: its address is upvalue 3).
+pub(crate) struct SiteKeeper {
+    state: Box<SiteState>,
+}
+
+impl SiteKeeper {
+    pub fn new() -> Self {
+        SiteKeeper {
+            state: Box::new(SiteState {
+                epoch: Cell::new(-1),
+                data: Cell::new(std::ptr::null()),
+            }),
+        }
+    }
+
+    pub fn state_ptr(&self) -> *const SiteState {
+        &*self.state
+    }
+}
+
+impl mlua::UserData for SiteKeeper {}
 
 /// The slots of a lane table (its array part), as `fast.rs` builds it.
 pub(super) mod lane {
@@ -98,17 +129,18 @@ unsafe fn counters<'a>(l: *mut lua_State) -> &'a Counters {
 /// hub's way with the arguments as they came and returns what it returns.
 ///
 /// # Safety
-/// Called by Lua as a C closure made by `counters_closure` over the site
-/// table.
+/// Called by Lua as a C closure made by `send_closure`.
 pub(super) unsafe extern "C-unwind" fn send<const SOURCED: bool>(l: *mut lua_State) -> c_int {
     // SAFETY: `l` is the running state; the stack is grown before any push.
     unsafe {
         let top = ffi::lua_gettop(l);
         let counters = counters(l);
         let first = if SOURCED { 2 } else { 1 };
+        // A C function may push LUA_MINSTACK (20) values unasked; a
+        // delivery pushes its arguments and at most 8 more.
         if counters.blocks.get() == 0
             && top >= first - 1
-            && ffi::lua_checkstack(l, top + 10) != 0
+            && (top + 8 <= ffi::LUA_MINSTACK || ffi::lua_checkstack(l, top + 8) != 0)
             && try_lane::<SOURCED>(l, counters, top, first)
         {
             return 0;
@@ -130,40 +162,38 @@ unsafe fn try_lane<const SOURCED: bool>(
     top: c_int,
     first: c_int,
 ) -> bool {
-    // SAFETY: see `send`.
+    // SAFETY: see `send`. Upvalue 3 is the `SiteState` owned by the site
+    // table's `SiteKeeper` (upvalue 1 keeps it alive).
     unsafe {
-        let site = ffi::lua_upvalueindex(1);
-        let current = get_int(l, site, site::EPOCH) == counters.epoch.get() as i64
-            && (!SOURCED || {
-                ffi::lua_rawgeti(l, site, site::SOURCE);
-                let same = ffi::lua_rawequal(l, -1, 1) != 0;
-                ffi::lua_pop(l, 1);
-                same
-            });
+        let state = &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(3)).cast::<SiteState>();
+        let current = state.epoch.get() == counters.epoch.get() as i64
+            && (!SOURCED || ffi::lua_rawequal(l, ffi::lua_upvalueindex(4), 1) != 0);
         if !current {
-            take_lane::<SOURCED>(l, counters);
+            take_lane::<SOURCED>(l, counters, state);
         }
-        ffi::lua_rawgeti(l, site, site::LANE);
-        let lane = top + 1;
-        if ffi::lua_type(l, lane) != ffi::LUA_TTABLE {
-            return false;
-        }
-        let Some(data) = lane_data(l, lane) else {
+        let Some(data) = state.data.get().as_ref() else {
             return false;
         };
         let count = top - first + 1;
         if !arguments_fit(l, data, first, count) {
             return false;
         }
-        deliver(l, counters, lane, data, first, count);
+        // The lane on this stack keeps `data` alive should a nested send of
+        // this same function take a new lane.
+        ffi::lua_rawgeti(l, ffi::lua_upvalueindex(1), site::LANE);
+        deliver(l, counters, top + 1, data, first, count);
         ffi::lua_settop(l, top);
         true
     }
 }
 
 /// Asks the hub for the key's lane from this send's source and keeps it
-/// (or `false`) in the site table for this epoch and source.
-unsafe fn take_lane<const SOURCED: bool>(l: *mut lua_State, counters: &Counters) {
+/// (or `false`) for this epoch and source.
+unsafe fn take_lane<const SOURCED: bool>(
+    l: *mut lua_State,
+    counters: &Counters,
+    state: &SiteState,
+) {
     // SAFETY: see `send`.
     unsafe {
         let site = ffi::lua_upvalueindex(1);
@@ -174,21 +204,26 @@ unsafe fn take_lane<const SOURCED: bool>(l: *mut lua_State, counters: &Counters)
         } else {
             ffi::lua_pushnil(l);
         }
-        let fetched = ffi::lua_pcall(l, 1, 1, 0) == ffi::LUA_OK
+        let data = if ffi::lua_pcall(l, 1, 1, 0) == ffi::LUA_OK
             && ffi::lua_type(l, -1) == ffi::LUA_TTABLE
-            && lane_data(l, top + 1).is_some_and(|d| d.epoch == counters.epoch.get());
-        if !fetched {
+        {
+            lane_data(l, top + 1)
+                .filter(|d| d.epoch == counters.epoch.get())
+                .map_or(std::ptr::null(), |d| d as *const LaneData)
+        } else {
+            std::ptr::null()
+        };
+        if data.is_null() {
             ffi::lua_settop(l, top);
             ffi::lua_pushboolean(l, 0);
         }
         ffi::lua_rawseti(l, site, site::LANE);
-        set_int(l, site, site::EPOCH, counters.epoch.get() as i64);
+        state.data.set(data);
+        state.epoch.set(counters.epoch.get() as i64);
         if SOURCED {
             ffi::lua_pushvalue(l, 1);
-        } else {
-            ffi::lua_pushboolean(l, 0);
+            ffi::lua_replace(l, ffi::lua_upvalueindex(4));
         }
-        ffi::lua_rawseti(l, site, site::SOURCE);
     }
 }
 
@@ -315,26 +350,6 @@ unsafe fn still_listening(l: *mut lua_State, lane: c_int, i: i64) -> bool {
     }
 }
 
-/// Reads integer slot `n` of the table at `table`.
-unsafe fn get_int(l: *mut lua_State, table: c_int, n: i64) -> i64 {
-    // SAFETY: see `send`.
-    unsafe {
-        ffi::lua_rawgeti(l, table, n);
-        let v = ffi::lua_tointegerx(l, -1, std::ptr::null_mut());
-        ffi::lua_pop(l, 1);
-        v
-    }
-}
-
-/// Sets existing integer slot `n` of the table at `table`.
-unsafe fn set_int(l: *mut lua_State, table: c_int, n: i64, v: i64) {
-    // SAFETY: see `send`; the slot exists, so the raw set allocates nothing.
-    unsafe {
-        ffi::lua_pushinteger(l, v);
-        ffi::lua_rawseti(l, table, n);
-    }
-}
-
 /// `block()`: keeps the lane off (the sandbox calls it before resuming a
 /// coroutine).
 ///
@@ -380,6 +395,28 @@ pub(super) unsafe fn counters_closure(
     unsafe {
         ffi::lua_pushlightuserdata(l, counters as *mut c_void);
         ffi::lua_pushcclosure(l, f, 2);
+    }
+}
+
+/// Makes `f` a send function over the site table on top of the stack:
+/// upvalues (1) the site table, (2) the counters' address, (3) the site
+/// state's address, (4) the source the kept lane is for.
+///
+/// # Safety
+/// Called inside `Lua::exec_raw` with the site table pushed; the table
+/// must keep both pointees alive (`site::KEEPER`, `site::STATE`).
+pub(super) unsafe fn send_closure(
+    l: *mut lua_State,
+    f: ffi::lua_CFunction,
+    counters: *const Counters,
+    state: *const SiteState,
+) {
+    // SAFETY: `exec_raw` grew the stack; the site table is on top.
+    unsafe {
+        ffi::lua_pushlightuserdata(l, counters as *mut c_void);
+        ffi::lua_pushlightuserdata(l, state as *mut c_void);
+        ffi::lua_pushboolean(l, 0);
+        ffi::lua_pushcclosure(l, f, 4);
     }
 }
 
