@@ -118,9 +118,9 @@ const MAX_DEPTH: i64 = 8;
 
 /// The runtime's counters, from a closure's second upvalue.
 unsafe fn counters<'a>(l: *mut lua_State) -> &'a Counters {
-    // SAFETY: the closure was made by `counters_closure`: upvalue 2 is the
-    // address of an `Rc<Counters>` that its upvalue 1 keeps alive (a
-    // `CountersKeeper`, directly or in the site table).
+    // SAFETY: the closure was made by `counters_closure` or `send_closure`:
+    // upvalue 2 is the address of an `Rc<Counters>` that its upvalue 1
+    // keeps alive (a `CountersKeeper`, directly or in the site table).
     unsafe { &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(2)).cast::<Counters>() }
 }
 
@@ -131,7 +131,8 @@ unsafe fn counters<'a>(l: *mut lua_State) -> &'a Counters {
 /// # Safety
 /// Called by Lua as a C closure made by `send_closure`.
 pub(super) unsafe extern "C-unwind" fn send<const SOURCED: bool>(l: *mut lua_State) -> c_int {
-    // SAFETY: `l` is the running state; the stack is grown before any push.
+    // SAFETY: `l` is the running state; a delivery pushes at most its
+    // arguments and 8 more, within LUA_MINSTACK or after `lua_checkstack`.
     unsafe {
         let top = ffi::lua_gettop(l);
         let counters = counters(l);
@@ -378,9 +379,8 @@ pub(super) unsafe extern "C-unwind" fn unblock(l: *mut lua_State) -> c_int {
     }
 }
 
-/// Makes `f` a C closure over the counters: upvalue 1 is the value on top
-/// of the stack (a [`CountersKeeper`] for `block`/`unblock`, the site table
-/// for a send: either keeps the counters alive), upvalue 2 the counters'
+/// Makes `f` (`block`, `unblock`) a C closure over the counters: upvalue 1
+/// is the [`CountersKeeper`] on top of the stack, upvalue 2 the counters'
 /// address.
 ///
 /// # Safety
