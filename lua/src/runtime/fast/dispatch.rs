@@ -309,14 +309,14 @@ unsafe fn deliver(
             if counters.epoch.get() != data.epoch && !still_listening(l, lane, i) {
                 continue;
             }
-            ffi::lua_rawgeti(l, functions, i);
-            if ffi::lua_type(l, -1) != ffi::LUA_TFUNCTION {
+            if ffi::lua_rawgeti(l, functions, i) != ffi::LUA_TFUNCTION {
                 ffi::lua_settop(l, functions);
                 continue;
             }
             for a in 0..count {
                 ffi::lua_pushvalue(l, first + a);
             }
+            // A call that returns leaves the stack at `functions`.
             if ffi::lua_pcall(l, count, 0, msgh) != ffi::LUA_OK {
                 let error = ffi::lua_gettop(l);
                 ffi::lua_rawgeti(l, lane, lane::FAIL);
@@ -325,14 +325,14 @@ unsafe fn deliver(
                 ffi::lua_pushvalue(l, error);
                 // A report that fails (out of memory) is dropped.
                 ffi::lua_pcall(l, 3, 0, 0);
+                ffi::lua_settop(l, functions);
             }
-            ffi::lua_settop(l, functions);
         }
         if at_limit {
             counters.blocks.set(counters.blocks.get() - 1);
         }
         counters.depth.set(depth - 1);
-        ffi::lua_settop(l, base);
+        // The caller resets the stack.
     }
 }
 
