@@ -108,52 +108,49 @@ impl Hub {
         if !self.is_checked() {
             return Err(NoHandoff::Unchecked);
         }
-        // A listener whose owner is gone is dropped first, as a send through
-        // the hub would drop it before delivering anything to it.
-        let gone = self.with_state(|s| {
+        // A listener whose owner is gone is dropped, as a send through the
+        // hub drops it before delivering anything to it; the lane is then
+        // taken again (dropping moved the epoch).
+        loop {
             let mut gone = Vec::new();
-            if key.index() < s.slots.len() {
-                let _ = crate::hub::for_each_on_route(s, key, source, |entry| {
-                    if entry.alive.get() && !entry.callable() {
+            let taken = self.with_state(|s| {
+                let slot = s.slots.get(key.index()).ok_or(NoHandoff::UnknownKey)?;
+                let params = slot.handoff_params().ok_or(NoHandoff::Learning)?;
+                let epoch = s.epoch;
+                let mut listeners = Vec::new();
+                crate::hub::for_each_on_route(s, key, source, |entry| {
+                    if entry.expects.is_some() || entry.remaining.get() >= 0 {
+                        return Err(NoHandoff::SpecialListener);
+                    }
+                    match &entry.callback {
+                        Callback::Message(_) => {}
+                        // Skipped by a plain send (the table path is not plain).
+                        Callback::Collection(_) => return Ok(()),
+                        Callback::Hook(_) => return Err(NoHandoff::SpecialListener),
+                    }
+                    if entry.callable() {
+                        listeners.push(SnapshotListener {
+                            id: entry.id,
+                            site: entry.site.clone(),
+                        });
+                    } else if entry.alive.get() {
                         gone.push(entry.id);
                     }
-                    Ok::<(), ()>(())
-                });
+                    Ok(())
+                })?;
+                Ok(LaneSnapshot {
+                    epoch,
+                    params,
+                    listeners,
+                })
+            });
+            if gone.is_empty() {
+                return taken;
             }
-            gone
-        });
-        for id in gone {
-            self.drop_listener(id, crate::trace::DropReason::OwnerGone);
+            for id in gone {
+                self.drop_listener(id, crate::trace::DropReason::OwnerGone);
+            }
         }
-        self.with_state(|s| {
-            let slot = s.slots.get(key.index()).ok_or(NoHandoff::UnknownKey)?;
-            let params = slot.handoff_params().ok_or(NoHandoff::Learning)?;
-            let epoch = s.epoch;
-            let mut listeners = Vec::new();
-            crate::hub::for_each_on_route(s, key, source, |entry| {
-                if entry.expects.is_some() || entry.remaining.get() >= 0 {
-                    return Err(NoHandoff::SpecialListener);
-                }
-                match &entry.callback {
-                    Callback::Message(_) => {}
-                    // Skipped by a plain send (the table path is not plain).
-                    Callback::Collection(_) => return Ok(()),
-                    Callback::Hook(_) => return Err(NoHandoff::SpecialListener),
-                }
-                if entry.callable() {
-                    listeners.push(SnapshotListener {
-                        id: entry.id,
-                        site: entry.site.clone(),
-                    });
-                }
-                Ok(())
-            })?;
-            Ok(LaneSnapshot {
-                epoch,
-                params,
-                listeners,
-            })
-        })
     }
 
     /// Is listener `id` still registered, with its owner alive?

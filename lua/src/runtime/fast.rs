@@ -263,8 +263,8 @@ fn fetch(
     Ok(Some(table))
 }
 
-/// `xpcall`'s message handler: the error with a traceback, as the slow
-/// way's (mlua's) handler makes it. Errors raised by Rust functions pass
+/// The message handler of each listener's protected call: the error with
+/// a traceback, as the slow way's (mlua's) handler makes it. Errors raised by Rust functions pass
 /// through untouched.
 fn message_handler(lua: &Lua, error: LuaValue) -> mlua::Result<LuaValue> {
     let text = match &error {

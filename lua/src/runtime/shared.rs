@@ -202,8 +202,10 @@ pub(crate) fn shared_of(lua: &Lua) -> mlua::Result<Rc<Shared>> {
 }
 
 /// `file:line: ` of the script code calling the current Rust function:
-/// the first Lua frame that is not the runtime's own Lua (`=gantry-...`
-/// chunks, such as the fast lane that falls back to the slow way).
+/// the first frame with a line that is not the runtime's own Lua
+/// (`=gantry-...` chunks such as the sandbox's wrappers). C frames have no
+/// line and are passed over: a baked send's C function calling its slow
+/// way, or a script's `pcall(NotifyMessage, ...)`.
 pub(crate) fn caller_place(lua: &Lua) -> Option<(String, u32)> {
     for level in 1..8 {
         let frame = lua.inspect_stack(level, |d| {
