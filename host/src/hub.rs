@@ -22,6 +22,7 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use thiserror::Error;
 
+use crate::collection::Spans;
 use crate::key::{Key, KeyError, Keys};
 use crate::lane::Lane;
 use crate::listener::{
@@ -34,7 +35,7 @@ use crate::signature::{KeyDecl, Kind, Recorded, Role, SignatureTable, Site};
 use crate::source::{NameId, Source, WorldId};
 use crate::trace::{Delivery, DropReason, ListenerKind, TraceEvent};
 use crate::typed::{Handler, IntoArgs, SendKey, TypedArgs};
-use crate::types::{Mismatch, Type};
+use crate::types::{Mismatch, StructRegistry, Type};
 use crate::value::{ObjectId, Value};
 
 /// Errors of hub operations, naming the key and position involved.
@@ -106,6 +107,20 @@ pub(crate) struct List {
     /// The largest arity a typed entry declares: a send with fewer arguments
     /// must look closer before calling anyone.
     pub max_arity: usize,
+    /// How many entries the message deliverer calls (not collection
+    /// listeners): a list of only collection listeners is skipped whole.
+    pub messages: usize,
+    /// The collection entries, in channel order, with what wakes them read
+    /// out of the entry: a publish decides for each slot listener without
+    /// following a pointer, which is most of its work when 64 slots listen
+    /// and one wakes.
+    pub collections: Box<[CollectionEntry]>,
+}
+
+/// A collection listener in a [`List`], with its selector beside it.
+pub(crate) struct CollectionEntry {
+    pub entry: Rc<Entry>,
+    pub selector: crate::collection::Selector,
 }
 
 impl List {
@@ -115,9 +130,21 @@ impl List {
         }
         entries.sort_by_key(|e| sort_key(e, 0, hooks));
         let max_arity = entries.iter().map(|e| e.params.arity()).max().unwrap_or(0);
+        let collections: Box<[CollectionEntry]> = entries
+            .iter()
+            .filter_map(|e| match &e.callback {
+                Callback::Collection(listen) => Some(CollectionEntry {
+                    entry: e.clone(),
+                    selector: listen.selector,
+                }),
+                _ => None,
+            })
+            .collect();
         Some(Rc::new(List {
+            messages: entries.len() - collections.len(),
             entries: entries.into_boxed_slice(),
             max_arity,
+            collections,
         }))
     }
 }
@@ -916,7 +943,7 @@ impl Hub {
         // gathered before anyone is called.
         let table_send = responder.is_none() && matches!(args, [Value::Array(_)]);
         let mut lists = Gathered::new();
-        let routed = self.admit_then(key, args, caller, Kind::Event, |s| {
+        let routed = self.admit_then(key, args, caller, Kind::Event, None, |s| {
             let route = route(s, key, source, &mut lists);
             // A lane found current gathered nothing; the table path needs
             // the lists all the same.
@@ -1094,9 +1121,10 @@ impl Hub {
         args: &mut [Value],
         caller: Caller<'_>,
         kind: Kind,
+        changed: Option<&Spans>,
         lists: &mut Gathered,
     ) -> Result<(), HubError> {
-        self.admit_then(key, args, caller, kind, |s| {
+        self.admit_then(key, args, caller, kind, changed, |s| {
             collect_lists_into(s, key, source, false, lists)
         })
         .map(drop)
@@ -1112,6 +1140,7 @@ impl Hub {
         args: &mut [Value],
         caller: Caller<'_>,
         kind: Kind,
+        changed: Option<&Spans>,
         then: impl FnOnce(&mut State) -> R,
     ) -> Result<Option<R>, HubError> {
         let refused = {
@@ -1120,7 +1149,7 @@ impl Hub {
             if key.index() >= s.slots.len() {
                 return Ok(None);
             }
-            match self.admit(s, key, args, caller, kind) {
+            match self.admit(s, key, args, caller, kind, changed) {
                 Ok(()) => {
                     let routed = then(s);
                     let epoch = s.epoch;
@@ -1138,6 +1167,9 @@ impl Hub {
     /// Checks `args` against the key's signature and records what is new
     /// (the types on first use, the call site). The state stays borrowed:
     /// a refusal is reported by the caller once it is released.
+    ///
+    /// `changed`: a writer's publish of a table whose other rows were
+    /// checked when they were stored; only these rows are checked again.
     fn admit(
         &self,
         s: &mut State,
@@ -1145,6 +1177,7 @@ impl Hub {
         args: &mut [Value],
         caller: Caller<'_>,
         kind: Kind,
+        changed: Option<&Spans>,
     ) -> Result<(), Refused> {
         let checked = self.inner.checked.get();
         let slot = &mut s.slots[key.index()];
@@ -1170,7 +1203,7 @@ impl Hub {
                         (Type::Nil, _) if !sig.declared => narrow = true,
                         _ if !checked => {}
                         _ => {
-                            if !s.table.structs.value_matches(arg, ty) {
+                            if !rows_match(&s.table.structs, arg, ty, changed) {
                                 failure = Some((position, ty.to_string(), arg.kind_name()));
                                 break;
                             }
@@ -1541,6 +1574,25 @@ impl ListenSpec {
     }
 }
 
+/// The argument check of `admit` for a value the fast match did not
+/// settle: the whole value, or, for a table a writer edited, its changed
+/// rows only (a full reload checks them all).
+#[inline]
+fn rows_match(structs: &StructRegistry, arg: &Value, ty: &Type, changed: Option<&Spans>) -> bool {
+    match (changed, ty, arg) {
+        (Some(spans), Type::Array(element), Value::Array(rows)) if !spans.is_full() => {
+            spans.ranges().iter().all(|range| {
+                let end = (range.end().max(0) as usize).min(rows.len());
+                let start = (range.index.max(0) as usize).min(end);
+                rows[start..end]
+                    .iter()
+                    .all(|row| structs.value_matches(row, element))
+            })
+        }
+        _ => structs.value_matches(arg, ty),
+    }
+}
+
 /// The entries of gathered lists in delivery order, with the depth of the
 /// ancestor each listens on; an ancestor's exact listeners, which a
 /// descendant's send never calls, are left out. One list is already in
@@ -1548,6 +1600,7 @@ impl ListenSpec {
 pub(crate) fn delivery_order(lists: &Gathered) -> SmallVec<[(&Rc<Entry>, u32); 16]> {
     let mut order: SmallVec<[(&Rc<Entry>, u32); 16]> = lists
         .iter()
+        .filter(|(list, _)| list.messages > 0)
         .flat_map(|(list, depth)| list.entries.iter().map(move |entry| (entry, *depth)))
         .filter(|(entry, depth)| *depth == 0 || entry.partial)
         .collect();

@@ -416,9 +416,32 @@ struct StructBuilder {
     pending_key: Option<Rc<str>>,
 }
 
+thread_local! {
+    /// One `Rc<str>` per `&'static str` a `Serialize` impl names (struct
+    /// and field names: a finite set, fixed by the program).
+    static STATIC_NAMES: std::cell::RefCell<rustc_hash::FxHashMap<(usize, usize), Rc<str>>> =
+        Default::default();
+}
+
+/// The shared string for a name serde hands out as `&'static str`. Every
+/// row of a table then carries the same name strings, which is what lets a
+/// row reader confirm a row's layout by pointer instead of by text (and
+/// saves an allocation per field).
+fn static_name(text: &'static str) -> Rc<str> {
+    STATIC_NAMES
+        .try_with(|names| {
+            names
+                .borrow_mut()
+                .entry((text.as_ptr() as usize, text.len()))
+                .or_insert_with(|| Rc::from(text))
+                .clone()
+        })
+        .unwrap_or_else(|_| Rc::from(text))
+}
+
 impl StructBuilder {
-    fn new(name: &str, len: usize) -> Self {
-        let mut value = StructValue::new(name);
+    fn new(name: &'static str, len: usize) -> Self {
+        let mut value = StructValue::new(static_name(name));
         value.fields.reserve(len);
         Self {
             value,
@@ -447,7 +470,7 @@ macro_rules! struct_impl {
                 key: &'static str,
                 value: &T,
             ) -> Result<(), Self::Error> {
-                self.field(Rc::from(key), value)
+                self.field(static_name(key), value)
             }
             fn end(self) -> Result<Value, Self::Error> {
                 self.finish()

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use smallvec::SmallVec;
 
-use crate::hub::{Gathered, Hub};
+use crate::hub::{CollectionEntry, Gathered, Hub};
 use crate::key::Key;
 use crate::listener::{Callback, Entry, ListenerError};
 use crate::report::Report;
@@ -21,25 +21,27 @@ use crate::value::{StructValue, Value};
 use super::diff::diff_rows;
 use super::listen::{CollectionListen, Form, RowSink};
 use super::spans::Spans;
-use super::update::{ALL_ROWS, Update, should_wake};
+use super::update::{ALL_ROWS, Selector, Update, should_wake};
 use super::view::TableView;
 
 /// The table a single-parameter message carries, when it is an array of
-/// structs (recognised from the value, not from an entry point). An empty
-/// array counts: it is the table shrunk to nothing.
+/// structs (recognised from the value, not from an entry point). The first
+/// row decides: checking every row would cost a whole-table dispatch a
+/// third of its time, and a later row that is not a struct (possible only
+/// in unchecked mode: checked mode refuses it at the signature) reaches a
+/// row listener as a failure naming that row. An empty array counts: it is
+/// the table shrunk to nothing.
 pub(crate) fn table_of(args: &[Value]) -> Option<&Rc<Vec<Value>>> {
     match args {
-        [Value::Array(rows)] if rows.iter().all(|r| matches!(r, Value::Struct(_))) => Some(rows),
+        [Value::Array(rows)] if rows.first().is_none_or(|r| matches!(r, Value::Struct(_))) => {
+            Some(rows)
+        }
         _ => None,
     }
 }
 
 fn has_collection_listeners(lists: &Gathered) -> bool {
-    lists.iter().any(|(list, _)| {
-        list.entries
-            .iter()
-            .any(|e| matches!(e.callback, Callback::Collection(_)))
-    })
+    lists.iter().any(|(list, _)| !list.collections.is_empty())
 }
 
 /// After a store: diff against the previous table and publish the changed
@@ -51,12 +53,12 @@ pub(crate) fn on_store(
     args: &[Value],
     lists: &Gathered,
 ) -> usize {
-    let Some(rows) = table_of(args) else {
-        return 0;
-    };
     if !has_collection_listeners(lists) {
         return 0;
     }
+    let Some(rows) = table_of(args) else {
+        return 0;
+    };
     let empty: &[Value] = &[];
     let prev_rows: &[Value] = match prev.map(|a| &**a) {
         Some([Value::Array(old)]) => old,
@@ -101,12 +103,12 @@ pub(crate) fn on_send(hub: &Hub, key: Key, args: &[Value], lists: &Gathered) -> 
 
 #[cold]
 fn on_send_table(hub: &Hub, key: Key, args: &[Value], lists: &Gathered) -> usize {
-    let Some(rows) = table_of(args) else {
-        return 0;
-    };
     if !has_collection_listeners(lists) {
         return 0;
     }
+    let Some(rows) = table_of(args) else {
+        return 0;
+    };
     let n = rows.len() as i32;
     let update = Update::new(n, n, &[]);
     publish(hub, key, rows, element_of(rows), update, lists, true)
@@ -145,7 +147,11 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
         }
         let update = Update::new(rows.len() as i32, 0, &[]);
         let mut visitor = Visitor::new(hub, key, rows, element_of(rows), update, false);
-        visitor.visit(entry, depth);
+        if let Callback::Collection(listen) = &entry.callback
+            && visitor.wakes(listen.selector)
+        {
+            visitor.visit(entry, depth);
+        }
         if tracing {
             hub.trace_end(key, visitor.called);
         }
@@ -184,25 +190,27 @@ fn publish(
     match lists.as_slice() {
         [] => {}
         [(list, depth)] => {
-            for entry in list.entries.iter() {
-                visitor.visit(entry, *depth);
+            for c in list.collections.iter() {
+                if visitor.wakes(c.selector) {
+                    visitor.visit(&c.entry, *depth);
+                }
             }
         }
         many => {
-            let mut merged: SmallVec<[(&Rc<Entry>, u32); 16]> = SmallVec::new();
+            let mut merged: SmallVec<[(&CollectionEntry, u32); 16]> = SmallVec::new();
             for (list, depth) in many {
-                for entry in list.entries.iter() {
-                    if matches!(entry.callback, Callback::Collection(_)) {
-                        merged.push((entry, *depth));
+                for c in list.collections.iter() {
+                    if visitor.wakes(c.selector) {
+                        merged.push((c, *depth));
                     }
                 }
             }
-            merged.sort_by_key(|(e, depth)| {
-                let rank = if e.partial { 1 + *depth } else { 0 };
-                (e.order, rank, e.seq)
+            merged.sort_by_key(|(c, depth)| {
+                let rank = if c.entry.partial { 1 + *depth } else { 0 };
+                (c.entry.order, rank, c.entry.seq)
             });
-            for (entry, depth) in merged {
-                visitor.visit(entry, depth);
+            for (c, depth) in merged {
+                visitor.visit(&c.entry, depth);
             }
         }
     }
@@ -242,22 +250,26 @@ impl<'a> Visitor<'a> {
         }
     }
 
+    /// Whether a listener with this selector wakes for this dispatch, read
+    /// from the list alone (no pointer followed).
+    #[inline]
+    fn wakes(&self, selector: Selector) -> bool {
+        match selector.slot {
+            // The send path has no change set: a slot listener would wake
+            // on every send, which is the opposite of what it is for.
+            Some(_) if self.transient => false,
+            Some(slot) => should_wake(slot, selector.removal, &self.update),
+            None => true,
+        }
+    }
+
+    /// Calls a listener that [`Visitor::wakes`], if it may be called now.
     #[inline]
     fn visit(&mut self, entry: &Rc<Entry>, depth: u32) {
         let Callback::Collection(listen) = &entry.callback else {
             return;
         };
         if depth > 0 && !entry.partial {
-            return;
-        }
-        // The send path has no change set: a slot listener would wake on
-        // every send, which is the opposite of what it is for.
-        if self.transient && listen.selector.slot.is_some() {
-            return;
-        }
-        if let Some(slot) = listen.selector.slot
-            && !should_wake(slot, listen.selector.removal, &self.update)
-        {
             return;
         }
         if !entry.callable() {

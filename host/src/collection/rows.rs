@@ -23,6 +23,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use smallvec::SmallVec;
+
 use crate::hub::Hub;
 use crate::listener::ListenerError;
 use crate::types::Type;
@@ -142,7 +144,15 @@ row_args!(7; A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 /// What a reader decided, for which element struct.
 enum Decision {
     Undecided,
-    Fast(Rc<Layout>),
+    Fast {
+        layout: Rc<Layout>,
+        /// The member names of the last row confirmed to have the declared
+        /// layout. Rows built by one serializer share their name strings,
+        /// so the next row is confirmed by comparing pointers instead of
+        /// text; holding the names keeps their addresses from being reused
+        /// by other strings.
+        confirmed: SmallVec<[Rc<str>; 7]>,
+    },
     Reflective(Rc<Layout>),
 }
 
@@ -165,7 +175,7 @@ impl RowReader {
     pub fn path(&self) -> RowPath {
         match &*self.decision.borrow() {
             Decision::Undecided => RowPath::Undecided,
-            Decision::Fast(_) => RowPath::Fast,
+            Decision::Fast { .. } => RowPath::Fast,
             Decision::Reflective(_) => RowPath::Reflective,
         }
     }
@@ -178,10 +188,12 @@ impl RowReader {
         item: &StructValue,
     ) -> Result<A, ListenerError> {
         {
-            let decision = self.decision.borrow();
-            match &*decision {
-                Decision::Fast(layout) if same_name(&layout.element, &item.name) => {
-                    return match fast_read::<A>(layout, item) {
+            // Nothing below calls out of the reader, so the borrow cannot
+            // meet a nested read.
+            let mut decision = self.decision.borrow_mut();
+            match &mut *decision {
+                Decision::Fast { layout, confirmed } if same_name(&layout.element, &item.name) => {
+                    return match fast_read::<A>(layout, confirmed, item) {
                         Some(args) => Ok(args),
                         None => reflective_read::<A>(layout, item),
                     };
@@ -192,17 +204,14 @@ impl RowReader {
                 _ => {}
             }
         }
-        let (layout, fast) = self.decide::<A>(hub, item);
-        if fast && let Some(args) = fast_read::<A>(&layout, item) {
-            return Ok(args);
-        }
-        reflective_read::<A>(&layout, item)
+        self.decide::<A>(hub, item);
+        self.read::<A>(hub, item)
     }
 
     /// First fire for this element struct: do the listener's declared types
     /// line up with the element, and does the row have the declared layout?
     #[cold]
-    fn decide<A: RowArgs>(&self, hub: &Hub, item: &StructValue) -> (Rc<Layout>, bool) {
+    fn decide<A: RowArgs>(&self, hub: &Hub, item: &StructValue) {
         let layout = Rc::new(Layout::resolve(hub, &item.name));
         let fast = !self.force_reflective
             && layout.names.as_ref().is_some_and(|names| {
@@ -222,25 +231,56 @@ impl RowReader {
             });
         tracing::trace!(element = %item.name, fast, "row reader decided");
         *self.decision.borrow_mut() = if fast {
-            Decision::Fast(layout.clone())
+            Decision::Fast {
+                layout,
+                confirmed: SmallVec::new(),
+            }
         } else {
-            Decision::Reflective(layout.clone())
+            Decision::Reflective(layout)
         };
-        (layout, fast)
     }
 }
 
-/// Compiled positions, after confirming the row's names at those positions.
+/// Compiled positions, after confirming the row's names at those positions
+/// (by pointer against the last confirmed row, else by text against the
+/// declared layout).
 #[inline]
-fn fast_read<A: RowArgs>(layout: &Layout, item: &StructValue) -> Option<A> {
-    let names = layout.names.as_deref()?;
+fn fast_read<A: RowArgs>(
+    layout: &Layout,
+    confirmed: &mut SmallVec<[Rc<str>; 7]>,
+    item: &StructValue,
+) -> Option<A> {
     let fields = item.fields.get(..A::LEN)?;
-    for ((got, _), want) in fields.iter().zip(names) {
-        if !same_name(got, want) {
-            return None;
-        }
+    let known = confirmed.len() == A::LEN
+        && fields
+            .iter()
+            .zip(confirmed.iter())
+            .all(|((got, _), seen)| Rc::ptr_eq(got, seen));
+    if !known {
+        confirm(layout, confirmed, fields)?;
     }
     A::read_at(fields)
+}
+
+/// A row whose names are not the last confirmed ones: compare the text.
+#[cold]
+fn confirm(
+    layout: &Layout,
+    confirmed: &mut SmallVec<[Rc<str>; 7]>,
+    fields: &[(Rc<str>, Value)],
+) -> Option<()> {
+    let names = layout.names.as_deref()?;
+    if names.len() < fields.len()
+        || !fields
+            .iter()
+            .zip(names)
+            .all(|((got, _), want)| same_name(got, want))
+    {
+        return None;
+    }
+    confirmed.clear();
+    confirmed.extend(fields.iter().map(|(name, _)| name.clone()));
+    Some(())
 }
 
 /// By declared name (or, for an unknown struct, the row's own order).

@@ -268,6 +268,7 @@ impl<'h> StoredArray<'h> {
             &mut args,
             caller,
             Kind::Store,
+            Some(&self.spans),
             &mut lists,
         )?;
         let args: Rc<[Value]> = Rc::from(args);
