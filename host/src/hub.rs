@@ -297,6 +297,9 @@ pub struct HubInner {
     /// Who hears of epoch moves (`handoff`), and the epoch they last heard.
     pub(crate) epoch_watchers: RefCell<Vec<Rc<EpochFn>>>,
     pub(crate) told_epoch: Cell<u64>,
+    /// Collection element layouts by struct name, with the epoch they were
+    /// resolved in (a table edit moves the epoch).
+    pub(crate) layouts: crate::collection::rows::LayoutCache,
 }
 
 /// The message hub. Clone it freely: clones are handles to the same hub.
@@ -353,6 +356,7 @@ impl Hub {
                 tracer: RefCell::new(None),
                 epoch_watchers: RefCell::new(Vec::new()),
                 told_epoch: Cell::new(0),
+                layouts: Default::default(),
             }),
         }
     }

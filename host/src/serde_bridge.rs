@@ -433,7 +433,7 @@ fn static_name(text: &'static str) -> Rc<str> {
             names
                 .borrow_mut()
                 .entry((text.as_ptr() as usize, text.len()))
-                .or_insert_with(|| Rc::from(text))
+                .or_insert_with(|| crate::value::shared_name(text))
                 .clone()
         })
         .unwrap_or_else(|_| Rc::from(text))

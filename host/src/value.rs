@@ -14,6 +14,34 @@ use std::rc::Rc;
 
 use crate::types::Type;
 
+thread_local! {
+    static NAMES: std::cell::RefCell<rustc_hash::FxHashSet<Rc<str>>> = Default::default();
+}
+
+/// Past this many distinct names, [`shared_name`] stops remembering new
+/// ones (names from scripts are the user's input; the table stays bounded).
+const MAX_SHARED_NAMES: usize = 4096;
+
+/// One `Rc<str>` per distinct struct or field name on this thread. Rows
+/// whose names are shared strings are confirmed to have a struct's layout
+/// by comparing pointers, not text (see `collection::rows`); a name that
+/// is not shared is still compared by its text, so this only saves time.
+pub fn shared_name(text: &str) -> Rc<str> {
+    NAMES
+        .try_with(|names| {
+            let mut names = names.borrow_mut();
+            if let Some(name) = names.get(text) {
+                return name.clone();
+            }
+            let name: Rc<str> = Rc::from(text);
+            if names.len() < MAX_SHARED_NAMES {
+                names.insert(name.clone());
+            }
+            name
+        })
+        .unwrap_or_else(|_| Rc::from(text))
+}
+
 /// A host object: something a script can be attached to, send from and own
 /// listeners. Ids are never reused within one hub.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -358,10 +358,7 @@ impl<'a> Visitor<'a> {
             RowSink::Dynamic(f) => f(self.update.row, item, &self.update),
             RowSink::Typed { reader, call } => match item {
                 Value::Struct(item) => call(reader, self.hub, item, &self.update),
-                other => Err(ListenerError::new(format!(
-                    "row {row} is {}, not a struct",
-                    other.kind_name()
-                ))),
+                other => Err(super::rows::not_a_struct(row as usize, other)),
             },
         };
         self.fail(entry, result);

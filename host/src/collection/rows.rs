@@ -23,12 +23,13 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::hub::Hub;
 use crate::listener::ListenerError;
 use crate::types::Type;
-use crate::value::{FromValue, StructValue, Value};
+use crate::value::{FromValue, StructValue, Value, shared_name};
 
 use super::update::Update;
 
@@ -53,23 +54,45 @@ pub(crate) struct Layout {
     pub types: Box<[Type]>,
 }
 
+/// Resolved layouts by element struct, each with the hub epoch it was
+/// resolved in: a reader made per call (a view's `for_each`) decides
+/// without rebuilding the member list from the registry each time.
+pub(crate) type LayoutCache = RefCell<FxHashMap<Rc<str>, (u64, Rc<Layout>)>>;
+
 impl Layout {
-    pub(crate) fn resolve(hub: &Hub, element: &Rc<str>) -> Layout {
+    /// The element's layout as the table declares it now.
+    pub(crate) fn resolve(hub: &Hub, element: &Rc<str>) -> Rc<Layout> {
         let state = hub.inner.state.borrow();
+        let epoch = state.epoch;
+        if let Ok(cache) = hub.inner.layouts.try_borrow()
+            && let Some((at, layout)) = cache.get(element)
+            && *at == epoch
+        {
+            return layout.clone();
+        }
         let structs = &state.table.structs;
-        if structs.get(element).is_none() {
-            return Layout {
+        let layout = Rc::new(if structs.get(element).is_none() {
+            Layout {
                 element: element.clone(),
                 names: None,
                 types: Box::default(),
-            };
+            }
+        } else {
+            let fields = structs.all_fields(element);
+            Layout {
+                element: element.clone(),
+                names: Some(fields.iter().map(|f| shared_name(&f.name)).collect()),
+                types: fields.into_iter().map(|f| f.ty).collect(),
+            }
+        });
+        if let Ok(mut cache) = hub.inner.layouts.try_borrow_mut() {
+            // Bounded by the structs the table knows.
+            if cache.len() > state.table.structs.defs.len() + 16 {
+                cache.clear();
+            }
+            cache.insert(element.clone(), (epoch, layout.clone()));
         }
-        let fields = structs.all_fields(element);
-        Layout {
-            element: element.clone(),
-            names: Some(fields.iter().map(|f| Rc::from(f.name.as_str())).collect()),
-            types: fields.into_iter().map(|f| f.ty).collect(),
-        }
+        layout
     }
 }
 
@@ -84,6 +107,9 @@ pub trait RowArgs: Sized + 'static {
     const LEN: usize;
     /// The declared member types, for the compatibility check.
     fn types() -> Vec<Type>;
+    /// Whether the declared types line up with the element's first `LEN`
+    /// member types (equal, or declared as any).
+    fn lines_up(types: &[Type]) -> bool;
     /// Fast path: members at positions `0..LEN` of the row's fields.
     fn read_at(fields: &[(Rc<str>, Value)]) -> Option<Self>;
     /// Reflective path: member `i` fetched by `get(i)`. Errors name the
@@ -116,6 +142,16 @@ macro_rules! row_args {
             const LEN: usize = $n;
             fn types() -> Vec<Type> {
                 vec![$($name::declared_type()),*]
+            }
+            #[allow(unused_variables)]
+            fn lines_up(types: &[Type]) -> bool {
+                let Some(types) = types.get(..$n) else {
+                    return false;
+                };
+                true $(&& {
+                    let declared = $name::declared_type();
+                    declared == types[$idx] || declared == Type::Any
+                })*
             }
             #[inline]
             #[allow(unused_variables)]
@@ -208,25 +244,60 @@ impl RowReader {
         self.read::<A>(hub, item)
     }
 
+    /// Reads every row of a table in turn, handing each to `each` with its
+    /// index. For a reader made for this one call (a view's `for_each`):
+    /// after the first row the fast path's state lives in locals, so a row
+    /// costs its pointer checks and its reads.
+    #[inline]
+    pub(crate) fn read_rows<A: RowArgs>(
+        &self,
+        hub: &Hub,
+        rows: &[Value],
+        mut each: impl FnMut(usize, A) -> Result<(), ListenerError>,
+    ) -> Result<(), ListenerError> {
+        let mut plan: Option<(Rc<Layout>, SmallVec<[Rc<str>; 7]>)> = None;
+        for (index, value) in rows.iter().enumerate() {
+            let Value::Struct(item) = value else {
+                return Err(not_a_struct(index, value));
+            };
+            let args = match &mut plan {
+                Some((layout, confirmed)) if same_name(&layout.element, &item.name) => {
+                    match fast_read::<A>(layout, confirmed, item) {
+                        Some(args) => args,
+                        None => reflective_read::<A>(layout, item)?,
+                    }
+                }
+                _ => {
+                    let args = self.read::<A>(hub, item)?;
+                    plan = match &*self.decision.borrow() {
+                        Decision::Fast { layout, confirmed } => {
+                            Some((layout.clone(), confirmed.clone()))
+                        }
+                        _ => None,
+                    };
+                    args
+                }
+            };
+            each(index, args)?;
+        }
+        Ok(())
+    }
+
     /// First fire for this element struct: do the listener's declared types
     /// line up with the element, and does the row have the declared layout?
     #[cold]
     fn decide<A: RowArgs>(&self, hub: &Hub, item: &StructValue) {
-        let layout = Rc::new(Layout::resolve(hub, &item.name));
+        let layout = Layout::resolve(hub, &item.name);
         let fast = !self.force_reflective
             && layout.names.as_ref().is_some_and(|names| {
-                let declared = A::types();
-                declared.len() <= names.len()
-                    && declared.len() <= item.fields.len()
-                    && declared
-                        .iter()
-                        .zip(layout.types.iter())
-                        .all(|(d, f)| d == f || *d == Type::Any)
+                A::LEN <= names.len()
+                    && A::LEN <= item.fields.len()
+                    && A::lines_up(&layout.types)
                     && item
                         .fields
                         .iter()
                         .zip(names.iter())
-                        .take(declared.len())
+                        .take(A::LEN)
                         .all(|((got, _), want)| same_name(got, want))
             });
         tracing::trace!(element = %item.name, fast, "row reader decided");
@@ -297,6 +368,12 @@ fn reflective_read<A: RowArgs>(layout: &Layout, item: &StructValue) -> Result<A,
     }
 }
 
+/// The failure a row that is not a struct is reported as.
+#[cold]
+pub(crate) fn not_a_struct(row: usize, value: &Value) -> ListenerError {
+    ListenerError::new(format!("row {row} is {}, not a struct", value.kind_name()))
+}
+
 /// Marks a typed row closure whose last parameter is `&Update`.
 pub struct WithUpdate;
 
@@ -327,6 +404,16 @@ pub trait EachRowHandler<Args> {
         hub: &Hub,
         item: &StructValue,
         update: &Update,
+    ) -> Result<(), ListenerError>;
+    /// Every row of `rows` in turn, `update.row` set to each (a view's
+    /// `for_each`, with a reader of its own).
+    #[doc(hidden)]
+    fn call_rows(
+        &self,
+        reader: &RowReader,
+        hub: &Hub,
+        rows: &[Value],
+        update: &mut Update,
     ) -> Result<(), ListenerError>;
 }
 
@@ -384,6 +471,17 @@ macro_rules! handlers {
                 (self)(update.row, $($name),*);
                 Ok(())
             }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_rows(&self, reader: &RowReader, hub: &Hub, rows: &[Value], update: &mut Update)
+                -> Result<(), ListenerError>
+            {
+                reader.read_rows::<($($name,)*)>(hub, rows, |index, ($($name,)*)| {
+                    update.row = index as i32;
+                    (self)(index as i32, $($name),*);
+                    Ok(())
+                })
+            }
         }
 
         impl<Func, $($name: FromValue + 'static),*> EachRowHandler<($($name,)* WithUpdate,)> for Func
@@ -401,6 +499,17 @@ macro_rules! handlers {
                 let ($($name,)*) = reader.read::<($($name,)*)>(hub, item)?;
                 (self)(update.row, $($name,)* update);
                 Ok(())
+            }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_rows(&self, reader: &RowReader, hub: &Hub, rows: &[Value], update: &mut Update)
+                -> Result<(), ListenerError>
+            {
+                reader.read_rows::<($($name,)*)>(hub, rows, |index, ($($name,)*)| {
+                    update.row = index as i32;
+                    (self)(index as i32, $($name,)* &*update);
+                    Ok(())
+                })
             }
         }
     };

@@ -96,16 +96,7 @@ impl<'a> TableView<'a> {
         f: &H,
     ) -> Result<RowPath, ListenerError> {
         let mut update = self.full_update(0);
-        for (index, value) in self.rows.iter().enumerate() {
-            let item = value.as_struct().ok_or_else(|| {
-                ListenerError::new(format!(
-                    "row {index} is {}, not a struct",
-                    value.kind_name()
-                ))
-            })?;
-            update.row = index as i32;
-            f.call_row(reader, self.hub, item, &update)?;
-        }
+        f.call_rows(reader, self.hub, self.rows, &mut update)?;
         Ok(reader.path())
     }
 

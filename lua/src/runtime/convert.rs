@@ -146,7 +146,7 @@ fn table_to_struct(
     structs: &StructRegistry,
     depth: usize,
 ) -> Result<StructValue, String> {
-    let mut out = StructValue::new(name);
+    let mut out = StructValue::new(gantry_host::value::shared_name(name));
     let defined = structs.get(name).is_some();
     if defined {
         for param in structs.all_fields(name) {
@@ -159,7 +159,8 @@ fn table_to_struct(
                 to_value_at(&field, Some(&param.ty), structs, depth + 1)
                     .map_err(|e| format!("field `{}`: {e}", param.name))?
             };
-            out.fields.push((Rc::from(param.name.as_str()), value));
+            out.fields
+                .push((gantry_host::value::shared_name(&param.name), value));
         }
     }
     let mut extra: Vec<(String, LuaValue)> = Vec::new();

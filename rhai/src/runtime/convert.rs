@@ -129,7 +129,7 @@ fn map_to_struct(
     structs: &StructRegistry,
     depth: usize,
 ) -> Result<StructValue, String> {
-    let mut out = StructValue::new(name);
+    let mut out = StructValue::new(gantry_host::value::shared_name(name));
     let defined = structs.get(name).is_some();
     if defined {
         for param in structs.all_fields(name) {
@@ -139,7 +139,8 @@ fn map_to_struct(
                 Some(v) => to_value_at(v, Some(&param.ty), structs, depth + 1)
                     .map_err(|e| format!("field `{}`: {e}", param.name))?,
             };
-            out.fields.push((Rc::from(param.name.as_str()), value));
+            out.fields
+                .push((gantry_host::value::shared_name(&param.name), value));
         }
     }
     // A Rhai map is ordered by field name, so extra fields come out sorted.
