@@ -367,6 +367,99 @@ fn writer_publishes_once_at_scope_end_and_reads_never_mark() {
     assert_eq!(rows[9], item(1002));
 }
 
+fn stored_items(hub: &Hub, key: Key) -> Vec<Item> {
+    let stored = hub.stored(key, Source::Global).unwrap();
+    gantry_host::from_value(&stored[0]).unwrap()
+}
+
+#[test]
+fn writer_row_edits_are_unseen_until_the_scope_ends_then_stored() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(10));
+    let (seen, _h) = updates(&hub);
+    seen.borrow_mut().clear();
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.get_mut(5).unwrap().unwrap().count = 1;
+        arr.get_mut(2).unwrap().unwrap().count = 2;
+        // Writing the same row twice edits the one row.
+        arr.get_mut(5).unwrap().unwrap().name = "five".into();
+        // The writer reads its own edits; a reader of the store does not.
+        assert_eq!(arr.get(5).unwrap().unwrap().count, 1);
+        assert_eq!(arr.get(5).unwrap().unwrap().name, "five");
+        assert_eq!(stored_items(&hub, key)[5], item(5));
+    }
+    let rows = stored_items(&hub, key);
+    assert_eq!((rows[5].count, rows[5].name.as_str()), (1, "five"));
+    assert_eq!(rows[2].count, 2);
+    assert_eq!(rows[3], item(3));
+    assert_eq!(seen.borrow().len(), 1);
+    assert_eq!(
+        seen.borrow()[0].ranges(),
+        [Range::new(2, 1), Range::new(5, 1)]
+    );
+}
+
+#[test]
+fn writer_leaves_a_table_someone_holds_as_it_was() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(4));
+    // A caller keeps the stored arguments: they must not change under it.
+    let held = hub.stored(key, Source::Global).unwrap();
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.get_mut(1).unwrap().unwrap().count = 7;
+    }
+    let before: Vec<Item> = gantry_host::from_value(&held[0]).unwrap();
+    assert_eq!(before, items(4));
+    assert_eq!(stored_items(&hub, key)[1].count, 7);
+}
+
+#[test]
+fn writer_row_edit_then_structural_edit_keeps_both() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(5));
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.get_mut(3).unwrap().unwrap().count = 33;
+        arr.insert(0, &item(100)).unwrap();
+        arr.get_mut(1).unwrap().unwrap().count = 11;
+        assert_eq!(arr.len(), 6);
+    }
+    let rows = stored_items(&hub, key);
+    assert_eq!(rows.len(), 6);
+    assert_eq!(rows[0], item(100));
+    assert_eq!(rows[1].count, 11);
+    assert_eq!(rows[4].count, 33);
+}
+
+#[test]
+fn refused_writer_publish_keeps_the_previous_table() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(3));
+    let reports = Rc::new(RefCell::new(0));
+    let r = reports.clone();
+    hub.on_report(move |_| *r.borrow_mut() += 1);
+    let result = {
+        let mut arr = hub.stored_array(key, Source::Global);
+        arr.get_mut(0).unwrap().clone_from(&Value::Int(5));
+        arr.publish()
+    };
+    assert!(
+        matches!(result, Err(HubError::Mismatch { .. })),
+        "{result:?}"
+    );
+    assert_eq!(stored_items(&hub, key), items(3));
+    assert!(*reports.borrow() > 0);
+    // A later edit starts from the kept table.
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.get_mut(2).unwrap().unwrap().count = 9;
+    }
+    let rows = stored_items(&hub, key);
+    assert_eq!((rows[0].clone(), rows[2].count), (item(0), 9));
+}
+
 // ----- the send (transient) path ----------------------------------------------
 
 #[test]

@@ -9,10 +9,14 @@
 //! so it cannot outlive the scope it was opened in, and it is neither `Clone`
 //! nor `Send`.
 //!
-//! The table is copy-on-write: the writer shares the stored rows until its
-//! first write, then copies the row list (and each row it writes), so a
-//! reader during the scope sees the table as it was, and the new one is
-//! stored and published in one step.
+//! A reader during the scope sees the table as it was, and the new one is
+//! stored and published in one step. Row writes (`get_mut`, `set`) go to a
+//! small overlay beside the shared stored rows; on publish they are
+//! swapped into the stored row list in place when nothing else holds it,
+//! so an edit of one row costs that row, not a copy of the table's row
+//! list (64 rows: most of a one-row edit's time, when it copied). A
+//! structural edit (add, insert, remove, resize) copies the row list once
+//! and the writer works on its own copy from then on.
 
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
@@ -32,6 +36,11 @@ use crate::value::{StructValue, Value};
 
 use super::dispatch::on_write;
 use super::spans::Spans;
+
+thread_local! {
+    /// What a writer holds for the moment it gives its handle up.
+    static EMPTY_ROWS: Rc<Vec<Value>> = Rc::new(Vec::new());
+}
 
 /// How a writer holds the hub: borrowed for a Rust scope, or as a handle of
 /// its own for a script's writer object (`StoredArray<'static>`), whose scope
@@ -60,7 +69,12 @@ pub struct StoredArray<'h> {
     location: &'static Location<'static>,
     /// The script line that opened the writer: the store's caller when set.
     site: Option<Site>,
+    /// The stored rows (shared) or, after a structural edit, the writer's
+    /// own copy with every edit applied.
     rows: Rc<Vec<Value>>,
+    /// Rows written while `rows` is still the stored table, by index: the
+    /// new value of each. Empty once `rows` is the writer's own.
+    edits: Vec<(usize, Value)>,
     prev_total: usize,
     spans: Spans,
     element: Option<Rc<str>>,
@@ -105,6 +119,7 @@ impl<'h> StoredArray<'h> {
             site: None,
             prev_total: rows.len(),
             rows,
+            edits: Vec::new(),
             spans: Spans::new(),
             element,
             published: false,
@@ -126,14 +141,28 @@ impl<'h> StoredArray<'h> {
         self.rows.is_empty()
     }
 
-    /// Reads a row. Never marks it.
+    /// Reads a row (as written so far). Never marks it.
     pub fn get(&self, index: usize) -> Option<&Value> {
-        self.rows.get(index)
+        match self.edits.iter().find(|(at, _)| *at == index) {
+            Some((_, row)) => Some(row),
+            None => self.rows.get(index),
+        }
     }
 
-    /// All rows, read only.
-    pub fn rows(&self) -> &[Value] {
+    /// All rows as written so far, read only.
+    pub fn rows(&mut self) -> &[Value] {
+        self.own_rows();
         &self.rows
+    }
+
+    /// The writer's own row list, every edit applied: copied from the
+    /// stored one if it is still shared.
+    fn own_rows(&mut self) -> &mut Vec<Value> {
+        let rows = Rc::make_mut(&mut self.rows);
+        for (at, row) in self.edits.drain(..) {
+            rows[at] = row;
+        }
+        rows
     }
 
     /// The rows noted so far (merged).
@@ -147,7 +176,18 @@ impl<'h> StoredArray<'h> {
             return None;
         }
         self.spans.add(index as i32, 1);
-        Rc::make_mut(&mut self.rows).get_mut(index)
+        if Rc::strong_count(&self.rows) == 1 {
+            // The writer's own list (or a table no one else holds now).
+            return self.own_rows().get_mut(index);
+        }
+        let at = match self.edits.iter().position(|(at, _)| *at == index) {
+            Some(at) => at,
+            None => {
+                self.edits.push((index, self.rows[index].clone()));
+                self.edits.len() - 1
+            }
+        };
+        Some(&mut self.edits[at].1)
     }
 
     /// [`StoredArray::get_mut`] for a struct row, copying only that row.
@@ -173,7 +213,7 @@ impl<'h> StoredArray<'h> {
     pub fn add(&mut self, row: Value) {
         self.note_element(&row);
         let at = self.rows.len();
-        Rc::make_mut(&mut self.rows).push(row);
+        self.own_rows().push(row);
         self.spans.add(at as i32, 1);
     }
 
@@ -184,7 +224,7 @@ impl<'h> StoredArray<'h> {
             return false;
         }
         self.note_element(&row);
-        Rc::make_mut(&mut self.rows).insert(index, row);
+        self.own_rows().insert(index, row);
         self.spans
             .add(index as i32, (self.rows.len() - index) as i32);
         true
@@ -196,7 +236,7 @@ impl<'h> StoredArray<'h> {
             return None;
         }
         let old = self.rows.len();
-        let removed = Rc::make_mut(&mut self.rows).remove(index);
+        let removed = self.own_rows().remove(index);
         self.spans.add(index as i32, (old - index) as i32);
         Some(removed)
     }
@@ -210,9 +250,9 @@ impl<'h> StoredArray<'h> {
         }
         if len > old {
             let fill = self.default_row();
-            Rc::make_mut(&mut self.rows).resize(len, fill);
+            self.own_rows().resize(len, fill);
         } else {
-            Rc::make_mut(&mut self.rows).truncate(len);
+            self.own_rows().truncate(len);
         }
         self.spans
             .add(old.min(len) as i32, old.abs_diff(len) as i32);
@@ -256,13 +296,19 @@ impl<'h> StoredArray<'h> {
         if total != self.prev_total {
             self.spans.widen_to_tail(total.max(self.prev_total) as i32);
         }
+        // The edits go into the stored list in place when it is the
+        // store's alone; else the writer publishes a list of its own.
+        let in_place = !self.edits.is_empty() && self.swap_edits_into_store();
+        if !in_place {
+            self.own_rows();
+        }
         let caller = match &self.site {
             Some(site) => Caller::Script(site),
             None => Caller::Rust(self.location),
         };
-        let mut args = vec![Value::Array(self.rows.clone())];
+        let mut args = [Value::Array(self.rows.clone())];
         let mut lists = crate::hub::Gathered::new();
-        self.hub.gather(
+        let admitted = self.hub.gather(
             self.key,
             self.source,
             &mut args,
@@ -270,21 +316,36 @@ impl<'h> StoredArray<'h> {
             Kind::Store,
             Some(&self.spans),
             &mut lists,
-        )?;
-        let args: Rc<[Value]> = Rc::from(args);
+        );
+        if let Err(refused) = admitted {
+            if in_place {
+                // The store keeps its previous table: swap the old rows back.
+                args[0] = Value::Nil;
+                self.swap_edits_into_store();
+            }
+            return Err(refused);
+        }
+        // After an in-place publish the overlay holds the old rows.
+        self.edits.clear();
         let tracing = self.hub.is_tracing();
         if tracing {
             self.hub
                 .trace_dispatch(self.key, self.source, &args, crate::trace::Delivery::Store);
         }
         self.hub.with_state(|s| {
-            s.stores.insert(
-                (self.key, self.source),
-                Stored {
-                    args: args.clone(),
-                    once: false,
-                },
-            )
+            if in_place {
+                if let Some(kept) = s.stores.get_mut(&(self.key, self.source)) {
+                    kept.once = false;
+                }
+            } else {
+                s.stores.insert(
+                    (self.key, self.source),
+                    Stored {
+                        args: Rc::from(args.clone()),
+                        once: false,
+                    },
+                );
+            }
         });
         let delivered = self
             .hub
@@ -294,7 +355,7 @@ impl<'h> StoredArray<'h> {
                     self.hub.trace_end(self.key, 0);
                 }
             })?;
-        let rows = match &*args {
+        let rows = match &args {
             [Value::Array(rows)] => rows.clone(),
             _ => self.rows.clone(),
         };
@@ -313,6 +374,37 @@ impl<'h> StoredArray<'h> {
         Ok(Delivered {
             listeners: delivered.listeners + called,
         })
+    }
+
+    /// Swaps each overlay row with its row in the stored list, in place,
+    /// when the store holds the list the writer opened and no one else
+    /// holds it (or its argument list). Returns false, changing nothing,
+    /// otherwise. Called twice, it swaps back.
+    fn swap_edits_into_store(&mut self) -> bool {
+        let mut state = self.hub.inner.state.borrow_mut();
+        let Some(stored) = state.stores.get_mut(&(self.key, self.source)) else {
+            return false;
+        };
+        let Some([Value::Array(list)]) = Rc::get_mut(&mut stored.args) else {
+            return false;
+        };
+        if !Rc::ptr_eq(list, &self.rows) || Rc::strong_count(list) != 2 {
+            return false;
+        }
+        // The writer's handle is the only other one: give it up, change the
+        // list through the store's, and take a handle again.
+        self.rows = EMPTY_ROWS.with(Rc::clone);
+        let Some(rows) = Rc::get_mut(list) else {
+            self.rows = list.clone();
+            return false;
+        };
+        for (at, row) in &mut self.edits {
+            if let Some(slot) = rows.get_mut(*at) {
+                std::mem::swap(slot, row);
+            }
+        }
+        self.rows = list.clone();
+        true
     }
 
     fn note_element(&mut self, row: &Value) {

@@ -134,7 +134,7 @@ impl WriterCell {
     /// The element struct, for converting maps without `__struct`: the
     /// table's first row, else the key's recorded parameter.
     fn element(&self, writer: &StoredArray<'static>, shared: &Shared) -> Option<Type> {
-        if let Some(Value::Struct(s)) = writer.rows().first() {
+        if let Some(Value::Struct(s)) = writer.get(0) {
             return Some(Type::Struct(s.name.clone()));
         }
         let table = shared.hub.table();
