@@ -225,6 +225,10 @@ struct Visitor<'a> {
     element: Option<Rc<str>>,
     update: Update,
     transient: bool,
+    /// Every row a slot listener can wake for lies in `woken.0 .. woken.1`
+    /// (the changed ranges' hull): most slots are turned away by two
+    /// compares.
+    woken: (i32, i32),
     stand_in: OnceCell<Value>,
     called: usize,
 }
@@ -238,6 +242,11 @@ impl<'a> Visitor<'a> {
         update: Update,
         transient: bool,
     ) -> Self {
+        let woken = match update.ranges() {
+            [] => (0, i32::MAX),
+            [first, .., last] => (first.index, last.end()),
+            [only] => (only.index, only.end()),
+        };
         Self {
             hub,
             key,
@@ -245,6 +254,7 @@ impl<'a> Visitor<'a> {
             element,
             update,
             transient,
+            woken,
             stand_in: OnceCell::new(),
             called: 0,
         }
@@ -258,6 +268,7 @@ impl<'a> Visitor<'a> {
             // The send path has no change set: a slot listener would wake
             // on every send, which is the opposite of what it is for.
             Some(_) if self.transient => false,
+            Some(slot) if slot < self.woken.0 || slot >= self.woken.1 => false,
             Some(slot) => should_wake(slot, selector.removal, &self.update),
             None => true,
         }
