@@ -1125,10 +1125,26 @@ impl Hub {
         args: &mut [Value],
         caller: Caller<'_>,
         kind: Kind,
-        changed: Option<&Spans>,
         lists: &mut Gathered,
     ) -> Result<(), HubError> {
-        self.admit_then(key, args, caller, kind, changed, |s| {
+        self.admit_then(key, args, caller, kind, None, |s| {
+            collect_lists_into(s, key, source, false, lists)
+        })
+        .map(drop)
+    }
+
+    /// [`Hub::gather`] for a writer's store of a table whose other rows
+    /// were checked when stored: only the `changed` rows are checked.
+    pub(crate) fn gather_edited(
+        &self,
+        key: Key,
+        source: Source,
+        args: &mut [Value],
+        caller: Caller<'_>,
+        changed: &Spans,
+        lists: &mut Gathered,
+    ) -> Result<(), HubError> {
+        self.admit_then(key, args, caller, Kind::Store, Some(changed), |s| {
             collect_lists_into(s, key, source, false, lists)
         })
         .map(drop)

@@ -68,15 +68,7 @@ impl Hub {
         caller: Caller<'_>,
     ) -> Result<Delivered, HubError> {
         let mut lists = crate::hub::Gathered::new();
-        self.gather(
-            key,
-            source,
-            &mut args,
-            caller,
-            Kind::Store,
-            None,
-            &mut lists,
-        )?;
+        self.gather(key, source, &mut args, caller, Kind::Store, &mut lists)?;
         if self.is_tracing() {
             self.trace_dispatch(key, source, &args, Delivery::Store);
         }

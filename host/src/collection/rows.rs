@@ -177,6 +177,9 @@ row_args!(5; A 0, B 1, C 2, D 3, E 4);
 row_args!(6; A 0, B 1, C 2, D 3, E 4, F 5);
 row_args!(7; A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 
+/// The member names of the last row the fast path confirmed.
+type Confirmed = SmallVec<[Rc<str>; 7]>;
+
 /// What a reader decided, for which element struct.
 enum Decision {
     Undecided,
@@ -187,7 +190,7 @@ enum Decision {
         /// so the next row is confirmed by comparing pointers instead of
         /// text; holding the names keeps their addresses from being reused
         /// by other strings.
-        confirmed: SmallVec<[Rc<str>; 7]>,
+        confirmed: Confirmed,
     },
     Reflective(Rc<Layout>),
 }
@@ -255,25 +258,30 @@ impl RowReader {
         rows: &[Value],
         mut each: impl FnMut(usize, A) -> Result<(), ListenerError>,
     ) -> Result<(), ListenerError> {
-        let mut plan: Option<(Rc<Layout>, SmallVec<[Rc<str>; 7]>)> = None;
+        let mut plan = Decision::Undecided;
         for (index, value) in rows.iter().enumerate() {
             let Value::Struct(item) = value else {
                 return Err(not_a_struct(index, value));
             };
             let args = match &mut plan {
-                Some((layout, confirmed)) if same_name(&layout.element, &item.name) => {
+                Decision::Fast { layout, confirmed } if same_name(&layout.element, &item.name) => {
                     match fast_read::<A>(layout, confirmed, item) {
                         Some(args) => args,
                         None => reflective_read::<A>(layout, item)?,
                     }
                 }
+                Decision::Reflective(layout) if same_name(&layout.element, &item.name) => {
+                    reflective_read::<A>(layout, item)?
+                }
                 _ => {
                     let args = self.read::<A>(hub, item)?;
                     plan = match &*self.decision.borrow() {
-                        Decision::Fast { layout, confirmed } => {
-                            Some((layout.clone(), confirmed.clone()))
-                        }
-                        _ => None,
+                        Decision::Fast { layout, confirmed } => Decision::Fast {
+                            layout: layout.clone(),
+                            confirmed: confirmed.clone(),
+                        },
+                        Decision::Reflective(layout) => Decision::Reflective(layout.clone()),
+                        Decision::Undecided => Decision::Undecided,
                     };
                     args
                 }
@@ -318,7 +326,7 @@ impl RowReader {
 #[inline]
 fn fast_read<A: RowArgs>(
     layout: &Layout,
-    confirmed: &mut SmallVec<[Rc<str>; 7]>,
+    confirmed: &mut Confirmed,
     item: &StructValue,
 ) -> Option<A> {
     let fields = item.fields.get(..A::LEN)?;
@@ -335,11 +343,7 @@ fn fast_read<A: RowArgs>(
 
 /// A row whose names are not the last confirmed ones: compare the text.
 #[cold]
-fn confirm(
-    layout: &Layout,
-    confirmed: &mut SmallVec<[Rc<str>; 7]>,
-    fields: &[(Rc<str>, Value)],
-) -> Option<()> {
+fn confirm(layout: &Layout, confirmed: &mut Confirmed, fields: &[(Rc<str>, Value)]) -> Option<()> {
     let names = layout.names.as_deref()?;
     if names.len() < fields.len()
         || !fields
@@ -359,10 +363,16 @@ fn reflective_read<A: RowArgs>(layout: &Layout, item: &StructValue) -> Result<A,
     match &layout.names {
         Some(names) => A::read_by(|i| {
             let name = names.get(i)?;
-            item.fields
-                .iter()
-                .find(|(n, _)| same_name(n, name))
-                .map(|(_, v)| v)
+            // Where the declaration puts it first (rows usually follow the
+            // declaration), then anywhere.
+            match item.fields.get(i) {
+                Some((n, v)) if same_name(n, name) => Some(v),
+                _ => item
+                    .fields
+                    .iter()
+                    .find(|(n, _)| same_name(n, name))
+                    .map(|(_, v)| v),
+            }
         }),
         None => A::read_by(|i| item.fields.get(i).map(|(_, v)| v)),
     }

@@ -29,7 +29,7 @@ use serde::de::DeserializeOwned;
 use crate::hub::{Caller, Delivered, Hub, HubError, Stored};
 use crate::key::Key;
 use crate::serde_bridge::{ValueSerdeError, from_value, to_value};
-use crate::signature::{Kind, Site};
+use crate::signature::Site;
 use crate::source::Source;
 use crate::types::Type;
 use crate::value::{StructValue, Value};
@@ -308,13 +308,12 @@ impl<'h> StoredArray<'h> {
         };
         let mut args = [Value::Array(self.rows.clone())];
         let mut lists = crate::hub::Gathered::new();
-        let admitted = self.hub.gather(
+        let admitted = self.hub.gather_edited(
             self.key,
             self.source,
             &mut args,
             caller,
-            Kind::Store,
-            Some(&self.spans),
+            &self.spans,
             &mut lists,
         );
         if let Err(refused) = admitted {
