@@ -1134,7 +1134,9 @@ impl Hub {
     }
 
     /// [`Hub::gather`] for a writer's store of a table whose other rows
-    /// were checked when stored: only the `changed` rows are checked.
+    /// were checked when stored: only the `changed` rows are checked. A
+    /// refusal comes back unreported (the writer puts the stored table
+    /// back first, then [`Hub::refuse`]s).
     pub(crate) fn gather_edited(
         &self,
         key: Key,
@@ -1143,8 +1145,8 @@ impl Hub {
         caller: Caller<'_>,
         changed: &Spans,
         lists: &mut Gathered,
-    ) -> Result<(), HubError> {
-        self.admit_then(key, args, caller, Kind::Store, Some(changed), |s| {
+    ) -> Result<(), Refused> {
+        self.admit_then_quiet(key, args, caller, Kind::Store, Some(changed), |s| {
             collect_lists_into(s, key, source, false, lists)
         })
         .map(drop)
@@ -1163,25 +1165,33 @@ impl Hub {
         changed: Option<&Spans>,
         then: impl FnOnce(&mut State) -> R,
     ) -> Result<Option<R>, HubError> {
-        let refused = {
-            let mut state = self.inner.state.borrow_mut();
-            let s = &mut *state;
-            if key.index() >= s.slots.len() {
-                return Ok(None);
-            }
-            match self.admit(s, key, args, caller, kind, changed) {
-                Ok(()) => {
-                    let routed = then(s);
-                    let epoch = s.epoch;
-                    drop(state);
-                    // A first send records the key's types: the epoch moves.
-                    self.epoch_moved(epoch);
-                    return Ok(Some(routed));
-                }
-                Err(refused) => refused,
-            }
-        };
-        Err(self.refuse(refused, caller))
+        self.admit_then_quiet(key, args, caller, kind, changed, then)
+            .map_err(|refused| self.refuse(refused, caller))
+    }
+
+    /// [`Hub::admit_then`] that hands a refusal back unreported, for a
+    /// caller with something to undo before anyone hears of it.
+    fn admit_then_quiet<R>(
+        &self,
+        key: Key,
+        args: &mut [Value],
+        caller: Caller<'_>,
+        kind: Kind,
+        changed: Option<&Spans>,
+        then: impl FnOnce(&mut State) -> R,
+    ) -> Result<Option<R>, Refused> {
+        let mut state = self.inner.state.borrow_mut();
+        let s = &mut *state;
+        if key.index() >= s.slots.len() {
+            return Ok(None);
+        }
+        self.admit(s, key, args, caller, kind, changed)?;
+        let routed = then(s);
+        let epoch = s.epoch;
+        drop(state);
+        // A first send records the key's types: the epoch moves.
+        self.epoch_moved(epoch);
+        Ok(Some(routed))
     }
 
     /// Checks `args` against the key's signature and records what is new
@@ -1277,7 +1287,7 @@ impl Hub {
 
     /// Reports a refused dispatch (the state released) and makes its error.
     #[cold]
-    fn refuse(&self, refused: Refused, caller: Caller<'_>) -> HubError {
+    pub(crate) fn refuse(&self, refused: Refused, caller: Caller<'_>) -> HubError {
         self.mismatch(
             refused.key,
             refused.position,
@@ -1698,7 +1708,7 @@ pub(crate) fn collect_lists_into(
 }
 
 /// A dispatch the signature refused, held until the state is released.
-struct Refused {
+pub(crate) struct Refused {
     key: String,
     position: usize,
     expected: String,

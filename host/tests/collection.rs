@@ -437,9 +437,13 @@ fn writer_row_edit_then_structural_edit_keeps_both() {
 fn refused_writer_publish_keeps_the_previous_table() {
     let (hub, key) = hub();
     store(&hub, key, &items(3));
+    // Whoever hears the refusal already sees the table as it was.
     let reports = Rc::new(RefCell::new(0));
-    let r = reports.clone();
-    hub.on_report(move |_| *r.borrow_mut() += 1);
+    let (r, h) = (reports.clone(), hub.clone());
+    hub.on_report(move |_| {
+        assert_eq!(stored_items(&h, key), items(3));
+        *r.borrow_mut() += 1
+    });
     let result = {
         let mut arr = hub.stored_array(key, Source::Global);
         arr.get_mut(0).unwrap().clone_from(&Value::Int(5));

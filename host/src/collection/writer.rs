@@ -298,7 +298,13 @@ impl<'h> StoredArray<'h> {
         }
         // The edits go into the stored list in place when it is the
         // store's alone; else the writer publishes a list of its own.
-        let in_place = !self.edits.is_empty() && self.swap_edits_into_store();
+        let in_place = !self.edits.is_empty()
+            && swap_edits_into_store(
+                &self.hub,
+                (self.key, self.source),
+                &mut self.rows,
+                &mut self.edits,
+            );
         if !in_place {
             self.own_rows();
         }
@@ -318,11 +324,17 @@ impl<'h> StoredArray<'h> {
         );
         if let Err(refused) = admitted {
             if in_place {
-                // The store keeps its previous table: swap the old rows back.
+                // The store keeps its previous table: swap the old rows
+                // back before the refusal is reported.
                 args[0] = Value::Nil;
-                self.swap_edits_into_store();
+                swap_edits_into_store(
+                    &self.hub,
+                    (self.key, self.source),
+                    &mut self.rows,
+                    &mut self.edits,
+                );
             }
-            return Err(refused);
+            return Err(self.hub.refuse(refused, caller));
         }
         // After an in-place publish the overlay holds the old rows.
         self.edits.clear();
@@ -375,37 +387,6 @@ impl<'h> StoredArray<'h> {
         })
     }
 
-    /// Swaps each overlay row with its row in the stored list, in place,
-    /// when the store holds the list the writer opened and no one else
-    /// holds it (or its argument list). Returns false, changing nothing,
-    /// otherwise. Called twice, it swaps back.
-    fn swap_edits_into_store(&mut self) -> bool {
-        let mut state = self.hub.inner.state.borrow_mut();
-        let Some(stored) = state.stores.get_mut(&(self.key, self.source)) else {
-            return false;
-        };
-        let Some([Value::Array(list)]) = Rc::get_mut(&mut stored.args) else {
-            return false;
-        };
-        if !Rc::ptr_eq(list, &self.rows) || Rc::strong_count(list) != 2 {
-            return false;
-        }
-        // The writer's handle is the only other one: give it up, change the
-        // list through the store's, and take a handle again.
-        self.rows = EMPTY_ROWS.with(Rc::clone);
-        let Some(rows) = Rc::get_mut(list) else {
-            self.rows = list.clone();
-            return false;
-        };
-        for (at, row) in &mut self.edits {
-            if let Some(slot) = rows.get_mut(*at) {
-                std::mem::swap(slot, row);
-            }
-        }
-        self.rows = list.clone();
-        true
-    }
-
     fn note_element(&mut self, row: &Value) {
         if self.element.is_none() {
             self.element = row.as_struct().map(|s| s.name.clone());
@@ -419,6 +400,42 @@ impl<'h> StoredArray<'h> {
             None => Value::structure(StructValue::new("")),
         }
     }
+}
+
+/// Swaps each overlay row with its row in the stored list of `at`, in
+/// place, when the store holds the list the writer has (`rows`) and no one
+/// else holds it or its argument list. Returns false, changing nothing,
+/// otherwise. Called twice, it swaps back.
+fn swap_edits_into_store(
+    hub: &Hub,
+    at: (Key, Source),
+    rows: &mut Rc<Vec<Value>>,
+    edits: &mut [(usize, Value)],
+) -> bool {
+    let mut state = hub.inner.state.borrow_mut();
+    let Some(stored) = state.stores.get_mut(&at) else {
+        return false;
+    };
+    let Some([Value::Array(list)]) = Rc::get_mut(&mut stored.args) else {
+        return false;
+    };
+    if !Rc::ptr_eq(list, rows) || Rc::strong_count(list) != 2 {
+        return false;
+    }
+    // The writer's handle is the only other one: give it up, change the
+    // list through the store's, and take a handle again.
+    *rows = EMPTY_ROWS.with(Rc::clone);
+    let Some(stored_rows) = Rc::get_mut(list) else {
+        *rows = list.clone();
+        return false;
+    };
+    for (index, row) in edits.iter_mut() {
+        if let Some(slot) = stored_rows.get_mut(*index) {
+            std::mem::swap(slot, row);
+        }
+    }
+    *rows = list.clone();
+    true
 }
 
 impl Drop for StoredArray<'_> {
