@@ -947,7 +947,7 @@ impl Hub {
         // gathered before anyone is called.
         let table_send = responder.is_none() && matches!(args, [Value::Array(_)]);
         let mut lists = Gathered::new();
-        let routed = self.admit_then(key, args, caller, Kind::Event, None, |s| {
+        let routed = self.admit_then(key, args, caller, Kind::Event, |s| {
             let route = route(s, key, source, &mut lists);
             // A lane found current gathered nothing; the table path needs
             // the lists all the same.
@@ -1127,7 +1127,7 @@ impl Hub {
         kind: Kind,
         lists: &mut Gathered,
     ) -> Result<(), HubError> {
-        self.admit_then(key, args, caller, kind, None, |s| {
+        self.admit_then(key, args, caller, kind, |s| {
             collect_lists_into(s, key, source, false, lists)
         })
         .map(drop)
@@ -1162,10 +1162,9 @@ impl Hub {
         args: &mut [Value],
         caller: Caller<'_>,
         kind: Kind,
-        changed: Option<&Spans>,
         then: impl FnOnce(&mut State) -> R,
     ) -> Result<Option<R>, HubError> {
-        self.admit_then_quiet(key, args, caller, kind, changed, then)
+        self.admit_then_quiet(key, args, caller, kind, None, then)
             .map_err(|refused| self.refuse(refused, caller))
     }
 

@@ -415,8 +415,9 @@ pub trait EachRowHandler<Args> {
         item: &StructValue,
         update: &Update,
     ) -> Result<(), ListenerError>;
-    /// Every row of `rows` in turn, `update.row` set to each (a view's
-    /// `for_each`, with a reader of its own).
+    /// Every row of `rows` in turn (a view's `for_each`, with a reader of
+    /// its own); a closure that takes the update sees `update.row` set to
+    /// each row.
     #[doc(hidden)]
     fn call_rows(
         &self,
@@ -487,7 +488,6 @@ macro_rules! handlers {
                 -> Result<(), ListenerError>
             {
                 reader.read_rows::<($($name,)*)>(hub, rows, |index, ($($name,)*)| {
-                    update.row = index as i32;
                     (self)(index as i32, $($name),*);
                     Ok(())
                 })

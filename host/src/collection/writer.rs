@@ -366,14 +366,10 @@ impl<'h> StoredArray<'h> {
                     self.hub.trace_end(self.key, 0);
                 }
             })?;
-        let rows = match &args {
-            [Value::Array(rows)] => rows.clone(),
-            _ => self.rows.clone(),
-        };
         let called = on_write(
             &self.hub,
             self.key,
-            &rows,
+            &self.rows,
             self.prev_total,
             self.element.clone(),
             &self.spans,
