@@ -210,7 +210,7 @@ fn shift_offset(offset: usize, edit: &InputEdit) -> usize {
     }
 }
 
-fn shift_range(range: &Range<usize>, edit: &InputEdit) -> Range<usize> {
+pub(crate) fn shift_range(range: &Range<usize>, edit: &InputEdit) -> Range<usize> {
     shift_offset(range.start, edit)..shift_offset(range.end, edit)
 }
 

@@ -7,12 +7,13 @@
 //! statements the edits touched ([`crate::incremental`]), and a completion
 //! in between scans just the statement at the cursor. Rhai scripts are small and are rescanned whole.
 
+use std::ops::Range;
 use std::path::Path;
 
 use gantry_host::{Language, ScannedCall};
 use tree_sitter::{InputEdit, Point};
 
-use crate::incremental::{LuaCalls, Rescan};
+use crate::incremental::{LuaCalls, Rescan, shift_range};
 use crate::text::{Edit, LineIndex};
 
 /// The script language of a path, by extension.
@@ -45,7 +46,12 @@ pub fn scan(language: Language, text: &str) -> Vec<ScannedCall> {
 /// A document's parse state and calls between edits.
 pub struct Parsed {
     language: Language,
+    /// A Lua document's last parse, with every edit since applied to it
+    /// (`Tree::edit`): it matches the text when `unparsed` is `None`.
     tree: Option<gantry_lua::syntax::Tree>,
+    /// The bytes (current offsets) the edits since the last parse wrote:
+    /// typing does not reparse at once (see [`Parsed::edit`]).
+    unparsed: Option<Range<usize>>,
     /// A Lua document's calls, kept current incrementally.
     lua: LuaCalls,
     /// A Rhai document's calls, rescanned whole on every change.
@@ -57,6 +63,7 @@ impl std::fmt::Debug for Parsed {
         f.debug_struct("Parsed")
             .field("language", &self.language)
             .field("has_tree", &self.tree.is_some())
+            .field("unparsed", &self.unparsed)
             .field("stale", &self.is_stale())
             .finish()
     }
@@ -68,6 +75,7 @@ impl Parsed {
         let mut parsed = Self {
             language,
             tree: None,
+            unparsed: None,
             lua: LuaCalls::default(),
             rhai: Vec::new(),
         };
@@ -80,6 +88,13 @@ impl Parsed {
     /// it (so the next parse reuses what the edit did not touch) and the
     /// kept calls shift past it. `old`/`new` describe the text before and
     /// after.
+    ///
+    /// A Lua document is not reparsed here: even incrementally, tree-sitter
+    /// rebuilds the chunk's list of top-level statements, 3.5 ms per
+    /// keystroke on a 10,000-line script. The reparse waits for a request
+    /// that needs the whole tree or for a pause ([`Parsed::rescan`]); a
+    /// completion in between parses just the statements being edited
+    /// ([`Parsed::scan_around`]).
     pub fn edit(&mut self, edit: Edit, old: &LineIndex, new: &LineIndex) {
         let point = |index: &LineIndex, offset: usize| {
             let (line, column) = index.line_column(offset);
@@ -97,20 +112,48 @@ impl Parsed {
             tree.edit(&edit);
         }
         self.lua.edit(&edit);
+        if self.language == Language::Lua {
+            let written = edit.start_byte..edit.new_end_byte;
+            self.unparsed = Some(match &self.unparsed {
+                Some(before) => {
+                    let before = shift_range(before, &edit);
+                    before.start.min(written.start)..before.end.max(written.end)
+                }
+                None => written,
+            });
+        }
     }
 
     /// Forgets the tree and what the calls were scanned from (after a
     /// full-text replacement): the next parse and rescan are whole.
     pub fn reset(&mut self) {
         self.tree = None;
+        self.unparsed = None;
         self.lua.reset();
     }
 
-    /// The cheap half of a change, done at once: a Lua document reparses
-    /// (incrementally after [`Parsed::edit`]) so the tree always matches
-    /// the text, and its calls wait for [`Parsed::rescan`]; a Rhai script
-    /// is small and is rescanned whole.
+    /// After the edits of a change: a Rhai script is small and is
+    /// rescanned whole at once; a Lua document waits (see [`Parsed::edit`]).
+    pub fn changed(&mut self, text: &str) {
+        match self.language {
+            Language::Lua => {
+                if self.tree.is_none() {
+                    self.reparse(text);
+                }
+            }
+            _ => self.reparse(text),
+        }
+    }
+
+    /// Whether a Lua document's tree is behind its text.
+    pub fn is_unparsed(&self) -> bool {
+        self.unparsed.is_some()
+    }
+
+    /// Parses a Lua document (incrementally after [`Parsed::edit`]) so the
+    /// tree matches the text; rescans a Rhai script.
     pub fn reparse(&mut self, text: &str) {
+        self.unparsed = None;
         match self.language {
             Language::Lua => {
                 let tree = gantry_lua::syntax::parse(text, self.tree.as_ref());
@@ -141,7 +184,7 @@ impl Parsed {
         if self.language != Language::Lua {
             return Rescan::Current;
         }
-        if self.tree.is_none() {
+        if self.tree.is_none() || self.is_unparsed() {
             self.reparse(text);
         }
         match &self.tree {
@@ -161,17 +204,146 @@ impl Parsed {
         }
     }
 
-    /// The calls of the top-level statement around byte `offset`, from the
-    /// current tree: what a completion right after an edit needs, without
-    /// rescanning the whole document. `None` when the language keeps no
-    /// tree (the caller scans whole).
+    /// The calls of the top-level statement around byte `offset`: what a
+    /// completion right after an edit needs, without rescanning the whole
+    /// document. Before the document is reparsed, the statements being
+    /// edited are parsed on their own when that is sound, else the document
+    /// is reparsed for this answer (and again when it is rescanned: a
+    /// request reads a snapshot). `None` when the language keeps no tree
+    /// (the caller scans whole).
     pub fn scan_around(&self, text: &str, offset: usize) -> Option<Vec<ScannedCall>> {
         let tree = self.tree.as_ref()?;
-        Some(gantry_lua::syntax::scan_around(tree, text, offset))
+        let Some(unparsed) = &self.unparsed else {
+            return Some(gantry_lua::syntax::scan_around(tree, text, offset));
+        };
+        if let Some(calls) = gantry_lua::syntax::scan_edited(tree, text, unparsed.clone(), offset) {
+            return Some(calls);
+        }
+        let fresh = gantry_lua::syntax::parse(text, Some(tree))?;
+        Some(gantry_lua::syntax::scan_around(&fresh, text, offset))
     }
 
-    /// The current tree (Lua), for tests comparing against a whole scan.
+    /// The tree (Lua), once the document is parsed: for tests comparing
+    /// against a whole scan.
     pub fn tree(&self) -> Option<&gantry_lua::syntax::Tree> {
-        self.tree.as_ref()
+        self.tree.as_ref().filter(|_| !self.is_unparsed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gantry_host::Language;
+    use proptest::prelude::*;
+
+    use super::Parsed;
+    use crate::text::{LineIndex, apply_change, floor_char_boundary};
+
+    const SCRIPT: &str = r#"NotifyMessage("A.One", 1)
+local function f(x)
+    NotifyObjectMessage(self, "B.Two", x)
+    if x then GMP.RunHook("B.Three", x) end
+end
+ListenMessage("C.Four", self, function(a) NotifyMessage("C.Five", a) end)
+GMP.NotifyWorldMessage(self, "D.Six", { 1, 2 })
+"#;
+
+    /// Edits a document as the server does on a change: no reparse.
+    fn edit(
+        text: &mut String,
+        lines: &mut LineIndex,
+        parsed: &mut Parsed,
+        at: usize,
+        len: usize,
+        new: &str,
+    ) {
+        let start = floor_char_boundary(text, at.min(text.len()));
+        let end = floor_char_boundary(text, (start + len).min(text.len())).max(start);
+        let range = lines.range(text, start..end);
+        let old = lines.clone();
+        let edit = apply_change(text, lines, Some(range), new).expect("a ranged change");
+        parsed.edit(edit, &old, lines);
+        parsed.changed(text);
+    }
+
+    /// What a completion at `offset` sees after a full reparse.
+    fn reparsed_around(text: &str, offset: usize) -> (Vec<gantry_host::ScannedCall>, bool) {
+        let tree = gantry_lua::syntax::parse(text, None).expect("parses");
+        let clean = !tree.root_node().has_error();
+        (gantry_lua::syntax::scan_around(&tree, text, offset), clean)
+    }
+
+    #[test]
+    fn typing_does_not_reparse_and_a_completion_reads_the_edited_statement() {
+        let mut text = SCRIPT.to_owned();
+        let mut lines = LineIndex::new(&text);
+        let mut parsed = Parsed::new(Language::Lua, &text);
+        let at = text.find("B.Two").unwrap() + 2;
+        edit(&mut text, &mut lines, &mut parsed, at, 0, "Tw");
+        assert!(parsed.is_unparsed(), "typing leaves the reparse for later");
+        assert!(
+            parsed.tree().is_none(),
+            "no tree is handed out behind the text"
+        );
+        let calls = parsed.scan_around(&text, at + 2).expect("a Lua document");
+        assert_eq!(calls, reparsed_around(&text, at + 2).0);
+        assert_eq!(calls[0].literal_key(), Some("B.TwTwo"));
+        // The pause's rescan reparses, and the calls match a whole scan.
+        parsed.rescan(&text);
+        assert!(!parsed.is_unparsed());
+        assert_eq!(parsed.calls(), gantry_lua::syntax::scan(&text));
+    }
+
+    const PIECES: &[&str] = &[
+        "x",
+        "\"",
+        "'",
+        "(",
+        ")",
+        ",",
+        ".",
+        " ",
+        "\n",
+        "--",
+        "--[[",
+        "]]",
+        "end",
+        "do ",
+        "NotifyMessage(\"Q.R\", 1)",
+        "local NotifyMessage = 1\n",
+        "function() ",
+        "é",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Whatever edits came since the last parse, a completion's calls
+        /// are those a full reparse gives wherever the reparsed text has no
+        /// syntax error (with one, the two may recover differently; the
+        /// completion falls back to the line then).
+        #[test]
+        fn unparsed_edits_answer_like_a_reparse(
+            edits in prop::collection::vec(
+                (0usize..300, 0usize..4, prop::collection::vec(prop::sample::select(PIECES), 0..2)),
+                1..4,
+            ),
+            cursor in 0usize..8,
+        ) {
+            let mut text = SCRIPT.to_owned();
+            let mut lines = LineIndex::new(&text);
+            let mut parsed = Parsed::new(Language::Lua, &text);
+            let mut last = 0;
+            for (at, len, pieces) in edits {
+                let new = pieces.concat();
+                edit(&mut text, &mut lines, &mut parsed, at, len, &new);
+                last = floor_char_boundary(&text, (at + new.len()).min(text.len()));
+            }
+            let offset = floor_char_boundary(&text, (last + cursor).min(text.len()));
+            let calls = parsed.scan_around(&text, offset).expect("a Lua document");
+            let (expected, clean) = reparsed_around(&text, offset);
+            if clean {
+                prop_assert_eq!(calls, expected, "in {:?} at {}", text, offset);
+            }
+        }
     }
 }

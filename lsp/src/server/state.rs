@@ -65,7 +65,7 @@ impl Document {
             }
         }
         self.version = version;
-        self.parsed.reparse(&self.text);
+        self.parsed.changed(&self.text);
     }
 
     /// Whether the calls are behind the text.

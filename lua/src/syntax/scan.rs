@@ -110,33 +110,74 @@ pub fn scan_around(tree: &Tree, source: &str, offset: usize) -> Vec<ScannedCall>
     let mut walker = Walker::new(source);
     // The statement's parent, as the whole walk would have it.
     walker.ancestors.push(root);
+    walker.walk_statement_at(root, offset);
+    walker.into_calls()
+}
+
+/// The largest run of statements [`scan_edited`] parses on its own; past
+/// it the whole document's incremental reparse is the cheaper way.
+const EDITED_REGION_MAX: usize = 64 * 1024;
+
+/// [`scan_around`] for a document whose last parse (`stale`, with every
+/// edit since applied through `Tree::edit`) is behind its text: the
+/// top-level statements holding the edits (`edits`, current byte offsets)
+/// and `offset` are parsed on their own ([`crate::syntax::parse_range`])
+/// and scanned, with the chunk-level locals of the statements above them.
+///
+/// A whole-document reparse costs time linear in the chunk's top-level
+/// statements (3.5 ms for 10,000 lines here); this costs the edited
+/// statements' parse, so a completion typed into a call is answered without
+/// waiting for it. It answers only when that is sound: every edit lies
+/// strictly inside the statements (their first and last bytes unchanged, so
+/// the text before them, and how it ends, is what the last parse saw), the
+/// last parse found no error in them or in the statement before them, and
+/// they are few enough.
+/// Otherwise `None`: reparse the document and use [`scan_around`].
+pub fn scan_edited(
+    stale: &Tree,
+    source: &str,
+    edits: Range<usize>,
+    offset: usize,
+) -> Option<Vec<ScannedCall>> {
+    let root = stale.root_node();
+    let span = edits.start.min(offset)..edits.end.max(offset);
+    let mut statements = top_level_statements(root, span.clone());
+    let first = statements.next()?;
+    let mut last = first;
+    let mut clean = !first.has_error();
+    for statement in statements {
+        clean &= !statement.has_error();
+        last = statement;
+    }
+    let region = first.start_byte()..last.end_byte();
+    let inside = region.start < span.start && span.end < region.end;
+    if !inside || region.len() > EDITED_REGION_MAX || region.end > source.len() {
+        return None;
+    }
+    // Where the last parse recovered from an error, its statement
+    // boundaries are guesses that the edit may change.
+    if !clean || first.prev_sibling().is_some_and(|n| n.has_error()) {
+        return None;
+    }
+    let tree = crate::syntax::parse_range(
+        source,
+        region.clone(),
+        first.start_position(),
+        last.end_position(),
+    )?;
+    let mut walker = Walker::new(source);
+    walker.ancestors.push(tree.root_node());
     let mut cursor = root.walk();
-    let mut target = None;
     if cursor.goto_first_child() {
-        loop {
-            let statement = cursor.node();
-            if statement.start_byte() > offset {
-                break;
-            }
-            if statement.end_byte() >= offset {
-                target = Some(statement);
-                break;
-            }
-            walker.declare_top_level(statement);
+        while cursor.node().end_byte() <= region.start {
+            walker.declare_top_level(cursor.node());
             if !cursor.goto_next_sibling() {
                 break;
             }
         }
     }
-    if let Some(statement) = target {
-        walker.walk(statement);
-    }
-    walker
-        .out
-        .calls
-        .into_iter()
-        .map(|found| found.call)
-        .collect()
+    walker.walk_statement_at(tree.root_node(), offset);
+    Some(walker.into_calls())
 }
 
 /// The tracked names (API functions, `GMP`, `_ENV`) that chunk-level
@@ -315,6 +356,34 @@ impl<'a, 't> Walker<'a, 't> {
                 }
             }
         }
+    }
+
+    /// Walks the top-level statement of `root` that holds byte `offset`
+    /// (or ends right at it), after declaring the chunk-level locals of
+    /// the statements before it.
+    fn walk_statement_at(&mut self, root: Node<'t>, offset: usize) {
+        let mut cursor = root.walk();
+        if !cursor.goto_first_child() {
+            return;
+        }
+        loop {
+            let statement = cursor.node();
+            if statement.start_byte() > offset {
+                return;
+            }
+            if statement.end_byte() >= offset {
+                self.walk(statement);
+                return;
+            }
+            self.declare_top_level(statement);
+            if !cursor.goto_next_sibling() {
+                return;
+            }
+        }
+    }
+
+    fn into_calls(self) -> Vec<ScannedCall> {
+        self.out.calls.into_iter().map(|found| found.call).collect()
     }
 
     /// What a top-level statement above the scanned one adds to the

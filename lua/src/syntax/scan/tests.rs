@@ -463,3 +463,97 @@ fn scan_statements_scans_only_the_statements_overlapping_the_range_with_the_loca
     assert!(none.calls.is_empty());
     assert_eq!(none.covered, None);
 }
+
+/// Replaces the first `old` of `source` by `new` as an editor would: the
+/// tree learns the edit but is not reparsed. Returns the new text and the
+/// written bytes.
+fn edit_unparsed(
+    tree: &mut tree_sitter::Tree,
+    source: &str,
+    old: &str,
+    new: &str,
+) -> (String, std::ops::Range<usize>) {
+    let start = source.find(old).expect("the text to replace");
+    let text = format!("{}{new}{}", &source[..start], &source[start + old.len()..]);
+    let point = |text: &str, offset: usize| {
+        let before = &text[..offset];
+        let row = before.matches('\n').count();
+        let column = offset - before.rfind('\n').map_or(0, |i| i + 1);
+        tree_sitter::Point::new(row, column)
+    };
+    tree.edit(&tree_sitter::InputEdit {
+        start_byte: start,
+        old_end_byte: start + old.len(),
+        new_end_byte: start + new.len(),
+        start_position: point(source, start),
+        old_end_position: point(source, start + old.len()),
+        new_end_position: point(&text, start + new.len()),
+    });
+    (text, start..start + new.len())
+}
+
+const EDITED_SCRIPT: &str = r#"NotifyMessage("A.One", 1)
+local function f(x)
+    NotifyObjectMessage(self, "B.Two", x)
+    if x then GMP.RunHook("B.Three", x) end
+end
+ListenMessage("C.Four", self, function(a) NotifyMessage("C.Five", a) end)
+"#;
+
+#[test]
+fn scan_edited_parses_the_edited_statement_alone_and_agrees_with_a_reparse() {
+    let mut tree = crate::syntax::parse(EDITED_SCRIPT, None).unwrap();
+    let (text, written) = edit_unparsed(&mut tree, EDITED_SCRIPT, "B.Two", "B.Twice");
+    let offset = written.end - 1;
+    let calls = super::scan_edited(&tree, &text, written, offset).expect("answers");
+    let fresh = crate::syntax::parse(&text, Some(&tree)).unwrap();
+    assert_eq!(calls, super::scan_around(&fresh, &text, offset));
+    let keys: Vec<_> = calls.iter().filter_map(|c| c.literal_key()).collect();
+    assert_eq!(keys, ["B.Twice", "B.Three"]);
+    // Positions are the document's, not the statement's.
+    assert_eq!(calls[0].call.start_pos.line, 2);
+    assert_eq!(calls[0].call.start_pos.column, 4);
+}
+
+#[test]
+fn scan_edited_honours_top_level_locals_above_the_edited_statement() {
+    let source = format!("local NotifyObjectMessage = print\n{EDITED_SCRIPT}");
+    let mut tree = crate::syntax::parse(&source, None).unwrap();
+    let (text, written) = edit_unparsed(&mut tree, &source, "B.Two", "B.Twice");
+    let calls = super::scan_edited(&tree, &text, written.clone(), written.end).expect("answers");
+    let keys: Vec<_> = calls.iter().filter_map(|c| c.literal_key()).collect();
+    assert_eq!(keys, ["B.Three"]);
+}
+
+#[test]
+fn scan_edited_declines_edits_at_a_statement_edge_or_outside_the_cursor_statement() {
+    // Typing at a statement's first byte can join it to the one before.
+    let mut tree = crate::syntax::parse(EDITED_SCRIPT, None).unwrap();
+    let (text, written) =
+        edit_unparsed(&mut tree, EDITED_SCRIPT, "ListenMessage", "xListenMessage");
+    assert_eq!(
+        super::scan_edited(&tree, &text, written.clone(), written.end),
+        None
+    );
+    // An edit in the first statement, a completion in the last.
+    let mut tree = crate::syntax::parse(EDITED_SCRIPT, None).unwrap();
+    let (text, written) = edit_unparsed(&mut tree, EDITED_SCRIPT, "A.One", "A.Once");
+    let cursor = text.find("C.Four").unwrap();
+    let calls = super::scan_edited(&tree, &text, written, cursor);
+    // Both statements and everything between are parsed together (or the
+    // caller reparses); the answer is the cursor's statement's calls.
+    if let Some(calls) = calls {
+        let fresh = crate::syntax::parse(&text, None).unwrap();
+        assert_eq!(calls, super::scan_around(&fresh, &text, cursor));
+        let keys: Vec<_> = calls.iter().filter_map(|c| c.literal_key()).collect();
+        assert_eq!(keys, ["C.Four", "C.Five"]);
+    }
+    // An edit after a statement that is a parse error is not trusted.
+    let source = format!("local = = 1\n{EDITED_SCRIPT}");
+    let mut tree = crate::syntax::parse(&source, None).unwrap();
+    let (text, written) = edit_unparsed(&mut tree, &source, "A.One", "A.Once");
+    assert_eq!(
+        super::scan_edited(&tree, &text, written.clone(), written.end),
+        None
+    );
+}
