@@ -609,6 +609,81 @@ NotifyMessage("Shadowed.Key")
     .assert_eq(&render_diagnostics(&server.diagnostics(&uri)));
 }
 
+/// The labels a completion at `at` offers.
+fn labels_at(server: &Server, uri: &lsp_types::Uri, at: Position) -> Vec<String> {
+    let completion = server.request::<Completion>(CompletionParams {
+        text_document_position: lsp_types::TextDocumentPositionParams {
+            text_document: TextDocumentIdentifier::new(uri.clone()),
+            position: at,
+        },
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+        context: None,
+    });
+    match completion {
+        Some(CompletionResponse::Array(items)) => items.into_iter().map(|i| i.label).collect(),
+        Some(CompletionResponse::List(list)) => list.items.into_iter().map(|i| i.label).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Typing inside a call is answered from the statements being edited (the
+/// document is reparsed at the pause), and the diagnostics that follow
+/// describe every edit.
+#[test]
+fn completion_after_typing_reads_the_edited_statement_and_sees_edits_above_it() {
+    let p = project(
+        r#"
+//- /.gantry/signatures.json
+$TABLE
+//- /main.lua
+NotifyMessage("Player.Healed", 1)
+local function f()
+    NotifyObjectMessage(self, "Player.Hurt", 1.0, self)
+end
+"#,
+    );
+    let server = Server::start(p.dir.path());
+    let uri = server.open(&p.path("main.lua"));
+    server.sync();
+    // Inside `"Player.Hurt"` on line 2: delete `Hurt`, then type `In`
+    // over `Player` (two edits inside the statement, no pause between).
+    server.edit(
+        &uri,
+        Range::new(Position::new(2, 38), Position::new(2, 42)),
+        "",
+    );
+    assert_eq!(
+        labels_at(&server, &uri, Position::new(2, 38)),
+        ["Healed", "Hurt"]
+    );
+    server.edit(
+        &uri,
+        Range::new(Position::new(2, 31), Position::new(2, 37)),
+        "Inv",
+    );
+    assert_eq!(
+        labels_at(&server, &uri, Position::new(2, 35)),
+        ["Gold", "Items"]
+    );
+    // An edit in the first statement, a completion in the third: the
+    // statements between are parsed with them.
+    server.edit(
+        &uri,
+        Range::new(Position::new(0, 22), Position::new(0, 28)),
+        "Hurt",
+    );
+    assert_eq!(
+        labels_at(&server, &uri, Position::new(2, 35)),
+        ["Gold", "Items"]
+    );
+    // At the pause the whole document is reparsed and diagnosed.
+    expect![[r#"
+        2:30-2:36 error malformed-key: message key `Inv.` has an empty segment at byte 4
+    "#]]
+    .assert_eq(&render_diagnostics(&server.diagnostics(&uri)));
+}
+
 #[test]
 fn progress_is_reported_while_the_workspace_is_indexed() {
     let p = project(
