@@ -60,12 +60,15 @@ pub(crate) fn on_store(
         return 0;
     };
     let empty: &[Value] = &[];
-    let prev_rows: &[Value] = match prev.map(|a| &**a) {
-        Some([Value::Array(old)]) => old,
-        _ => empty,
+    let (prev_rows, had_table): (&[Value], bool) = match prev.map(|a| &**a) {
+        Some([Value::Array(old)]) => (old, true),
+        _ => (empty, false),
     };
     let spans = diff_rows(prev_rows, rows);
-    if spans.is_empty() {
+    // An unchanged table publishes nothing. A first table is published even
+    // when it is empty: a listener that was there all along hears what a
+    // late one is replayed (a table of no rows).
+    if spans.is_empty() && had_table {
         return 0;
     }
     let update = Update::new(rows.len() as i32, prev_rows.len() as i32, spans.ranges());

@@ -31,4 +31,4 @@ pub use update::{
     ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Range, Selector, Update, should_wake, with_removal,
 };
 pub use view::TableView;
-pub use writer::{RowMut, StoredArray, StoredArrayOf};
+pub use writer::{MAX_ROWS, RowMut, StoredArray, StoredArrayOf};

@@ -37,6 +37,10 @@ use crate::value::{StructValue, Value};
 use super::dispatch::on_write;
 use super::spans::Spans;
 
+/// The most rows a table can hold: rows are numbered by `i32`, and
+/// `i32::MAX` is [`ALL_ROWS`](super::ALL_ROWS), "every row".
+pub const MAX_ROWS: usize = i32::MAX as usize;
+
 thread_local! {
     /// What a writer holds for the moment it gives its handle up.
     static EMPTY_ROWS: Rc<Vec<Value>> = Rc::new(Vec::new());
@@ -62,6 +66,18 @@ impl Deref for HubRef<'_> {
 
 /// A dynamic writer over [`Value`] rows (the script faces' writer; the typed
 /// one is [`StoredArrayOf`]).
+///
+/// It borrows the hub, so it cannot outlive the scope it was opened in:
+///
+/// ```compile_fail
+/// use gantry_host::{Hub, Source};
+/// let writer = {
+///     let hub = Hub::new();
+///     let key = hub.key("Inv.Items").unwrap();
+///     hub.stored_array(key, Source::Global)
+/// };
+/// drop(writer);
+/// ```
 pub struct StoredArray<'h> {
     hub: HubRef<'h>,
     key: Key,
@@ -242,20 +258,30 @@ impl<'h> StoredArray<'h> {
     }
 
     /// Grows (with default-valued rows of the element struct) or shrinks the
-    /// table to `len` rows.
-    pub fn set_len(&mut self, len: usize) {
+    /// table to `len` rows. Returns false, changing nothing, when no table
+    /// can hold `len` rows (more than [`MAX_ROWS`], or more than memory
+    /// allows): a length from a script is refused, not a crash.
+    pub fn set_len(&mut self, len: usize) -> bool {
         let old = self.rows.len();
         if len == old {
-            return;
+            return true;
+        }
+        if len > MAX_ROWS {
+            return false;
         }
         if len > old {
             let fill = self.default_row();
-            self.own_rows().resize(len, fill);
+            let rows = self.own_rows();
+            if rows.try_reserve_exact(len - old).is_err() {
+                return false;
+            }
+            rows.resize(len, fill);
         } else {
             self.own_rows().truncate(len);
         }
         self.spans
             .add(old.min(len) as i32, old.abs_diff(len) as i32);
+        true
     }
 
     /// Removes every row.
@@ -502,8 +528,9 @@ impl<'h, T: Serialize + DeserializeOwned> StoredArrayOf<'h, T> {
         self.inner.remove_at(index).map(|v| from_value(&v))
     }
 
-    pub fn set_len(&mut self, len: usize) {
-        self.inner.set_len(len);
+    /// See [`StoredArray::set_len`]: false when no table can hold `len` rows.
+    pub fn set_len(&mut self, len: usize) -> bool {
+        self.inner.set_len(len)
     }
 
     pub fn empty(&mut self) {

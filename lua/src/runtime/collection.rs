@@ -15,7 +15,9 @@
 
 use std::rc::{Rc, Weak};
 
-use gantry_host::collection::{ALL_ROWS, ALL_ROWS_WITH_REMOVAL, StoredArray, TableView, Update};
+use gantry_host::collection::{
+    ALL_ROWS, ALL_ROWS_WITH_REMOVAL, MAX_ROWS, StoredArray, TableView, Update,
+};
 use gantry_host::listener::ListenerError;
 use gantry_host::{Type, Value};
 use mlua::{Lua, Table, UserData, UserDataMethods, Value as LuaValue};
@@ -271,8 +273,14 @@ impl UserData for LuaStoredArray {
                     this.key
                 ))
             })?;
-            this.writer()?.set_len(n);
-            Ok(())
+            if this.writer()?.set_len(n) {
+                return Ok(());
+            }
+            Err(mlua::Error::runtime(format!(
+                "StoredArray `{}`:SetNum({n}): no table can hold that many rows \
+                 (at most {MAX_ROWS}, memory permitting)",
+                this.key
+            )))
         });
         methods.add_method_mut("Commit", |_, this, ()| this.commit());
         methods.add_meta_method_mut("__close", |_, this, _err: LuaValue| {

@@ -38,7 +38,7 @@
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
-use gantry_host::collection::StoredArray;
+use gantry_host::collection::{MAX_ROWS, StoredArray};
 use gantry_host::{Type, Value};
 use rhai::{Dynamic, Engine, EvalAltResult, INT, ImmutableString, Position};
 
@@ -275,7 +275,14 @@ pub(crate) fn register(engine: &mut Engine) {
                     a.0.key
                 ))
             })?;
-            a.0.with("SetNum", |w| w.set_len(n))
+            if a.0.with("SetNum", |w| w.set_len(n))? {
+                return Ok(());
+            }
+            Err(fail(format!(
+                "StoredArray `{}`.SetNum: no table can hold {n} rows (at most {MAX_ROWS}, \
+                 memory permitting)",
+                a.0.key
+            )))
         },
     );
     for name in ["Commit", "commit"] {

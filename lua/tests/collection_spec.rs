@@ -1,0 +1,89 @@
+//! Collections from Lua, audited against references `001_…`/`004_…` and
+//! issue 4: the send (transient) path from a script, and a writer length
+//! no table can hold (an error, never a crash).
+
+mod common;
+
+use common::Fixture;
+use gantry_host::{KeyDecl, Kind, Source, Type, struct_def_of};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct Item {
+    name: String,
+    count: i64,
+}
+
+/// A fixture whose table declares `Inv.Items` as a collection of `Item`.
+fn inventory() -> Fixture {
+    let f = Fixture::new();
+    let (name, def) = struct_def_of::<Item>().unwrap();
+    f.hub.edit_table(|t| t.declare_struct(&name, def));
+    f.hub
+        .declare(
+            "Inv.Items",
+            KeyDecl::event()
+                .kind(Kind::Collection)
+                .param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
+        )
+        .unwrap();
+    f
+}
+
+#[test]
+fn transient_send_reaches_all_rows_listeners_only_as_a_full_reload_and_keeps_nothing() {
+    let f = inventory();
+    let (_, object) = f.load(
+        "radar.lua",
+        r#"
+        ListenRowMessage(self, "Inv.Items", nil, GMP.AllRows, function(row, item, update)
+            print("all", row, item.name, update.total, update.full_reload)
+        end)
+        ListenRowMessage(self, "Inv.Items", nil, 1, function(row, item)
+            print("slot", row)
+        end)
+        ListenRowMessage(self, "Inv.Items", nil, GMP.WithRemoval(2), function(row, item)
+            print("slot~", row)
+        end)
+        NotifyObjectMessage(self, "Inv.Items", {
+            { __struct = "Item", name = "blip", count = 1 },
+            { __struct = "Item", name = "dot", count = 2 },
+        })
+        ListenRowMessage(self, "Inv.Items", nil, GMP.AllRows, function(row, item)
+            print("late", row)
+        end)
+        "#,
+    );
+    assert_eq!(
+        f.printed(),
+        ["all\t1\tblip\t2\ttrue", "all\t2\tdot\t2\ttrue"],
+        "slot listeners never fire on a send, and a late listener gets nothing"
+    );
+    let key = f.hub.key("Inv.Items").unwrap();
+    assert!(f.hub.stored(key, Source::Object(object)).is_none());
+    assert!(f.failures().is_empty());
+}
+
+#[test]
+fn set_num_past_what_a_table_can_hold_is_an_error_not_a_crash() {
+    let f = inventory();
+    f.load(
+        "inv.lua",
+        r#"
+        StoreObjectMessage(self, "Inv.Items", { { __struct = "Item", name = "sword", count = 1 } })
+        for _, n in ipairs({ 1 << 40, 1 << 62, math.maxinteger }) do
+            local ok, err = pcall(function()
+                local items <close> = GMP.StoredArray(self, "Inv.Items")
+                items:SetNum(n)
+            end)
+            print(ok, string.find(tostring(err), "no table can hold", 1, true) ~= nil)
+        end
+        local items <close> = GMP.StoredArray(self, "Inv.Items")
+        print(items:Num())
+        "#,
+    );
+    assert_eq!(
+        f.printed(),
+        ["false\ttrue", "false\ttrue", "false\ttrue", "1"]
+    );
+}
