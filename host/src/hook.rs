@@ -159,18 +159,27 @@ impl Hub {
     }
 
     /// Runs a hook by key text. A key nobody listens to returns at once.
+    /// A heard run records its Rust call site (as a send), once per site.
+    #[track_caller]
     #[inline]
     pub fn run_hook(&self, key: &str, payload: &mut Value) -> Result<HookResult, HubError> {
         if !self.has_hook_listeners(key) {
             return Ok(HookResult::default());
         }
-        self.run_heard_hook(key, payload)
+        self.run_heard_hook(key, payload, Location::caller())
     }
 
-    /// The out-of-line half of [`Hub::run_hook`]: intern, then run.
+    /// The out-of-line half of [`Hub::run_hook`]: intern, record the call
+    /// site, then run.
     #[inline(never)]
-    fn run_heard_hook(&self, key: &str, payload: &mut Value) -> Result<HookResult, HubError> {
+    fn run_heard_hook(
+        &self,
+        key: &str,
+        payload: &mut Value,
+        site: &'static Location<'static>,
+    ) -> Result<HookResult, HubError> {
         let key = self.key(key)?;
+        self.record_rust_site(key, site);
         Ok(self.run_hook_key(key, payload))
     }
 

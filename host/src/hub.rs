@@ -88,14 +88,21 @@ pub enum Caller<'a> {
     Script(&'a Site),
     /// Not recorded (a replay, or a caller that records its own sites).
     Unrecorded,
+    /// A script caller that records its own sites (at load, or once per
+    /// line) and can still tell where it is: asked only when a report
+    /// needs the place (a refused send, a request's unanswered notice), so
+    /// a send that goes through pays nothing for it.
+    Located(&'a dyn Fn() -> Option<Site>),
 }
 
 impl Caller<'_> {
-    fn site(&self) -> Option<Site> {
+    /// Where the call happened, for reports.
+    pub(crate) fn site(&self) -> Option<Site> {
         match self {
             Caller::Rust(loc) => Some(Site::rust(loc, Role::Send)),
             Caller::Script(site) => Some((*site).clone()),
             Caller::Unrecorded => None,
+            Caller::Located(place) => place(),
         }
     }
 }
@@ -751,6 +758,7 @@ impl Hub {
     /// (key, scope) is replayed to the new listener at once.
     pub fn listen_raw(&self, key: &str, spec: ListenSpec) -> Result<ListenerId, HubError> {
         let handle = self.key(key)?;
+        self.check_alive(spec.scope, spec.options.owner.as_ref())?;
         let checked = self.is_checked();
         let is_hook = matches!(spec.callback, Callback::Hook(_));
         let result = self.with_state(|s| {
@@ -762,7 +770,8 @@ impl Hub {
             if let ListenerParams::Typed(types) = &spec.params
                 && !is_hook
             {
-                check_listener_types(s, handle, key, types, checked, &self.inner.table_dirty)?;
+                check_listener_types(s, handle, key, types, checked, &self.inner.table_dirty)
+                    .map_err(|(key, mismatch)| (key, mismatch, spec.site.clone()))?;
             }
             s.next_id += 1;
             s.next_seq += 1;
@@ -793,13 +802,13 @@ impl Hub {
         });
         let entry = match result {
             Ok(entry) => entry,
-            Err((key, mismatch)) => {
+            Err((key, mismatch, site)) => {
                 self.report(Report::ListenRejected {
                     key: key.clone(),
                     position: mismatch.position,
                     expected: mismatch.expected.clone(),
                     got: mismatch.got.clone(),
-                    site: None,
+                    site,
                 });
                 return Err(HubError::ListenRejected { key, mismatch });
             }
@@ -813,6 +822,29 @@ impl Hub {
             crate::store::replay(self, &entry);
         }
         Ok(entry.id)
+    }
+
+    /// A listener watching or owned by an object (or world) that is gone
+    /// would never be dropped: destroying it drops what it owns and what
+    /// is sourced from it, and that has happened already. Refused instead.
+    pub(crate) fn check_alive(&self, scope: Source, owner: Option<&Owner>) -> Result<(), HubError> {
+        let state = self.inner.state.borrow();
+        if let Some(Owner::Object(object)) = owner
+            && !state.objects.contains_key(object)
+        {
+            return Err(HubError::NoSuchObject(*object));
+        }
+        match scope {
+            Source::Object(object) | Source::Named(object, _)
+                if !state.objects.contains_key(&object) =>
+            {
+                Err(HubError::NoSuchObject(object))
+            }
+            Source::World(world) if !state.worlds.contains_key(&world) => {
+                Err(HubError::NoSuchWorld(world))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Unlistens by id. Unknown ids do nothing. Returns whether it was found.
@@ -1102,6 +1134,22 @@ impl Hub {
         }
     }
 
+    /// Records a Rust call site of `key` as a send, once per location (a
+    /// heard hook run; sends record theirs in `admit`).
+    pub(crate) fn record_rust_site(&self, key: Key, loc: &'static Location<'static>) {
+        let mut state = self.inner.state.borrow_mut();
+        let s = &mut *state;
+        let Some(slot) = s.slots.get_mut(key.index()) else {
+            return;
+        };
+        if let Some(site) = note_rust_site(slot, loc) {
+            let name = s.keys.name(key).clone();
+            if s.table.record_site(&name, site) {
+                self.inner.table_dirty.set(true);
+            }
+        }
+    }
+
     /// Records a hook's payload type on its first run.
     pub(crate) fn record_hook_payload(&self, key: Key, payload: &Value) {
         let mut state = self.inner.state.borrow_mut();
@@ -1213,7 +1261,7 @@ impl Hub {
         let new_site = match caller {
             Caller::Rust(loc) => note_rust_site(slot, loc),
             Caller::Script(site) => Some(site.clone()),
-            Caller::Unrecorded => None,
+            Caller::Unrecorded | Caller::Located(_) => None,
         };
         // Fast signature check against the slot's compiled parameters.
         let mut failure: Option<(usize, String, String)> = None;
@@ -1269,6 +1317,16 @@ impl Hub {
                         expected: m.expected,
                         got: m.got,
                     });
+                }
+                // An int for a float is converted here too: the fast check
+                // above converts only a send that fits the slot's parameters
+                // (not one that appends to an observed key).
+                if let Some(entry) = s.table.get(&name) {
+                    for (arg, param) in args.iter_mut().zip(&entry.params) {
+                        if let (Type::Float, Value::Int(i)) = (&param.ty, &*arg) {
+                            *arg = Value::Float(*i as f64);
+                        }
+                    }
                 }
                 if s.table.record_args(&name, kind, args) == Recorded::Changed {
                     self.inner.table_dirty.set(true);
@@ -1835,10 +1893,15 @@ fn check_listener_types(
     dirty: &Cell<bool>,
 ) -> Result<(), (String, Mismatch)> {
     match s.table.get(name) {
+        // A key that carries something already: checked mode holds the
+        // listener to it; unchecked mode lets it register, and the table
+        // keeps what the key carries (a listener never rewrites it).
         Some(entry)
-            if (!entry.params.is_empty() || entry.origin == crate::signature::Origin::Declared)
-                && checked =>
+            if !entry.params.is_empty() || entry.origin == crate::signature::Origin::Declared =>
         {
+            if !checked {
+                return Ok(());
+            }
             let message = entry.param_types();
             s.table
                 .structs

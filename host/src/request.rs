@@ -19,6 +19,7 @@ use crate::report::Report;
 use crate::signature::Site;
 use crate::source::Source;
 use crate::typed::IntoArgs;
+use crate::types::{Param, Type};
 use crate::value::Value;
 
 /// What a requester's callback learns.
@@ -99,19 +100,26 @@ impl Responder {
             }
             return false;
         };
+        let mut converted = None;
         if let Some(hub) = &hub {
             let checked = hub.is_checked();
             let verdict = hub.with_state(|s| -> Result<_, crate::types::Mismatch> {
                 if checked {
                     s.table.check_response(&self.state.key, values)?;
                 }
-                Ok(s.table.record_response(&self.state.key, values))
+                let response = s
+                    .table
+                    .get(&self.state.key)
+                    .and_then(|e| e.response.as_deref());
+                let converted = floats_converted(response, values);
+                Ok((s.table.record_response(&self.state.key, values), converted))
             });
             match verdict {
-                Ok(recorded) => {
+                Ok((recorded, floats)) => {
                     if recorded == crate::signature::Recorded::Changed {
                         hub.mark_table_dirty();
                     }
+                    converted = floats;
                 }
                 Err(m) => {
                     hub.report(Report::Mismatch {
@@ -128,9 +136,30 @@ impl Responder {
                 }
             }
         }
-        reply(Reply::Answer(values));
+        reply(Reply::Answer(converted.as_deref().unwrap_or(values)));
         true
     }
+}
+
+/// The answer with an int converted where the response has a float, as
+/// arguments are (the compatibility rule); `None` when nothing converts.
+fn floats_converted(response: Option<&[Param]>, values: &[Value]) -> Option<Vec<Value>> {
+    let response = response?;
+    let is_float = |i: usize| response.get(i).is_some_and(|p| p.ty == Type::Float);
+    let converts = values
+        .iter()
+        .enumerate()
+        .any(|(i, v)| matches!(v, Value::Int(_)) && is_float(i));
+    converts.then(|| {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Value::Int(n) if is_float(i) => Value::Float(*n as f64),
+                other => other.clone(),
+            })
+            .collect()
+    })
 }
 
 impl Hub {
@@ -166,11 +195,7 @@ impl Hub {
     ) -> Result<u64, HubError> {
         let seq = self.inner.request_seq.get() + 1;
         self.inner.request_seq.set(seq);
-        let site = match caller {
-            Caller::Rust(loc) => Some(Site::rust(loc, crate::signature::Role::Send)),
-            Caller::Script(site) => Some(site.clone()),
-            Caller::Unrecorded => None,
-        };
+        let site = caller.site();
         let responder = Responder {
             state: Rc::new(RequestState {
                 seq,

@@ -556,6 +556,9 @@ pub(crate) fn check_values(
 ) -> Result<(), Mismatch> {
     for (position, arg) in args.iter().enumerate() {
         match params.get(position) {
+            // An observed `nil` says nothing yet: the first real value
+            // narrows it (see `record_args`).
+            Some(param) if !strict_arity && param.ty == Type::Nil => {}
             Some(param) if !structs.value_matches(arg, &param.ty) => {
                 return Err(Mismatch {
                     position,

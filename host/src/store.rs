@@ -67,6 +67,8 @@ impl Hub {
         once: bool,
         caller: Caller<'_>,
     ) -> Result<Delivered, HubError> {
+        // Kept for a source that is gone, it could never be removed.
+        self.check_alive(source, None)?;
         let mut lists = crate::hub::Gathered::new();
         self.gather(key, source, &mut args, caller, Kind::Store, &mut lists)?;
         if self.is_tracing() {

@@ -139,6 +139,10 @@ pub(crate) fn call_api(
         }
         None
     };
+    // Where this call is, asked only by a report (a refused send, an
+    // unanswered request): the sites themselves are recorded above or at load.
+    let place = || Some(ctx.site_here(lua, Role::Send));
+    let located = Caller::Located(&place);
     let fail = |e: gantry_host::HubError| runtime_err(lua, e);
     match function {
         ApiFunction::NotifyMessage
@@ -146,7 +150,7 @@ pub(crate) fn call_api(
         | ApiFunction::NotifyObjectMessage => {
             let mut values = convert_args(ctx, lua, key, args.make_contiguous())?;
             let site = send_site(Role::Send);
-            let caller = site.as_ref().map_or(Caller::Unrecorded, Caller::Script);
+            let caller = site.as_ref().map_or(located, Caller::Script);
             hub.send_values(key.key, source, &mut values, caller)
                 .map_err(fail)?;
             Ok(MultiValue::new())
@@ -161,7 +165,7 @@ pub(crate) fn call_api(
             };
             let mut values = convert_args(ctx, lua, key, args.make_contiguous())?;
             let site = send_site(Role::Send);
-            let caller = site.as_ref().map_or(Caller::Unrecorded, Caller::Script);
+            let caller = site.as_ref().map_or(located, Caller::Script);
             match reply {
                 None => {
                     hub.send_values(key.key, source, &mut values, caller)
@@ -175,11 +179,13 @@ pub(crate) fn call_api(
             }
             Ok(MultiValue::new())
         }
-        ApiFunction::Request => request_in_coroutine(ctx, lua, key, source, args, send_site),
+        ApiFunction::Request => {
+            request_in_coroutine(ctx, lua, key, source, args, send_site, located)
+        }
         ApiFunction::StoreObjectMessage | ApiFunction::OnceObjectMessage => {
             let values = convert_args(ctx, lua, key, args.make_contiguous())?.into_vec();
             let site = send_site(Role::Send);
-            let caller = site.as_ref().map_or(Caller::Unrecorded, Caller::Script);
+            let caller = site.as_ref().map_or(located, Caller::Script);
             let once = function == ApiFunction::OnceObjectMessage;
             hub.store_values(key.key, source, values, once, caller)
                 .map_err(fail)?;
@@ -485,12 +491,13 @@ fn request_in_coroutine(
     source: Source,
     mut args: MultiValue,
     send_site: impl Fn(Role) -> Option<Site>,
+    located: Caller<'_>,
 ) -> mlua::Result<MultiValue> {
     // The Lua side checked that this runs in a coroutine that can yield.
     let thread = lua.current_thread();
     let mut values = convert_args(ctx, lua, key, args.make_contiguous())?;
     let site = send_site(Role::Send);
-    let caller = site.as_ref().map_or(Caller::Unrecorded, Caller::Script);
+    let caller = site.as_ref().map_or(located, Caller::Script);
     // Answered during the send: kept here and returned directly.
     let early: Rc<RefCell<Option<Option<Vec<Value>>>>> = Rc::new(RefCell::new(None));
     let sent = Rc::new(std::cell::Cell::new(false));

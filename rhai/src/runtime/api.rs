@@ -76,6 +76,11 @@ pub(crate) fn call_api(
             );
         }
     };
+    // Where this call is, asked only by a report (a refused send, an
+    // unanswered request): the sites themselves are recorded by
+    // `record_send` or at load.
+    let place = || Some(Site::new(&*script.file, line, Language::Rhai, Role::Send));
+    let located = Caller::Located(&place);
     let hub_err = |e: gantry_host::HubError| fail(e.to_string());
     match function {
         ApiFunction::NotifyMessage
@@ -83,7 +88,7 @@ pub(crate) fn call_api(
         | ApiFunction::NotifyObjectMessage => {
             record_send();
             let mut values: Values = convert(shared, key, &args)?;
-            hub.send_values(key.key, source, &mut values, Caller::Unrecorded)
+            hub.send_values(key.key, source, &mut values, located)
                 .map_err(hub_err)?;
             Ok(Dynamic::UNIT)
         }
@@ -96,12 +101,12 @@ pub(crate) fn call_api(
             let mut values: Values = convert(shared, key, &args)?;
             match reply {
                 None => {
-                    hub.send_values(key.key, source, &mut values, Caller::Unrecorded)
+                    hub.send_values(key.key, source, &mut values, located)
                         .map_err(hub_err)?;
                 }
                 Some(reply) => {
                     let on_reply = reply_to_function(shared, &script, reply);
-                    hub.request_values(key.key, source, &mut values, Caller::Unrecorded, on_reply)
+                    hub.request_values(key.key, source, &mut values, located, on_reply)
                         .map_err(hub_err)?;
                 }
             }
@@ -111,7 +116,7 @@ pub(crate) fn call_api(
             record_send();
             let values = convert(shared, key, &args)?;
             let once = function == ApiFunction::OnceObjectMessage;
-            hub.store_values(key.key, source, values, once, Caller::Unrecorded)
+            hub.store_values(key.key, source, values, once, located)
                 .map_err(hub_err)?;
             Ok(Dynamic::UNIT)
         }
@@ -229,7 +234,7 @@ pub(crate) fn call_api(
         ApiFunction::Request => {
             record_send();
             let values = convert(shared, key, &args)?;
-            request_now(shared, key, source, values)
+            request_now(shared, key, source, values, located)
         }
         ApiFunction::StoredArray => {
             record_send();
@@ -256,6 +261,7 @@ fn request_now(
     key: &KeyRef,
     source: Source,
     mut values: Vec<gantry_host::Value>,
+    caller: Caller<'_>,
 ) -> RhaiResult {
     type Answer = Option<Option<Vec<gantry_host::Value>>>;
     let answer: Rc<RefCell<Answer>> = Rc::new(RefCell::new(None));
@@ -275,10 +281,9 @@ fn request_now(
             });
         })
     };
-    let result =
-        shared
-            .hub
-            .request_values(key.key, source, &mut values, Caller::Unrecorded, on_reply);
+    let result = shared
+        .hub
+        .request_values(key.key, source, &mut values, caller, on_reply);
     sent.set(true);
     result.map_err(|e| fail(e.to_string()))?;
     let answered = answer.borrow_mut().take();
@@ -474,7 +479,9 @@ fn reply_to_function(
         let Some(shared) = weak.upgrade() else {
             return;
         };
-        let args: Vec<Dynamic> = values.iter().map(from_value).collect();
+        let mut args: Args = values.iter().map(from_value).collect();
+        // A reply function may take fewer values than the answer carries.
+        super::listen::fit_args(&declared_arities(&script.ast, &reply), &mut args);
         if let Err(e) = super::listen::call_fn(&shared, &script, &reply, args) {
             shared.report(e);
         }

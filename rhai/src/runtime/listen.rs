@@ -80,16 +80,29 @@ struct Handler {
     script: Rc<Script>,
     f: FnPtr,
     listen_line: u32,
+    /// The parameter counts the script function declares (see
+    /// [`declared_arities`]); empty when it is not the script's own.
+    arities: Vec<usize>,
 }
 
 impl Handler {
     fn new(shared: &Rc<Shared>, script: &Rc<Script>, f: FnPtr, listen_line: u32) -> Self {
         Self {
             weak: Rc::downgrade(shared),
+            arities: declared_arities(&script.ast, &f),
             script: script.clone(),
             f,
             listen_line,
         }
+    }
+
+    /// A listener may drop trailing parameters (reference `000_…`): a
+    /// function declaring fewer than it is handed gets the first ones, as
+    /// a Lua function does (Rhai resolves a function by its parameter
+    /// count, so the rest must not be passed). One declaring more is left
+    /// to fail: the message does not carry what it asks for.
+    fn fit(&self, args: &mut Args) {
+        fit_args(&self.arities, args);
     }
 
     /// Calls the function with what `args` builds, or nothing once the
@@ -102,7 +115,9 @@ impl Handler {
         let Some(shared) = self.weak.upgrade() else {
             return Ok(None);
         };
-        match call_fn(&shared, &self.script, &self.f, args()) {
+        let mut args = args();
+        self.fit(&mut args);
+        match call_fn(&shared, &self.script, &self.f, args) {
             Ok(result) => Ok(Some((shared, result))),
             Err(e) => Err(failed(&shared, e, self.listen_line)),
         }
@@ -195,6 +210,18 @@ pub(crate) fn hook_callback(
             Ok(())
         },
     )
+}
+
+/// Drops the trailing arguments a function declaring `arities` (see
+/// [`declared_arities`]) does not take, when none of its overloads takes
+/// them all.
+pub(crate) fn fit_args(arities: &[usize], args: &mut Args) {
+    if arities.is_empty() || arities.contains(&args.len()) {
+        return;
+    }
+    if let Some(&fit) = arities.iter().filter(|&&n| n < args.len()).max() {
+        args.truncate(fit);
+    }
 }
 
 /// How many parameters the script function behind `f` declares, without

@@ -5,8 +5,12 @@
 //! arguments is registered once per arity (0..=[`MAX_ARGS`] message
 //! arguments). Baked functions are registered lazily, per key, before the
 //! script that uses them compiles: when the key's parameters are known, with
-//! their names and types (so Rhai's own dispatch checks arity and types,
-//! and [`rhai::Engine::definitions`] describes them), else for every arity.
+//! their names and types (so [`rhai::Engine::definitions`] describes them),
+//! else for every arity. Either way a baked function also takes every
+//! argument list its generic function takes, so a call the typed layout
+//! does not fit (a prefix of the parameters, a mismatch, anything in
+//! unchecked mode) reaches the hub, which checks, converts and reports it
+//! exactly as for the generic call: baking never changes what a call does.
 
 use std::any::TypeId;
 use std::rc::{Rc, Weak};
@@ -272,7 +276,7 @@ fn baked_layouts(shared: &Shared, function: ApiFunction, key: &str) -> Vec<Layou
             .map(|n| layout((0..n).map(|i| dynamic(&format!("arg{i}"))).collect()))
             .collect()
     };
-    match function {
+    let mut layouts = match function {
         ApiFunction::NotifyMessage
         | ApiFunction::NotifyWorldMessage
         | ApiFunction::NotifyObjectMessage
@@ -335,7 +339,17 @@ fn baked_layouts(shared: &Shared, function: ApiFunction, key: &str) -> Vec<Layou
         }
         ApiFunction::UnbindMessage => vec![layout(vec![dynamic("id_or_owner")])],
         ApiFunction::RunHook => vec![layout(vec![dynamic("payload")])],
+    };
+    // Whatever the generic function takes, the baked one takes too (see
+    // the module doc): Rhai picks the typed layout when the arguments fit
+    // it exactly and one of these otherwise.
+    for n in trailing_arities(function) {
+        let (types, info) = layout((0..n).map(|i| dynamic(&format!("arg{i}"))).collect());
+        if !layouts.iter().any(|(known, _)| *known == types) {
+            layouts.push((types, info));
+        }
     }
+    layouts
 }
 
 /// Adds the baked function for (`function`, `key`) to `module` unless the
