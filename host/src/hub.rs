@@ -108,7 +108,7 @@ impl Caller<'_> {
 }
 
 /// A snapshot of the listeners on one (key, scope) channel, in channel order
-/// (order, exact before partial, registration).
+/// (order, then registration).
 pub(crate) struct List {
     pub entries: Box<[Rc<Entry>]>,
     /// The largest arity a typed entry declares: a send with fewer arguments
@@ -157,17 +157,14 @@ impl List {
 }
 
 /// Delivery order, one rule for every tier: lower order first; at equal
-/// order exact before partial and nearer ancestor before farther; then
-/// registration order. Hooks order by priority and registration only.
+/// order the key's own listeners (exact or partial, in registration
+/// order), then partial listeners on each channel above it, nearest first
+/// (reference `003_…`: "listeners on the exact channel first, in
+/// registration order, then Partial listeners on each channel above it").
+/// Hooks order by priority and registration only.
 #[inline]
 pub(crate) fn sort_key(entry: &Entry, depth: u32, hooks: bool) -> (i32, u32, u64) {
-    let rank = if hooks {
-        0
-    } else if entry.partial {
-        1 + depth
-    } else {
-        0
-    };
+    let rank = if hooks { 0 } else { depth };
     (entry.order, rank, entry.seq)
 }
 

@@ -368,8 +368,10 @@ fn order_lower_first_across_tiers_ties_keep_registration() {
     );
 }
 
+/// Reference `003_…`: "listeners on the exact channel first, in
+/// registration order, then Partial listeners on each channel above it".
 #[test]
-fn order_exact_before_partial_and_nearer_ancestor_first() {
+fn order_the_channels_own_listeners_by_registration_then_partial_ancestors_nearest_first() {
     let hub = Hub::new();
     let log = log();
     let mut handles = Vec::new();
@@ -395,8 +397,9 @@ fn order_exact_before_partial_and_nearer_ancestor_first() {
         taken(&log),
         ["Inv.Items.Row exact", "Inv.Items partial", "Inv partial"]
     );
+    // Both listen on `Inv` itself: registration order, partial or not.
     hub.send_str("Inv", Source::Global, ()).unwrap();
-    assert_eq!(taken(&log), ["Inv exact", "Inv partial"]);
+    assert_eq!(taken(&log), ["Inv partial", "Inv exact"]);
 }
 
 // ----- times, owners, handles, unlisten --------------------------------------

@@ -178,8 +178,8 @@ fn element_of(rows: &[Value]) -> Option<Rc<str>> {
 }
 
 /// Visits the collection entries of `lists` in delivery order (the same
-/// rule as the message deliverer: order, exact before partial, nearer
-/// ancestor first, registration).
+/// rule as the message deliverer: order, then the key's own listeners by
+/// registration, then partial ones above, nearest first).
 fn publish(
     hub: &Hub,
     key: Key,
@@ -208,10 +208,10 @@ fn publish(
                     }
                 }
             }
-            merged.sort_by_key(|(c, depth)| {
-                let rank = if c.entry.partial { 1 + *depth } else { 0 };
-                (c.entry.order, rank, c.entry.seq)
-            });
+            // The hub's delivery order (`hub::sort_key`): the key's own
+            // listeners by registration, then partial ones above, nearest
+            // first.
+            merged.sort_by_key(|(c, depth)| (c.entry.order, *depth, c.entry.seq));
             for (c, depth) in merged {
                 visitor.visit(&c.entry, depth);
             }
