@@ -925,6 +925,23 @@ fn destroying_an_object_drops_its_stored_table_and_the_collection_listeners_sour
     assert_eq!(hub.listener_count(), 0);
 }
 
+#[test]
+fn a_writer_open_across_its_objects_destruction_publishes_nothing_and_keeps_no_table() {
+    let (hub, key) = hub();
+    let world = hub.create_world();
+    let object = hub.spawn(world).unwrap();
+    hub.store(key, Source::Object(object), (Serde(items(3)),))
+        .unwrap();
+    let mut writer = hub.stored_array(key, Source::Object(object));
+    assert!(writer.set_len(5));
+    hub.destroy(object).unwrap();
+    assert!(matches!(
+        writer.publish(),
+        Err(gantry_host::HubError::NoSuchObject(o)) if o == object
+    ));
+    assert!(hub.stored(key, Source::Object(object)).is_none());
+}
+
 // ----- late replay --------------------------------------------------------------------------
 
 #[test]

@@ -318,6 +318,9 @@ impl<'h> StoredArray<'h> {
             return Ok(Delivered::default());
         }
         self.published = true;
+        // A table kept for an object destroyed while the writer was open
+        // could never be removed: refused, as a store is.
+        self.hub.check_alive(self.source, None)?;
         let total = self.rows.len();
         if total != self.prev_total {
             self.spans.widen_to_tail(total.max(self.prev_total) as i32);
