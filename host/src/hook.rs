@@ -158,8 +158,11 @@ impl Hub {
         state.partial_hooks != 0 && partial_hook_above(&state, key)
     }
 
-    /// Runs a hook by key text. A key nobody listens to returns at once.
-    /// A heard run records its Rust call site (as a send), once per site.
+    /// Runs a hook by key text. A key nobody listens to returns at once,
+    /// unchecked: that is the one map lookup that lets games place hooks
+    /// freely, and a malformed key can have no listener (listening on it is
+    /// refused). A heard run records its Rust call site (as a send), once
+    /// per site.
     #[track_caller]
     #[inline]
     pub fn run_hook(&self, key: &str, payload: &mut Value) -> Result<HookResult, HubError> {
