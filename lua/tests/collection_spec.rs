@@ -6,6 +6,7 @@ mod common;
 
 use common::Fixture;
 use gantry_host::{KeyDecl, Kind, Source, Type, struct_def_of};
+use gantry_lua::runtime::RuntimeOptions;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -16,7 +17,11 @@ struct Item {
 
 /// A fixture whose table declares `Inv.Items` as a collection of `Item`.
 fn inventory() -> Fixture {
-    let f = Fixture::new();
+    inventory_with(RuntimeOptions::default())
+}
+
+fn inventory_with(options: RuntimeOptions) -> Fixture {
+    let f = Fixture::with(options);
     let (name, def) = struct_def_of::<Item>().unwrap();
     f.hub.edit_table(|t| t.declare_struct(&name, def));
     f.hub
@@ -64,26 +69,63 @@ fn transient_send_reaches_all_rows_listeners_only_as_a_full_reload_and_keeps_not
     assert!(f.failures().is_empty());
 }
 
+/// `SetNum(n)` for each `n`, each in its own writer: whether it failed and
+/// whether the error contains `expected`; then the table's length.
+const GROW: &str = r#"
+StoreObjectMessage(self, "Inv.Items", { { __struct = "Item", name = "sword", count = 1 } })
+function grow(sizes, expected)
+    for _, n in ipairs(sizes) do
+        local ok, err = pcall(function()
+            local items <close> = GMP.StoredArray(self, "Inv.Items")
+            items:SetNum(n)
+        end)
+        print(ok, string.find(tostring(err), expected, 1, true) ~= nil,
+              string.find(tostring(err), "Inv.Items", 1, true) ~= nil)
+    end
+    local items <close> = GMP.StoredArray(self, "Inv.Items")
+    print(items:Num())
+end
+"#;
+
 #[test]
 fn set_num_past_what_a_table_can_hold_is_an_error_not_a_crash() {
-    let f = inventory();
+    let f = inventory_with(RuntimeOptions {
+        max_table_rows: None,
+        ..RuntimeOptions::default()
+    });
     f.load(
         "inv.lua",
-        r#"
-        StoreObjectMessage(self, "Inv.Items", { { __struct = "Item", name = "sword", count = 1 } })
-        for _, n in ipairs({ 1 << 40, 1 << 62, math.maxinteger }) do
-            local ok, err = pcall(function()
-                local items <close> = GMP.StoredArray(self, "Inv.Items")
-                items:SetNum(n)
-            end)
-            print(ok, string.find(tostring(err), "no table can hold", 1, true) ~= nil)
-        end
-        local items <close> = GMP.StoredArray(self, "Inv.Items")
-        print(items:Num())
-        "#,
+        &format!("{GROW}\ngrow({{ 1 << 40, 1 << 62, math.maxinteger }}, 'no table can hold')"),
     );
     assert_eq!(
         f.printed(),
-        ["false\ttrue", "false\ttrue", "false\ttrue", "1"]
+        [
+            "false\ttrue\ttrue",
+            "false\ttrue\ttrue",
+            "false\ttrue\ttrue",
+            "1"
+        ]
+    );
+}
+
+#[test]
+fn set_num_past_the_runtimes_max_table_rows_is_an_error_naming_the_key() {
+    let f = inventory_with(RuntimeOptions {
+        max_table_rows: Some(1_000),
+        ..RuntimeOptions::default()
+    });
+    f.load(
+        "inv.lua",
+        &format!("{GROW}\ngrow({{ 1001, 1 << 40 }}, 'max_table_rows')\ngrow({{ 1000 }}, '')"),
+    );
+    assert_eq!(
+        f.printed(),
+        [
+            "false\ttrue\ttrue",
+            "false\ttrue\ttrue",
+            "1",
+            "true\ttrue\tfalse",
+            "1000"
+        ]
     );
 }

@@ -6,11 +6,16 @@ mod common;
 
 use common::Fixture;
 use gantry_host::{Key, KeyDecl, Kind, Param, Source, StructDef, Type};
+use gantry_rhai::runtime::RhaiOptions;
 
 const KEY: &str = "Inv.Items";
 
 fn fixture() -> (Fixture, Key) {
-    let f = Fixture::new();
+    fixture_with(RhaiOptions::default())
+}
+
+fn fixture_with(options: RhaiOptions) -> (Fixture, Key) {
+    let f = Fixture::with(options);
     f.hub.edit_table(|t| {
         t.declare_struct(
             "Item",
@@ -65,23 +70,49 @@ fn transient_send_reaches_all_rows_listeners_only_as_a_full_reload_and_keeps_not
     assert!(f.errors().is_empty(), "{:?}", f.errors());
 }
 
+const GROW: &str = r#"
+StoreObjectMessage(SELF, "Inv.Items", [#{ __struct: "Item", id: 1, name: "a", count: 1 }]);
+fn grow(n) { let items = GMP::StoredArray(This(), "Inv.Items"); items.SetNum(n); }
+fn count() { let items = GMP::StoredArray(This(), "Inv.Items"); items.Num() }
+"#;
+
 #[test]
 fn set_num_past_what_a_table_can_hold_is_an_error_not_a_crash() {
-    let (f, _key) = fixture();
-    let (id, _obj) = f.load(
-        "inv.rhai",
-        r#"
-        StoreObjectMessage(SELF, "Inv.Items", [#{ __struct: "Item", id: 1, name: "a", count: 1 }]);
-        fn grow(n) { let items = GMP::StoredArray(This(), "Inv.Items"); items.SetNum(n); }
-        fn count() { let items = GMP::StoredArray(This(), "Inv.Items"); items.Num() }
-        "#,
-    );
+    let (f, _key) = fixture_with(RhaiOptions {
+        max_array_size: 0,
+        ..RhaiOptions::default()
+    });
+    let (id, _obj) = f.load("inv.rhai", GROW);
     for n in [1_i64 << 40, 1 << 62, i64::MAX] {
         let err =
             f.rt.call(id, "grow", vec![rhai::Dynamic::from_int(n)])
                 .expect_err("refused");
         assert!(err.to_string().contains("no table can hold"), "{err}");
+        assert!(err.to_string().contains("Inv.Items"), "{err}");
     }
     let count = f.rt.call(id, "count", vec![]).unwrap();
     assert_eq!(count.as_int().unwrap(), 1);
+}
+
+#[test]
+fn set_num_past_the_scripts_max_array_size_is_an_error_naming_the_key() {
+    let (f, _key) = fixture_with(RhaiOptions {
+        max_array_size: 1_000,
+        ..RhaiOptions::default()
+    });
+    let (id, _obj) = f.load("inv.rhai", GROW);
+    for n in [1_001_i64, 1 << 40] {
+        let err =
+            f.rt.call(id, "grow", vec![rhai::Dynamic::from_int(n)])
+                .expect_err("refused");
+        assert!(err.to_string().contains("max_array_size"), "{err}");
+        assert!(err.to_string().contains("Inv.Items"), "{err}");
+    }
+    assert_eq!(f.rt.call(id, "count", vec![]).unwrap().as_int().unwrap(), 1);
+    let grown = f.rt.call(id, "grow", vec![rhai::Dynamic::from_int(1_000)]);
+    assert!(grown.is_ok(), "{grown:?}");
+    assert_eq!(
+        f.rt.call(id, "count", vec![]).unwrap().as_int().unwrap(),
+        1_000
+    );
 }

@@ -273,6 +273,14 @@ impl UserData for LuaStoredArray {
                     this.key
                 ))
             })?;
+            let limit = this.shared.upgrade().and_then(|s| s.max_table_rows);
+            if let Some(limit) = limit.filter(|&limit| n > limit) {
+                return Err(mlua::Error::runtime(format!(
+                    "StoredArray `{}`:SetNum({n}): more rows than a script's table may have \
+                     ({limit}, the runtime's max_table_rows)",
+                    this.key
+                )));
+            }
             if this.writer()?.set_len(n) {
                 return Ok(());
             }

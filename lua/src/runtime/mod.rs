@@ -55,6 +55,12 @@ pub struct RuntimeOptions {
     pub rewrite: bool,
     /// The mod folder `require` resolves in (`None`: no `require`).
     pub mod_dir: Option<PathBuf>,
+    /// The most rows `StoredArray:SetNum` may give a table (`None`:
+    /// unlimited). A table's rows live in the hub's memory, outside the Lua
+    /// state's `memory_limit`, and one `SetNum` could otherwise ask for
+    /// gigabytes (`Add` and `Insert` grow a row at a time, under the
+    /// instruction budget).
+    pub max_table_rows: Option<usize>,
 }
 
 impl Default for RuntimeOptions {
@@ -65,6 +71,7 @@ impl Default for RuntimeOptions {
             watchdog_interval: Duration::from_millis(10),
             rewrite: true,
             mod_dir: None,
+            max_table_rows: Some(1_000_000),
         }
     }
 }
@@ -118,8 +125,7 @@ impl LuaRuntime {
             watchdog.budget().clone(),
             owned,
             owned_fns,
-            options.mod_dir.clone(),
-            options.rewrite,
+            &options,
             factory,
             fast,
         ));

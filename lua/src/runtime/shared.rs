@@ -45,6 +45,8 @@ pub(crate) struct Shared {
     next_slot: Cell<i64>,
     pub mod_dir: Option<PathBuf>,
     pub rewrite: Cell<bool>,
+    /// See [`RuntimeOptions::max_table_rows`](super::RuntimeOptions::max_table_rows).
+    pub max_table_rows: Option<usize>,
     /// Builds a sandboxed environment (see `sandbox`).
     pub env_factory: Table,
     /// Baked sends to Lua listeners, delivered from Lua (see `fast`).
@@ -59,8 +61,7 @@ impl Shared {
         budget: Arc<Budget>,
         owned: Table,
         owned_fns: Table,
-        mod_dir: Option<PathBuf>,
-        rewrite: bool,
+        options: &super::RuntimeOptions,
         env_factory: Table,
         fast: FastLane,
     ) -> Self {
@@ -75,8 +76,9 @@ impl Shared {
             owned,
             owned_fns,
             next_slot: Cell::new(0),
-            mod_dir,
-            rewrite: Cell::new(rewrite),
+            mod_dir: options.mod_dir.clone(),
+            rewrite: Cell::new(options.rewrite),
+            max_table_rows: options.max_table_rows,
             env_factory,
             fast,
         }

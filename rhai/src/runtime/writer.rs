@@ -40,7 +40,7 @@ use std::rc::{Rc, Weak};
 
 use gantry_host::collection::{MAX_ROWS, StoredArray};
 use gantry_host::{Type, Value};
-use rhai::{Dynamic, Engine, EvalAltResult, INT, ImmutableString, Position};
+use rhai::{Dynamic, Engine, EvalAltResult, INT, ImmutableString, NativeCallContext, Position};
 
 use super::convert::{from_value, to_value};
 use super::error::ScriptError;
@@ -268,13 +268,23 @@ pub(crate) fn register(engine: &mut Engine) {
     );
     engine.register_fn(
         "SetNum",
-        |a: &mut StoredArrayHandle, n: INT| -> Fallible<()> {
+        |ctx: NativeCallContext, a: &mut StoredArrayHandle, n: INT| -> Fallible<()> {
             let n = usize::try_from(n).map_err(|_| {
                 fail(format!(
                     "StoredArray `{}`.SetNum: a row count cannot be negative, got {n}",
                     a.0.key
                 ))
             })?;
+            // The rows live in the hub's memory: a script's table is held to
+            // the script's own array limit.
+            let limit = ctx.engine().max_array_size();
+            if limit != 0 && n > limit {
+                return Err(fail(format!(
+                    "StoredArray `{}`.SetNum: {n} rows is more than a script's array may \
+                     hold ({limit}, max_array_size)",
+                    a.0.key
+                )));
+            }
             if a.0.with("SetNum", |w| w.set_len(n))? {
                 return Ok(());
             }
