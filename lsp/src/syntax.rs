@@ -43,6 +43,15 @@ pub fn scan(language: Language, text: &str) -> Vec<ScannedCall> {
     }
 }
 
+/// What a request at a byte offset reads of a Lua document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Near {
+    /// The calls of the top-level statement there.
+    pub calls: Vec<ScannedCall>,
+    /// Whether the offset is inside a comment.
+    pub in_comment: bool,
+}
+
 /// A document's parse state and calls between edits.
 pub struct Parsed {
     language: Language,
@@ -204,23 +213,44 @@ impl Parsed {
         }
     }
 
-    /// The calls of the top-level statement around byte `offset`: what a
-    /// completion right after an edit needs, without rescanning the whole
-    /// document. Before the document is reparsed, the statements being
-    /// edited are parsed on their own when that is sound, else the document
-    /// is reparsed for this answer (and again when it is rescanned: a
-    /// request reads a snapshot). `None` when the language keeps no tree
-    /// (the caller scans whole).
-    pub fn scan_around(&self, text: &str, offset: usize) -> Option<Vec<ScannedCall>> {
+    /// The calls of the top-level statement around byte `offset`, and
+    /// whether `offset` is in a comment: what a completion right after an
+    /// edit needs, without rescanning the whole document. Before the
+    /// document is reparsed, the statements being edited are parsed on
+    /// their own when that is sound, else the document is reparsed for this
+    /// answer (and again when it is rescanned: a request reads a snapshot).
+    /// `None` when the language keeps no tree (the caller scans whole).
+    pub fn scan_around(&self, text: &str, offset: usize) -> Option<Near> {
         let tree = self.tree.as_ref()?;
         let Some(unparsed) = &self.unparsed else {
-            return Some(gantry_lua::syntax::scan_around(tree, text, offset));
+            return Some(Near {
+                calls: gantry_lua::syntax::scan_around(tree, text, offset),
+                in_comment: gantry_lua::syntax::comment_at(tree, text, offset),
+            });
         };
-        if let Some(calls) = gantry_lua::syntax::scan_edited(tree, text, unparsed.clone(), offset) {
-            return Some(calls);
+        if let Some(edited) = gantry_lua::syntax::scan_edited(tree, text, unparsed.clone(), offset)
+        {
+            return Some(Near {
+                calls: edited.calls,
+                in_comment: edited.in_comment,
+            });
         }
         let fresh = gantry_lua::syntax::parse(text, Some(tree))?;
-        Some(gantry_lua::syntax::scan_around(&fresh, text, offset))
+        Some(Near {
+            calls: gantry_lua::syntax::scan_around(&fresh, text, offset),
+            in_comment: gantry_lua::syntax::comment_at(&fresh, text, offset),
+        })
+    }
+
+    /// Whether byte `offset` of a parsed Lua document is in a comment
+    /// (`false` for Rhai, whose line lexer sees its comments).
+    pub fn comment_at(&self, text: &str, offset: usize) -> bool {
+        match (&self.tree, &self.unparsed) {
+            (Some(tree), None) => gantry_lua::syntax::comment_at(tree, text, offset),
+            _ => self
+                .scan_around(text, offset)
+                .is_some_and(|near| near.in_comment),
+        }
     }
 
     /// The tree (Lua), once the document is parsed: for tests comparing
@@ -284,7 +314,10 @@ GMP.NotifyWorldMessage(self, "D.Six", { 1, 2 })
             parsed.tree().is_none(),
             "no tree is handed out behind the text"
         );
-        let calls = parsed.scan_around(&text, at + 2).expect("a Lua document");
+        let calls = parsed
+            .scan_around(&text, at + 2)
+            .expect("a Lua document")
+            .calls;
         assert_eq!(calls, reparsed_around(&text, at + 2).0);
         assert_eq!(calls[0].literal_key(), Some("B.TwTwo"));
         // The pause's rescan reparses, and the calls match a whole scan.
@@ -339,7 +372,7 @@ GMP.NotifyWorldMessage(self, "D.Six", { 1, 2 })
                 last = floor_char_boundary(&text, (at + new.len()).min(text.len()));
             }
             let offset = floor_char_boundary(&text, (last + cursor).min(text.len()));
-            let calls = parsed.scan_around(&text, offset).expect("a Lua document");
+            let calls = parsed.scan_around(&text, offset).expect("a Lua document").calls;
             let (expected, clean) = reparsed_around(&text, offset);
             if clean {
                 prop_assert_eq!(calls, expected, "in {:?} at {}", text, offset);

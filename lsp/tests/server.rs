@@ -121,6 +121,35 @@ local y = 2
 }
 
 #[test]
+fn no_completion_inside_a_long_comment_opened_lines_above() {
+    check_completion(
+        r#"
+//- /.gantry/signatures.json
+$TABLE
+//- /main.lua
+--[[ an old version, kept for reference:
+NotifyObjectMessage(self, "Inv.$0")
+]]
+NotifyObjectMessage(self, "Inv.Gold", 1)
+"#,
+        expect![[""]],
+    );
+    // Right after the comment, the same line is code again.
+    check_completion(
+        r#"
+//- /.gantry/signatures.json
+$TABLE
+//- /main.lua
+--[[ a note ]] NotifyObjectMessage(self, "Inv.$0")
+"#,
+        expect![[r#"
+            Gold (Inv.Gold(amount: int)) [0:46-0:46 "Gold"]
+            Items (Inv.Items(items: array<Item>)) [0:46-0:46 "Items"]
+        "#]],
+    );
+}
+
+#[test]
 fn key_completion_does_not_filter_by_argument_count() {
     // Three message arguments are written; keys with fewer parameters are still offered.
     check_completion(

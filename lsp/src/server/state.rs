@@ -91,14 +91,25 @@ impl Document {
 
     /// The calls a request at byte `offset` may look at: all of them when
     /// they are current, else the statement around `offset` scanned now
-    /// from the current tree.
-    pub fn calls_near(&self, offset: usize) -> Cow<'_, [ScannedCall]> {
+    /// from the current tree; and whether `offset` is in a comment, where
+    /// no request is answered (the line lexer behind an unterminated
+    /// string cannot see a long comment opened lines above).
+    pub fn calls_near(&self, offset: usize) -> CallsNear<'_> {
         if !self.is_stale() {
-            return Cow::Borrowed(self.calls());
+            return CallsNear {
+                calls: Cow::Borrowed(self.calls()),
+                in_comment: self.parsed.comment_at(&self.text, offset),
+            };
         }
         match self.parsed.scan_around(&self.text, offset) {
-            Some(calls) => Cow::Owned(calls),
-            None => Cow::Owned(crate::syntax::scan(self.language, &self.text)),
+            Some(near) => CallsNear {
+                calls: Cow::Owned(near.calls),
+                in_comment: near.in_comment,
+            },
+            None => CallsNear {
+                calls: Cow::Owned(crate::syntax::scan(self.language, &self.text)),
+                in_comment: false,
+            },
         }
     }
 
@@ -117,6 +128,12 @@ impl Document {
             calls,
         }
     }
+}
+
+/// What [`Document::calls_near`] found.
+pub struct CallsNear<'a> {
+    pub calls: Cow<'a, [ScannedCall]>,
+    pub in_comment: bool,
 }
 
 /// Everything the main loop owns.

@@ -138,7 +138,7 @@ pub fn scan_edited(
     source: &str,
     edits: Range<usize>,
     offset: usize,
-) -> Option<Vec<ScannedCall>> {
+) -> Option<Edited> {
     let root = stale.root_node();
     let span = edits.start.min(offset)..edits.end.max(offset);
     let mut statements = top_level_statements(root, span.clone());
@@ -177,7 +177,50 @@ pub fn scan_edited(
         }
     }
     walker.walk_statement_at(tree.root_node(), offset);
-    Some(walker.into_calls())
+    Some(Edited {
+        calls: walker.into_calls(),
+        in_comment: comment_at(&tree, source, offset),
+    })
+}
+
+/// What [`scan_edited`] read of the statements it parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edited {
+    /// The calls of the statement at the offset, as [`scan_around`] gives
+    /// them after a reparse.
+    pub calls: Vec<ScannedCall>,
+    /// Whether the offset is inside a comment ([`comment_at`]).
+    pub in_comment: bool,
+}
+
+/// Whether typing at byte `offset` would write into a comment: the byte
+/// before it belongs to a comment that `offset` does not close off (a line
+/// comment runs to its line's end; a long comment `--[[ ... ]]` ends before
+/// its closing bracket). An unterminated long comment is no comment here:
+/// tree-sitter reads its opener as an error and the rest as code.
+///
+/// The language server asks this before it answers from a lexer of the
+/// current line (its fallback while a string is unterminated), which cannot
+/// see a long comment opened lines above.
+pub fn comment_at(tree: &Tree, source: &str, offset: usize) -> bool {
+    let Some(before) = offset.checked_sub(1) else {
+        return false;
+    };
+    let k = &*KINDS;
+    let mut node = tree.root_node().descendant_for_byte_range(before, offset);
+    while let Some(n) = node {
+        if n.kind_id() == k.comment {
+            let text = source.get(n.byte_range()).unwrap_or("");
+            let closed = text.strip_prefix("--[").is_some_and(|rest| {
+                let level = rest.len() - rest.trim_start_matches('=').len();
+                let close = format!("]{}]", "=".repeat(level));
+                rest[level..].starts_with('[') && rest[level + 1..].ends_with(&close)
+            });
+            return n.start_byte() < offset && (offset < n.end_byte() || !closed);
+        }
+        node = n.parent();
+    }
+    false
 }
 
 /// The tracked names (API functions, `GMP`, `_ENV`) that chunk-level

@@ -505,7 +505,9 @@ fn scan_edited_parses_the_edited_statement_alone_and_agrees_with_a_reparse() {
     let mut tree = crate::syntax::parse(EDITED_SCRIPT, None).unwrap();
     let (text, written) = edit_unparsed(&mut tree, EDITED_SCRIPT, "B.Two", "B.Twice");
     let offset = written.end - 1;
-    let calls = super::scan_edited(&tree, &text, written, offset).expect("answers");
+    let calls = super::scan_edited(&tree, &text, written, offset)
+        .expect("answers")
+        .calls;
     let fresh = crate::syntax::parse(&text, Some(&tree)).unwrap();
     assert_eq!(calls, super::scan_around(&fresh, &text, offset));
     let keys: Vec<_> = calls.iter().filter_map(|c| c.literal_key()).collect();
@@ -520,7 +522,9 @@ fn scan_edited_honours_top_level_locals_above_the_edited_statement() {
     let source = format!("local NotifyObjectMessage = print\n{EDITED_SCRIPT}");
     let mut tree = crate::syntax::parse(&source, None).unwrap();
     let (text, written) = edit_unparsed(&mut tree, &source, "B.Two", "B.Twice");
-    let calls = super::scan_edited(&tree, &text, written.clone(), written.end).expect("answers");
+    let calls = super::scan_edited(&tree, &text, written.clone(), written.end)
+        .expect("answers")
+        .calls;
     let keys: Vec<_> = calls.iter().filter_map(|c| c.literal_key()).collect();
     assert_eq!(keys, ["B.Three"]);
 }
@@ -539,7 +543,7 @@ fn scan_edited_declines_edits_at_a_statement_edge_or_outside_the_cursor_statemen
     let mut tree = crate::syntax::parse(EDITED_SCRIPT, None).unwrap();
     let (text, written) = edit_unparsed(&mut tree, EDITED_SCRIPT, "A.One", "A.Once");
     let cursor = text.find("C.Four").unwrap();
-    let calls = super::scan_edited(&tree, &text, written, cursor);
+    let calls = super::scan_edited(&tree, &text, written, cursor).map(|e| e.calls);
     // Both statements and everything between are parsed together (or the
     // caller reparses); the answer is the cursor's statement's calls.
     if let Some(calls) = calls {
@@ -556,4 +560,27 @@ fn scan_edited_declines_edits_at_a_statement_edge_or_outside_the_cursor_statemen
         super::scan_edited(&tree, &text, written.clone(), written.end),
         None
     );
+}
+
+/// `comment_at` at the `$0` marker of a parsed source.
+fn in_comment(marked: &str) -> bool {
+    let offset = marked.find("$0").expect("a $0 marker");
+    let source = marked.replacen("$0", "", 1);
+    let tree = crate::syntax::parse(&source, None).expect("parses");
+    super::comment_at(&tree, &source, offset)
+}
+
+#[test]
+fn comment_at_knows_line_and_long_comments_and_where_they_end() {
+    assert!(in_comment("-- NotifyMessage(\"A.$0\")\nx = 1\n"));
+    assert!(in_comment("x = 1 -- trailing$0\n"));
+    assert!(in_comment("--[[\nNotifyMessage(\"A.$0\")\n]]\n"));
+    // Tree-sitter reads an unterminated long comment's opener as an error
+    // and what follows as code (Lua refuses the chunk): no comment there.
+    assert!(!in_comment("--[==[\nNotifyMessage(\"A.$0\")\n"));
+    assert!(!in_comment("--[[ closed ]]$0 NotifyMessage(\"A\")\n"));
+    assert!(!in_comment("--[=[ closed ]=]$0\n"));
+    assert!(!in_comment("NotifyMessage(\"A.$0\") -- after\n"));
+    assert!(!in_comment("$0-- before the comment\n"));
+    assert!(!in_comment("x = \"--[[ in a string $0\"\n"));
 }
