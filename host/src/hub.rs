@@ -1899,7 +1899,17 @@ fn check_listener_types(
             if !checked {
                 return Ok(());
             }
-            let message = entry.param_types();
+            // An observed `nil` says nothing yet (the first real value
+            // narrows it): any listener type fits there.
+            let observed = entry.origin != crate::signature::Origin::Declared;
+            let message: Vec<Type> = entry
+                .params
+                .iter()
+                .map(|p| match p.ty {
+                    Type::Nil if observed => Type::Any,
+                    _ => p.ty.clone(),
+                })
+                .collect();
             s.table
                 .structs
                 .check_prefix(types, &message)

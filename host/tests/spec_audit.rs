@@ -1225,6 +1225,39 @@ fn signature_first_use_infers_object_struct_array_and_kinds() {
 }
 
 #[test]
+fn an_observed_nil_parameter_accepts_any_typed_listener_until_a_real_value_narrows_it() {
+    let hub = Hub::new();
+    hub.send_str("Nil.First", Source::Global, (1i64, Value::Nil))
+        .unwrap();
+    let got = log();
+    let g = got.clone();
+    let _h = hub
+        .listen("Nil.First", Source::Global, move |_: i64, s: String| {
+            g.borrow_mut().push(s)
+        })
+        .expect("an observed nil says nothing yet");
+    hub.send_str("Nil.First", Source::Global, (2i64, "now a string"))
+        .unwrap();
+    assert_eq!(taken(&got), ["now a string"]);
+    assert_eq!(
+        hub.table().get("Nil.First").unwrap().params[1].ty,
+        Type::String
+    );
+    // A declared nil is what the key carries: held to it.
+    hub.declare(
+        "Nil.Declared",
+        KeyDecl::event()
+            .param("n", Type::Int)
+            .param("none", Type::Nil),
+    )
+    .unwrap();
+    assert!(
+        hub.listen("Nil.Declared", Source::Global, |_: i64, _: String| {})
+            .is_err()
+    );
+}
+
+#[test]
 fn call_sites_of_rust_sends_listens_stores_requests_and_declarations_are_recorded() {
     let hub = Hub::new();
     let declared_at = line!() + 1;
