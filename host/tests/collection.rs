@@ -5,94 +5,16 @@ use std::rc::Rc;
 
 use gantry_host::collection::{RowPath, Spans, Update};
 use gantry_host::{
-    ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Caller, Hub, HubError, Key, KeyDecl, Kind, ListenOptions,
-    Owner, Range, Report, RowOptions, Serde, Source, StructValue, Type, Value, struct_def_of,
-    to_value, with_removal,
+    ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Caller, Hub, HubError, Key, Kind, ListenOptions, Owner, Range,
+    Report, RowOptions, Serde, Source, StructValue, Value, struct_def_of, to_value, with_removal,
 };
 use serde::{Deserialize, Serialize};
 
-#[derive(Serialize, Deserialize, Default, Debug, Clone, PartialEq)]
-struct Item {
-    id: i64,
-    name: String,
-    count: i64,
-}
+mod support;
 
-fn item(id: i64) -> Item {
-    Item {
-        id,
-        name: format!("n{id}"),
-        count: id * 10,
-    }
-}
-
-fn items(n: i64) -> Vec<Item> {
-    (0..n).map(item).collect()
-}
-
-type Log = Rc<RefCell<Vec<String>>>;
-
-fn log() -> Log {
-    Rc::new(RefCell::new(Vec::new()))
-}
-
-fn taken(log: &Log) -> Vec<String> {
-    std::mem::take(&mut *log.borrow_mut())
-}
-
-const KEY: &str = "Inv.Items";
-
-fn hub() -> (Hub, Key) {
-    let hub = Hub::new();
-    let (name, def) = struct_def_of::<Item>().unwrap();
-    hub.edit_table(|t| t.declare_struct(&name, def));
-    let key = hub
-        .declare(
-            KEY,
-            KeyDecl::event()
-                .kind(Kind::Collection)
-                .param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
-        )
-        .unwrap();
-    (hub, key)
-}
-
-fn store(hub: &Hub, key: Key, rows: &[Item]) {
-    hub.store(key, Source::Global, (Serde(rows.to_vec()),))
-        .unwrap();
-}
-
-/// A slot-5 listener that logs `id` (or `gone` for a removed row).
-fn watch_slot(hub: &Hub, index: i32, log: &Log) -> gantry_host::ListenerHandle {
-    let l = log.clone();
-    hub.listen_slot(
-        KEY,
-        Source::Global,
-        index,
-        ListenOptions::default(),
-        move |id: i64, u: &Update| {
-            let text = if u.is_row_removed() {
-                format!("gone {} id={id}", u.get_row())
-            } else {
-                format!("{} id={id}", u.row)
-            };
-            l.borrow_mut().push(text);
-        },
-    )
-    .unwrap()
-}
-
-fn watch_rows(hub: &Hub, index: i32, log: &Log) -> gantry_host::ListenerHandle {
-    let l = log.clone();
-    hub.listen_rows(
-        KEY,
-        Source::Global,
-        index,
-        ListenOptions::default(),
-        move |row: i32, id: i64| l.borrow_mut().push(format!("{row}:{id}")),
-    )
-    .unwrap()
-}
+use support::collections::{
+    Item, KEY, Log, hub, item, items, log, store, taken, watch_rows, watch_slot,
+};
 
 /// Ten stored rows and a slot-5 listener that already saw the replay.
 fn ten_rows_and_slot(index: i32) -> (Hub, Key, Log, gantry_host::ListenerHandle) {
