@@ -13,6 +13,7 @@
 //! `Rc`s and `RefCell`s) and has no lock on the hot path.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::cell::{Cell, Ref, RefCell};
 use std::panic::Location;
 use std::rc::{Rc, Weak};
@@ -1318,12 +1319,10 @@ impl Hub {
                 // An int for a float is converted here too: the fast check
                 // above converts only a send that fits the slot's parameters
                 // (not one that appends to an observed key).
-                if let Some(entry) = s.table.get(&name) {
-                    for (arg, param) in args.iter_mut().zip(&entry.params) {
-                        if let (Type::Float, Value::Int(i)) = (&param.ty, &*arg) {
-                            *arg = Value::Float(*i as f64);
-                        }
-                    }
+                if let Some(entry) = s.table.get(&name)
+                    && let Cow::Owned(widened) = crate::signature::ints_widened(args, &entry.params)
+                {
+                    args.clone_from_slice(&widened);
                 }
                 if s.table.record_args(&name, kind, args) == Recorded::Changed {
                     self.inner.table_dirty.set(true);
@@ -1899,17 +1898,7 @@ fn check_listener_types(
             if !checked {
                 return Ok(());
             }
-            // An observed `nil` says nothing yet (the first real value
-            // narrows it): any listener type fits there.
-            let observed = entry.origin != crate::signature::Origin::Declared;
-            let message: Vec<Type> = entry
-                .params
-                .iter()
-                .map(|p| match p.ty {
-                    Type::Nil if observed => Type::Any,
-                    _ => p.ty.clone(),
-                })
-                .collect();
+            let message = entry.listener_types();
             s.table
                 .structs
                 .check_prefix(types, &message)

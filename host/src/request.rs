@@ -8,6 +8,7 @@
 //! concurrent requests cannot cross-talk; the sequence number names it in
 //! reports.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
 use std::panic::Location;
@@ -16,10 +17,9 @@ use std::rc::{Rc, Weak};
 use crate::hub::{Caller, Hub, HubError, HubInner};
 use crate::key::Key;
 use crate::report::Report;
-use crate::signature::Site;
+use crate::signature::{Site, ints_widened};
 use crate::source::Source;
 use crate::typed::IntoArgs;
-use crate::types::{Param, Type};
 use crate::value::Value;
 
 /// What a requester's callback learns.
@@ -100,26 +100,25 @@ impl Responder {
             }
             return false;
         };
-        let mut converted = None;
+        let mut answer = Cow::Borrowed(values);
         if let Some(hub) = &hub {
             let checked = hub.is_checked();
             let verdict = hub.with_state(|s| -> Result<_, crate::types::Mismatch> {
                 if checked {
                     s.table.check_response(&self.state.key, values)?;
                 }
-                let response = s
-                    .table
-                    .get(&self.state.key)
-                    .and_then(|e| e.response.as_deref());
-                let converted = floats_converted(response, values);
-                Ok((s.table.record_response(&self.state.key, values), converted))
+                let widened = match s.table.get(&self.state.key) {
+                    Some(entry) => ints_widened(values, entry.response.as_deref().unwrap_or(&[])),
+                    None => Cow::Borrowed(values),
+                };
+                Ok((s.table.record_response(&self.state.key, values), widened))
             });
             match verdict {
-                Ok((recorded, floats)) => {
+                Ok((recorded, widened)) => {
                     if recorded == crate::signature::Recorded::Changed {
                         hub.mark_table_dirty();
                     }
-                    converted = floats;
+                    answer = widened;
                 }
                 Err(m) => {
                     hub.report(Report::Mismatch {
@@ -136,30 +135,9 @@ impl Responder {
                 }
             }
         }
-        reply(Reply::Answer(converted.as_deref().unwrap_or(values)));
+        reply(Reply::Answer(&answer));
         true
     }
-}
-
-/// The answer with an int converted where the response has a float, as
-/// arguments are (the compatibility rule); `None` when nothing converts.
-fn floats_converted(response: Option<&[Param]>, values: &[Value]) -> Option<Vec<Value>> {
-    let response = response?;
-    let is_float = |i: usize| response.get(i).is_some_and(|p| p.ty == Type::Float);
-    let converts = values
-        .iter()
-        .enumerate()
-        .any(|(i, v)| matches!(v, Value::Int(_)) && is_float(i));
-    converts.then(|| {
-        values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| match v {
-                Value::Int(n) if is_float(i) => Value::Float(*n as f64),
-                other => other.clone(),
-            })
-            .collect()
-    })
 }
 
 impl Hub {

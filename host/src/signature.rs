@@ -6,6 +6,7 @@
 //! commit, so everything here is kept in sorted maps and sets: saving an
 //! unchanged table changes no byte.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -180,6 +181,20 @@ impl KeyEntry {
 
     pub fn param_types(&self) -> Vec<Type> {
         self.params.iter().map(|p| p.ty.clone()).collect()
+    }
+
+    /// The types a typed listener is held to: the parameters', except that
+    /// an observed `nil` says nothing yet (the first real value narrows it,
+    /// see [`check_values`]), so any type fits there.
+    pub(crate) fn listener_types(&self) -> Vec<Type> {
+        let declared = self.origin == Origin::Declared;
+        self.params
+            .iter()
+            .map(|p| match p.ty {
+                Type::Nil if !declared => Type::Any,
+                _ => p.ty.clone(),
+            })
+            .collect()
     }
 
     /// `(dmg: float, causer: object)`: a one-line rendering for editors.
@@ -547,18 +562,32 @@ impl SignatureTable {
     }
 }
 
-/// Checks values against parameters position by position.
+/// The compatibility rule's one conversion: an int where the parameter is
+/// a float becomes that float. Borrows `values` when nothing converts.
+pub(crate) fn ints_widened<'v>(values: &'v [Value], params: &[Param]) -> Cow<'v, [Value]> {
+    let mut out = Cow::Borrowed(values);
+    for (i, (value, param)) in values.iter().zip(params).enumerate() {
+        if let (Type::Float, Value::Int(n)) = (&param.ty, value) {
+            out.to_mut()[i] = Value::Float(*n as f64);
+        }
+    }
+    out
+}
+
+/// Checks values against parameters position by position. A `declared`
+/// signature is the whole truth: extra arguments are a mismatch and a `nil`
+/// parameter means nil. An observed one grows: extra arguments are new
+/// parameters, and an observed `nil` says nothing yet (the first real value
+/// narrows it, see `record_args`).
 pub(crate) fn check_values(
     structs: &StructRegistry,
     params: &[Param],
     args: &[Value],
-    strict_arity: bool,
+    declared: bool,
 ) -> Result<(), Mismatch> {
     for (position, arg) in args.iter().enumerate() {
         match params.get(position) {
-            // An observed `nil` says nothing yet: the first real value
-            // narrows it (see `record_args`).
-            Some(param) if !strict_arity && param.ty == Type::Nil => {}
+            Some(param) if !declared && param.ty == Type::Nil => {}
             Some(param) if !structs.value_matches(arg, &param.ty) => {
                 return Err(Mismatch {
                     position,
@@ -567,7 +596,7 @@ pub(crate) fn check_values(
                 });
             }
             Some(_) => {}
-            None if strict_arity => {
+            None if declared => {
                 return Err(Mismatch {
                     position,
                     expected: format!("at most {} argument(s)", params.len()),

@@ -96,15 +96,6 @@ impl Handler {
         }
     }
 
-    /// A listener may drop trailing parameters (reference `000_…`): a
-    /// function declaring fewer than it is handed gets the first ones, as
-    /// a Lua function does (Rhai resolves a function by its parameter
-    /// count, so the rest must not be passed). One declaring more is left
-    /// to fail: the message does not carry what it asks for.
-    fn fit(&self, args: &mut Args) {
-        fit_args(&self.arities, args);
-    }
-
     /// Calls the function with what `args` builds, or nothing once the
     /// runtime is gone. Returns the runtime with the result, for callers
     /// that read the result back.
@@ -116,7 +107,7 @@ impl Handler {
             return Ok(None);
         };
         let mut args = args();
-        self.fit(&mut args);
+        fit_args(&self.arities, &mut args);
         match call_fn(&shared, &self.script, &self.f, args) {
             Ok(result) => Ok(Some((shared, result))),
             Err(e) => Err(failed(&shared, e, self.listen_line)),
@@ -212,9 +203,12 @@ pub(crate) fn hook_callback(
     )
 }
 
-/// Drops the trailing arguments a function declaring `arities` (see
+/// A listener may drop trailing parameters (reference `000_…`): drops the
+/// trailing arguments a function declaring `arities` (see
 /// [`declared_arities`]) does not take, when none of its overloads takes
-/// them all.
+/// them all, as a Lua function would ignore them (Rhai resolves a function
+/// by its parameter count, so the rest must not be passed). A function
+/// declaring more is left to fail: the message does not carry them.
 pub(crate) fn fit_args(arities: &[usize], args: &mut Args) {
     if arities.is_empty() || arities.contains(&args.len()) {
         return;

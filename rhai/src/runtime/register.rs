@@ -343,8 +343,7 @@ fn baked_layouts(shared: &Shared, function: ApiFunction, key: &str) -> Vec<Layou
     // Whatever the generic function takes, the baked one takes too (see
     // the module doc): Rhai picks the typed layout when the arguments fit
     // it exactly and one of these otherwise.
-    for n in trailing_arities(function) {
-        let (types, info) = layout((0..n).map(|i| dynamic(&format!("arg{i}"))).collect());
+    for (types, info) in untyped(trailing_arities(function)) {
         if !layouts.iter().any(|(known, _)| *known == types) {
             layouts.push((types, info));
         }
