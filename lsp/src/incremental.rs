@@ -80,10 +80,7 @@ impl LuaCalls {
         for (range, _) in &mut self.declarations {
             *range = shift_range(range, edit);
         }
-        if let Some(dirty) = &mut self.dirty {
-            *dirty = shift_range(dirty, edit);
-        }
-        self.widen_dirty(edit.start_byte..edit.new_end_byte);
+        follow_edit(&mut self.dirty, edit);
     }
 
     /// Marks bytes (current offsets) whose syntax a reparse changed: a
@@ -188,6 +185,16 @@ fn statements_over(root: Node<'_>, region: &Range<usize>) -> Range<usize> {
         .fold(region.clone(), |out, node| union(&out, &node.byte_range()))
 }
 
+/// Keeps `written` (the bytes edits wrote, current offsets) current
+/// through one more edit: shifted past it, and widened to what it wrote.
+pub(crate) fn follow_edit(written: &mut Option<Range<usize>>, edit: &InputEdit) {
+    let new = edit.start_byte..edit.new_end_byte;
+    *written = Some(match written {
+        Some(before) => union(&shift_range(before, edit), &new),
+        None => new,
+    });
+}
+
 fn union(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
     a.start.min(b.start)..a.end.max(b.end)
 }
@@ -210,7 +217,7 @@ fn shift_offset(offset: usize, edit: &InputEdit) -> usize {
     }
 }
 
-pub(crate) fn shift_range(range: &Range<usize>, edit: &InputEdit) -> Range<usize> {
+fn shift_range(range: &Range<usize>, edit: &InputEdit) -> Range<usize> {
     shift_offset(range.start, edit)..shift_offset(range.end, edit)
 }
 

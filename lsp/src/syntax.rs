@@ -11,9 +11,10 @@ use std::ops::Range;
 use std::path::Path;
 
 use gantry_host::{Language, ScannedCall};
+use gantry_lua::syntax::Around;
 use tree_sitter::{InputEdit, Point};
 
-use crate::incremental::{LuaCalls, Rescan, shift_range};
+use crate::incremental::{LuaCalls, Rescan, follow_edit};
 use crate::text::{Edit, LineIndex};
 
 /// The script language of a path, by extension.
@@ -41,15 +42,6 @@ pub fn scan(language: Language, text: &str) -> Vec<ScannedCall> {
         Language::Rhai => gantry_rhai::syntax::scan(text),
         Language::Rust => Vec::new(),
     }
-}
-
-/// What a request at a byte offset reads of a Lua document.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Near {
-    /// The calls of the top-level statement there.
-    pub calls: Vec<ScannedCall>,
-    /// Whether the offset is inside a comment.
-    pub in_comment: bool,
 }
 
 /// A document's parse state and calls between edits.
@@ -122,14 +114,7 @@ impl Parsed {
         }
         self.lua.edit(&edit);
         if self.language == Language::Lua {
-            let written = edit.start_byte..edit.new_end_byte;
-            self.unparsed = Some(match &self.unparsed {
-                Some(before) => {
-                    let before = shift_range(before, &edit);
-                    before.start.min(written.start)..before.end.max(written.end)
-                }
-                None => written,
-            });
+            follow_edit(&mut self.unparsed, &edit);
         }
     }
 
@@ -220,26 +205,17 @@ impl Parsed {
     /// their own when that is sound, else the document is reparsed for this
     /// answer (and again when it is rescanned: a request reads a snapshot).
     /// `None` when the language keeps no tree (the caller scans whole).
-    pub fn scan_around(&self, text: &str, offset: usize) -> Option<Near> {
+    pub fn scan_around(&self, text: &str, offset: usize) -> Option<Around> {
         let tree = self.tree.as_ref()?;
         let Some(unparsed) = &self.unparsed else {
-            return Some(Near {
-                calls: gantry_lua::syntax::scan_around(tree, text, offset),
-                in_comment: gantry_lua::syntax::comment_at(tree, text, offset),
-            });
+            return Some(gantry_lua::syntax::around(tree, text, offset));
         };
         if let Some(edited) = gantry_lua::syntax::scan_edited(tree, text, unparsed.clone(), offset)
         {
-            return Some(Near {
-                calls: edited.calls,
-                in_comment: edited.in_comment,
-            });
+            return Some(edited);
         }
         let fresh = gantry_lua::syntax::parse(text, Some(tree))?;
-        Some(Near {
-            calls: gantry_lua::syntax::scan_around(&fresh, text, offset),
-            in_comment: gantry_lua::syntax::comment_at(&fresh, text, offset),
-        })
+        Some(gantry_lua::syntax::around(&fresh, text, offset))
     }
 
     /// Whether byte `offset` of a parsed Lua document is in a comment
@@ -249,7 +225,7 @@ impl Parsed {
             (Some(tree), None) => gantry_lua::syntax::comment_at(tree, text, offset),
             _ => self
                 .scan_around(text, offset)
-                .is_some_and(|near| near.in_comment),
+                .is_some_and(|around| around.in_comment),
         }
     }
 

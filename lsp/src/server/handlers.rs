@@ -45,11 +45,9 @@ pub fn completion(
     let Some((doc, Some(table), offset)) = locate(&snap, &params.text_document_position) else {
         return Ok(None);
     };
-    let near = doc.calls_near(offset);
-    if near.in_comment {
+    let Some(calls) = doc.calls_near(offset) else {
         return Ok(None);
-    }
-    let calls = near.calls;
+    };
     let items = completion::completion(&doc.source_with(&calls), &table.table, offset);
     Ok((!items.is_empty()).then_some(CompletionResponse::Array(items)))
 }
@@ -62,11 +60,9 @@ pub fn signature_help(
     else {
         return Ok(None);
     };
-    let near = doc.calls_near(offset);
-    if near.in_comment {
+    let Some(calls) = doc.calls_near(offset) else {
         return Ok(None);
-    }
-    let calls = near.calls;
+    };
     Ok(signature_help::signature_help(
         &doc.source_with(&calls),
         &table.table,
@@ -79,11 +75,9 @@ pub fn hover(snap: Snapshot<'_>, params: HoverParams) -> anyhow::Result<Option<H
     else {
         return Ok(None);
     };
-    let near = doc.calls_near(offset);
-    if near.in_comment {
+    let Some(calls) = doc.calls_near(offset) else {
         return Ok(None);
-    }
-    let calls = near.calls;
+    };
     Ok(navigation::hover(
         &doc.source_with(&calls),
         &table.table,
@@ -99,11 +93,9 @@ pub fn definition(
     else {
         return Ok(None);
     };
-    let near = doc.calls_near(offset);
-    if near.in_comment {
+    let Some(calls) = doc.calls_near(offset) else {
         return Ok(None);
-    }
-    let calls = near.calls;
+    };
     Ok(
         navigation::definition(&doc.source_with(&calls), &table.table, files(table), offset)
             .map(GotoDefinitionResponse::Scalar),

@@ -91,25 +91,17 @@ impl Document {
 
     /// The calls a request at byte `offset` may look at: all of them when
     /// they are current, else the statement around `offset` scanned now
-    /// from the current tree; and whether `offset` is in a comment, where
-    /// no request is answered (the line lexer behind an unterminated
-    /// string cannot see a long comment opened lines above).
-    pub fn calls_near(&self, offset: usize) -> CallsNear<'_> {
+    /// from the current tree. `None` when `offset` is in a comment, where no
+    /// request is answered (the line lexer behind an unterminated string
+    /// cannot see a long comment opened lines above).
+    pub fn calls_near(&self, offset: usize) -> Option<Cow<'_, [ScannedCall]>> {
         if !self.is_stale() {
-            return CallsNear {
-                calls: Cow::Borrowed(self.calls()),
-                in_comment: self.parsed.comment_at(&self.text, offset),
-            };
+            return (!self.parsed.comment_at(&self.text, offset))
+                .then_some(Cow::Borrowed(self.calls()));
         }
         match self.parsed.scan_around(&self.text, offset) {
-            Some(near) => CallsNear {
-                calls: Cow::Owned(near.calls),
-                in_comment: near.in_comment,
-            },
-            None => CallsNear {
-                calls: Cow::Owned(crate::syntax::scan(self.language, &self.text)),
-                in_comment: false,
-            },
+            Some(around) => (!around.in_comment).then_some(Cow::Owned(around.calls)),
+            None => Some(Cow::Owned(crate::syntax::scan(self.language, &self.text))),
         }
     }
 
@@ -128,12 +120,6 @@ impl Document {
             calls,
         }
     }
-}
-
-/// What [`Document::calls_near`] found.
-pub struct CallsNear<'a> {
-    pub calls: Cow<'a, [ScannedCall]>,
-    pub in_comment: bool,
 }
 
 /// Everything the main loop owns.

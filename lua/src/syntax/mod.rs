@@ -24,7 +24,7 @@ mod scan;
 pub use parse::{parse, parse_range};
 pub use rewrite::{BAKES_PROLOGUE_MAX_LOCALS, Bake, Rewrite, rewrite};
 pub use scan::{
-    ChunkLocals, Edited, StatementsScan, comment_at, pos_of, scan, scan_around, scan_edited,
-    scan_statements, scan_tree, top_level_statements,
+    Around, ChunkLocals, StatementsScan, around, comment_at, pos_of, scan, scan_around,
+    scan_edited, scan_statements, scan_tree, top_level_statements,
 };
 pub use tree_sitter::{self, Tree};

@@ -138,7 +138,7 @@ pub fn scan_edited(
     source: &str,
     edits: Range<usize>,
     offset: usize,
-) -> Option<Edited> {
+) -> Option<Around> {
     let root = stale.root_node();
     let span = edits.start.min(offset)..edits.end.max(offset);
     let mut statements = top_level_statements(root, span.clone());
@@ -177,20 +177,28 @@ pub fn scan_edited(
         }
     }
     walker.walk_statement_at(tree.root_node(), offset);
-    Some(Edited {
+    Some(Around {
         calls: walker.into_calls(),
         in_comment: comment_at(&tree, source, offset),
     })
 }
 
-/// What [`scan_edited`] read of the statements it parsed.
+/// What a request at a byte offset reads of a script: [`around`] of a
+/// parsed one, [`scan_edited`] of one behind its edits.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Edited {
-    /// The calls of the statement at the offset, as [`scan_around`] gives
-    /// them after a reparse.
+pub struct Around {
+    /// The calls of the top-level statement at the offset ([`scan_around`]).
     pub calls: Vec<ScannedCall>,
     /// Whether the offset is inside a comment ([`comment_at`]).
     pub in_comment: bool,
+}
+
+/// [`scan_around`] and [`comment_at`] of `tree` at byte `offset`.
+pub fn around(tree: &Tree, source: &str, offset: usize) -> Around {
+    Around {
+        calls: scan_around(tree, source, offset),
+        in_comment: comment_at(tree, source, offset),
+    }
 }
 
 /// Whether typing at byte `offset` would write into a comment: the byte
@@ -333,12 +341,7 @@ pub fn scan_statements(
             .map_or(statement.start_byte(), |c| c.start);
         out.covered = Some(start..statement.end_byte());
     }
-    out.calls = walker
-        .out
-        .calls
-        .into_iter()
-        .map(|found| found.call)
-        .collect();
+    out.calls = walker.into_calls();
     out
 }
 
