@@ -296,6 +296,11 @@ GMP.NotifyWorldMessage(self, "D.Six", { 1, 2 })
             .calls;
         assert_eq!(calls, reparsed_around(&text, at + 2).0);
         assert_eq!(calls[0].literal_key(), Some("B.TwTwo"));
+        // Answered from the edited statement, not by a reparse.
+        let stale = parsed.tree.as_ref().expect("the last parse");
+        let unparsed = parsed.unparsed.clone().expect("the typed bytes");
+        assert_eq!(unparsed, at..at + 2);
+        assert!(gantry_lua::syntax::scan_edited(stale, &text, unparsed, at + 2).is_some());
         // The pause's rescan reparses, and the calls match a whole scan.
         parsed.rescan(&text);
         assert!(!parsed.is_unparsed());

@@ -530,7 +530,7 @@ fn scan_edited_honours_top_level_locals_above_the_edited_statement() {
 }
 
 #[test]
-fn scan_edited_declines_edits_at_a_statement_edge_or_outside_the_cursor_statement() {
+fn scan_edited_declines_an_edit_at_a_statement_edge_and_parses_from_the_edit_to_the_cursor() {
     // Typing at a statement's first byte can join it to the one before.
     let mut tree = crate::syntax::parse(EDITED_SCRIPT, None).unwrap();
     let (text, written) =
@@ -544,14 +544,13 @@ fn scan_edited_declines_edits_at_a_statement_edge_or_outside_the_cursor_statemen
     let (text, written) = edit_unparsed(&mut tree, EDITED_SCRIPT, "A.One", "A.Once");
     let cursor = text.find("C.Four").unwrap();
     let calls = super::scan_edited(&tree, &text, written, cursor).map(|e| e.calls);
-    // Both statements and everything between are parsed together (or the
-    // caller reparses); the answer is the cursor's statement's calls.
-    if let Some(calls) = calls {
-        let fresh = crate::syntax::parse(&text, None).unwrap();
-        assert_eq!(calls, super::scan_around(&fresh, &text, cursor));
-        let keys: Vec<_> = calls.iter().filter_map(|c| c.literal_key()).collect();
-        assert_eq!(keys, ["C.Four", "C.Five"]);
-    }
+    // Both statements and everything between are parsed together; the
+    // answer is the cursor's statement's calls.
+    let calls = calls.expect("the statements from the edit to the cursor are parsed");
+    let fresh = crate::syntax::parse(&text, None).unwrap();
+    assert_eq!(calls, super::scan_around(&fresh, &text, cursor));
+    let keys: Vec<_> = calls.iter().filter_map(|c| c.literal_key()).collect();
+    assert_eq!(keys, ["C.Four", "C.Five"]);
     // An edit after a statement that is a parse error is not trusted.
     let source = format!("local = = 1\n{EDITED_SCRIPT}");
     let mut tree = crate::syntax::parse(&source, None).unwrap();
