@@ -5,41 +5,15 @@
 mod common;
 
 use common::Fixture;
-use gantry_host::{Key, KeyDecl, Kind, Param, Source, StructDef, Type};
+use gantry_host::{Key, Source};
 use gantry_rhai::runtime::RhaiOptions;
 
-const KEY: &str = "Inv.Items";
-
 fn fixture() -> (Fixture, Key) {
-    fixture_with(RhaiOptions::default())
+    common::inventory(RhaiOptions::default())
 }
 
 fn fixture_with(options: RhaiOptions) -> (Fixture, Key) {
-    let f = Fixture::with(options);
-    f.hub.edit_table(|t| {
-        t.declare_struct(
-            "Item",
-            StructDef {
-                parent: None,
-                doc: String::new(),
-                fields: vec![
-                    Param::new("id", Type::Int),
-                    Param::new("name", Type::String),
-                    Param::new("count", Type::Int),
-                ],
-            },
-        )
-    });
-    let key = f
-        .hub
-        .declare(
-            KEY,
-            KeyDecl::event()
-                .kind(Kind::Collection)
-                .param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
-        )
-        .unwrap();
-    (f, key)
+    common::inventory(options)
 }
 
 #[test]

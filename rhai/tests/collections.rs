@@ -8,43 +8,14 @@ use std::rc::Rc;
 
 use common::Fixture;
 use gantry_host::collection::Update;
-use gantry_host::{
-    ALL_ROWS, Caller, Key, KeyDecl, Kind, ListenOptions, ObjectId, Param, Source, StructDef,
-    StructValue, Type, Value,
-};
-use gantry_rhai::runtime::ScriptId;
+use gantry_host::{ALL_ROWS, Caller, Key, ListenOptions, ObjectId, Source, StructValue, Value};
+use gantry_rhai::runtime::{RhaiOptions, ScriptId};
 use rhai::Dynamic;
 
-const KEY: &str = "Inv.Items";
+const KEY: &str = common::INVENTORY;
 
-/// A fixture whose hub knows `Item { id: int, name: string, count: int }`
-/// and declares `Inv.Items` as a table of them.
 fn fixture() -> (Fixture, Key) {
-    let f = Fixture::new();
-    f.hub.edit_table(|t| {
-        t.declare_struct(
-            "Item",
-            StructDef {
-                parent: None,
-                doc: String::new(),
-                fields: vec![
-                    Param::new("id", Type::Int),
-                    Param::new("name", Type::String),
-                    Param::new("count", Type::Int),
-                ],
-            },
-        )
-    });
-    let key = f
-        .hub
-        .declare(
-            KEY,
-            KeyDecl::event()
-                .kind(Kind::Collection)
-                .param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
-        )
-        .unwrap();
-    (f, key)
+    common::inventory(RhaiOptions::default())
 }
 
 fn item(id: i64) -> Value {

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use gantry_host::{Hub, ObjectId, Report, WorldId};
+use gantry_host::{Hub, Key, KeyDecl, Kind, ObjectId, Param, Report, StructDef, Type, WorldId};
 use gantry_rhai::runtime::{RhaiOptions, RhaiRuntime, ScriptError, ScriptId};
 
 pub struct Fixture {
@@ -85,4 +85,37 @@ impl Fixture {
             })
             .collect()
     }
+}
+
+/// The collection key of [`inventory`].
+pub const INVENTORY: &str = "Inv.Items";
+
+/// A fixture whose hub knows `Item { id: int, name: string, count: int }`
+/// and declares [`INVENTORY`] as a table of them.
+pub fn inventory(options: RhaiOptions) -> (Fixture, Key) {
+    let f = Fixture::with(options);
+    f.hub.edit_table(|t| {
+        t.declare_struct(
+            "Item",
+            StructDef {
+                parent: None,
+                doc: String::new(),
+                fields: vec![
+                    Param::new("id", Type::Int),
+                    Param::new("name", Type::String),
+                    Param::new("count", Type::Int),
+                ],
+            },
+        )
+    });
+    let key = f
+        .hub
+        .declare(
+            INVENTORY,
+            KeyDecl::event()
+                .kind(Kind::Collection)
+                .param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
+        )
+        .unwrap();
+    (f, key)
 }
