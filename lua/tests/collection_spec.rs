@@ -5,34 +5,12 @@
 mod common;
 
 use common::Fixture;
-use gantry_host::{KeyDecl, Kind, Source, Type, struct_def_of};
+use gantry_host::Source;
 use gantry_lua::runtime::RuntimeOptions;
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct Item {
-    name: String,
-    count: i64,
-}
 
 /// A fixture whose table declares `Inv.Items` as a collection of `Item`.
 fn inventory() -> Fixture {
-    inventory_with(RuntimeOptions::default())
-}
-
-fn inventory_with(options: RuntimeOptions) -> Fixture {
-    let f = Fixture::with(options);
-    let (name, def) = struct_def_of::<Item>().unwrap();
-    f.hub.edit_table(|t| t.declare_struct(&name, def));
-    f.hub
-        .declare(
-            "Inv.Items",
-            KeyDecl::event()
-                .kind(Kind::Collection)
-                .param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
-        )
-        .unwrap();
-    f
+    common::inventory(RuntimeOptions::default())
 }
 
 #[test]
@@ -89,7 +67,7 @@ end
 
 #[test]
 fn set_num_past_what_a_table_can_hold_is_an_error_not_a_crash() {
-    let f = inventory_with(RuntimeOptions {
+    let f = common::inventory(RuntimeOptions {
         max_table_rows: None,
         ..RuntimeOptions::default()
     });
@@ -110,7 +88,7 @@ fn set_num_past_what_a_table_can_hold_is_an_error_not_a_crash() {
 
 #[test]
 fn set_num_past_the_runtimes_max_table_rows_is_an_error_naming_the_key() {
-    let f = inventory_with(RuntimeOptions {
+    let f = common::inventory(RuntimeOptions {
         max_table_rows: Some(1_000),
         ..RuntimeOptions::default()
     });

@@ -7,16 +7,10 @@ mod common;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use common::Fixture;
+use common::{Fixture, Item};
 use gantry_host::collection::{ALL_ROWS, Update};
-use gantry_host::{KeyDecl, Kind, ListenOptions, Serde, Source, Type, struct_def_of};
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-struct Item {
-    name: String,
-    count: i64,
-}
+use gantry_host::{ListenOptions, Serde, Source};
+use gantry_lua::runtime::RuntimeOptions;
 
 fn item(name: &str, count: i64) -> Item {
     Item {
@@ -27,18 +21,7 @@ fn item(name: &str, count: i64) -> Item {
 
 /// A fixture whose table declares `Inv.Items` as a collection of `Item`.
 fn inventory() -> Fixture {
-    let f = Fixture::new();
-    let (name, def) = struct_def_of::<Item>().unwrap();
-    f.hub.edit_table(|t| t.declare_struct(&name, def));
-    f.hub
-        .declare(
-            "Inv.Items",
-            KeyDecl::event()
-                .kind(Kind::Collection)
-                .param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
-        )
-        .unwrap();
-    f
+    common::inventory(RuntimeOptions::default())
 }
 
 /// Stores three items on the script's object from Lua.

@@ -4,8 +4,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use gantry_host::{Hub, ObjectId, Report, WorldId};
+use gantry_host::{Hub, KeyDecl, Kind, ObjectId, Report, Type, WorldId, struct_def_of};
 use gantry_lua::runtime::{LuaRuntime, RuntimeOptions, ScriptId};
+use serde::{Deserialize, Serialize};
 
 pub struct Fixture {
     pub hub: Hub,
@@ -68,4 +69,27 @@ impl Fixture {
             })
             .collect()
     }
+}
+
+/// The element of the [`inventory`] table.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub name: String,
+    pub count: i64,
+}
+
+/// A fixture whose table declares `Inv.Items` as a collection of [`Item`].
+pub fn inventory(options: RuntimeOptions) -> Fixture {
+    let f = Fixture::with(options);
+    let (name, def) = struct_def_of::<Item>().unwrap();
+    f.hub.edit_table(|t| t.declare_struct(&name, def));
+    f.hub
+        .declare(
+            "Inv.Items",
+            KeyDecl::event()
+                .kind(Kind::Collection)
+                .param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
+        )
+        .unwrap();
+    f
 }
