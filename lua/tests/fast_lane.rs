@@ -127,6 +127,67 @@ fn lane_reports_a_failing_listener_with_its_site_and_runs_the_rest() {
     assert_eq!((site.file.as_str(), site.line), ("fail.lua", 2));
 }
 
+/// Several listeners run in one protected call; after a failure the next
+/// call starts at the listener after it. Whichever fail — the first, two
+/// in a row, the last — each is reported once with its site and every
+/// other listener runs once, in order.
+#[test]
+fn lane_reports_each_failing_listener_once_and_runs_every_other_once_in_order() {
+    let f = Fixture::new();
+    f.load(
+        "fails.lua",
+        "for n = 1, 6 do\n\
+           ListenMessage('K', nil, function(i)\n\
+             if n == 1 or n == 3 or n == 4 or n == 6 then error('boom ' .. n) end\n\
+             print(n, i)\n\
+           end)\n\
+         end\n\
+         ListenMessage('Go', nil, function()\n  NotifyMessage('K', 7)\n  print('sender goes on')\nend)\n",
+    );
+    go(&f);
+    assert_eq!(f.printed(), vec!["2\t7", "5\t7", "sender goes on"]);
+    let reports = f.hub.take_reports();
+    let failed: Vec<(String, u32)> = reports
+        .iter()
+        .map(|r| match r {
+            Report::ListenerFailed { message, site, .. } => (
+                message.lines().next().unwrap().to_string(),
+                site.as_ref().unwrap().line,
+            ),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        failed,
+        ["1", "3", "4", "6"]
+            .map(|n| (format!("fails.lua:3: boom {n}"), 2))
+            .to_vec()
+    );
+}
+
+/// A key with one listener: its failure is reported, the sender goes on.
+#[test]
+fn lane_reports_a_lone_failing_listener_and_the_sender_goes_on() {
+    let f = Fixture::new();
+    f.load(
+        "lone.lua",
+        "ListenMessage('K', nil, function(i) error('lone ' .. i) end)\n\
+         ListenMessage('Go', nil, function()\n  NotifyMessage('K', 1)\n  NotifyMessage('K', 2)\n  print('sender goes on')\nend)\n",
+    );
+    go(&f);
+    assert_eq!(f.printed(), vec!["sender goes on"]);
+    let failures = f.failures();
+    assert_eq!(failures.len(), 2, "{failures:?}");
+    assert!(
+        failures[0].starts_with("lone.lua:1: lone 1"),
+        "{failures:?}"
+    );
+    assert!(
+        failures[1].starts_with("lone.lua:1: lone 2"),
+        "{failures:?}"
+    );
+}
+
 #[test]
 fn lane_converts_an_integer_for_a_float_parameter() {
     let f = Fixture::new();
@@ -323,6 +384,47 @@ fn lane_keeps_listeners_of_table_owners_collectable() {
     go(&f);
     assert!(f.printed().is_empty(), "the owner was collected");
     assert_eq!(f.hub.listener_count(), 1, "only Go is left");
+}
+
+/// A kept lane survives a full collection (its own bookkeeping is held
+/// by the lane), yet does not keep a removed listener's function alive.
+#[test]
+fn lane_survives_a_collection_and_lets_a_removed_listeners_function_go() {
+    let f = Fixture::new();
+    f.load(
+        "gc.lua",
+        r#"
+        local victim = ListenMessage("K", nil, (function()
+            local guard = setmetatable({}, {__gc = function() print("collected") end})
+            return function(i) print("victim", i, guard ~= nil) end
+        end)())
+        ListenMessage("K", nil, function(i) print("stays", i) end)
+        ListenMessage("Go", nil, function() NotifyMessage("K", 1) end)
+        ListenMessage("Drop", nil, function()
+            UnbindMessage("K", victim)
+            victim = nil
+        end)
+        "#,
+    );
+    go(&f);
+    f.rt.collect_garbage().unwrap();
+    go(&f);
+    assert_eq!(
+        f.printed(),
+        vec!["victim\t1\ttrue", "stays\t1", "victim\t1\ttrue", "stays\t1"]
+    );
+    let drop = f.hub.key("Drop").unwrap();
+    f.hub.send(drop, Source::Global, ()).unwrap();
+    f.rt.collect_garbage().unwrap();
+    f.rt.collect_garbage().unwrap();
+    assert_eq!(
+        f.printed(),
+        vec!["collected"],
+        "the lane let the function go"
+    );
+    go(&f);
+    assert_eq!(f.printed(), vec!["stays\t1"]);
+    assert!(f.failures().is_empty());
 }
 
 #[test]

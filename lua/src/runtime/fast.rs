@@ -19,8 +19,10 @@
 //!   refuses or records exactly as before.
 //! - Listeners run in delivery order, each in its turn; a failing one is
 //!   reported as the hub reports it (`Report::ListenerFailed` with its
-//!   site) and the rest still run. A listener removed during the send is
-//!   skipped (asked of the hub only once the epoch moved mid-send).
+//!   site) and the rest still run (several listeners share one protected
+//!   call, restarted after the one that failed). A listener removed during
+//!   the send is skipped (asked of the hub only once the epoch moved
+//!   mid-send).
 //! - Never in a coroutine (a listener must not yield the sender's
 //!   coroutine), and at most 8 fast sends deep; past that the
 //!   slow way and its nesting limit take over. Listeners run inside the
@@ -69,12 +71,13 @@ impl FastLane {
         let counters = Rc::new(Counters::default());
         let msgh = lua.create_function(message_handler)?;
         let fail = lua.create_function(report_failure)?;
-        let alive = lua.create_function(|lua, (snap, i): (AnyUserData, usize)| {
+        let alive = lua.create_function(|lua, (lane, i): (Table, usize)| {
+            let snap = lane.raw_get::<AnyUserData>(dispatch::lane::SNAPSHOT)?;
             let snap = snap.borrow::<Snapshot>()?;
             let shared = super::shared::shared_of(lua)?;
             Ok(snap
                 .listeners
-                .get(i.wrapping_sub(1))
+                .get(i)
                 .is_some_and(|(id, _)| shared.hub.is_listening(*id)))
         })?;
         let ptr = Rc::as_ptr(&counters);
@@ -180,21 +183,23 @@ pub(crate) fn baked_send(
     table.raw_set(site::SLOW, slow)?;
     table.raw_set(site::FETCH, fetch)?;
     table.raw_set(site::LANE, false)?;
-    let counters = &ctx.shared.fast.counters;
-    table.raw_set(site::KEEPER, dispatch::CountersKeeper::new(counters))?;
-    let keeper = dispatch::SiteKeeper::new();
+    let fast = &ctx.shared.fast;
+    let keeper = dispatch::SiteKeeper::new(&fast.counters);
     let state = keeper.state_ptr();
     table.raw_set(site::STATE, keeper)?;
-    let counters = Rc::as_ptr(counters);
+    table.raw_set(site::FAIL, &fast.fail)?;
+    table.raw_set(site::ALIVE, &fast.alive)?;
     let f: mlua::lua_CFunction = if sourced {
         dispatch::send::<true>
     } else {
         dispatch::send::<false>
     };
     // SAFETY: `send` keeps the rules of a Lua C function (see its module);
-    // the site table pushed as the argument keeps the counters and the
-    // site state alive.
-    unsafe { lua.exec_raw::<Function>(table, |l| dispatch::send_closure(l, f, counters, state)) }
+    // the site table pushed as the first argument keeps the site state
+    // (and through it the counters) alive.
+    unsafe {
+        lua.exec_raw::<Function>((table, &fast.msgh), |l| dispatch::send_closure(l, f, state))
+    }
 }
 
 /// The lane of `key` from the call's source, as `dispatch` reads it (its
@@ -233,11 +238,14 @@ fn fetch(
         return Ok(None);
     };
     let fast = &shared.fast;
-    let functions = lua.create_table_with_capacity(lane.listeners.len(), 0)?;
-    functions.set_metatable(Some(fast.weak_values.clone()))?;
+    use dispatch::lane as slot;
+    // Weak-valued: a kept lane does not keep a removed listener's function
+    // (and what it captures) alive. The snapshot is held by a key.
+    let table = lua.create_table_with_capacity(lane.listeners.len(), 3)?;
+    table.set_metatable(Some(fast.weak_values.clone()))?;
     for (i, listener) in lane.listeners.iter().enumerate() {
         match fast.fns.raw_get::<Option<Function>>(listener.id.get())? {
-            Some(f) => functions.raw_set(i + 1, f)?,
+            Some(f) => table.raw_set(slot::FIRST_FUNCTION + i as i64, f)?,
             None => return Ok(None),
         }
     }
@@ -247,19 +255,14 @@ fn fetch(
         count: lane.listeners.len() as i64,
     });
     let data_ptr = &*data as *const dispatch::LaneData as *mut std::ffi::c_void;
-    let snapshot = Snapshot {
+    let snapshot = lua.create_userdata(Snapshot {
         key,
         listeners: lane.listeners.into_iter().map(|l| (l.id, l.site)).collect(),
         _data: data,
-    };
-    use dispatch::lane as slot;
-    let table = lua.create_table_with_capacity(slot::LEN, 0)?;
+    })?;
+    table.raw_set(&snapshot, true)?;
     table.raw_set(slot::SNAPSHOT, snapshot)?;
     table.raw_set(slot::DATA, LuaValue::LightUserData(LightUserData(data_ptr)))?;
-    table.raw_set(slot::MSGH, &fast.msgh)?;
-    table.raw_set(slot::FAIL, &fast.fail)?;
-    table.raw_set(slot::ALIVE, &fast.alive)?;
-    table.raw_set(slot::FUNCTIONS, functions)?;
     Ok(Some(table))
 }
 
@@ -279,7 +282,8 @@ fn message_handler(lua: &Lua, error: LuaValue) -> mlua::Result<LuaValue> {
 }
 
 /// Reports listener `i` of a snapshot as failed with `error`.
-fn report_failure(lua: &Lua, (snap, i, error): (AnyUserData, usize, LuaValue)) -> mlua::Result<()> {
+fn report_failure(lua: &Lua, (lane, i, error): (Table, usize, LuaValue)) -> mlua::Result<()> {
+    let snap = lane.raw_get::<AnyUserData>(dispatch::lane::SNAPSHOT)?;
     let snap = snap.borrow::<Snapshot>()?;
     let shared = super::shared::shared_of(lua)?;
     let message = match &error {
@@ -290,10 +294,7 @@ fn report_failure(lua: &Lua, (snap, i, error): (AnyUserData, usize, LuaValue)) -
         LuaValue::String(s) => s.to_string_lossy(),
         other => format!("{other:?}"),
     };
-    let site = snap
-        .listeners
-        .get(i.wrapping_sub(1))
-        .and_then(|(_, site)| site.clone());
+    let site = snap.listeners.get(i).and_then(|(_, site)| site.clone());
     shared.hub.listener_failed(snap.key, message, site);
     Ok(())
 }

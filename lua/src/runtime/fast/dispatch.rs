@@ -44,17 +44,22 @@ pub(super) mod site {
     pub const FETCH: i64 = 2;
     /// The kept lane (`false`: this send goes the slow way this epoch).
     pub const LANE: i64 = 3;
-    /// A `CountersKeeper`: the counters outlive the send function.
-    pub const KEEPER: i64 = 4;
     /// A `SiteKeeper`: owns the [`SiteState`](super::SiteState) behind
-    /// upvalue 3.
-    pub const STATE: i64 = 5;
-    pub const LEN: usize = 5;
+    /// upvalue 2, and keeps the runtime's counters alive.
+    pub const STATE: i64 = 4;
+    /// `fail(lane, i, error)`: reports listener `i` of a lane.
+    pub const FAIL: i64 = 5;
+    /// `alive(lane, i)`: is listener `i` of a lane still registered?
+    pub const ALIVE: i64 = 6;
+    pub const LEN: usize = 6;
 }
 
 /// What a send function keeps of its lane in Rust memory (read without
-/// the Lua API): the epoch it was taken at and its data.
+/// the Lua API): the runtime's counters, the epoch the lane was taken at
+/// and its data.
 pub(crate) struct SiteState {
+    /// The runtime's counters, kept alive by the [`SiteKeeper`].
+    counters: *const Counters,
     /// -1: none taken yet.
     epoch: Cell<i64>,
     /// The kept lane's data (null: the slow way this epoch). Points into
@@ -62,18 +67,22 @@ pub(crate) struct SiteState {
     data: Cell<*const LaneData>,
 }
 
-/// Owns a send function's [`SiteState`] (boxed: its address is upvalue 3).
+/// Owns a send function's [`SiteState`] (boxed: its address is upvalue 2)
+/// and the counters it points to.
 pub(crate) struct SiteKeeper {
     state: Box<SiteState>,
+    _counters: std::rc::Rc<Counters>,
 }
 
 impl SiteKeeper {
-    pub fn new() -> Self {
+    pub fn new(counters: &std::rc::Rc<Counters>) -> Self {
         SiteKeeper {
             state: Box::new(SiteState {
+                counters: std::rc::Rc::as_ptr(counters),
                 epoch: Cell::new(-1),
                 data: Cell::new(std::ptr::null()),
             }),
+            _counters: counters.clone(),
         }
     }
 
@@ -84,22 +93,17 @@ impl SiteKeeper {
 
 impl mlua::UserData for SiteKeeper {}
 
-/// The slots of a lane table (its array part), as `fast.rs` builds it.
+/// The keys of a lane table, as `fast.rs` builds it. The table is
+/// weak-valued (a kept lane does not keep a removed listener's function
+/// alive), so its snapshot is also one of its keys, which hold strongly.
 pub(super) mod lane {
-    /// The snapshot userdata (`fail` and `alive` take it); it owns the
+    /// Keys `1..=count`: the listeners' functions, in delivery order.
+    pub const FIRST_FUNCTION: i64 = 1;
+    /// The snapshot userdata (`fail` and `alive` read it); it owns the
     /// [`LaneData`](super::LaneData) behind `DATA`.
-    pub const SNAPSHOT: i64 = 1;
+    pub const SNAPSHOT: i64 = 0;
     /// A light userdata: the snapshot's `LaneData`, read directly.
-    pub const DATA: i64 = 2;
-    /// The message handler of each listener's protected call.
-    pub const MSGH: i64 = 3;
-    /// `fail(snapshot, i, error)`: reports listener `i`.
-    pub const FAIL: i64 = 4;
-    /// `alive(snapshot, i)`: is listener `i` still registered?
-    pub const ALIVE: i64 = 5;
-    /// The listeners' functions, in delivery order (a weak-valued array).
-    pub const FUNCTIONS: i64 = 6;
-    pub const LEN: usize = 6;
+    pub const DATA: i64 = -1;
 }
 
 /// What a send reads of its lane without going through the Lua API.
@@ -116,11 +120,12 @@ pub(crate) struct LaneData {
 /// nesting limit then applies).
 const MAX_DEPTH: i64 = 8;
 
-/// The runtime's counters, from a closure's second upvalue.
+/// The runtime's counters, from a `block`/`unblock` closure's second
+/// upvalue.
 unsafe fn counters<'a>(l: *mut lua_State) -> &'a Counters {
-    // SAFETY: the closure was made by `counters_closure` or `send_closure`:
-    // upvalue 2 is the address of an `Rc<Counters>` that its upvalue 1
-    // keeps alive (a `CountersKeeper`, directly or in the site table).
+    // SAFETY: the closure was made by `counters_closure`: upvalue 2 is the
+    // address of an `Rc<Counters>` that its upvalue 1 (a `CountersKeeper`)
+    // keeps alive.
     unsafe { &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(2)).cast::<Counters>() }
 }
 
@@ -128,21 +133,30 @@ unsafe fn counters<'a>(l: *mut lua_State) -> &'a Counters {
 /// Delivers down the kept lane when the arguments fit it, else calls the
 /// hub's way with the arguments as they came and returns what it returns.
 ///
+/// Every Lua API call here is a call into the Lua library that the
+/// hand-written Lua bus it competes with does not make, so the path counts
+/// them: the state and counters come from one light userdata, the lane
+/// table holds the functions themselves, and nothing is popped before
+/// returning (Lua takes a C function's results from the top).
+///
 /// # Safety
 /// Called by Lua as a C closure made by `send_closure`.
 pub(super) unsafe extern "C-unwind" fn send<const SOURCED: bool>(l: *mut lua_State) -> c_int {
     // SAFETY: `l` is the running state; a delivery pushes at most its
     // arguments and 8 more, within LUA_MINSTACK or after `lua_checkstack`.
+    // Upvalue 2 is the `SiteState` owned by the site table's `SiteKeeper`
+    // (upvalue 1 keeps it alive), which keeps the counters alive.
     unsafe {
         let top = ffi::lua_gettop(l);
-        let counters = counters(l);
+        let state = &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(2)).cast::<SiteState>();
+        let counters = &*state.counters;
         let first = if SOURCED { 2 } else { 1 };
         // A C function may push LUA_MINSTACK (20) values unasked; a
         // delivery pushes its arguments and at most 8 more.
         if counters.blocks.get() == 0
             && top >= first - 1
             && (top + 8 <= ffi::LUA_MINSTACK || ffi::lua_checkstack(l, top + 8) != 0)
-            && try_lane::<SOURCED>(l, counters, top, first)
+            && try_lane::<SOURCED>(l, state, counters, top, first)
         {
             return 0;
         }
@@ -159,16 +173,15 @@ pub(super) unsafe extern "C-unwind" fn send<const SOURCED: bool>(l: *mut lua_Sta
 /// the arguments fit it.
 unsafe fn try_lane<const SOURCED: bool>(
     l: *mut lua_State,
+    state: &SiteState,
     counters: &Counters,
     top: c_int,
     first: c_int,
 ) -> bool {
-    // SAFETY: see `send`. Upvalue 3 is the `SiteState` owned by the site
-    // table's `SiteKeeper` (upvalue 1 keeps it alive).
+    // SAFETY: see `send`.
     unsafe {
-        let state = &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(3)).cast::<SiteState>();
         let current = state.epoch.get() == counters.epoch.get() as i64
-            && (!SOURCED || ffi::lua_rawequal(l, ffi::lua_upvalueindex(4), 1) != 0);
+            && (!SOURCED || ffi::lua_rawequal(l, ffi::lua_upvalueindex(3), 1) != 0);
         if !current {
             take_lane::<SOURCED>(l, counters, state);
         }
@@ -179,11 +192,10 @@ unsafe fn try_lane<const SOURCED: bool>(
         if !arguments_fit(l, data, first, count) {
             return false;
         }
-        // The lane on this stack keeps `data` alive should a nested send of
-        // this same function take a new lane.
+        // The lane on this stack keeps `data` and the functions alive
+        // should a nested send of this same function take a new lane.
         ffi::lua_rawgeti(l, ffi::lua_upvalueindex(1), site::LANE);
         deliver(l, counters, top + 1, data, first, count);
-        ffi::lua_settop(l, top);
         true
     }
 }
@@ -223,7 +235,7 @@ unsafe fn take_lane<const SOURCED: bool>(
         state.epoch.set(counters.epoch.get() as i64);
         if SOURCED {
             ffi::lua_pushvalue(l, 1);
-            ffi::lua_replace(l, ffi::lua_upvalueindex(4));
+            ffi::lua_replace(l, ffi::lua_upvalueindex(3));
         }
     }
 }
@@ -231,9 +243,9 @@ unsafe fn take_lane<const SOURCED: bool>(
 /// The data of the lane table at `lane`.
 unsafe fn lane_data<'a>(l: *mut lua_State, lane: c_int) -> Option<&'a LaneData> {
     // SAFETY: see `send`. The pointer is the snapshot's boxed `LaneData`;
-    // the snapshot is held by the same lane table (slot `SNAPSHOT`), which
-    // is on the stack for as long as the reference is used. Scripts never
-    // see a lane table.
+    // the snapshot is held by the same lane table (key `SNAPSHOT`, and as
+    // a key), which is on the stack for as long as the reference is used.
+    // Scripts never see a lane table.
     unsafe {
         ffi::lua_rawgeti(l, lane, lane::DATA);
         let p = ffi::lua_touserdata(l, -1).cast::<LaneData>();
@@ -253,18 +265,17 @@ unsafe fn arguments_fit(l: *mut lua_State, data: &LaneData, first: c_int, count:
         }
         for (i, kind) in data.kinds.iter().enumerate() {
             let at = first + i as c_int;
-            let fit = match (*kind, ffi::lua_type(l, at)) {
-                (b'i', ffi::LUA_TNUMBER) => ffi::lua_isinteger(l, at) != 0,
-                (b'f', ffi::LUA_TNUMBER) => {
-                    if ffi::lua_isinteger(l, at) != 0 {
-                        let n = ffi::lua_tointegerx(l, at, std::ptr::null_mut());
-                        ffi::lua_pushnumber(l, n as ffi::lua_Number);
-                        ffi::lua_replace(l, at);
-                    }
+            let fit = match *kind {
+                b'i' => ffi::lua_isinteger(l, at) != 0,
+                b'f' if ffi::lua_isinteger(l, at) != 0 => {
+                    let n = ffi::lua_tointegerx(l, at, std::ptr::null_mut());
+                    ffi::lua_pushnumber(l, n as ffi::lua_Number);
+                    ffi::lua_replace(l, at);
                     true
                 }
-                (b'b', ffi::LUA_TBOOLEAN) => true,
-                (b's', ffi::LUA_TSTRING) => {
+                b'f' => ffi::lua_type(l, at) == ffi::LUA_TNUMBER,
+                b'b' => ffi::lua_type(l, at) == ffi::LUA_TBOOLEAN,
+                b's' if ffi::lua_type(l, at) == ffi::LUA_TSTRING => {
                     let mut n = 0usize;
                     let p = ffi::lua_tolstring(l, at, &mut n);
                     !p.is_null()
@@ -281,9 +292,16 @@ unsafe fn arguments_fit(l: *mut lua_State, data: &LaneData, first: c_int, count:
     }
 }
 
-/// Calls each listener of the lane at `lane` with the `count` arguments
-/// from `first`, each in its own protected call; a failure is reported
-/// and the rest still run.
+/// Calls each listener of the lane at `lane` (the top of the stack) with
+/// the `count` arguments from `first`; a failure is reported and the rest
+/// still run.
+///
+/// One listener runs in its own protected call. Several run in one
+/// protected call of [`run_listeners`], which calls them unprotected, one
+/// after the other: a protected call costs more than the call it protects,
+/// and DESIGN's isolation asks only that a failure be reported and the
+/// rest run, so after a failure the next protected call starts at the
+/// listener after the failed one.
 unsafe fn deliver(
     l: *mut lua_State,
     counters: &Counters,
@@ -294,56 +312,118 @@ unsafe fn deliver(
 ) {
     // SAFETY: see `send`.
     unsafe {
-        let base = ffi::lua_gettop(l);
-        ffi::lua_rawgeti(l, lane, lane::MSGH);
-        let msgh = base + 1;
-        ffi::lua_rawgeti(l, lane, lane::FUNCTIONS);
-        let functions = base + 2;
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(4));
+        let msgh = lane + 1;
         let depth = counters.depth.get() + 1;
         counters.depth.set(depth);
         let at_limit = depth >= MAX_DEPTH;
         if at_limit {
             counters.blocks.set(counters.blocks.get() + 1);
         }
-        for i in 1..=data.count {
-            if counters.epoch.get() != data.epoch && !still_listening(l, lane, i) {
-                continue;
+        if data.count == 1 {
+            if ffi::lua_rawgeti(l, lane, lane::FIRST_FUNCTION) == ffi::LUA_TFUNCTION {
+                for a in 0..count {
+                    ffi::lua_pushvalue(l, first + a);
+                }
+                if ffi::lua_pcall(l, count, 0, msgh) != ffi::LUA_OK {
+                    report(l, lane, 0);
+                }
             }
-            if ffi::lua_rawgeti(l, functions, i) != ffi::LUA_TFUNCTION {
-                ffi::lua_settop(l, functions);
-                continue;
-            }
-            for a in 0..count {
-                ffi::lua_pushvalue(l, first + a);
-            }
-            // A call that returns leaves the stack at `functions`.
-            if ffi::lua_pcall(l, count, 0, msgh) != ffi::LUA_OK {
-                let error = ffi::lua_gettop(l);
-                ffi::lua_rawgeti(l, lane, lane::FAIL);
-                ffi::lua_rawgeti(l, lane, lane::SNAPSHOT);
-                ffi::lua_pushinteger(l, i);
-                ffi::lua_pushvalue(l, error);
-                // A report that fails (out of memory) is dropped.
-                ffi::lua_pcall(l, 3, 0, 0);
-                ffi::lua_settop(l, functions);
+        } else {
+            let progress = Progress {
+                next: Cell::new(0),
+                data,
+                counters,
+            };
+            while progress.next.get() < data.count {
+                ffi::lua_pushvalue(l, ffi::lua_upvalueindex(5));
+                ffi::lua_pushvalue(l, lane);
+                ffi::lua_pushlightuserdata(l, &progress as *const Progress as *mut c_void);
+                for a in 0..count {
+                    ffi::lua_pushvalue(l, first + a);
+                }
+                // A call that returns leaves the stack at `msgh`.
+                if ffi::lua_pcall(l, count + 2, 0, msgh) != ffi::LUA_OK {
+                    report(l, lane, progress.next.get() - 1);
+                    ffi::lua_settop(l, msgh);
+                }
             }
         }
         if at_limit {
             counters.blocks.set(counters.blocks.get() - 1);
         }
         counters.depth.set(depth - 1);
-        // The caller resets the stack.
+        // The caller returns no results: what is left on the stack goes.
     }
 }
 
-/// Asks the hub whether listener `i` is still registered (the epoch moved
-/// during the send: it may have been removed).
+/// Where a run of listeners in one protected call has got to: after a
+/// failure, `next` is one past the listener that failed.
+struct Progress<'a> {
+    next: Cell<i64>,
+    data: &'a LaneData,
+    counters: &'a Counters,
+}
+
+/// `run_listeners(lane, progress, ...)`: calls the lane's listeners from
+/// `progress.next` on with the arguments, unprotected (the caller's
+/// protected call catches a failure; `progress` says whose).
+///
+/// # Safety
+/// Called by Lua as a C closure made by `send_closure` (upvalue 1: the
+/// site table), only by `deliver`, with a `Progress` it owns.
+unsafe extern "C-unwind" fn run_listeners(l: *mut lua_State) -> c_int {
+    // SAFETY: `deliver` passes its lane and a `Progress` on its own frame,
+    // which outlives this protected call. An error unwinds this frame,
+    // which owns nothing. Pushes: a function and its arguments (at most
+    // 17 with `MAX_PARAMS`) within LUA_MINSTACK.
+    unsafe {
+        let top = ffi::lua_gettop(l);
+        let progress = &*ffi::lua_touserdata(l, 2).cast::<Progress>();
+        let (data, counters) = (progress.data, progress.counters);
+        let count = top - 2;
+        while progress.next.get() < data.count {
+            let i = progress.next.get();
+            progress.next.set(i + 1);
+            if counters.epoch.get() != data.epoch && !still_listening(l, 1, i) {
+                continue;
+            }
+            if ffi::lua_rawgeti(l, 1, lane::FIRST_FUNCTION + i) != ffi::LUA_TFUNCTION {
+                ffi::lua_settop(l, top);
+                continue;
+            }
+            for a in 0..count {
+                ffi::lua_pushvalue(l, 3 + a);
+            }
+            ffi::lua_call(l, count, 0);
+        }
+        0
+    }
+}
+
+/// Reports listener `i` (from 0) of the lane at `lane` as failed with the
+/// error on top of the stack.
+unsafe fn report(l: *mut lua_State, lane: c_int, i: i64) {
+    // SAFETY: see `send`.
+    unsafe {
+        let error = ffi::lua_gettop(l);
+        ffi::lua_rawgeti(l, ffi::lua_upvalueindex(1), site::FAIL);
+        ffi::lua_pushvalue(l, lane);
+        ffi::lua_pushinteger(l, i);
+        ffi::lua_pushvalue(l, error);
+        // A report that fails (out of memory) is dropped.
+        ffi::lua_pcall(l, 3, 0, 0);
+    }
+}
+
+/// Asks the hub whether listener `i` (from 0) is still registered (the
+/// epoch moved during the send: it may have been removed).
 unsafe fn still_listening(l: *mut lua_State, lane: c_int, i: i64) -> bool {
     // SAFETY: see `send`.
     unsafe {
         let top = ffi::lua_gettop(l);
-        ffi::lua_rawgeti(l, lane, lane::ALIVE);
-        ffi::lua_rawgeti(l, lane, lane::SNAPSHOT);
+        ffi::lua_rawgeti(l, ffi::lua_upvalueindex(1), site::ALIVE);
+        ffi::lua_pushvalue(l, lane);
         ffi::lua_pushinteger(l, i);
         let alive = ffi::lua_pcall(l, 2, 1, 0) == ffi::LUA_OK && ffi::lua_toboolean(l, -1) != 0;
         ffi::lua_settop(l, top);
@@ -399,24 +479,27 @@ pub(super) unsafe fn counters_closure(
 }
 
 /// Makes `f` a send function over the site table on top of the stack:
-/// upvalues (1) the site table, (2) the counters' address, (3) the site
-/// state's address, (4) the source the kept lane is for.
+/// upvalues (1) the site table, (2) the site state's address, (3) the
+/// source the kept lane is for, (4) the listeners' message handler, (5)
+/// [`run_listeners`] over the same site table.
 ///
 /// # Safety
-/// Called inside `Lua::exec_raw` with the site table pushed; the table
-/// must keep both pointees alive (`site::KEEPER`, `site::STATE`).
+/// Called inside `Lua::exec_raw` with the site table, then the message
+/// handler pushed; the table must keep the state alive (`site::STATE`).
 pub(super) unsafe fn send_closure(
     l: *mut lua_State,
     f: ffi::lua_CFunction,
-    counters: *const Counters,
     state: *const SiteState,
 ) {
-    // SAFETY: `exec_raw` grew the stack; the site table is on top.
+    // SAFETY: `exec_raw` grew the stack; the message handler is on top,
+    // the site table below it.
     unsafe {
-        ffi::lua_pushlightuserdata(l, counters as *mut c_void);
         ffi::lua_pushlightuserdata(l, state as *mut c_void);
         ffi::lua_pushboolean(l, 0);
-        ffi::lua_pushcclosure(l, f, 4);
+        ffi::lua_rotate(l, -3, -1);
+        ffi::lua_pushvalue(l, -4);
+        ffi::lua_pushcclosure(l, run_listeners, 1);
+        ffi::lua_pushcclosure(l, f, 5);
     }
 }
 
