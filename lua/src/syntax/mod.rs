@@ -11,6 +11,8 @@
 //! - [`rewrite()`]: the load-time rewriter that turns literal-key calls into
 //!   calls of key-baked functions, preserving lines (and columns after the key).
 //! - `literal`: decoding of Lua string and number literals.
+//! - `split`: a large chunk parsed as two halves on two threads, for the
+//!   rewriter.
 //!
 //! `tree_sitter` is re-exported so a user (the language server) edits and
 //! reparses trees with the exact version the scanner was built against.
@@ -20,6 +22,7 @@ mod literal;
 mod parse;
 mod rewrite;
 mod scan;
+mod split;
 
 pub use parse::{parse, parse_range};
 pub use rewrite::{BAKES_PROLOGUE_MAX_LOCALS, Bake, Rewrite, rewrite};

@@ -110,11 +110,29 @@ impl Rewrite {
 
 /// Rewrites every bakeable call in `source`. Never fails: anything it cannot
 /// rewrite safely stays as written.
+///
+/// A source of 64 KiB or more is parsed in two halves at once when it can
+/// be cut at a top-level statement (see `split`); the calls found are the
+/// same either way.
 pub fn rewrite(source: &str) -> Rewrite {
+    let split = source.len() >= super::split::SPLIT_MIN_BYTES
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    rewrite_with(source, split)
+}
+
+/// [`rewrite`], parsing in two halves when `split` asks and the source
+/// allows it.
+pub(crate) fn rewrite_with(source: &str, split: bool) -> Rewrite {
     let unchanged = || Rewrite {
         source: source.to_owned(),
         bakes: Vec::new(),
     };
+    if split
+        && let Some(at) = super::split::split_point(source)
+        && let Some(scan) = super::split::scan_halves(source, at)
+    {
+        return rewrite_scanned(source, &scan).unwrap_or_else(unchanged);
+    }
     let Some(tree) = parse(source, None) else {
         return unchanged();
     };

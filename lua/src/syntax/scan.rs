@@ -95,6 +95,46 @@ pub(crate) fn scan_chunk(tree: &Tree, source: &str) -> ChunkScan {
     walker.out
 }
 
+/// [`scan_chunk`] of a run of whole top-level statements parsed on their
+/// own (the second half of a chunk, [`super::split`]), as if the
+/// chunk-level locals `above` had been declared before them. Its
+/// `main_locals` counts only this run's own.
+pub(crate) fn scan_chunk_after(tree: &Tree, source: &str, above: ChunkLocals) -> ChunkScan {
+    let mut walker = Walker::new(source);
+    for index in above.indices() {
+        walker.shadow[index] += 1;
+    }
+    walker.walk(tree.root_node());
+    walker.out
+}
+
+/// The tracked names that `tree`'s chunk-level `local`s declare (what the
+/// statements after it see), from its top-level statements alone.
+pub(crate) fn chunk_locals(tree: &Tree, source: &str) -> ChunkLocals {
+    let mut walker = Walker::new(source);
+    let mut cursor = tree.root_node().walk();
+    for statement in tree.root_node().children(&mut cursor) {
+        walker.declare_top_level(statement);
+    }
+    walker
+        .declared
+        .iter()
+        .fold(ChunkLocals::NONE, |acc, &i| acc.with(usize::from(i)))
+}
+
+impl ChunkScan {
+    /// This scan followed by `next`'s, of the statements after it.
+    pub(crate) fn then(mut self, next: ChunkScan) -> ChunkScan {
+        self.calls.extend(next.calls);
+        self.main_locals += next.main_locals;
+        self.main_reads_varargs |= next.main_reads_varargs;
+        for (mine, theirs) in self.reassigned.iter_mut().zip(next.reassigned) {
+            *mine |= theirs;
+        }
+        self
+    }
+}
+
 /// Scans only the top-level statement of the chunk that holds byte
 /// `offset` (or the one just before it), with the scope the statement sees:
 /// the chunk's own `local` declarations above it are honoured, so a name

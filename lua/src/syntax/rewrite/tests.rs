@@ -414,3 +414,90 @@ GMP["UnbindMessage"] = nil
     let r = rewrite("NotifyMessage('A')\n_ENV = setmetatable({}, { __index = _ENV })\n");
     assert!(!r.is_rewritten());
 }
+
+/// A script exercising what a cut must carry from the first half into the
+/// second: chunk-level locals hiding API names (`NotifyMessage`, `GMP`),
+/// global replacements (a later `RunHook = ...` keeps earlier calls
+/// generic), locals counted against the prologue's budget, nested
+/// functions, long strings and comments.
+fn varied_script(blocks: usize) -> String {
+    let mut s = String::from("NotifyMessage('Start.Before')\n");
+    for i in 0..blocks {
+        s.push_str(&format!(
+            r#"-- block {i}
+local function handler_{i}(dmg, NotifyObjectMessage)
+    NotifyObjectMessage(self, "Param.Shadow{i}", dmg)
+    local text = [[ NotifyMessage("In.Long.String") ]]
+    if dmg > {i} then
+        NotifyMessage("Block.Hurt{i}", dmg) --[==[ NotifyMessage("In.Comment") ]==]
+    end
+    return GMP.NotifyMessage("Via.Gmp{i}", text)
+end
+local value_{i} = RunHook("Hook.Run{i}", {i})
+ListenMessage("Block.Listen{i}", nil, function(x) handler_{i}(x) end)
+"#
+        ));
+        if i == blocks / 3 {
+            s.push_str("local NotifyMessage = print\n");
+        }
+        if i == blocks / 2 {
+            s.push_str("local GMP = {}\n");
+        }
+    }
+    s.push_str("RunHook = function() end\nNotifyMessage('End.After')\n");
+    s
+}
+
+/// The rewriter may parse a large chunk as two halves at once: cut at any
+/// top-level statement, the calls it finds (and so its rewrite) equal one
+/// parse's.
+#[test]
+fn a_chunk_parsed_in_two_halves_scans_like_one_parse() {
+    use super::super::scan::scan_chunk;
+    use super::super::split::scan_halves;
+
+    let src = varied_script(12);
+    let whole = parse(&src, None).unwrap();
+    assert!(!whole.root_node().has_error());
+    let expected = scan_chunk(&whole, &src);
+    let mut cursor = whole.root_node().walk();
+    let mut cuts = 0;
+    for statement in whole.root_node().children(&mut cursor).skip(1) {
+        let at = statement.start_byte();
+        let parts = scan_halves(&src, at).expect("a cut at a statement parses");
+        let calls = |scan: &super::super::scan::ChunkScan| {
+            scan.calls
+                .iter()
+                .map(|f| f.call.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(calls(&parts), calls(&expected), "cut at byte {at}");
+        assert_eq!(parts.main_locals, expected.main_locals, "cut at byte {at}");
+        assert_eq!(parts.reassigned, expected.reassigned, "cut at byte {at}");
+        cuts += 1;
+    }
+    assert!(cuts > 50, "{cuts}");
+}
+
+#[test]
+fn a_large_chunk_rewrites_the_same_parsed_in_two_halves() {
+    let src = varied_script(400);
+    assert!(src.len() >= super::super::split::SPLIT_MIN_BYTES);
+    let at = super::super::split::split_point(&src).expect("a top-level local to cut at");
+    assert!(super::super::split::scan_halves(&src, at).is_some());
+    let split = super::rewrite_with(&src, true);
+    let single = super::rewrite_with(&src, false);
+    assert!(split.is_rewritten());
+    assert_eq!(split, single);
+    // The shadowing local in the first half keeps the second half's global
+    // calls generic; `RunHook` is replaced at the end, so none of its calls
+    // are baked.
+    assert!(
+        split
+            .bakes
+            .iter()
+            .all(|b| b.function != ApiFunction::RunHook)
+    );
+    assert!(!split.bakes.iter().any(|b| b.key == "End.After"));
+    assert!(split.bakes.iter().any(|b| b.key == "Start.Before"));
+}
