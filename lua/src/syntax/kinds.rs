@@ -32,6 +32,7 @@ pub(crate) struct Kinds {
     pub for_statement: u16,
     pub for_numeric_clause: u16,
     pub for_generic_clause: u16,
+    pub return_statement: u16,
     /// The `local` keyword token.
     pub local_kw: u16,
     /// The `(` token.
@@ -81,6 +82,7 @@ pub(crate) static KINDS: LazyLock<Kinds> = LazyLock::new(|| {
         for_statement: named("for_statement"),
         for_numeric_clause: named("for_numeric_clause"),
         for_generic_clause: named("for_generic_clause"),
+        return_statement: named("return_statement"),
         local_kw: token("local"),
         lparen: token("("),
         comma: token(","),

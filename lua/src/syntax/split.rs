@@ -11,13 +11,15 @@
 //! locals, as one walk of the whole would have them.
 //!
 //! The cut is trusted only when the parses confirm it: neither half has a
-//! syntax error and the first does not end in `return` (which must be a
-//! chunk's last statement). Otherwise — or when threads are not available —
+//! syntax error, the first does not end in `return` (which must be a
+//! chunk's last statement) and the cut is not inside a comment or string
+//! the first half's end closed. Otherwise — or when threads are not available —
 //! the caller parses the whole source as before (a script with a syntax
 //! error pays for both; Lua then refuses it).
 
 use tree_sitter::Point;
 
+use super::kinds::KINDS;
 use super::parse::{parse, parse_range};
 use super::scan::{ChunkLocals, ChunkScan, chunk_locals, scan_chunk, scan_chunk_after};
 
@@ -183,20 +185,34 @@ pub(crate) fn scan_halves(source: &str, at: usize) -> Option<ChunkScan> {
                 Some(scan_chunk_after(&tree, source, above))
             })
             .ok()?;
-        let first = parse(&source[..at], None).filter(|tree| {
-            let root = tree.root_node();
-            !root.has_error()
-                && root.child_count() > 0
-                && root
-                    .child(root.child_count() - 1)
-                    .is_none_or(|last| last.kind() != "return_statement")
-        });
+        let first = parse(&source[..at], None).filter(|tree| confirms_cut(tree, at));
         // The second half waits for this (a dropped sender ends its wait).
         let _ = locals_tx.send(first.as_ref().map(|tree| chunk_locals(tree, source)));
         let first = first.map(|tree| scan_chunk(&tree, source));
         let second = second.join().ok()??;
         Some(first?.then(second))
     })
+}
+
+/// Whether the first half's tree (of `source[..at]`) confirms a cut at
+/// `at`: no syntax error, not ending in `return` (which must end a chunk),
+/// and the cut not inside a comment or a string that the end of the half
+/// closed (a line comment runs to the end of the text; a cut inside one
+/// can leave two halves that both parse, meaning something else).
+fn confirms_cut(first: &tree_sitter::Tree, at: usize) -> bool {
+    let root = first.root_node();
+    let k = &*KINDS;
+    let Some(last) = root.child(root.child_count().wrapping_sub(1)) else {
+        return false;
+    };
+    let mut node = root.descendant_for_byte_range(at.saturating_sub(1), at);
+    while let Some(n) = node {
+        if n.kind_id() == k.comment || n.kind_id() == k.string {
+            return false;
+        }
+        node = n.parent();
+    }
+    !root.has_error() && last.kind_id() != k.return_statement
 }
 
 #[cfg(test)]
@@ -239,12 +255,15 @@ mod tests {
     }
 
     #[test]
-    fn scan_halves_refuses_a_cut_after_a_return_or_with_an_error() {
+    fn scan_halves_refuses_a_cut_after_a_return_with_an_error_or_in_a_comment() {
         let source = "x = 1\nreturn x\nlocal a = 1\n";
         assert!(scan_halves(source, source.find("local").unwrap()).is_none());
         let source = "x = (1\nlocal a = 1\n";
         assert!(scan_halves(source, source.find("local").unwrap()).is_none());
         let source = "x = 1\nlocal a = 1\nif a then\n";
+        assert!(scan_halves(source, source.find("local").unwrap()).is_none());
+        // Both halves parse, but the cut is inside a comment.
+        let source = "x = 1\n-- local y\nprint(x)\n";
         assert!(scan_halves(source, source.find("local").unwrap()).is_none());
     }
 

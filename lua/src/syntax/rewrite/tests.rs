@@ -501,3 +501,89 @@ fn a_large_chunk_rewrites_the_same_parsed_in_two_halves() {
     assert!(!split.bakes.iter().any(|b| b.key == "End.After"));
     assert!(split.bakes.iter().any(|b| b.key == "Start.Before"));
 }
+
+/// Top-level pieces for [`cut_anywhere_is_either_refused_or_exact`]: each
+/// puts a `local` where a careless cut would land (inside strings, long
+/// brackets, comments, blocks, tables, after a `return`), some shadow API
+/// names, and one is a syntax error.
+const PIECES: &[&str] = &[
+    "local a = 1\n",
+    "NotifyMessage('P.One', 1)\n",
+    "local NotifyMessage = print\n",
+    "local s = 'local x = 1' .. \"local y\"\n",
+    "local l = [==[\nlocal inside = 1\n]] ]==]\n",
+    "--[[\nlocal commented = 1\nNotifyMessage('In.Comment')\n]]\n",
+    "-- local line\n",
+    "function f()\n  local body = 1\n  NotifyMessage('P.Body', body)\nend\n",
+    "if a then\n  local y = 2\nelse\n  local z = 3\nend\n",
+    "t = {\n  local_ = 1, function() local w = 1 end\n}\n",
+    "repeat local u = 1 until u\n",
+    "for i = 1, 2 do local v = i; GMP.NotifyMessage('P.Loop', v) end\n",
+    "local GMP = {}\n",
+    "do return end\n",
+    "x = (\nlocal broken = 1\n",
+    "s2 = 'escaped \\' local q'\n",
+    "local function g(NotifyObjectMessage) NotifyObjectMessage(self, 'P.Param') end\n",
+    "ListenMessage('P.Listen', nil, function(n) local m = n end)\n",
+    "local r <const> = 5\n",
+];
+
+/// A cut may be tried anywhere a `local` token starts, even inside a
+/// string, a comment or a block (the lexer never offers those, but the
+/// parses are what confirm a cut): either the two-half scan is refused,
+/// or it equals one parse's.
+#[test]
+fn cut_anywhere_is_either_refused_or_exact() {
+    use super::super::scan::scan_chunk;
+    use super::super::split::scan_halves;
+
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let (mut accepted, mut refused) = (0, 0);
+    for _ in 0..150 {
+        let src: String = (0..4 + next(8))
+            .map(|_| PIECES[next(PIECES.len())])
+            .collect();
+        let whole = parse(&src, None).unwrap();
+        let clean = !whole.root_node().has_error();
+        let expected = scan_chunk(&whole, &src);
+        let calls = |scan: &super::super::scan::ChunkScan| {
+            scan.calls
+                .iter()
+                .map(|f| f.call.clone())
+                .collect::<Vec<_>>()
+        };
+        for (at, _) in src.match_indices("local").filter(|(at, _)| *at > 0) {
+            match scan_halves(&src, at) {
+                Some(parts) => {
+                    assert!(
+                        clean,
+                        "a cut of a script with an error was accepted:\n{src}"
+                    );
+                    assert_eq!(calls(&parts), calls(&expected), "cut at {at}:\n{src}");
+                    assert_eq!(
+                        parts.main_locals, expected.main_locals,
+                        "cut at {at}:\n{src}"
+                    );
+                    assert_eq!(parts.reassigned, expected.reassigned, "cut at {at}:\n{src}");
+                    accepted += 1;
+                }
+                None => refused += 1,
+            }
+        }
+        assert_eq!(
+            super::rewrite_with(&src, true),
+            super::rewrite_with(&src, false),
+            "{src}"
+        );
+    }
+    assert!(
+        accepted > 100 && refused > 100,
+        "{accepted} accepted, {refused} refused"
+    );
+}
