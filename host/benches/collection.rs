@@ -1,5 +1,6 @@
 //! Collection dispatch costs (reference `001_…` §15), 64 rows, with a plain
-//! hub send measured in the same run for scale.
+//! hub send measured in the same run for scale, and the floor under a
+//! per-row visit: the rows as a contiguous `Vec` of a Rust struct.
 
 use std::cell::Cell;
 use std::hint::black_box;
@@ -205,6 +206,55 @@ fn collection(c: &mut Criterion) {
                     total.set(total.get() + row as i64 + id + count)
                 })
                 .unwrap()
+            })
+        });
+        black_box(total.get());
+    }
+
+    // The floor under a per-row visit: the same rows as a contiguous
+    // `Vec` of a Rust struct, visited with the same closure — members read
+    // at compiled offsets, nothing to decide or confirm. With the name as
+    // `Rc<str>` (the listener's declared type above: a reference count up
+    // and down per row) and borrowed as `&str` (the loop alone).
+    {
+        struct Typed {
+            id: i64,
+            name: Rc<str>,
+            count: i64,
+        }
+        let typed: Vec<Typed> = table()
+            .into_iter()
+            .map(|i| Typed {
+                id: i.id,
+                name: Rc::from(i.name),
+                count: i.count,
+            })
+            .collect();
+        let plain = table();
+        let total = Cell::new(0i64);
+        fn visit<T, F: Fn(i32, &T)>(rows: &[T], f: F) {
+            for (i, row) in rows.iter().enumerate() {
+                f(i as i32, row)
+            }
+        }
+        let each = |row: i32, id: i64, _name: Rc<str>, count: i64| {
+            total.set(total.get() + row as i64 + id + count)
+        };
+        group.bench_function("floor_typed_vec_64_rows_rc_str", |b| {
+            b.iter(|| {
+                visit(black_box(&typed), |i, r| {
+                    each(i, r.id, r.name.clone(), r.count)
+                })
+            })
+        });
+        let each_str = |row: i32, id: i64, _name: &str, count: i64| {
+            total.set(total.get() + row as i64 + id + count)
+        };
+        group.bench_function("floor_typed_vec_64_rows_borrowed_str", |b| {
+            b.iter(|| {
+                visit(black_box(&plain), |i, r| {
+                    each_str(i, r.id, &r.name, r.count)
+                })
             })
         });
         black_box(total.get());
