@@ -3,7 +3,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use gantry_host::collection::{RowPath, Spans, Update};
+use gantry_host::collection::{RowPath, Spans, TableView, Update};
 use gantry_host::{
     ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Caller, Hub, HubError, Key, Kind, ListenOptions, Owner, Range,
     Report, RowOptions, Serde, Source, StructValue, Value, struct_def_of, to_value, with_removal,
@@ -764,6 +764,75 @@ fn view_for_each_fast_and_reflective_agree() {
     store(&hub, key, &items(6));
     assert_eq!(taken(&seen), ["Fast 6"]);
     let _ = to_value(&item(1)).unwrap();
+}
+
+/// The fast path reads a run of rows confirmed by address and hands any
+/// other row (fields in another order, names that are equal text but
+/// other strings, another struct, not a struct) to the per-row decision;
+/// every row is read once, in order, as the reflective path reads it.
+#[test]
+fn view_for_each_fast_and_reflective_agree_on_mixed_rows() {
+    let (hub, _key) = hub();
+    let serde_row = |i: i64| to_value(&item(i)).unwrap();
+    let own_names = |i: i64, first: &str| {
+        let fields = [
+            ("id", Value::Int(i)),
+            ("name", Value::str(&format!("n{i}"))),
+            ("count", Value::Int(i * 10)),
+        ];
+        let mut row = StructValue::new(String::from("Item"));
+        let (lead, rest): (Vec<_>, Vec<_>) = fields.into_iter().partition(|(n, _)| *n == first);
+        for (name, value) in lead.into_iter().chain(rest) {
+            row.fields.push((Rc::from(String::from(name)), value));
+        }
+        Value::structure(row)
+    };
+    let rows = vec![
+        serde_row(0),
+        serde_row(1),
+        own_names(2, "name"), // another field order: reflective for this row
+        serde_row(3),
+        own_names(4, "id"), // declaration order, names not shared
+        own_names(5, "id"),
+        serde_row(6),
+        Value::structure(
+            StructValue::new("Other")
+                .with("id", 7i64)
+                .with("name", "o")
+                .with("count", 70i64),
+        ),
+        serde_row(8),
+    ];
+    let view = TableView::new(&hub, &rows);
+    let read = |fast: bool| {
+        let seen = RefCell::new(Vec::new());
+        let each =
+            |row: i32, id: i64, name: Rc<str>| seen.borrow_mut().push((row, id, name.to_string()));
+        let path = if fast {
+            view.for_each(each)
+        } else {
+            view.for_each_reflective(each)
+        };
+        (path.unwrap(), seen.into_inner())
+    };
+    let (fast_path, fast) = read(true);
+    let (_, slow) = read(false);
+    assert_eq!(fast, slow);
+    let rows_seen: Vec<i32> = fast.iter().map(|(row, ..)| *row).collect();
+    assert_eq!(rows_seen, (0..9).collect::<Vec<_>>());
+    assert_eq!(fast[2], (2, 2, "n2".to_owned()));
+    assert_eq!(fast[7], (7, 7, "o".to_owned()));
+    assert_eq!(fast_path, RowPath::Fast);
+
+    let mut with_a_number = rows.clone();
+    with_a_number.insert(3, Value::Int(3));
+    let view = TableView::new(&hub, &with_a_number);
+    let seen = RefCell::new(Vec::new());
+    let err = view
+        .for_each(|row: i32, id: i64| seen.borrow_mut().push((row, id)))
+        .unwrap_err();
+    assert!(err.to_string().contains("row 3"), "{err}");
+    assert_eq!(*seen.borrow(), [(0, 0), (1, 1), (2, 2)]);
 }
 
 // ----- the script faces' writer: owned hub handle, explicit commit ----------

@@ -117,22 +117,31 @@ pub trait RowArgs: Sized + 'static {
     fn read_by<'v>(get: impl Fn(usize) -> Option<&'v Value>) -> Result<Self, ListenerError>;
 }
 
+#[inline(always)]
 fn member<'v, T: FromValue>(
     get: &impl Fn(usize) -> Option<&'v Value>,
     position: usize,
 ) -> Result<T, ListenerError> {
-    let value = get(position).ok_or_else(|| {
-        ListenerError::new(format!(
-            "member {position}: expected {}, the row has no such member",
-            T::declared_type()
-        ))
-    })?;
-    T::from_value(value).ok_or_else(|| {
-        ListenerError::new(format!(
-            "member {position}: expected {}, got {}",
-            T::declared_type(),
+    match get(position) {
+        Some(value) => match T::from_value(value) {
+            Some(member) => Ok(member),
+            None => Err(member_mismatch(position, T::declared_type(), Some(value))),
+        },
+        None => Err(member_mismatch(position, T::declared_type(), None)),
+    }
+}
+
+/// Why member `position` could not be read as `declared` (kept out of the
+/// row loop).
+#[cold]
+#[inline(never)]
+fn member_mismatch(position: usize, declared: Type, found: Option<&Value>) -> ListenerError {
+    ListenerError::new(match found {
+        Some(value) => format!(
+            "member {position}: expected {declared}, got {}",
             value.kind_name()
-        ))
+        ),
+        None => format!("member {position}: expected {declared}, the row has no such member"),
     })
 }
 
@@ -159,7 +168,7 @@ macro_rules! row_args {
                 let fields = fields.get(..$n)?;
                 Some(($($name::from_value(&fields[$idx].1)?,)*))
             }
-            #[inline]
+            #[inline(always)]
             #[allow(unused_variables)]
             fn read_by<'v>(get: impl Fn(usize) -> Option<&'v Value>) -> Result<Self, ListenerError> {
                 Ok(($(member::<$name>(&get, $idx)?,)*))
@@ -259,7 +268,36 @@ impl RowReader {
         mut each: impl FnMut(usize, A) -> Result<(), ListenerError>,
     ) -> Result<(), ListenerError> {
         let mut plan = Decision::Undecided;
-        for (index, value) in rows.iter().enumerate() {
+        let mut index = 0;
+        while index < rows.len() {
+            if let Decision::Fast { layout, confirmed } = &plan
+                && confirmed.len() == A::LEN
+            {
+                // The run of rows whose element and member names are the
+                // last confirmed ones, by address: the names sit in a local
+                // array, so a row costs its loads, compares and reads.
+                let element = layout.element.as_ptr();
+                let mut names = [std::ptr::null::<u8>(); 8];
+                for (slot, name) in names.iter_mut().zip(confirmed.iter()) {
+                    *slot = name.as_ptr();
+                }
+                while let Some(Value::Struct(item)) = rows.get(index)
+                    && item.name.as_ptr() == element
+                    && let Some(fields) = item.fields.get(..A::LEN)
+                    && fields
+                        .iter()
+                        .zip(&names)
+                        .all(|((name, _), &seen)| name.as_ptr() == seen)
+                    && let Some(args) = A::read_at(fields)
+                {
+                    each(index, args)?;
+                    index += 1;
+                }
+                if index == rows.len() {
+                    break;
+                }
+            }
+            let value = &rows[index];
             let Value::Struct(item) = value else {
                 return Err(not_a_struct(index, value));
             };
@@ -287,6 +325,7 @@ impl RowReader {
                 }
             };
             each(index, args)?;
+            index += 1;
         }
         Ok(())
     }
@@ -359,6 +398,7 @@ fn confirm(layout: &Layout, confirmed: &mut Confirmed, fields: &[(Rc<str>, Value
 }
 
 /// By declared name (or, for an unknown struct, the row's own order).
+#[inline]
 fn reflective_read<A: RowArgs>(layout: &Layout, item: &StructValue) -> Result<A, ListenerError> {
     match &layout.names {
         Some(names) => A::read_by(|i| {
