@@ -69,12 +69,38 @@ pub struct TypeParseError {
     pub reason: &'static str,
 }
 
+/// How deeply `array<…>` may nest in type text (a table file is user
+/// input): serde_json's own nesting limit for the file around it, far
+/// deeper than any value a script can send, and shallow enough that the
+/// recursive walks over a type (display, checks, drop) cannot exhaust the
+/// stack.
+pub const MAX_TYPE_DEPTH: usize = 128;
+
 impl FromStr for Type {
     type Err = TypeParseError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
+        // `array<` prefixes are peeled in a loop, not by recursion, so that
+        // hostile nesting is an error and not a stack overflow.
+        let original = text;
+        let mut text = text;
+        let mut depth = 0;
+        while let Some(inner) = text
+            .trim()
+            .strip_prefix("array<")
+            .and_then(|t| t.strip_suffix('>'))
+        {
+            if depth == MAX_TYPE_DEPTH {
+                return Err(TypeParseError {
+                    text: original.to_owned(),
+                    reason: "arrays nested too deeply (at most 128 levels)",
+                });
+            }
+            depth += 1;
+            text = inner;
+        }
         let trimmed = text.trim();
-        Ok(match trimmed {
+        let mut ty = match trimmed {
             "any" => Type::Any,
             "nil" => Type::Nil,
             "bool" => Type::Bool,
@@ -82,22 +108,18 @@ impl FromStr for Type {
             "float" => Type::Float,
             "string" => Type::String,
             "object" => Type::Object,
+            _ if is_struct_name(trimmed) => Type::Struct(Rc::from(trimmed)),
             _ => {
-                if let Some(inner) = trimmed
-                    .strip_prefix("array<")
-                    .and_then(|t| t.strip_suffix('>'))
-                {
-                    Type::Array(Box::new(inner.parse()?))
-                } else if is_struct_name(trimmed) {
-                    Type::Struct(Rc::from(trimmed))
-                } else {
-                    return Err(TypeParseError {
-                        text: text.to_owned(),
-                        reason: "expected any, nil, bool, int, float, string, object, array<T> or a struct name",
-                    });
-                }
+                return Err(TypeParseError {
+                    text: text.to_owned(),
+                    reason: "expected any, nil, bool, int, float, string, object, array<T> or a struct name",
+                });
             }
-        })
+        };
+        for _ in 0..depth {
+            ty = Type::Array(Box::new(ty));
+        }
+        Ok(ty)
     }
 }
 

@@ -227,22 +227,9 @@ impl Value {
     /// The default value of a type: what a removed collection row is delivered
     /// as, field by field.
     pub fn default_of(ty: &Type, structs: &crate::types::StructRegistry) -> Value {
-        match ty {
-            Type::Any | Type::Nil | Type::Object => Value::Nil,
-            Type::Bool => Value::Bool(false),
-            Type::Int => Value::Int(0),
-            Type::Float => Value::Float(0.0),
-            Type::String => Value::str(""),
-            Type::Array(_) => Value::array(Vec::new()),
-            Type::Struct(name) => Value::structure(StructValue {
-                name: name.clone(),
-                fields: structs
-                    .all_fields(name)
-                    .into_iter()
-                    .map(|f| (Rc::from(f.name.as_str()), Value::default_of(&f.ty, structs)))
-                    .collect(),
-            }),
-        }
+        let mut building = Vec::new();
+        let mut budget = MAX_DEFAULT_STRUCTS;
+        default_in(ty, structs, &mut building, &mut budget)
     }
 
     /// A short, single-line rendering for traces and reports.
@@ -441,6 +428,53 @@ impl<T: FromValue> FromValue for Vec<T> {
 impl<T: IntoValue> IntoValue for Option<T> {
     fn into_value(self) -> Value {
         self.map_or(Value::Nil, IntoValue::into_value)
+    }
+}
+
+/// The most nested structs a default value has: as deep as script values
+/// may nest.
+const MAX_DEFAULT_DEPTH: usize = 32;
+/// The most structs one default value builds.
+const MAX_DEFAULT_STRUCTS: usize = 4096;
+
+/// [`Value::default_of`], bounded: the struct definitions come from a table
+/// file (user input), which may define a struct that contains itself or
+/// structs that each hold several of the next. The field that closes a loop,
+/// and any struct past the depth or count bound, defaults to nil, so no
+/// table file makes a default infinite or exponentially large.
+fn default_in(
+    ty: &Type,
+    structs: &crate::types::StructRegistry,
+    building: &mut Vec<Rc<str>>,
+    budget: &mut usize,
+) -> Value {
+    match ty {
+        Type::Any | Type::Nil | Type::Object => Value::Nil,
+        Type::Bool => Value::Bool(false),
+        Type::Int => Value::Int(0),
+        Type::Float => Value::Float(0.0),
+        Type::String => Value::str(""),
+        Type::Array(_) => Value::array(Vec::new()),
+        Type::Struct(name) => {
+            if *budget == 0 || building.len() >= MAX_DEFAULT_DEPTH || building.contains(name) {
+                return Value::Nil;
+            }
+            *budget -= 1;
+            building.push(name.clone());
+            let fields = structs
+                .all_fields(name)
+                .into_iter()
+                .map(|f| {
+                    let value = default_in(&f.ty, structs, building, budget);
+                    (Rc::from(f.name.as_str()), value)
+                })
+                .collect();
+            building.pop();
+            Value::structure(StructValue {
+                name: name.clone(),
+                fields,
+            })
+        }
     }
 }
 

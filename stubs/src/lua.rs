@@ -97,7 +97,9 @@ fn write_key_alias(out: &mut String, table: &SignatureTable) {
             out,
             "---| \"{key}\" # {} {}",
             entry.kind,
-            entry.signature_label()
+            // Parameter names come from the table file: a newline in one
+            // must not end the comment.
+            one_line(&entry.signature_label())
         );
         let doc = one_line(&entry.doc);
         if !doc.is_empty() {
@@ -171,16 +173,24 @@ fn write_struct(out: &mut String, name: &str, def: &StructDef) {
     if !doc.is_empty() {
         let _ = writeln!(out, "---{doc}");
     }
+    // Struct, parent and field names come from the table file unchecked: a
+    // newline in one must not end the annotation's comment.
+    let name = one_line(name);
     match &def.parent {
         Some(parent) => {
-            let _ = writeln!(out, "---@class {name} : {parent}");
+            let _ = writeln!(out, "---@class {name} : {}", one_line(parent));
         }
         None => {
             let _ = writeln!(out, "---@class {name}");
         }
     }
     for field in &def.fields {
-        let _ = writeln!(out, "---@field {} {}", field.name, lua_type(&field.ty));
+        let _ = writeln!(
+            out,
+            "---@field {} {}",
+            one_line(&field.name),
+            lua_type(&field.ty)
+        );
     }
     out.push('\n');
 }

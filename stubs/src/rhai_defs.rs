@@ -170,7 +170,13 @@ impl<'a> BakedKey<'a> {
                 functions.remove(function);
             }
         }
-        let mut doc = format!("/// `{key}` ({}) {}", entry.kind, entry.signature_label());
+        // Parameter names come from the table file: a newline in one must not
+        // end the comment.
+        let mut doc = format!(
+            "/// `{key}` ({}) {}",
+            entry.kind,
+            one_line(&entry.signature_label())
+        );
         let key_doc = one_line(&entry.doc);
         if !key_doc.is_empty() {
             doc.push_str(" — ");
@@ -186,11 +192,14 @@ impl<'a> BakedKey<'a> {
             let mut taken = vec!["obj".to_owned()];
             taken.extend_from_slice(names_after_obj.as_ref().unwrap_or(&names));
             reply_name = param_name("reply", Lang::Rhai, &taken);
-            reply_doc = format!("\n/// reply: {}", response_doc(entry));
+            reply_doc = format!("\n/// reply: {}", one_line(&response_doc(entry)));
         }
         let handler = |listener: Listener, function: ApiFunction| {
             if functions.contains(function) {
-                format!("\n/// handler: {}", listener_doc(listener, entry))
+                format!(
+                    "\n/// handler: {}",
+                    one_line(&listener_doc(listener, entry))
+                )
             } else {
                 String::new()
             }

@@ -17,6 +17,43 @@ use super::error::ScriptError;
 use super::handles::{HookCtx, ResponderHandle};
 use super::shared::{MAX_NESTING, Script, Shared};
 
+thread_local! {
+    /// The Rhai call depth of the innermost API function running on this
+    /// thread deeper than [`FREE_DEPTH`] (0 outside any; API calls no
+    /// deeper leave it as it is, so the hot path pays one compare).
+    static NATIVE_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks an API function running at a Rhai call depth, until dropped.
+///
+/// Rhai limits how deep one script's calls nest (`max_call_depth`), but a
+/// handler the hub runs from inside an API call starts a new call, at depth
+/// 0 — so with each handler sending what it listens to, the limit applied
+/// per handler, times the hub's nesting limit: 32 × 64 recursing calls
+/// overflowed the native stack and aborted the process. A handler run
+/// from inside an API call deeper than [`FREE_DEPTH`] now goes on from
+/// that call's depth, so the native stack holds at most
+/// `FREE_DEPTH` × the hub's nesting limit + `max_call_depth` Rhai calls.
+/// From a shallower call it starts afresh, as before: going on would cost
+/// a copy of the script's global state per delivery (the Rhai → Rhai bus).
+pub(crate) struct CallDepth(usize);
+
+/// The Rhai call depth an API call may be at and still start the handlers
+/// it runs at depth 0.
+pub(crate) const FREE_DEPTH: usize = 8;
+
+impl CallDepth {
+    pub(crate) fn enter(depth: usize) -> CallDepth {
+        CallDepth(NATIVE_DEPTH.with(|d| d.replace(depth)))
+    }
+}
+
+impl Drop for CallDepth {
+    fn drop(&mut self) {
+        NATIVE_DEPTH.with(|d| d.set(self.0));
+    }
+}
+
 /// Calls `f` of `script` with `args` under the per-call limit.
 pub(crate) fn call_fn(
     shared: &Shared,
@@ -43,12 +80,23 @@ pub(crate) fn call_fn(
     let limit = shared.limits.per_call.get();
     shared
         .running(script, limit, || {
-            // What `FnPtr::call` does, less making a global state per call.
+            // What `FnPtr::call` does, less making a global state per call
+            // (unless nested in an API call: see `CallDepth`).
+            let depth = NATIVE_DEPTH.with(|d| d.get());
+            let nested;
+            let global = if depth <= FREE_DEPTH {
+                &script.global
+            } else {
+                let mut global = script.global.clone();
+                global.level = depth;
+                nested = global;
+                &nested
+            };
             let context = NativeCallContext::new_with_all_fields(
                 &engine,
                 f.fn_name(),
                 None,
-                &script.global,
+                global,
                 rhai::Position::NONE,
             );
             f.call_raw(&context, None, args.as_mut())

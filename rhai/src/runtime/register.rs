@@ -74,6 +74,11 @@ fn add_raw(
                     // Rhai does not place errors of every call form (a
                     // `GMP::` call in an interpolation): place them here.
                     let at = ctx.call_position();
+                    // A handler this call runs (a send to a Rhai listener)
+                    // goes on from this call's depth, when it is deep.
+                    let level = ctx.call_level();
+                    let _depth = (level > super::listen::FREE_DEPTH)
+                        .then(|| super::listen::CallDepth::enter(level));
                     f(ctx, args).map_err(|mut e| {
                         if e.position().is_none() {
                             e.set_position(at);

@@ -1,0 +1,314 @@
+//! Never panics on user input: random bytes and random Lua token soup as
+//! scripts (loaded, then the hub sends to whatever they registered), and the
+//! runtime-free scanner and rewriter on random text.
+
+mod common;
+
+use std::time::Duration;
+
+use common::Fixture;
+use gantry_host::{Caller, KeyDecl, Param, Source, StructDef, StructValue, Type, Value};
+use gantry_lua::runtime::{RuntimeError, RuntimeOptions};
+use gantry_lua::syntax::{parse, rewrite, scan};
+use proptest::prelude::*;
+
+/// Pieces of Lua a modder might type: the API names, keys good and bad,
+/// strings, long brackets, comments, numbers, tables, control flow, and
+/// whole calls (so that the soup often holds real listeners and sends).
+static PIECES: &[&str] = &[
+    "NotifyMessage",
+    "NotifyWorldMessage",
+    "NotifyObjectMessage",
+    "SendObjectMessage",
+    "ListenMessage",
+    "ListenObjectMessage",
+    "ListenRowMessage",
+    "StoreMessage",
+    "StoreObjectMessage",
+    "OnceObjectMessage",
+    "RemoveStoredObjectMessage",
+    "UnbindMessage",
+    "ListenHook",
+    "RunHook",
+    "GMP.",
+    "GMP.Request",
+    "GMP.StoredArray",
+    "GMP.Spawn()",
+    "GMP.AllRows",
+    "GMP",
+    "self",
+    "self:World()",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ";",
+    ".",
+    ":",
+    "=",
+    "..",
+    "...",
+    "#",
+    "~",
+    " ",
+    "\n",
+    "\"Game.Tick\"",
+    "\"Game.Echo\"",
+    "\"Inv.Items\"",
+    "\"Hook.Go\"",
+    "\"bad key\"",
+    "\"\"",
+    "'A..B'",
+    "\"",
+    "'",
+    "\"\\z",
+    "\\",
+    "[[Game.Tick]]",
+    "[==[x]]==]",
+    "[[",
+    "]]",
+    "--",
+    "--[[",
+    "--[==[",
+    "1",
+    "-2.5",
+    "0x7fffffffffffffff",
+    "1e308",
+    "0/0",
+    "math.mininteger",
+    "nil",
+    "true",
+    "false",
+    "x",
+    "local",
+    "function",
+    "end",
+    "return",
+    "if",
+    "then",
+    "else",
+    "do",
+    "for",
+    "in",
+    "while",
+    "repeat",
+    "until",
+    "goto",
+    "::l::",
+    "_ENV",
+    "error",
+    "pcall",
+    "coroutine.wrap",
+    "{__struct = \"Item\", name = \"x\", count = 1}",
+    "NotifyMessage(\"Game.Tick\", 1, 2.5)\n",
+    "NotifyMessage(\"Game.Echo\", x)\n",
+    "ListenMessage(\"Game.Tick\", self, function(a, b) NotifyMessage(\"Game.Echo\", a) end)\n",
+    "ListenMessage(\"Game.Echo\", nil, function(...) x = ... end)\n",
+    "StoreObjectMessage(self, \"Inv.Items\", {{__struct = \"Item\", name = \"a\", count = 1}, {__struct = \"Item\", name = \"b\"}})\n",
+    "ListenRowMessage(self, \"Inv.Items\", nil, GMP.AllRows, function(row, item) end)\n",
+    "ListenHook(\"Hook.Go\", self, function(p, ctx) ctx:Handled() end)\n",
+    "RunHook(\"Hook.Go\", {__struct = \"Hit\", a = 1})\n",
+    "local t <close> = GMP.StoredArray(self, \"Inv.Items\")\n",
+];
+
+fn soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(PIECES), 0..40).prop_map(|p| p.join(" "))
+}
+
+/// Half the time, no separator: tokens run into each other.
+fn tight_soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(PIECES), 0..40).prop_map(|p| p.concat())
+}
+
+/// A runtime that gives up on runaway scripts fast, on a hub that declares
+/// `Inv.Items` as a collection of `Item`.
+fn fixture(rewrite: bool) -> Fixture {
+    common::inventory(RuntimeOptions {
+        memory_limit: Some(32 * 1024 * 1024),
+        instruction_budget: 200_000,
+        watchdog_interval: Duration::from_millis(1),
+        rewrite,
+        mod_dir: None,
+        max_table_rows: Some(1000),
+    })
+}
+
+/// Loads `source`; a failure must be a script error naming the file.
+fn load_and_poke(f: &Fixture, source: &str) {
+    let object = f.spawn();
+    match f.rt.load_script("soup.lua", source, object) {
+        Ok(_) => {}
+        Err(RuntimeError::Script(e)) => {
+            assert_eq!(e.file, "soup.lua");
+            assert!(e.to_string().contains("soup.lua"), "{e}");
+        }
+        Err(other) => panic!("a bad script is a script error, got {other}"),
+    }
+    poke(f, object);
+}
+
+/// Sends on every key the soup knows, every way, with a few values.
+fn poke(f: &Fixture, object: gantry_host::ObjectId) {
+    let hub = &f.hub;
+    let args = [
+        vec![Value::Int(1), Value::Float(2.5)],
+        vec![Value::str("x")],
+        vec![],
+        vec![Value::array(vec![Value::structure(
+            StructValue::new("Item")
+                .with("name", Value::str("r"))
+                .with("count", Value::Int(2)),
+        )])],
+        vec![Value::Nil, Value::Float(f64::NAN), Value::Object(object)],
+    ];
+    for text in ["Game.Tick", "Game.Echo", "Inv.Items", "Hook.Go", "A"] {
+        let key = hub.key(text).unwrap();
+        for (i, a) in args.iter().enumerate() {
+            let source = match i % 3 {
+                0 => Source::Global,
+                1 => Source::Object(object),
+                _ => Source::World(f.world),
+            };
+            let mut sent = a.clone();
+            let _ = hub.send_values(key, source, &mut sent, Caller::Unrecorded);
+            let _ = hub.store_values(key, source, a.clone(), false, Caller::Unrecorded);
+        }
+        let mut payload = Value::Nil;
+        let _ = hub.run_hook(text, &mut payload);
+    }
+    let _ = hub.take_reports();
+    let _ = f.rt.take_errors();
+    let _ = f.rt.collect_garbage();
+    let _ = hub.destroy(object);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn lua_script_random_bytes_load_is_a_script_error_never_a_panic(
+        bytes in prop::collection::vec(any::<u8>(), 0..200),
+        rewrite in any::<bool>(),
+    ) {
+        let f = fixture(rewrite);
+        load_and_poke(&f, &String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn lua_script_token_soup_loads_or_errors_and_sends_never_panic(
+        source in prop_oneof![soup(), tight_soup()],
+        rewrite in any::<bool>(),
+    ) {
+        let f = fixture(rewrite);
+        load_and_poke(&f, &source);
+    }
+
+    #[test]
+    fn lua_scripts_with_well_formed_calls_in_random_order_never_panic(
+        calls in prop::collection::vec(prop::sample::select(&PIECES[PIECES.len() - 10..]), 1..12),
+    ) {
+        let f = fixture(true);
+        let source = calls.concat();
+        load_and_poke(&f, &source);
+        // The same script loaded twice, on a hub that already heard it.
+        load_and_poke(&f, &source);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn lua_scan_and_rewrite_of_random_text_never_panic(text in any::<String>()) {
+        let calls = scan(&text);
+        for call in &calls {
+            prop_assert!(call.call.start <= call.call.end && call.call.end <= text.len());
+        }
+        let _ = rewrite(&text);
+    }
+
+    #[test]
+    fn lua_rewrite_leaves_sources_with_syntax_errors_unchanged(
+        source in prop_oneof![soup(), tight_soup()],
+    ) {
+        let calls = scan(&source);
+        for call in &calls {
+            prop_assert!(call.call.start <= call.call.end && call.call.end <= source.len());
+            for arg in &call.args {
+                prop_assert!(arg.span.start <= arg.span.end && arg.span.end <= source.len());
+            }
+        }
+        let out = rewrite(&source);
+        let broken = parse(&source, None).is_none_or(|t| t.root_node().has_error());
+        if broken {
+            prop_assert_eq!(&out.source, &source);
+            prop_assert!(out.bakes.is_empty());
+        } else {
+            // A clean source rewrites to a clean source with the same lines.
+            let rewritten = parse(&out.source, None).expect("parses");
+            prop_assert!(!rewritten.root_node().has_error(), "{}", out.source);
+            prop_assert_eq!(out.source.lines().count(), source.lines().count());
+        }
+    }
+}
+
+/// A table file may define a struct that contains itself; a script's table
+/// of it leaves the field out, which is filled with the field's default.
+/// That default recursed forever (a stack overflow) before
+/// `Value::default_of` closed loops with nil.
+#[test]
+fn lua_table_of_a_self_containing_struct_converts_without_overflow() {
+    let f = fixture(true);
+    f.hub.edit_table(|t| {
+        t.declare_struct(
+            "Node",
+            StructDef {
+                parent: None,
+                doc: String::new(),
+                fields: vec![
+                    Param::new("next", Type::Struct("Node".into())),
+                    Param::new("n", Type::Int),
+                ],
+            },
+        );
+    });
+    f.hub
+        .declare(
+            "Node.Sent",
+            KeyDecl::event().param("node", Type::Struct("Node".into())),
+        )
+        .unwrap();
+    f.load(
+        "node.lua",
+        "ListenMessage(\"Node.Sent\", self, function(node) print(node.n, node.next.n, node.next.next) end)\n\
+         NotifyMessage(\"Node.Sent\", {__struct = \"Node\", n = 3})",
+    );
+    // The default of `next` is a `Node` whose own `next` closes the loop.
+    assert_eq!(f.printed(), vec!["3\t0\tnil"]);
+}
+
+/// A listener that sends its own key (or a hook that runs itself) recurses
+/// through the hub: Lua's C-stack limit stops it with an error, before the
+/// Rust stack runs out.
+#[test]
+fn lua_listener_resending_its_own_key_is_stopped_not_a_crash() {
+    let f = fixture(true);
+    let object = f.spawn();
+    let sources = [
+        "ListenMessage(\"Loop\", self, function(n) NotifyMessage(\"Loop\", n + 1) end)\n\
+         NotifyMessage(\"Loop\", 1)",
+        "ListenHook(\"H\", self, function(p, c) RunHook(\"H\", p) end)\nRunHook(\"H\", 1)",
+    ];
+    for source in sources {
+        let _ = f.rt.load_script("loop.lua", source, object);
+        let reports = f.hub.take_reports();
+        let errors = f.rt.take_errors();
+        assert!(
+            !reports.is_empty() || !errors.is_empty(),
+            "the runaway recursion was not reported: {source}"
+        );
+    }
+}

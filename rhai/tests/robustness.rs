@@ -1,0 +1,329 @@
+//! Never panics on user input: random text and random Rhai token soup as
+//! scripts (loaded, then the hub sends to whatever they registered).
+
+mod common;
+
+use common::{Fixture, INVENTORY};
+use gantry_host::{Caller, KeyDecl, ObjectId, Param, Source, StructDef, StructValue, Type, Value};
+use gantry_rhai::runtime::{RhaiOptions, RhaiRuntimeError};
+use proptest::prelude::*;
+
+/// Pieces of Rhai a modder might type: the API names, keys good and bad,
+/// strings, comments, numbers, maps, closures, control flow, and whole
+/// calls (so that the soup often holds real listeners and sends).
+static PIECES: &[&str] = &[
+    "NotifyMessage",
+    "NotifyWorldMessage",
+    "NotifyObjectMessage",
+    "SendObjectMessage",
+    "ListenMessage",
+    "ListenObjectMessage",
+    "ListenRowMessage",
+    "StoreMessage",
+    "StoreObjectMessage",
+    "OnceObjectMessage",
+    "RemoveStoredObjectMessage",
+    "UnbindMessage",
+    "ListenHook",
+    "RunHook",
+    "GMP::",
+    "GMP::StoredArray",
+    "GMP::Spawn()",
+    "GMP::ALL_ROWS",
+    "GMP",
+    "SELF",
+    "SELF.World()",
+    "This()",
+    "(",
+    ")",
+    "{",
+    "}",
+    "#{",
+    "[",
+    "]",
+    ",",
+    ";",
+    ".",
+    "::",
+    "=",
+    "|",
+    "||",
+    "|x|",
+    " ",
+    "\n",
+    "\"Game.Tick\"",
+    "\"Game.Echo\"",
+    "\"Inv.Items\"",
+    "\"Hook.Go\"",
+    "\"bad key\"",
+    "\"\"",
+    "\"",
+    "`",
+    "`${",
+    "'c'",
+    "#\"raw\"#",
+    "\\",
+    "//",
+    "/*",
+    "*/",
+    "1",
+    "-2.5",
+    "9223372036854775807",
+    "1e308",
+    "()",
+    "true",
+    "x",
+    "let",
+    "const",
+    "fn",
+    "return",
+    "if",
+    "else",
+    "while",
+    "loop",
+    "for",
+    "in",
+    "break",
+    "throw",
+    "try",
+    "catch",
+    "import",
+    "eval",
+    "#{ __struct: \"Item\", name: \"x\", count: 1 }",
+    "NotifyMessage(\"Game.Tick\", 1, 2.5);\n",
+    "NotifyMessage(\"Game.Echo\", 7);\n",
+    "ListenMessage(\"Game.Tick\", (), |a, b| NotifyMessage(\"Game.Echo\", a));\n",
+    "ListenMessage(\"Game.Echo\", (), |v| print(v));\n",
+    "StoreObjectMessage(SELF, \"Inv.Items\", [#{ __struct: \"Item\", id: 1, name: \"a\", count: 1 }, #{ __struct: \"Item\", id: 2 }]);\n",
+    "ListenRowMessage(SELF, \"Inv.Items\", (), GMP::ALL_ROWS, |row, item| print(row));\n",
+    "ListenHook(\"Hook.Go\", (), |p, ctx| ctx.Handled());\n",
+    "RunHook(\"Hook.Go\", 1);\n",
+    "let items = GMP::StoredArray(SELF, \"Inv.Items\"); items.SetNum(3);\n",
+    "fn f(n) { if n > 0 { f(n - 1) } }\nf(100);\n",
+];
+
+/// The last pieces: whole statements.
+const STATEMENTS: usize = 10;
+
+fn soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(PIECES), 0..40).prop_map(|p| p.join(" "))
+}
+
+/// No separator: tokens run into each other.
+fn tight_soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(PIECES), 0..40).prop_map(|p| p.concat())
+}
+
+/// A runtime that gives up on runaway scripts fast, on a hub that declares
+/// `Inv.Items` as a table of `Item`. Script recursion deeper than the call
+/// depth limit is a script error.
+fn fixture(rewrite: bool) -> Fixture {
+    let (f, _) = common::inventory(RhaiOptions {
+        max_operations_per_call: 20_000,
+        max_operations_top_level: 100_000,
+        max_string_size: 1 << 16,
+        max_array_size: 1000,
+        max_map_size: 1000,
+        // Rhai's own debug-build default is 8: a debug frame of a script
+        // call is large, and 64 of them overflow a 2 MiB test thread.
+        max_call_depth: 16,
+        rewrite,
+        ..RhaiOptions::default()
+    });
+    f
+}
+
+/// Loads `source`; a failure must be a script error naming the file.
+fn load_and_poke(f: &Fixture, source: &str) {
+    let object = f.spawn();
+    match f.rt.load_script("soup.rhai", source, object) {
+        Ok(_) => {}
+        Err(RhaiRuntimeError::Script(e)) => {
+            assert_eq!(e.file, "soup.rhai");
+            assert!(e.to_string().contains("soup.rhai"), "{e}");
+        }
+        Err(other) => panic!("a bad script is a script error, got {other}"),
+    }
+    poke(f, object);
+}
+
+/// Sends on every key the soup knows, every way, with a few values.
+fn poke(f: &Fixture, object: ObjectId) {
+    let hub = &f.hub;
+    let args = [
+        vec![Value::Int(1), Value::Float(2.5)],
+        vec![Value::str("x")],
+        vec![],
+        vec![Value::array(vec![Value::structure(
+            StructValue::new("Item")
+                .with("id", Value::Int(1))
+                .with("name", Value::str("r"))
+                .with("count", Value::Int(2)),
+        )])],
+        vec![Value::Nil, Value::Float(f64::NAN), Value::Object(object)],
+    ];
+    for text in ["Game.Tick", "Game.Echo", INVENTORY, "Hook.Go", "A"] {
+        let key = hub.key(text).unwrap();
+        for (i, a) in args.iter().enumerate() {
+            let source = match i % 3 {
+                0 => Source::Global,
+                1 => Source::Object(object),
+                _ => Source::World(f.world),
+            };
+            let mut sent = a.clone();
+            let _ = hub.send_values(key, source, &mut sent, Caller::Unrecorded);
+            let _ = hub.store_values(key, source, a.clone(), false, Caller::Unrecorded);
+        }
+        let mut payload = Value::Nil;
+        let _ = hub.run_hook(text, &mut payload);
+    }
+    let _ = hub.take_reports();
+    let _ = f.rt.take_errors();
+    let _ = hub.destroy(object);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn rhai_script_random_text_load_is_a_script_error_never_a_panic(
+        text in any::<String>(),
+        rewrite in any::<bool>(),
+    ) {
+        let f = fixture(rewrite);
+        load_and_poke(&f, &text);
+    }
+
+    #[test]
+    fn rhai_script_token_soup_loads_or_errors_and_sends_never_panic(
+        source in prop_oneof![soup(), tight_soup()],
+        rewrite in any::<bool>(),
+    ) {
+        let f = fixture(rewrite);
+        load_and_poke(&f, &source);
+    }
+
+    #[test]
+    fn rhai_scripts_with_well_formed_calls_in_random_order_never_panic(
+        calls in prop::collection::vec(
+            prop::sample::select(&PIECES[PIECES.len() - STATEMENTS..]),
+            1..12,
+        ),
+    ) {
+        let f = fixture(true);
+        let source = calls.concat();
+        load_and_poke(&f, &source);
+        // The same script loaded twice, on a hub that already heard it.
+        load_and_poke(&f, &source);
+    }
+}
+
+/// A listener that sends its own key (or a hook that runs itself) recurses
+/// through the hub: a limit stops it with an error, not a crash.
+#[test]
+fn rhai_listener_resending_its_own_key_is_stopped_not_a_crash() {
+    let f = fixture(true);
+    let object = f.spawn();
+    let sources = [
+        "ListenMessage(\"Loop\", (), |n| NotifyMessage(\"Loop\", n + 1));\nNotifyMessage(\"Loop\", 1);",
+        "ListenHook(\"H\", (), |p, c| RunHook(\"H\", p));\nRunHook(\"H\", 1);",
+    ];
+    for source in sources {
+        let loaded = f.rt.load_script("loop.rhai", source, object);
+        let reports = f.hub.take_reports();
+        let errors = f.rt.take_errors();
+        assert!(
+            loaded.is_err() || !reports.is_empty() || !errors.is_empty(),
+            "the runaway recursion was not reported: {source}"
+        );
+    }
+}
+
+/// A table file may define a struct that contains itself; a script's map
+/// of it leaves the field out, which is filled with the field's default.
+/// That default recursed forever before `Value::default_of` closed loops.
+#[test]
+fn rhai_map_of_a_self_containing_struct_converts_without_overflow() {
+    let f = fixture(true);
+    f.hub.edit_table(|t| {
+        t.declare_struct(
+            "Node",
+            StructDef {
+                parent: None,
+                doc: String::new(),
+                fields: vec![
+                    Param::new("next", Type::Struct("Node".into())),
+                    Param::new("n", Type::Int),
+                ],
+            },
+        );
+    });
+    f.hub
+        .declare(
+            "Node.Sent",
+            KeyDecl::event().param("node", Type::Struct("Node".into())),
+        )
+        .unwrap();
+    f.load(
+        "node.rhai",
+        "ListenMessage(\"Node.Sent\", (), |node| print(`${node.n} ${node.next.n} ${type_of(node.next.next)}`));\n\
+         NotifyMessage(\"Node.Sent\", #{ __struct: \"Node\", n: 3 });",
+    );
+    assert_eq!(f.printed(), vec!["3 0 ()"]);
+}
+
+/// Each handler the hub ran from inside an API call started Rhai's call
+/// depth at 0, so a listener that recursed near `max_call_depth` and then
+/// sent its own key nested 32 handlers of 60 calls each, about 1,900 Rhai
+/// call levels: with the default options that overflowed an 8 MiB stack in
+/// a release build and aborted the process. A nested handler now goes on
+/// from the depth of the call that sent, so the limit holds across nested
+/// handlers: the recursion is a reported script error.
+#[test]
+fn rhai_recursion_across_nested_handlers_is_an_error_not_a_stack_overflow() {
+    let joined = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(|| {
+            let f = Fixture::new();
+            let source = "fn f(n, d) { if n > 0 { f(n - 1, d) } else { NotifyMessage(\"Loop\", d + 1) } }\n\
+                          ListenMessage(\"Loop\", (), |d| { print(`in ${d}`); f(60, d) });\n\
+                          NotifyMessage(\"Loop\", 1);";
+            let _ = f.rt.load_script("nest.rhai", source, f.spawn());
+            let failures = f.failures();
+            assert!(
+                failures.iter().any(|m| m.contains("nest.rhai")),
+                "the too-deep call is reported: {failures:?}"
+            );
+            // The first handler ran its 60 calls; the next stopped at the
+            // call limit (64 in all, not 64 per handler, which let 32
+            // handlers run 60 calls each).
+            let printed = f.printed();
+            assert_eq!(printed.first().map(String::as_str), Some("in 1"));
+            assert!(printed.len() <= 2, "{printed:?}");
+        })
+        .unwrap()
+        .join();
+    assert!(joined.is_ok());
+}
+
+/// Only a deep call's depth is carried into the handlers it runs: a chain
+/// of handlers each sending the next from a shallow call, 20 deep, still
+/// runs to its end under the default limit.
+#[test]
+fn rhai_a_chain_of_handlers_sending_from_shallow_calls_runs_to_its_end() {
+    let joined = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(|| {
+            let f = Fixture::new();
+            f.load(
+                "chain.rhai",
+                "ListenMessage(\"Count\", (), |n| { if n > 0 { NotifyMessage(\"Count\", n - 1) } else { print(\"done\") } });\n\
+                 NotifyMessage(\"Count\", 20);",
+            );
+            assert_eq!(f.printed(), vec!["done"]);
+            assert!(f.failures().is_empty());
+        })
+        .unwrap()
+        .join();
+    assert!(joined.is_ok());
+}
