@@ -203,7 +203,7 @@ pub(crate) fn baked_send(
 }
 
 /// The lane of `key` from the call's source, as `dispatch` reads it (its
-/// `slot`s); `None` when the send must go the slow way.
+/// `lane` keys); `None` when the send must go the slow way.
 fn fetch(
     ctx: &Ctx,
     lua: &Lua,
@@ -281,7 +281,7 @@ fn message_handler(lua: &Lua, error: LuaValue) -> mlua::Result<LuaValue> {
     Ok(LuaValue::String(lua.traceback(Some(&text), 1)?))
 }
 
-/// Reports listener `i` of a snapshot as failed with `error`.
+/// Reports listener `i` (from 0) of a lane as failed with `error`.
 fn report_failure(lua: &Lua, (lane, i, error): (Table, usize, LuaValue)) -> mlua::Result<()> {
     let snap = lane.raw_get::<AnyUserData>(dispatch::lane::SNAPSHOT)?;
     let snap = snap.borrow::<Snapshot>()?;
