@@ -257,9 +257,14 @@ impl RowReader {
     }
 
     /// Reads every row of a table in turn, handing each to `each` with its
-    /// index. For a reader made for this one call (a view's `for_each`):
-    /// after the first row the fast path's state lives in locals, so a row
-    /// costs its pointer checks and its reads.
+    /// index. For a reader made for this one call (a view's `for_each`),
+    /// so the decision lives in locals: per element struct, whether the
+    /// fast path applies (the declared types line up); per row, a row whose
+    /// element and member names are the last confirmed row's, by address,
+    /// costs its loads, compares and reads. Any other row is confirmed by
+    /// text against the declared layout (and its addresses kept for the
+    /// next rows) or read reflectively. The reader's decision afterwards is
+    /// the last element's.
     #[inline]
     pub(crate) fn read_rows<A: RowArgs>(
         &self,
@@ -267,65 +272,75 @@ impl RowReader {
         rows: &[Value],
         mut each: impl FnMut(usize, A) -> Result<(), ListenerError>,
     ) -> Result<(), ListenerError> {
-        let mut plan = Decision::Undecided;
-        let mut index = 0;
-        while index < rows.len() {
-            if let Decision::Fast { layout, confirmed } = &plan
-                && confirmed.len() == A::LEN
-            {
-                // The run of rows whose element and member names are the
-                // last confirmed ones, by address: the names sit in a local
-                // array, so a row costs its loads, compares and reads.
-                let element = layout.element.as_ptr();
-                let mut names = [std::ptr::null::<u8>(); 8];
-                for (slot, name) in names.iter_mut().zip(confirmed.iter()) {
-                    *slot = name.as_ptr();
-                }
-                while let Some(Value::Struct(item)) = rows.get(index)
-                    && item.name.as_ptr() == element
-                    && let Some(fields) = item.fields.get(..A::LEN)
-                    && fields
-                        .iter()
-                        .zip(&names)
-                        .all(|((name, _), &seen)| name.as_ptr() == seen)
-                    && let Some(args) = A::read_at(fields)
-                {
-                    each(index, args)?;
-                    index += 1;
-                }
-                if index == rows.len() {
-                    break;
-                }
-            }
-            let value = &rows[index];
+        let mut layout: Option<Rc<Layout>> = None;
+        let mut fast = false;
+        // The element and member names of the last row confirmed, by address.
+        let mut element = std::ptr::null::<u8>();
+        let mut names = [std::ptr::null::<u8>(); 8];
+        for (index, value) in rows.iter().enumerate() {
             let Value::Struct(item) = value else {
                 return Err(not_a_struct(index, value));
             };
-            let args = match &mut plan {
-                Decision::Fast { layout, confirmed } if same_name(&layout.element, &item.name) => {
-                    match fast_read::<A>(layout, confirmed, item) {
-                        Some(args) => args,
-                        None => reflective_read::<A>(layout, item)?,
-                    }
-                }
-                Decision::Reflective(layout) if same_name(&layout.element, &item.name) => {
-                    reflective_read::<A>(layout, item)?
-                }
+            if fast
+                && item.name.as_ptr() == element
+                && let Some(fields) = item.fields.get(..A::LEN)
+                && fields
+                    .iter()
+                    .zip(&names)
+                    .all(|((name, _), &seen)| name.as_ptr() == seen)
+                && let Some(args) = A::read_at(fields)
+            {
+                each(index, args)?;
+                continue;
+            }
+            let current = match &layout {
+                Some(current) if same_name(&current.element, &item.name) => current,
                 _ => {
-                    let args = self.read::<A>(hub, item)?;
-                    plan = match &*self.decision.borrow() {
-                        Decision::Fast { layout, confirmed } => Decision::Fast {
-                            layout: layout.clone(),
-                            confirmed: confirmed.clone(),
-                        },
-                        Decision::Reflective(layout) => Decision::Reflective(layout.clone()),
-                        Decision::Undecided => Decision::Undecided,
-                    };
-                    args
+                    let resolved = Layout::resolve(hub, &item.name);
+                    fast = !self.force_reflective
+                        && resolved
+                            .names
+                            .as_ref()
+                            .is_some_and(|names| A::LEN <= names.len())
+                        && A::lines_up(&resolved.types);
+                    element = std::ptr::null();
+                    tracing::trace!(element = %item.name, fast, "row reader decided");
+                    layout.insert(resolved)
                 }
             };
+            let confirmed = fast
+                .then(|| item.fields.get(..A::LEN))
+                .flatten()
+                .filter(|fields| {
+                    current.names.as_deref().is_some_and(|declared| {
+                        fields
+                            .iter()
+                            .zip(declared)
+                            .all(|((got, _), want)| same_name(got, want))
+                    })
+                })
+                .and_then(|fields| Some((fields, A::read_at(fields)?)));
+            let args = match confirmed {
+                Some((fields, args)) => {
+                    element = item.name.as_ptr();
+                    for (slot, (name, _)) in names.iter_mut().zip(fields) {
+                        *slot = name.as_ptr();
+                    }
+                    args
+                }
+                None => reflective_read::<A>(current, item)?,
+            };
             each(index, args)?;
-            index += 1;
+        }
+        if let Some(layout) = layout {
+            *self.decision.borrow_mut() = if fast {
+                Decision::Fast {
+                    layout,
+                    confirmed: SmallVec::new(),
+                }
+            } else {
+                Decision::Reflective(layout)
+            };
         }
         Ok(())
     }
