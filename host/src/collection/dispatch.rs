@@ -398,13 +398,22 @@ impl<'a> Visitor<'a> {
         })
     }
 
+    /// Reports a failed call (called per row: the check is inlined, the
+    /// report is not).
+    #[inline]
     fn fail(&self, entry: &Entry, result: Result<(), ListenerError>) {
         if let Err(e) = result {
-            self.hub.report(Report::ListenerFailed {
-                key: self.hub.key_name(self.key).to_string(),
-                message: e.message,
-                site: entry.site.clone(),
-            });
+            self.report_failure(entry, e);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn report_failure(&self, entry: &Entry, e: ListenerError) {
+        self.hub.report(Report::ListenerFailed {
+            key: self.hub.key_name(self.key).to_string(),
+            message: e.message,
+            site: entry.site.clone(),
+        });
     }
 }
