@@ -835,6 +835,49 @@ fn view_for_each_fast_and_reflective_agree_on_mixed_rows() {
     assert_eq!(*seen.borrow(), [(0, 0), (1, 1), (2, 2)]);
 }
 
+/// A view whose rows all break the declared layout (members in another
+/// order) is read reflectively, gives the declared members all the same,
+/// and says so; a closure whose declared types do not line up with the
+/// element (a float over an int member) is read reflectively too.
+#[test]
+fn view_for_each_reports_the_reflective_path_on_a_deliberate_layout_mismatch() {
+    let (hub, _key) = hub();
+    let shuffled: Vec<Value> = (0..4)
+        .map(|i| {
+            Value::structure(
+                StructValue::new("Item")
+                    .with("name", format!("n{i}"))
+                    .with("id", i)
+                    .with("count", i * 10),
+            )
+        })
+        .collect();
+    let view = TableView::new(&hub, &shuffled);
+    let seen = RefCell::new(Vec::new());
+    let path = view
+        .for_each(|row: i32, id: i64, name: Rc<str>| {
+            seen.borrow_mut().push((row, id, name.to_string()))
+        })
+        .unwrap();
+    assert_eq!(path, RowPath::Reflective);
+    assert_eq!(seen.borrow()[3], (3, 3, "n3".to_owned()));
+
+    let rows: Vec<Value> = items(3).iter().map(|i| to_value(i).unwrap()).collect();
+    let view = TableView::new(&hub, &rows);
+    let ids = RefCell::new(Vec::new());
+    let path = view
+        .for_each(|_row: i32, id: f64| ids.borrow_mut().push(id))
+        .unwrap();
+    assert_eq!(
+        path,
+        RowPath::Reflective,
+        "float declared over an int member"
+    );
+    assert_eq!(*ids.borrow(), [0.0, 1.0, 2.0]);
+    let path = view.for_each(|_row: i32, _id: i64| {}).unwrap();
+    assert_eq!(path, RowPath::Fast);
+}
+
 // ----- the script faces' writer: owned hub handle, explicit commit ----------
 
 #[test]

@@ -263,8 +263,8 @@ impl RowReader {
     /// element and member names are the last confirmed row's, by address,
     /// costs its loads, compares and reads. Any other row is confirmed by
     /// text against the declared layout (and its addresses kept for the
-    /// next rows) or read reflectively. The reader's decision afterwards is
-    /// the last element's.
+    /// next rows) or read reflectively. The path reported afterwards is the
+    /// last row's.
     #[inline]
     pub(crate) fn read_rows<A: RowArgs>(
         &self,
@@ -333,7 +333,10 @@ impl RowReader {
             each(index, args)?;
         }
         if let Some(layout) = layout {
-            *self.decision.borrow_mut() = if fast {
+            // The path reported is the last row's, asked again here rather
+            // than tracked through the loop.
+            let last_fast = fast && reads_fast::<A>(&layout, rows.last());
+            *self.decision.borrow_mut() = if last_fast {
                 Decision::Fast {
                     layout,
                     confirmed: SmallVec::new(),
@@ -372,6 +375,25 @@ impl RowReader {
             Decision::Reflective(layout)
         };
     }
+}
+
+/// Whether `row` reads on the fast path under `layout` (its declared
+/// members' names and kinds): asked once per view, after its rows.
+#[cold]
+#[inline(never)]
+fn reads_fast<A: RowArgs>(layout: &Layout, row: Option<&Value>) -> bool {
+    let Some(fields) = row
+        .and_then(Value::as_struct)
+        .and_then(|item| item.fields.get(..A::LEN))
+    else {
+        return false;
+    };
+    layout.names.as_deref().is_some_and(|declared| {
+        fields
+            .iter()
+            .zip(declared)
+            .all(|((got, _), want)| same_name(got, want))
+    }) && A::read_at(fields).is_some()
 }
 
 /// Compiled positions, after confirming the row's names at those positions
