@@ -94,6 +94,18 @@ impl Layout {
         }
         layout
     }
+    /// Whether a row's leading `fields` carry the declared member names,
+    /// in declaration order (by address where they are shared, else by
+    /// text).
+    fn declares(&self, fields: &[(Rc<str>, Value)]) -> bool {
+        self.names.as_deref().is_some_and(|declared| {
+            declared.len() >= fields.len()
+                && fields
+                    .iter()
+                    .zip(declared)
+                    .all(|((got, _), want)| same_name(got, want))
+        })
+    }
 }
 
 #[inline]
@@ -311,14 +323,7 @@ impl RowReader {
             let confirmed = fast
                 .then(|| item.fields.get(..A::LEN))
                 .flatten()
-                .filter(|fields| {
-                    current.names.as_deref().is_some_and(|declared| {
-                        fields
-                            .iter()
-                            .zip(declared)
-                            .all(|((got, _), want)| same_name(got, want))
-                    })
-                })
+                .filter(|fields| current.declares(fields))
                 .and_then(|fields| Some((fields, A::read_at(fields)?)));
             let args = match confirmed {
                 Some((fields, args)) => {
@@ -354,17 +359,11 @@ impl RowReader {
     fn decide<A: RowArgs>(&self, hub: &Hub, item: &StructValue) {
         let layout = Layout::resolve(hub, &item.name);
         let fast = !self.force_reflective
-            && layout.names.as_ref().is_some_and(|names| {
-                A::LEN <= names.len()
-                    && A::LEN <= item.fields.len()
-                    && A::lines_up(&layout.types)
-                    && item
-                        .fields
-                        .iter()
-                        .zip(names.iter())
-                        .take(A::LEN)
-                        .all(|((got, _), want)| same_name(got, want))
-            });
+            && A::lines_up(&layout.types)
+            && item
+                .fields
+                .get(..A::LEN)
+                .is_some_and(|fields| layout.declares(fields));
         tracing::trace!(element = %item.name, fast, "row reader decided");
         *self.decision.borrow_mut() = if fast {
             Decision::Fast {
@@ -388,12 +387,7 @@ fn reads_fast<A: RowArgs>(layout: &Layout, row: Option<&Value>) -> bool {
     else {
         return false;
     };
-    layout.names.as_deref().is_some_and(|declared| {
-        fields
-            .iter()
-            .zip(declared)
-            .all(|((got, _), want)| same_name(got, want))
-    }) && A::read_at(fields).is_some()
+    layout.declares(fields) && A::read_at(fields).is_some()
 }
 
 /// Compiled positions, after confirming the row's names at those positions
@@ -420,13 +414,7 @@ fn fast_read<A: RowArgs>(
 /// A row whose names are not the last confirmed ones: compare the text.
 #[cold]
 fn confirm(layout: &Layout, confirmed: &mut Confirmed, fields: &[(Rc<str>, Value)]) -> Option<()> {
-    let names = layout.names.as_deref()?;
-    if names.len() < fields.len()
-        || !fields
-            .iter()
-            .zip(names)
-            .all(|((got, _), want)| same_name(got, want))
-    {
+    if !layout.declares(fields) {
         return None;
     }
     confirmed.clear();
