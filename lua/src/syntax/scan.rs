@@ -101,9 +101,7 @@ pub(crate) fn scan_chunk(tree: &Tree, source: &str) -> ChunkScan {
 /// `main_locals` counts only this run's own.
 pub(crate) fn scan_chunk_after(tree: &Tree, source: &str, above: ChunkLocals) -> ChunkScan {
     let mut walker = Walker::new(source);
-    for index in above.indices() {
-        walker.shadow[index] += 1;
-    }
+    walker.hide(above);
     walker.walk(tree.root_node());
     walker.out
 }
@@ -116,10 +114,7 @@ pub(crate) fn chunk_locals(tree: &Tree, source: &str) -> ChunkLocals {
     for statement in tree.root_node().children(&mut cursor) {
         walker.declare_top_level(statement);
     }
-    walker
-        .declared
-        .iter()
-        .fold(ChunkLocals::NONE, |acc, &i| acc.with(usize::from(i)))
+    ChunkLocals::of(&walker.declared)
 }
 
 impl ChunkScan {
@@ -290,6 +285,13 @@ impl ChunkLocals {
         ChunkLocals(self.0 | other.0)
     }
 
+    /// The names a walker's `declared` list (tracked indices) holds.
+    fn of(declared: &[u8]) -> ChunkLocals {
+        declared
+            .iter()
+            .fold(ChunkLocals::NONE, |acc, &i| acc.with(usize::from(i)))
+    }
+
     fn with(self, index: usize) -> ChunkLocals {
         ChunkLocals(self.0 | (1 << index))
     }
@@ -360,18 +362,14 @@ pub fn scan_statements(
     let root = tree.root_node();
     let mut walker = Walker::new(source);
     walker.ancestors.push(root);
-    for index in above.indices() {
-        walker.shadow[index] += 1;
-    }
+    walker.hide(above);
     let mut out = StatementsScan::default();
     for statement in top_level_statements(root, range) {
         let mark = walker.declared.len();
         walker.walk(statement);
         // Every scope the statement opened is closed again, so whatever
         // it left in `declared` is a chunk-level local.
-        let declared = walker.declared[mark..]
-            .iter()
-            .fold(ChunkLocals::NONE, |acc, &i| acc.with(usize::from(i)));
+        let declared = ChunkLocals::of(&walker.declared[mark..]);
         if !declared.is_empty() {
             out.declarations.push((statement.byte_range(), declared));
         }
@@ -417,6 +415,14 @@ impl<'a, 't> Walker<'a, 't> {
                 main_reads_varargs: false,
                 reassigned: [false; TRACKED],
             },
+        }
+    }
+
+    /// As if chunk-level locals named `above` had been declared before
+    /// the statements walked next.
+    fn hide(&mut self, above: ChunkLocals) {
+        for index in above.indices() {
+            self.shadow[index] += 1;
         }
     }
 
