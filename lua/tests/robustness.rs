@@ -3,11 +3,13 @@
 //! runtime-free scanner and rewriter on random text.
 
 mod common;
+#[path = "../../host/tests/support/poke.rs"]
+mod hub_poke;
 
 use std::time::Duration;
 
 use common::Fixture;
-use gantry_host::{Caller, KeyDecl, Param, Source, StructDef, StructValue, Type, Value};
+use gantry_host::{KeyDecl, ObjectId, Param, StructDef, Type};
 use gantry_lua::runtime::{RuntimeError, RuntimeOptions};
 use gantry_lua::syntax::{parse, rewrite, scan};
 use proptest::prelude::*;
@@ -151,38 +153,16 @@ fn load_and_poke(f: &Fixture, source: &str) {
 }
 
 /// Sends on every key the soup knows, every way, with a few values.
-fn poke(f: &Fixture, object: gantry_host::ObjectId) {
-    let hub = &f.hub;
-    let args = [
-        vec![Value::Int(1), Value::Float(2.5)],
-        vec![Value::str("x")],
-        vec![],
-        vec![Value::array(vec![Value::structure(
-            StructValue::new("Item")
-                .with("name", Value::str("r"))
-                .with("count", Value::Int(2)),
-        )])],
-        vec![Value::Nil, Value::Float(f64::NAN), Value::Object(object)],
-    ];
-    for text in ["Game.Tick", "Game.Echo", "Inv.Items", "Hook.Go", "A"] {
-        let key = hub.key(text).unwrap();
-        for (i, a) in args.iter().enumerate() {
-            let source = match i % 3 {
-                0 => Source::Global,
-                1 => Source::Object(object),
-                _ => Source::World(f.world),
-            };
-            let mut sent = a.clone();
-            let _ = hub.send_values(key, source, &mut sent, Caller::Unrecorded);
-            let _ = hub.store_values(key, source, a.clone(), false, Caller::Unrecorded);
-        }
-        let mut payload = Value::Nil;
-        let _ = hub.run_hook(text, &mut payload);
-    }
-    let _ = hub.take_reports();
+fn poke(f: &Fixture, object: ObjectId) {
+    hub_poke::poke(
+        &f.hub,
+        f.world,
+        object,
+        &["Game.Tick", "Game.Echo", "Inv.Items", "Hook.Go", "A"],
+    );
     let _ = f.rt.take_errors();
     let _ = f.rt.collect_garbage();
-    let _ = hub.destroy(object);
+    let _ = f.hub.destroy(object);
 }
 
 proptest! {

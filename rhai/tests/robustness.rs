@@ -2,9 +2,11 @@
 //! scripts (loaded, then the hub sends to whatever they registered).
 
 mod common;
+#[path = "../../host/tests/support/poke.rs"]
+mod hub_poke;
 
 use common::{Fixture, INVENTORY};
-use gantry_host::{Caller, KeyDecl, ObjectId, Param, Source, StructDef, StructValue, Type, Value};
+use gantry_host::{KeyDecl, ObjectId, Param, StructDef, Type};
 use gantry_rhai::runtime::{RhaiOptions, RhaiRuntimeError};
 use proptest::prelude::*;
 
@@ -149,37 +151,14 @@ fn load_and_poke(f: &Fixture, source: &str) {
 
 /// Sends on every key the soup knows, every way, with a few values.
 fn poke(f: &Fixture, object: ObjectId) {
-    let hub = &f.hub;
-    let args = [
-        vec![Value::Int(1), Value::Float(2.5)],
-        vec![Value::str("x")],
-        vec![],
-        vec![Value::array(vec![Value::structure(
-            StructValue::new("Item")
-                .with("id", Value::Int(1))
-                .with("name", Value::str("r"))
-                .with("count", Value::Int(2)),
-        )])],
-        vec![Value::Nil, Value::Float(f64::NAN), Value::Object(object)],
-    ];
-    for text in ["Game.Tick", "Game.Echo", INVENTORY, "Hook.Go", "A"] {
-        let key = hub.key(text).unwrap();
-        for (i, a) in args.iter().enumerate() {
-            let source = match i % 3 {
-                0 => Source::Global,
-                1 => Source::Object(object),
-                _ => Source::World(f.world),
-            };
-            let mut sent = a.clone();
-            let _ = hub.send_values(key, source, &mut sent, Caller::Unrecorded);
-            let _ = hub.store_values(key, source, a.clone(), false, Caller::Unrecorded);
-        }
-        let mut payload = Value::Nil;
-        let _ = hub.run_hook(text, &mut payload);
-    }
-    let _ = hub.take_reports();
+    hub_poke::poke(
+        &f.hub,
+        f.world,
+        object,
+        &["Game.Tick", "Game.Echo", INVENTORY, "Hook.Go", "A"],
+    );
     let _ = f.rt.take_errors();
-    let _ = hub.destroy(object);
+    let _ = f.hub.destroy(object);
 }
 
 proptest! {
