@@ -680,14 +680,10 @@ fn fast_path_and_reflective_path_give_identical_results() {
     assert_eq!(hub.row_path(s.id()), Some(RowPath::Reflective));
 }
 
-#[test]
-fn fast_path_falls_back_on_a_deliberate_layout_mismatch() {
-    let (hub, key) = hub();
-    let (fast, slow): (Seen, Seen) = Default::default();
-    let f = row_listener(&hub, &fast, false);
-    let _s = row_listener(&hub, &slow, true);
-    // Rows whose fields are not in declaration order: position 0 is `name`.
-    let shuffled: Vec<Value> = (0..3)
+/// `n` rows of `Item` whose fields are not in declaration order
+/// (position 0 is `name`): a deliberate layout mismatch.
+fn shuffled_rows(n: i64) -> Vec<Value> {
+    (0..n)
         .map(|i| {
             Value::structure(
                 StructValue::new("Item")
@@ -696,7 +692,16 @@ fn fast_path_falls_back_on_a_deliberate_layout_mismatch() {
                     .with("count", i * 10),
             )
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn fast_path_falls_back_on_a_deliberate_layout_mismatch() {
+    let (hub, key) = hub();
+    let (fast, slow): (Seen, Seen) = Default::default();
+    let f = row_listener(&hub, &fast, false);
+    let _s = row_listener(&hub, &slow, true);
+    let shuffled = shuffled_rows(3);
     hub.store_values(
         key,
         Source::Global,
@@ -842,16 +847,7 @@ fn view_for_each_fast_and_reflective_agree_on_mixed_rows() {
 #[test]
 fn view_for_each_reports_the_reflective_path_on_a_deliberate_layout_mismatch() {
     let (hub, _key) = hub();
-    let shuffled: Vec<Value> = (0..4)
-        .map(|i| {
-            Value::structure(
-                StructValue::new("Item")
-                    .with("name", format!("n{i}"))
-                    .with("id", i)
-                    .with("count", i * 10),
-            )
-        })
-        .collect();
+    let shuffled = shuffled_rows(4);
     let view = TableView::new(&hub, &shuffled);
     let seen = RefCell::new(Vec::new());
     let path = view
