@@ -208,6 +208,46 @@ fn collection(c: &mut Criterion) {
                 .unwrap()
             })
         });
+        // The same visits with the name borrowed from the row, as a C++
+        // visitor's `const&` would take it: no reference count per row.
+        group.bench_function("for_each_64_rows_fast_borrowed", |b| {
+            b.iter(|| {
+                view.for_each(|row: i32, id: i64, _name: &str, count: i64| {
+                    total.set(total.get() + row as i64 + id + count)
+                })
+                .unwrap()
+            })
+        });
+        group.bench_function("for_each_64_rows_reflective_borrowed", |b| {
+            b.iter(|| {
+                view.for_each_reflective(|row: i32, id: i64, _name: &str, count: i64| {
+                    total.set(total.get() + row as i64 + id + count)
+                })
+                .unwrap()
+            })
+        });
+        // The value model's own floor: the same rows read at fixed
+        // positions with nothing confirmed (wrong for a row of another
+        // layout; here only to show what the confirmation costs).
+        let each_str = |row: i32, id: i64, _name: &str, count: i64| {
+            total.set(total.get() + row as i64 + id + count)
+        };
+        group.bench_function("floor_value_rows_unconfirmed_borrowed", |b| {
+            b.iter(|| {
+                for (i, value) in black_box(rows).iter().enumerate() {
+                    if let Value::Struct(item) = value
+                        && let [
+                            (_, Value::Int(id)),
+                            (_, Value::Str(name)),
+                            (_, Value::Int(count)),
+                            ..,
+                        ] = item.fields.as_slice()
+                    {
+                        each_str(i as i32, *id, name, *count)
+                    }
+                }
+            })
+        });
         black_box(total.get());
     }
 

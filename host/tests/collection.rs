@@ -874,6 +874,62 @@ fn view_for_each_reports_the_reflective_path_on_a_deliberate_layout_mismatch() {
     assert_eq!(path, RowPath::Fast);
 }
 
+/// A view's visitor may borrow members from the rows (`&str`, `&Value`)
+/// instead of copying them: both paths lend the same members, pointing
+/// into the rows themselves, and a borrow of the wrong kind is the same
+/// member error as an owned one.
+#[test]
+fn view_for_each_lends_borrowed_members_on_both_paths() {
+    let (hub, _key) = hub();
+    let rows: Vec<Value> = items(4).iter().map(|i| to_value(i).unwrap()).collect();
+    let view = TableView::new(&hub, &rows);
+    let read = |fast: bool| {
+        let seen = RefCell::new(Vec::new());
+        let each = |row: i32, _id: i64, name: &str, count: &Value| {
+            seen.borrow_mut()
+                .push((row, name.to_owned(), name.as_ptr(), count.clone()))
+        };
+        let path = if fast {
+            view.for_each(each)
+        } else {
+            view.for_each_reflective(each)
+        };
+        (path.unwrap(), seen.into_inner())
+    };
+    let (fast_path, fast) = read(true);
+    let (slow_path, slow) = read(false);
+    assert_eq!((fast_path, slow_path), (RowPath::Fast, RowPath::Reflective));
+    assert_eq!(fast, slow);
+    assert_eq!((fast[2].0, fast[2].1.as_str()), (2, "n2"));
+    assert_eq!(fast[2].3, Value::Int(20));
+    let Value::Str(stored) = &rows[3].as_struct().unwrap().fields[1].1 else {
+        panic!("name is a string")
+    };
+    assert_eq!(fast[3].2, stored.as_ptr(), "a borrow, not a copy");
+
+    let shuffled = shuffled_rows(3);
+    let names = RefCell::new(Vec::new());
+    let path = TableView::new(&hub, &shuffled)
+        .for_each(|_row: i32, _id: i64, name: &str| names.borrow_mut().push(name.to_owned()))
+        .unwrap();
+    assert_eq!(path, RowPath::Reflective);
+    assert_eq!(*names.borrow(), ["n0", "n1", "n2"]);
+
+    let err = view.for_each(|_row: i32, _id: &str| {}).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("member 0: expected string, got int"),
+        "{err}"
+    );
+    let slot = RefCell::new(None);
+    assert!(
+        view.visit_row(1, |_id: i64, name: &str| *slot.borrow_mut() =
+            Some(name.to_owned()))
+            .unwrap()
+    );
+    assert_eq!(slot.into_inner().as_deref(), Some("n1"));
+}
+
 // ----- the script faces' writer: owned hub handle, explicit commit ----------
 
 #[test]

@@ -119,7 +119,7 @@ impl Hub {
     /// `&Update`: `|id: i64, name: String|`, `|id: i64, u: &Update|`.
     /// The slot is a position, not an element (reference `001_…` §6).
     #[track_caller]
-    pub fn listen_slot<Args, H: SlotHandler<Args> + 'static>(
+    pub fn listen_slot<Args, H: for<'r> SlotHandler<'r, Args> + 'static>(
         &self,
         key: &str,
         scope: impl Into<Source>,
@@ -137,7 +137,7 @@ impl Hub {
             index,
             options,
             site,
-            &H::member_types(),
+            &<H as SlotHandler<'_, Args>>::member_types(),
             call,
         )
     }
@@ -147,7 +147,7 @@ impl Hub {
     /// [`ALL_ROWS_WITH_REMOVAL`](super::ALL_ROWS_WITH_REMOVAL); a slot index
     /// works too and passes its row.
     #[track_caller]
-    pub fn listen_rows<Args, H: EachRowHandler<Args> + 'static>(
+    pub fn listen_rows<Args, H: for<'r> EachRowHandler<'r, Args> + 'static>(
         &self,
         key: &str,
         scope: impl Into<Source>,
@@ -165,7 +165,7 @@ impl Hub {
             index,
             options,
             site,
-            &H::member_types(),
+            &<H as EachRowHandler<'_, Args>>::member_types(),
             call,
         )
     }

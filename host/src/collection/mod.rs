@@ -25,7 +25,7 @@ pub mod writer;
 
 pub use diff::diff_rows;
 pub use listen::{RowFn, RowOptions, TableFn};
-pub use rows::{EachRowHandler, RowArgs, RowPath, SlotHandler, WithUpdate};
+pub use rows::{EachRowHandler, FromMember, RowArgs, RowPath, SlotHandler, WithUpdate};
 pub use spans::{MAX_SPANS, Spans};
 pub use update::{
     ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Range, Selector, Update, should_wake, with_removal,

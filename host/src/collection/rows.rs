@@ -113,8 +113,80 @@ fn same_name(a: &Rc<str>, b: &Rc<str>) -> bool {
     Rc::ptr_eq(a, b) || **a == **b
 }
 
-/// The members a row listener declares: a tuple of [`FromValue`] types.
-pub trait RowArgs: Sized + 'static {
+/// One member a row visitor declares: any [`FromValue`] type (a copy of
+/// the member), or a borrow of the row's own value — `&str`, `&Value` —
+/// where the rows outlive the call (a [`TableView`](super::TableView)'s
+/// `for_each` and `visit_row`). A borrow costs no copy and no reference
+/// count per row, as a C++ visitor's `const&` parameters do; a listener the
+/// hub keeps (`listen_rows`, `listen_slot`) must take owned members.
+///
+/// ```
+/// # use gantry_host::{Hub, Value, StructValue, collection::TableView};
+/// let hub = Hub::new();
+/// let rows = vec![Value::structure(StructValue::new("Item").with("id", 1i64).with("name", "axe"))];
+/// let longest = std::cell::Cell::new(0);
+/// TableView::new(&hub, &rows)
+///     .for_each(|_row: i32, _id: i64, name: &str| longest.set(longest.get().max(name.len())))
+///     .unwrap();
+/// # assert_eq!(longest.get(), 3);
+/// ```
+///
+/// A kept listener outlives the rows it is called with, so it cannot
+/// borrow from them:
+///
+/// ```compile_fail
+/// # use gantry_host::{Hub, Source, ALL_ROWS, ListenOptions};
+/// let hub = Hub::new();
+/// hub.listen_rows("Inv.Items", Source::Global, ALL_ROWS, ListenOptions::default(),
+///     |_row: i32, _id: i64, _name: &str| {});
+/// ```
+pub trait FromMember<'a>: Sized {
+    /// The type this member declares, for the compatibility check.
+    fn declared_type() -> Type;
+    /// `None` when the value is not of the declared type.
+    fn from_member(value: &'a Value) -> Option<Self>;
+}
+
+impl<T: FromValue> FromMember<'_> for T {
+    #[inline(always)]
+    fn declared_type() -> Type {
+        <T as FromValue>::declared_type()
+    }
+    #[inline(always)]
+    fn from_member(value: &Value) -> Option<Self> {
+        T::from_value(value)
+    }
+}
+
+impl<'a> FromMember<'a> for &'a str {
+    #[inline(always)]
+    fn declared_type() -> Type {
+        Type::String
+    }
+    #[inline(always)]
+    fn from_member(value: &'a Value) -> Option<Self> {
+        match value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Any member, as it is in the row.
+impl<'a> FromMember<'a> for &'a Value {
+    #[inline(always)]
+    fn declared_type() -> Type {
+        Type::Any
+    }
+    #[inline(always)]
+    fn from_member(value: &'a Value) -> Option<Self> {
+        Some(value)
+    }
+}
+
+/// The members a row listener declares: a tuple of [`FromMember`] types,
+/// borrowing from rows that live for `'a`.
+pub trait RowArgs<'a>: Sized {
     /// How many members are declared.
     const LEN: usize;
     /// The declared member types, for the compatibility check.
@@ -123,19 +195,19 @@ pub trait RowArgs: Sized + 'static {
     /// member types (equal, or declared as any).
     fn lines_up(types: &[Type]) -> bool;
     /// Fast path: members at positions `0..LEN` of the row's fields.
-    fn read_at(fields: &[(Rc<str>, Value)]) -> Option<Self>;
+    fn read_at(fields: &'a [(Rc<str>, Value)]) -> Option<Self>;
     /// Reflective path: member `i` fetched by `get(i)`. Errors name the
     /// position and what was found.
-    fn read_by<'v>(get: impl Fn(usize) -> Option<&'v Value>) -> Result<Self, ListenerError>;
+    fn read_by(get: impl Fn(usize) -> Option<&'a Value>) -> Result<Self, ListenerError>;
 }
 
 #[inline(always)]
-fn member<'v, T: FromValue>(
+fn member<'v, T: FromMember<'v>>(
     get: &impl Fn(usize) -> Option<&'v Value>,
     position: usize,
 ) -> Result<T, ListenerError> {
     match get(position) {
-        Some(value) => match T::from_value(value) {
+        Some(value) => match T::from_member(value) {
             Some(member) => Ok(member),
             None => Err(member_mismatch(position, T::declared_type(), Some(value))),
         },
@@ -159,7 +231,7 @@ fn member_mismatch(position: usize, declared: Type, found: Option<&Value>) -> Li
 
 macro_rules! row_args {
     ($n:literal; $($name:ident $idx:tt),*) => {
-        impl<$($name: FromValue + 'static),*> RowArgs for ($($name,)*) {
+        impl<'a, $($name: FromMember<'a>),*> RowArgs<'a> for ($($name,)*) {
             const LEN: usize = $n;
             fn types() -> Vec<Type> {
                 vec![$($name::declared_type()),*]
@@ -176,13 +248,13 @@ macro_rules! row_args {
             }
             #[inline]
             #[allow(unused_variables)]
-            fn read_at(fields: &[(Rc<str>, Value)]) -> Option<Self> {
+            fn read_at(fields: &'a [(Rc<str>, Value)]) -> Option<Self> {
                 let fields = fields.get(..$n)?;
-                Some(($($name::from_value(&fields[$idx].1)?,)*))
+                Some(($($name::from_member(&fields[$idx].1)?,)*))
             }
             #[inline(always)]
             #[allow(unused_variables)]
-            fn read_by<'v>(get: impl Fn(usize) -> Option<&'v Value>) -> Result<Self, ListenerError> {
+            fn read_by(get: impl Fn(usize) -> Option<&'a Value>) -> Result<Self, ListenerError> {
                 Ok(($(member::<$name>(&get, $idx)?,)*))
             }
         }
@@ -242,10 +314,10 @@ impl RowReader {
 
     /// Reads the declared members of `item`.
     #[inline]
-    pub(crate) fn read<A: RowArgs>(
+    pub(crate) fn read<'a, A: RowArgs<'a>>(
         &self,
         hub: &Hub,
-        item: &StructValue,
+        item: &'a StructValue,
     ) -> Result<A, ListenerError> {
         {
             // Nothing below calls out of the reader, so the borrow cannot
@@ -278,10 +350,10 @@ impl RowReader {
     /// next rows) or read reflectively. The path reported afterwards is the
     /// last row's.
     #[inline]
-    pub(crate) fn read_rows<A: RowArgs>(
+    pub(crate) fn read_rows<'a, A: RowArgs<'a>>(
         &self,
         hub: &Hub,
-        rows: &[Value],
+        rows: &'a [Value],
         mut each: impl FnMut(usize, A) -> Result<(), ListenerError>,
     ) -> Result<(), ListenerError> {
         let mut layout: Option<Rc<Layout>> = None;
@@ -356,7 +428,7 @@ impl RowReader {
     /// First fire for this element struct: do the listener's declared types
     /// line up with the element, and does the row have the declared layout?
     #[cold]
-    fn decide<A: RowArgs>(&self, hub: &Hub, item: &StructValue) {
+    fn decide<'a, A: RowArgs<'a>>(&self, hub: &Hub, item: &StructValue) {
         let layout = Layout::resolve(hub, &item.name);
         let fast = !self.force_reflective
             && A::lines_up(&layout.types)
@@ -380,7 +452,7 @@ impl RowReader {
 /// members' names and kinds): asked once per view, after its rows.
 #[cold]
 #[inline(never)]
-fn reads_fast<A: RowArgs>(layout: &Layout, row: Option<&Value>) -> bool {
+fn reads_fast<'a, A: RowArgs<'a>>(layout: &Layout, row: Option<&'a Value>) -> bool {
     let Some(fields) = row
         .and_then(Value::as_struct)
         .and_then(|item| item.fields.get(..A::LEN))
@@ -394,10 +466,10 @@ fn reads_fast<A: RowArgs>(layout: &Layout, row: Option<&Value>) -> bool {
 /// (by pointer against the last confirmed row, else by text against the
 /// declared layout).
 #[inline]
-fn fast_read<A: RowArgs>(
+fn fast_read<'a, A: RowArgs<'a>>(
     layout: &Layout,
     confirmed: &mut Confirmed,
-    item: &StructValue,
+    item: &'a StructValue,
 ) -> Option<A> {
     let fields = item.fields.get(..A::LEN)?;
     let known = confirmed.len() == A::LEN
@@ -424,7 +496,10 @@ fn confirm(layout: &Layout, confirmed: &mut Confirmed, fields: &[(Rc<str>, Value
 
 /// By declared name (or, for an unknown struct, the row's own order).
 #[inline]
-fn reflective_read<A: RowArgs>(layout: &Layout, item: &StructValue) -> Result<A, ListenerError> {
+fn reflective_read<'a, A: RowArgs<'a>>(
+    layout: &Layout,
+    item: &'a StructValue,
+) -> Result<A, ListenerError> {
     match &layout.names {
         Some(names) => A::read_by(|i| {
             let name = names.get(i)?;
@@ -453,8 +528,10 @@ pub(crate) fn not_a_struct(row: usize, value: &Value) -> ListenerError {
 pub struct WithUpdate;
 
 /// A closure usable as a slot listener: the first few members of the row,
-/// optionally followed by `&Update`. `Args` is inferred from the closure.
-pub trait SlotHandler<Args> {
+/// optionally followed by `&Update`. `Args` is inferred from the closure;
+/// `'a` is how long the rows it reads live (members may borrow for that
+/// long, see [`FromMember`]).
+pub trait SlotHandler<'a, Args> {
     /// The declared member types.
     fn member_types() -> Vec<Type>;
     #[doc(hidden)]
@@ -462,22 +539,23 @@ pub trait SlotHandler<Args> {
         &self,
         reader: &RowReader,
         hub: &Hub,
-        item: &StructValue,
+        item: &'a StructValue,
         update: &Update,
     ) -> Result<(), ListenerError>;
 }
 
 /// A closure usable as an every-row listener or with
 /// [`TableView::for_each`](super::TableView::for_each): `row: i32`, then
-/// the first few members, optionally followed by `&Update`.
-pub trait EachRowHandler<Args> {
+/// the first few members, optionally followed by `&Update`. `'a` as for
+/// [`SlotHandler`].
+pub trait EachRowHandler<'a, Args> {
     fn member_types() -> Vec<Type>;
     #[doc(hidden)]
     fn call_row(
         &self,
         reader: &RowReader,
         hub: &Hub,
-        item: &StructValue,
+        item: &'a StructValue,
         update: &Update,
     ) -> Result<(), ListenerError>;
     /// Every row of `rows` in turn (a view's `for_each`, with a reader of
@@ -488,23 +566,23 @@ pub trait EachRowHandler<Args> {
         &self,
         reader: &RowReader,
         hub: &Hub,
-        rows: &[Value],
+        rows: &'a [Value],
         update: &mut Update,
     ) -> Result<(), ListenerError>;
 }
 
 macro_rules! handlers {
     ($($name:ident $idx:tt),*) => {
-        impl<Func, $($name: FromValue + 'static),*> SlotHandler<($($name,)*)> for Func
+        impl<'a, Func, $($name: FromMember<'a>),*> SlotHandler<'a, ($($name,)*)> for Func
         where
             Func: Fn($($name),*),
         {
             fn member_types() -> Vec<Type> {
-                <($($name,)*) as RowArgs>::types()
+                <($($name,)*) as RowArgs<'a>>::types()
             }
             #[inline]
             #[allow(unused_variables, non_snake_case)]
-            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &StructValue, update: &Update)
+            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &'a StructValue, update: &Update)
                 -> Result<(), ListenerError>
             {
                 let ($($name,)*) = reader.read::<($($name,)*)>(hub, item)?;
@@ -513,16 +591,16 @@ macro_rules! handlers {
             }
         }
 
-        impl<Func, $($name: FromValue + 'static),*> SlotHandler<($($name,)* WithUpdate,)> for Func
+        impl<'a, Func, $($name: FromMember<'a>),*> SlotHandler<'a, ($($name,)* WithUpdate,)> for Func
         where
             Func: Fn($($name,)* &Update),
         {
             fn member_types() -> Vec<Type> {
-                <($($name,)*) as RowArgs>::types()
+                <($($name,)*) as RowArgs<'a>>::types()
             }
             #[inline]
             #[allow(unused_variables, non_snake_case)]
-            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &StructValue, update: &Update)
+            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &'a StructValue, update: &Update)
                 -> Result<(), ListenerError>
             {
                 let ($($name,)*) = reader.read::<($($name,)*)>(hub, item)?;
@@ -531,16 +609,16 @@ macro_rules! handlers {
             }
         }
 
-        impl<Func, $($name: FromValue + 'static),*> EachRowHandler<($($name,)*)> for Func
+        impl<'a, Func, $($name: FromMember<'a>),*> EachRowHandler<'a, ($($name,)*)> for Func
         where
             Func: Fn(i32, $($name),*),
         {
             fn member_types() -> Vec<Type> {
-                <($($name,)*) as RowArgs>::types()
+                <($($name,)*) as RowArgs<'a>>::types()
             }
             #[inline]
             #[allow(unused_variables, non_snake_case)]
-            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &StructValue, update: &Update)
+            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &'a StructValue, update: &Update)
                 -> Result<(), ListenerError>
             {
                 let ($($name,)*) = reader.read::<($($name,)*)>(hub, item)?;
@@ -549,7 +627,7 @@ macro_rules! handlers {
             }
             #[inline]
             #[allow(unused_variables, non_snake_case)]
-            fn call_rows(&self, reader: &RowReader, hub: &Hub, rows: &[Value], update: &mut Update)
+            fn call_rows(&self, reader: &RowReader, hub: &Hub, rows: &'a [Value], update: &mut Update)
                 -> Result<(), ListenerError>
             {
                 reader.read_rows::<($($name,)*)>(hub, rows, |index, ($($name,)*)| {
@@ -559,16 +637,16 @@ macro_rules! handlers {
             }
         }
 
-        impl<Func, $($name: FromValue + 'static),*> EachRowHandler<($($name,)* WithUpdate,)> for Func
+        impl<'a, Func, $($name: FromMember<'a>),*> EachRowHandler<'a, ($($name,)* WithUpdate,)> for Func
         where
             Func: Fn(i32, $($name,)* &Update),
         {
             fn member_types() -> Vec<Type> {
-                <($($name,)*) as RowArgs>::types()
+                <($($name,)*) as RowArgs<'a>>::types()
             }
             #[inline]
             #[allow(unused_variables, non_snake_case)]
-            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &StructValue, update: &Update)
+            fn call_row(&self, reader: &RowReader, hub: &Hub, item: &'a StructValue, update: &Update)
                 -> Result<(), ListenerError>
             {
                 let ($($name,)*) = reader.read::<($($name,)*)>(hub, item)?;
@@ -577,7 +655,7 @@ macro_rules! handlers {
             }
             #[inline]
             #[allow(unused_variables, non_snake_case)]
-            fn call_rows(&self, reader: &RowReader, hub: &Hub, rows: &[Value], update: &mut Update)
+            fn call_rows(&self, reader: &RowReader, hub: &Hub, rows: &'a [Value], update: &mut Update)
                 -> Result<(), ListenerError>
             {
                 reader.read_rows::<($($name,)*)>(hub, rows, |index, ($($name,)*)| {

@@ -61,7 +61,7 @@ impl<'a> TableView<'a> {
 
     /// Calls `f` with the first few members of `row`, without knowing the
     /// element type. `Ok(false)` when there is no such row.
-    pub fn visit_row<Args, H: SlotHandler<Args>>(
+    pub fn visit_row<Args, H: SlotHandler<'a, Args>>(
         &self,
         row: usize,
         f: H,
@@ -77,20 +77,23 @@ impl<'a> TableView<'a> {
     /// Calls `f(row, members...)` for every row, on the fast path when the
     /// closure's declared types line up with the element (decided on the
     /// first row), on the reflective path otherwise. Returns the path taken.
-    pub fn for_each<Args, H: EachRowHandler<Args>>(&self, f: H) -> Result<RowPath, ListenerError> {
+    pub fn for_each<Args, H: EachRowHandler<'a, Args>>(
+        &self,
+        f: H,
+    ) -> Result<RowPath, ListenerError> {
         self.for_each_on(&RowReader::new(false), &f)
     }
 
     /// [`TableView::for_each`] on the reflective path only: for comparing
     /// the two paths and measuring the shortcut.
-    pub fn for_each_reflective<Args, H: EachRowHandler<Args>>(
+    pub fn for_each_reflective<Args, H: EachRowHandler<'a, Args>>(
         &self,
         f: H,
     ) -> Result<RowPath, ListenerError> {
         self.for_each_on(&RowReader::new(true), &f)
     }
 
-    fn for_each_on<Args, H: EachRowHandler<Args>>(
+    fn for_each_on<Args, H: EachRowHandler<'a, Args>>(
         &self,
         reader: &RowReader,
         f: &H,
