@@ -116,12 +116,7 @@ impl TracePrinter {
                 let mut stack = self.stack.borrow_mut();
                 if let Some(record) = stack.last_mut().filter(|r| r.key == *key) {
                     let at = site.map_or_else(|| listener.to_string(), |s| s.to_string());
-                    // A hook listener's order is its priority, negated.
-                    let (what, order) = if record.hook {
-                        ("priority", -order)
-                    } else {
-                        ("order", *order)
-                    };
+                    let what = if record.hook { "priority" } else { "order" };
                     record
                         .calls
                         .push(format!("{at} ({what} {order}, {})", micros(*elapsed)));

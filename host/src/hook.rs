@@ -130,9 +130,11 @@ impl Hub {
         let spec = ListenSpec {
             scope: Source::Global,
             // Priority is stored as an order: higher priority, lower order.
+            // `!p` (= -p - 1) reverses all of i32 one to one, where a
+            // negation would tie i32::MIN with i32::MIN + 1.
             options: ListenOptions {
                 times: -1,
-                order: options.priority.saturating_neg(),
+                order: !options.priority,
                 matching: options.matching,
                 owner: options.owner,
             },
@@ -158,15 +160,18 @@ impl Hub {
         state.partial_hooks != 0 && partial_hook_above(&state, key)
     }
 
-    /// Runs a hook by key text. A key nobody listens to returns at once,
-    /// unchecked: that is the one map lookup that lets games place hooks
-    /// freely, and a malformed key can have no listener (listening on it is
-    /// refused). A heard run records its Rust call site (as a send), once
-    /// per site.
+    /// Runs a hook by key text. A key nobody listens to returns at once
+    /// (games place hooks freely) after one lookup and a pass over its
+    /// text, so that a malformed key is an error whether or not anything
+    /// listens (in checked mode or not: a key is never a type question).
+    /// A heard run records its Rust call site (as a send), once per site.
     #[track_caller]
     #[inline]
     pub fn run_hook(&self, key: &str, payload: &mut Value) -> Result<HookResult, HubError> {
         if !self.has_hook_listeners(key) {
+            if !crate::key::is_well_formed(key) {
+                return unheard_malformed(key);
+            }
             return Ok(HookResult::default());
         }
         self.run_heard_hook(key, payload, Location::caller())
@@ -310,6 +315,15 @@ fn partial_hook_above(state: &State, key: &str) -> bool {
         depth += 1;
     }
     false
+}
+
+/// An unheard hook whose key [`is_well_formed`](crate::key::is_well_formed)
+/// refused: the error naming the key (out of the unheard hook's path).
+#[cold]
+#[inline(never)]
+fn unheard_malformed(key: &str) -> Result<HookResult, HubError> {
+    crate::key::validate_key(key)?;
+    Ok(HookResult::default())
 }
 
 /// The keys that have hook listeners, by text, with a one-word filter in

@@ -850,6 +850,21 @@ impl Hub {
         self.drop_listener(id, DropReason::Unbound)
     }
 
+    /// Removes listener `id` only if it listens on `key` and is a hook
+    /// listener exactly when `hook` says so: the router's `unregister`
+    /// and `unregister_hook` take the channel and id their register gave,
+    /// and a mismatched pair removes nothing.
+    pub(crate) fn unlisten_on(&self, key: &str, id: ListenerId, hook: bool) -> bool {
+        let matches = self.with_state(|s| {
+            let Some(entry) = s.listeners.get(&id) else {
+                return false;
+            };
+            s.keys.get(key) == Some(entry.key)
+                && matches!(entry.callback, Callback::Hook(_)) == hook
+        });
+        matches && self.unlisten(id)
+    }
+
     /// Removes a listener for `reason` (told to the tracer).
     pub(crate) fn drop_listener(&self, id: ListenerId, reason: DropReason) -> bool {
         let removed = self.with_state(|s| remove_entry(s, id));
@@ -1538,7 +1553,7 @@ impl Hub {
     fn trace_listened(&self, entry: &Entry) {
         let kind = match &entry.callback {
             Callback::Hook(_) => ListenerKind::Hook {
-                priority: entry.order.saturating_neg(),
+                priority: !entry.order,
             },
             Callback::Collection(listen) => match &listen.form {
                 crate::collection::listen::Form::Table(_) => ListenerKind::Table,
@@ -1576,7 +1591,10 @@ impl Hub {
             key: &name,
             listener: entry.id,
             site: entry.site.as_ref(),
-            order: entry.order,
+            order: match entry.callback {
+                Callback::Hook(_) => !entry.order,
+                _ => entry.order,
+            },
             elapsed,
         });
     }

@@ -63,10 +63,12 @@ impl Router {
         Ok(self.hub.listen_raw(channel, spec)?.get())
     }
 
-    /// Removes a listener by the channel and id `register` gave. Unknown ids
-    /// do nothing.
-    pub fn unregister(&self, _channel: &str, id: u64) {
-        self.hub.unlisten(ListenerId::from_raw(id));
+    /// Removes a listener by the channel and id `register` gave. Unknown
+    /// ids, another channel's id and a hook listener's id do nothing;
+    /// returns whether a listener was removed.
+    pub fn unregister(&self, channel: &str, id: u64) -> bool {
+        self.hub
+            .unlisten_on(channel, ListenerId::from_raw(id), false)
     }
 
     /// Sends to everyone on `channel`, then to partial listeners above it.
@@ -116,8 +118,11 @@ impl Router {
         Ok(self.hub.listen_hook_raw(channel, options, None, f)?.get())
     }
 
-    pub fn unregister_hook(&self, _channel: &str, id: u64) {
-        self.hub.unlisten(ListenerId::from_raw(id));
+    /// Removes a hook listener by the channel and id `register_hook` gave;
+    /// anything else does nothing. Returns whether one was removed.
+    pub fn unregister_hook(&self, channel: &str, id: u64) -> bool {
+        self.hub
+            .unlisten_on(channel, ListenerId::from_raw(id), true)
     }
 
     /// Runs a hook; the payload is changed in place.

@@ -106,6 +106,7 @@ pub enum TraceEvent<'a> {
         key: &'a str,
         listener: ListenerId,
         site: Option<&'a Site>,
+        /// The listener's order; a hook listener's priority.
         order: i32,
         elapsed: Duration,
     },
