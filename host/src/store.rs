@@ -97,7 +97,11 @@ impl Hub {
                 return Err(error);
             }
         };
-        if !once {
+        if once {
+            // A once table is no stored table (it is nobody's previous
+            // table to diff against): its rows go out as a send's do.
+            delivered.listeners += crate::collection::dispatch::on_send(self, key, &args, &lists);
+        } else {
             // A stored table: diff against the previous one, publish the rows.
             let prev = prev.map(|p| p.args);
             delivered.listeners +=

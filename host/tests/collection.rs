@@ -258,6 +258,41 @@ fn span_merge_more_than_eight_spans_is_a_full_reload() {
     assert!(spans.ranges().is_empty());
 }
 
+/// Rows past both the old and the new size are no change anybody can
+/// read: clipped, and a writer whose every change is to such rows (a row
+/// added and removed again) publishes nothing.
+#[test]
+fn writer_ranges_are_clipped_to_the_longer_table() {
+    let mut spans = Spans::new();
+    spans.add(2, 3);
+    spans.add(8, 5);
+    spans.add(20, 1);
+    spans.clip(10);
+    assert_eq!(spans.ranges(), [Range::new(2, 3), Range::new(8, 2)]);
+    spans.clip(2);
+    assert!(spans.is_empty());
+
+    let (hub, key) = hub();
+    store(&hub, key, &items(10));
+    let (seen, _h) = updates(&hub);
+    seen.borrow_mut().clear();
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.add(&item(10)).unwrap();
+        assert_eq!(arr.remove_at(10).unwrap().unwrap(), item(10));
+    }
+    assert!(seen.borrow().is_empty(), "{:?}", seen.borrow());
+    {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.get_mut(3).unwrap().unwrap().id = 33;
+        arr.add(&item(10)).unwrap();
+        arr.remove_at(10);
+    }
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].ranges(), [Range::new(3, 1)]);
+}
+
 #[test]
 fn writer_publishes_once_at_scope_end_and_reads_never_mark() {
     let (hub, key) = hub();
@@ -280,8 +315,9 @@ fn writer_publishes_once_at_scope_end_and_reads_never_mark() {
     let u = seen.borrow()[0].clone();
     assert_eq!(seen.borrow().len(), 1);
     assert_eq!((u.total, u.prev_total), (10, 10));
-    // Same count (one added, one removed): no widening, the two spans stay.
-    assert_eq!(u.ranges(), [Range::new(5, 1), Range::new(7, 4)]);
+    // Same count (one added, one removed): no widening, the two spans stay,
+    // the second ending at the last row (row 10 existed only in between).
+    assert_eq!(u.ranges(), [Range::new(5, 1), Range::new(7, 3)]);
     let stored = hub.stored(key, Source::Global).unwrap();
     let rows: Vec<Item> = gantry_host::from_value(&stored[0]).unwrap();
     assert_eq!(rows[5].count, 49);
@@ -432,6 +468,41 @@ fn transient_send_is_not_replayed_to_late_listeners() {
     let log = log();
     let _r = watch_rows(&hub, ALL_ROWS, &log);
     assert!(taken(&log).is_empty());
+}
+
+/// A once table is a send's rows kept until somebody hears them: live or
+/// replayed, it reaches all-rows and whole-table listeners as a full
+/// reload (slots never), is used up by the first listener it reaches, and
+/// is nobody's previous table.
+#[test]
+fn once_table_reaches_row_listeners_as_a_send_live_or_replayed_and_is_used_up() {
+    let (hub, key) = hub();
+    let (rows, slot) = (log(), log());
+    let _s = watch_slot(&hub, 1, &slot);
+    hub.once(key, Source::Global, (Serde(items(3)),)).unwrap();
+    assert!(taken(&slot).is_empty(), "a slot never hears a send's rows");
+    assert!(
+        hub.stored(key, Source::Global).is_some(),
+        "kept: nobody heard it"
+    );
+    let (seen, _u) = updates(&hub);
+    assert!(seen.borrow()[0].is_full_reload());
+    assert_eq!(
+        (seen.borrow()[0].total, seen.borrow()[0].prev_total),
+        (3, 3)
+    );
+    assert!(hub.stored(key, Source::Global).is_none(), "used up");
+    let _late = watch_rows(&hub, ALL_ROWS, &rows);
+    assert!(taken(&rows).is_empty());
+
+    hub.once(key, Source::Global, (Serde(items(2)),)).unwrap();
+    assert_eq!(taken(&rows), ["0:0", "1:1"], "heard live");
+    assert!(hub.stored(key, Source::Global).is_none());
+    // The store diffs against its own tables only.
+    seen.borrow_mut().clear();
+    store(&hub, key, &items(2));
+    let u = seen.borrow()[0].clone();
+    assert_eq!((u.total, u.prev_total), (2, 0));
 }
 
 // ----- listener forms ---------------------------------------------------------

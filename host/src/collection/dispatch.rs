@@ -118,25 +118,27 @@ fn on_send_table(hub: &Hub, key: Key, args: &[Value], lists: &Gathered) -> usize
 }
 
 /// A stored table, replayed to a collection listener that just arrived: a
-/// full reload from nothing, as if it had been there all along.
+/// full reload from nothing, as if it had been there all along. A once
+/// table nobody heard yet goes out as it would have live (a send's rows:
+/// all-rows and whole-table listeners only) and is used up by the first
+/// listener it reaches.
 pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
-    let pending: Vec<(Key, Rc<[Value]>)> = {
+    let pending: Vec<(Key, Rc<[Value]>, bool)> = {
         let state = hub.inner.state.borrow();
-        let mut found: Vec<(Key, Rc<[Value]>)> = state
+        let mut found: Vec<(Key, Rc<[Value]>, bool)> = state
             .stores
             .iter()
-            .filter(|((key, source), stored)| {
-                !stored.once
-                    && *source == entry.scope
+            .filter(|((key, source), _)| {
+                *source == entry.scope
                     && (*key == entry.key
                         || (entry.partial && descends_from(&state.keys, *key, entry.key)))
             })
-            .map(|((key, _), stored)| (*key, stored.args.clone()))
+            .map(|((key, _), stored)| (*key, stored.args.clone(), stored.once))
             .collect();
-        found.sort_by_key(|(key, _)| *key);
+        found.sort_by_key(|(key, ..)| *key);
         found
     };
-    for (key, args) in pending {
+    for (key, args, once) in pending {
         let Some(rows) = table_of(&args) else {
             continue;
         };
@@ -148,8 +150,9 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
         if tracing {
             hub.trace_dispatch(key, entry.scope, &args, crate::trace::Delivery::Replay);
         }
-        let update = Update::new(rows.len() as i32, 0, &[]);
-        let mut visitor = Visitor::new(hub, key, rows, element_of(rows), update, false);
+        let n = rows.len() as i32;
+        let update = Update::new(n, if once { n } else { 0 }, &[]);
+        let mut visitor = Visitor::new(hub, key, rows, element_of(rows), update, once);
         if let Callback::Collection(listen) = &entry.callback
             && visitor.wakes(listen.selector)
         {
@@ -157,6 +160,9 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
         }
         if tracing {
             hub.trace_end(key, visitor.called);
+        }
+        if once && visitor.called > 0 {
+            hub.with_state(|s| s.stores.remove(&(key, entry.scope)));
         }
     }
 }

@@ -199,6 +199,9 @@ impl Hub {
         site: Option<Site>,
         f: Rc<RowFn>,
     ) -> Result<ListenerId, HubError> {
+        // A script's row listener declares no member types, but the key
+        // must still carry a table, as for a typed one.
+        self.check_members(key, &[], site.as_ref())?;
         let listen = CollectionListen {
             selector: Selector::decode(index),
             form: Form::Row(RowSink::Dynamic(f)),
@@ -231,7 +234,7 @@ impl Hub {
         members: &[Type],
         call: Box<TypedRowFn>,
     ) -> Result<ListenerHandle, HubError> {
-        self.check_members(key, members, &site)?;
+        self.check_members(key, members, Some(&site))?;
         let listen = CollectionListen {
             selector: Selector::decode(index),
             form: Form::Row(RowSink::Typed {
@@ -264,7 +267,12 @@ impl Hub {
 
     /// The compatibility rule for row members: a prefix of the element's
     /// fields, by type. Checked when the key is known to carry a table.
-    fn check_members(&self, key: &str, members: &[Type], site: &Site) -> Result<(), HubError> {
+    fn check_members(
+        &self,
+        key: &str,
+        members: &[Type],
+        site: Option<&Site>,
+    ) -> Result<(), HubError> {
         if !self.is_checked() {
             return Ok(());
         }
@@ -304,7 +312,7 @@ impl Hub {
                     position: mismatch.position,
                     expected: mismatch.expected.clone(),
                     got: mismatch.got.clone(),
-                    site: Some(site.clone()),
+                    site: site.cloned(),
                 });
                 Err(HubError::ListenRejected {
                     key: key.to_owned(),

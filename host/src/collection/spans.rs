@@ -71,6 +71,16 @@ impl Spans {
         }
     }
 
+    /// Forgets rows at `bound` and past it: rows that exist in neither the
+    /// old table nor the new one (a row added, then a row removed, by one
+    /// writer) are not a change anybody can read.
+    pub fn clip(&mut self, bound: i32) {
+        self.spans.retain(|r| r.index < bound);
+        if let Some(last) = self.spans.last_mut() {
+            last.count = last.count.min(bound - last.index);
+        }
+    }
+
     /// Sort by start, then fold each span into its predecessor when they
     /// touch or overlap.
     fn normalize(&mut self) {

@@ -322,8 +322,15 @@ impl<'h> StoredArray<'h> {
         // could never be removed: refused, as a store is.
         self.hub.check_alive(self.source, None)?;
         let total = self.rows.len();
+        let bound = total.max(self.prev_total) as i32;
         if total != self.prev_total {
-            self.spans.widen_to_tail(total.max(self.prev_total) as i32);
+            self.spans.widen_to_tail(bound);
+        }
+        self.spans.clip(bound);
+        if self.spans.is_empty() {
+            // Every change was to rows that are gone again: the table
+            // reads as it did.
+            return Ok(Delivered::default());
         }
         // The edits go into the stored list in place when it is the
         // store's alone; else the writer publishes a list of its own.
