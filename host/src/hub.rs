@@ -13,7 +13,6 @@
 //! `Rc`s and `RefCell`s) and has no lock on the hot path.
 
 use std::any::Any;
-use std::borrow::Cow;
 use std::cell::{Cell, Ref, RefCell};
 use std::panic::Location;
 use std::rc::{Rc, Weak};
@@ -173,6 +172,10 @@ pub(crate) fn sort_key(entry: &Entry, depth: u32, hooks: bool) -> (i32, u32, u64
 #[derive(Clone)]
 struct SlotSig {
     params: Rc<[Type]>,
+    /// Bit i: parameter i may hold a float below its top level, so an
+    /// argument there may have ints to convert (an int for a float is
+    /// converted all the way down).
+    nested_floats: u64,
     declared: bool,
     /// The kind the table has for the key: a store or collection publish
     /// that the table already knows as such records nothing new.
@@ -1297,6 +1300,9 @@ impl Hub {
                                 failure = Some((position, ty.to_string(), arg.kind_name()));
                                 break;
                             }
+                            if sig.nested_floats >> position.min(63) & 1 != 0 {
+                                s.table.structs.widen_ints(arg, ty);
+                            }
                         }
                     }
                 }
@@ -1334,10 +1340,10 @@ impl Hub {
                 // An int for a float is converted here too: the fast check
                 // above converts only a send that fits the slot's parameters
                 // (not one that appends to an observed key).
-                if let Some(entry) = s.table.get(&name)
-                    && let Cow::Owned(widened) = crate::signature::ints_widened(args, &entry.params)
-                {
-                    args.clone_from_slice(&widened);
+                if let Some(entry) = s.table.get(&name) {
+                    for (arg, param) in args.iter_mut().zip(&entry.params) {
+                        s.table.structs.widen_ints(arg, &param.ty);
+                    }
                 }
                 if s.table.record_args(&name, kind, args) == Recorded::Changed {
                     self.inner.table_dirty.set(true);
@@ -1887,8 +1893,16 @@ fn intern(s: &mut State, text: &str) -> Result<Key, KeyError> {
 /// Mirrors the table entry of `key` into its slot.
 fn refresh_sig(s: &mut State, key: Key) {
     let name = s.keys.name(key).clone();
+    let structs = &s.table.structs;
     let sig = s.table.get(&name).map(|e| SlotSig {
         params: e.params.iter().map(|p| p.ty.clone()).collect(),
+        nested_floats: e
+            .params
+            .iter()
+            .take(64)
+            .enumerate()
+            .filter(|(_, p)| structs.holds_nested_float(&p.ty))
+            .fold(0, |bits, (i, _)| bits | 1 << i),
         declared: e.origin == crate::signature::Origin::Declared,
         kind: e.kind,
     });

@@ -108,7 +108,11 @@ impl Responder {
                     s.table.check_response(&self.state.key, values)?;
                 }
                 let widened = match s.table.get(&self.state.key) {
-                    Some(entry) => ints_widened(values, entry.response.as_deref().unwrap_or(&[])),
+                    Some(entry) => ints_widened(
+                        &s.table.structs,
+                        values,
+                        entry.response.as_deref().unwrap_or(&[]),
+                    ),
                     None => Cow::Borrowed(values),
                 };
                 Ok((s.table.record_response(&self.state.key, values), widened))

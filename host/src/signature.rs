@@ -562,13 +562,18 @@ impl SignatureTable {
     }
 }
 
-/// The compatibility rule's one conversion: an int where the parameter is
-/// a float becomes that float. Borrows `values` when nothing converts.
-pub(crate) fn ints_widened<'v>(values: &'v [Value], params: &[Param]) -> Cow<'v, [Value]> {
+/// The compatibility rule's one conversion: an int where a float is
+/// declared (the parameter, or an element or field inside it) becomes that
+/// float. Borrows `values` when nothing converts.
+pub(crate) fn ints_widened<'v>(
+    structs: &StructRegistry,
+    values: &'v [Value],
+    params: &[Param],
+) -> Cow<'v, [Value]> {
     let mut out = Cow::Borrowed(values);
     for (i, (value, param)) in values.iter().zip(params).enumerate() {
-        if let (Type::Float, Value::Int(n)) = (&param.ty, value) {
-            out.to_mut()[i] = Value::Float(*n as f64);
+        if structs.needs_widening(value, &param.ty) {
+            structs.widen_ints(&mut out.to_mut()[i], &param.ty);
         }
     }
     out

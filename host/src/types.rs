@@ -219,6 +219,112 @@ impl StructRegistry {
             .collect()
     }
 
+    /// The declared type of field `field` of struct `name` (its own or an
+    /// inherited one).
+    pub fn field_type(&self, name: &str, field: &str) -> Option<&Type> {
+        let mut current = name;
+        for _ in 0..=self.defs.len() {
+            let def = self.defs.get(current)?;
+            if let Some(param) = def.fields.iter().find(|p| p.name == field) {
+                return Some(&param.ty);
+            }
+            current = def.parent.as_deref()?;
+        }
+        None
+    }
+
+    /// Whether a value of type `ty` may hold a float below its top level
+    /// (an array element, a struct field, at any depth): the values whose
+    /// ints [`StructRegistry::widen_ints`] may have to convert. Asked once
+    /// per signature, not per send.
+    pub fn holds_nested_float(&self, ty: &Type) -> bool {
+        self.nested_float_in(ty, 0)
+    }
+
+    fn nested_float_in(&self, ty: &Type, depth: usize) -> bool {
+        if depth > self.defs.len() + 1 || depth > MAX_TYPE_DEPTH {
+            return false;
+        }
+        let holds = |ty: &Type| *ty == Type::Float || self.nested_float_in(ty, depth + 1);
+        match ty {
+            Type::Array(inner) => holds(inner),
+            Type::Struct(name) => {
+                // The struct's own fields and those of every struct derived
+                // from it (a child value may stand where the parent is
+                // declared).
+                self.defs.iter().any(|(child, def)| {
+                    self.is_a(child, name) && def.fields.iter().any(|p| holds(&p.ty))
+                })
+            }
+            _ => false,
+        }
+    }
+
+    /// The compatibility rule's one conversion, all the way down: an int
+    /// where a float is declared — the value itself, an array element, a
+    /// struct field — becomes that float. A shared array or struct is
+    /// copied only when something in it converts.
+    pub fn widen_ints(&self, value: &mut Value, ty: &Type) {
+        if self.needs_widening(value, ty) {
+            self.widen_in(value, ty, 0);
+        }
+    }
+
+    /// Whether [`StructRegistry::widen_ints`] would convert anything in
+    /// `value`.
+    pub fn needs_widening(&self, value: &Value, ty: &Type) -> bool {
+        self.has_int_for_float(value, ty, 0)
+    }
+
+    fn has_int_for_float(&self, value: &Value, ty: &Type, depth: usize) -> bool {
+        if depth > MAX_TYPE_DEPTH {
+            return false;
+        }
+        match (ty, value) {
+            (Type::Float, Value::Int(_)) => true,
+            (Type::Array(inner), Value::Array(items)) => items
+                .iter()
+                .any(|item| self.has_int_for_float(item, inner, depth + 1)),
+            (Type::Struct(_), Value::Struct(s)) => s.fields.iter().any(|(field, v)| {
+                self.field_type(&s.name, field)
+                    .is_some_and(|ty| self.has_int_for_float(v, ty, depth + 1))
+            }),
+            _ => false,
+        }
+    }
+
+    /// Converts inside a value that [`StructRegistry::has_int_for_float`]
+    /// said needs it, copying (if shared) only the arrays and structs on
+    /// the way to an int that converts.
+    fn widen_in(&self, value: &mut Value, ty: &Type, depth: usize) {
+        let wants = |v: &Value, ty: &Type| self.has_int_for_float(v, ty, depth + 1);
+        match (ty, value) {
+            (Type::Float, value) => {
+                if let Value::Int(i) = *value {
+                    *value = Value::Float(i as f64);
+                }
+            }
+            (Type::Array(inner), Value::Array(items)) => {
+                for item in Rc::make_mut(items).iter_mut() {
+                    if wants(item, inner) {
+                        self.widen_in(item, inner, depth + 1);
+                    }
+                }
+            }
+            (Type::Struct(_), Value::Struct(s)) => {
+                let s = Rc::make_mut(s);
+                for (field, v) in s.fields.iter_mut() {
+                    if let Some(ty) = self.field_type(&s.name, field)
+                        && wants(v, ty)
+                    {
+                        self.widen_in(v, ty, depth + 1);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Does a value carry `expected`? Checks arrays element by element and
     /// never allocates.
     pub fn value_matches(&self, value: &Value, expected: &Type) -> bool {
@@ -307,6 +413,61 @@ mod tests {
             },
         );
         r
+    }
+
+    /// "an int is accepted for a float and converted", at any depth: array
+    /// elements, struct fields (inherited ones too), arrays of structs; a
+    /// shared value is copied only when something in it converts.
+    #[test]
+    fn compat_int_for_float_is_converted_all_the_way_down() {
+        use crate::value::StructValue;
+        let mut r = registry();
+        r.defs.insert(
+            "Pos".into(),
+            StructDef {
+                parent: Some("Base".into()),
+                fields: vec![Param::new("x", Type::Float)],
+                ..Default::default()
+            },
+        );
+        let pos =
+            |x: Value| Value::structure(StructValue::new("Pos").with("id", 1i64).with("x", x));
+        let floats = Type::Array(Box::new(Type::Float));
+        let positions = Type::Array(Box::new(Type::Struct("Base".into())));
+        assert!(r.holds_nested_float(&floats));
+        assert!(r.holds_nested_float(&positions), "through a child struct");
+        assert!(!r.holds_nested_float(&Type::Array(Box::new(Type::Int))));
+        assert!(
+            !r.holds_nested_float(&Type::Float),
+            "the top level is not nested"
+        );
+
+        let mut v = Value::array(vec![Value::Int(1), Value::Float(2.5)]);
+        r.widen_ints(&mut v, &floats);
+        assert_eq!(v, Value::array(vec![Value::Float(1.0), Value::Float(2.5)]));
+
+        let mut v = Value::array(vec![pos(Value::Int(3)), pos(Value::Float(4.5))]);
+        r.widen_ints(&mut v, &positions);
+        assert_eq!(
+            v,
+            Value::array(vec![pos(Value::Float(3.0)), pos(Value::Float(4.5))])
+        );
+        let Value::Struct(first) = &v.as_array().unwrap()[0] else {
+            panic!("a struct")
+        };
+        assert_eq!(
+            first.get("id"),
+            Some(&Value::Int(1)),
+            "an int field stays an int"
+        );
+
+        let shared = Value::array(vec![pos(Value::Float(1.0))]);
+        let mut v = shared.clone();
+        r.widen_ints(&mut v, &positions);
+        let (Value::Array(a), Value::Array(b)) = (&v, &shared) else {
+            panic!("arrays")
+        };
+        assert!(Rc::ptr_eq(a, b), "nothing to convert: not copied");
     }
 
     #[test]
