@@ -505,6 +505,37 @@ fn once_table_reaches_row_listeners_as_a_send_live_or_replayed_and_is_used_up() 
     assert_eq!((u.total, u.prev_total), (2, 0));
 }
 
+/// A row listen needs a key that carries a table; a key seen only with a
+/// nil so far carries nothing known yet and is not refused, a key declared
+/// with an int is.
+#[test]
+fn row_listen_on_a_key_observed_only_as_nil_is_kept() {
+    let (hub, _key) = hub();
+    hub.send_str("Inv.Later", Source::Global, (Value::Nil,))
+        .unwrap();
+    let kept = hub.listen_rows(
+        "Inv.Later",
+        Source::Global,
+        ALL_ROWS,
+        ListenOptions::default(),
+        |_row: i32, _id: i64| {},
+    );
+    assert!(kept.is_ok(), "{:?}", kept.err());
+    hub.declare(
+        "Inv.Count",
+        gantry_host::KeyDecl::event().param("n", gantry_host::Type::Int),
+    )
+    .unwrap();
+    let refused = hub.listen_rows(
+        "Inv.Count",
+        Source::Global,
+        ALL_ROWS,
+        ListenOptions::default(),
+        |_row: i32, _id: i64| {},
+    );
+    assert!(matches!(refused, Err(HubError::ListenRejected { .. })));
+}
+
 // ----- listener forms ---------------------------------------------------------
 
 #[test]

@@ -299,6 +299,13 @@ impl Hub {
                         }
                     }
                     None if param.ty == Type::Any => None,
+                    // An observed nil says nothing yet (the first real value
+                    // narrows it).
+                    None if param.ty == Type::Nil
+                        && entry.origin != crate::signature::Origin::Declared =>
+                    {
+                        None
+                    }
                     None => Some(not_a_table(&param.ty.to_string())),
                 },
                 more => Some(not_a_table(&format!("{} parameters", more.len()))),

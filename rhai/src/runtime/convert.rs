@@ -4,9 +4,15 @@
 //! char), object handle, array → array, and object maps:
 //! - a map with a `__struct: "Name"` field is a struct of that name (the
 //!   convention of the Lua runtime's tables);
-//! - otherwise, when the signature expects a struct at that position, the
-//!   map is that struct;
+//! - otherwise, when the signature expects a struct at that place, the map
+//!   is that struct — at any depth: an argument, an array element (of an
+//!   array of arrays too), or a struct field, whose type comes from the
+//!   struct's definition in the table;
 //! - otherwise it is an error naming the position: a struct needs a name.
+//!
+//! Only a map without `__struct` needs the signature, so a send converts
+//! without it first ([`to_value_untyped`]) and looks the key up only when
+//! it meets such a map: arguments without maps cost no lookup.
 //!
 //! Struct fields follow the struct's definition when the table knows it
 //! (missing fields take their type's default), else the field names sorted.
@@ -27,18 +33,82 @@ pub const STRUCT_FIELD: &str = "__struct";
 /// Deepest nesting converted.
 const MAX_DEPTH: usize = 32;
 
-/// Does converting these values need the signature (is any a map)?
-pub fn any_map(args: &[Dynamic]) -> bool {
-    args.iter().any(|a| a.is_map())
+/// Why a conversion failed.
+enum Fail {
+    /// A map without `__struct` where no type was asked for: converting
+    /// again by the signature may name its struct.
+    Unnamed,
+    /// Anything else, with its message.
+    Bad(String),
 }
 
-/// Converts one Rhai value; `expected` is the signature's type here.
+impl Fail {
+    /// Prefixes the message with where it happened (`element 3`,
+    /// `` field `x` ``); an [`Fail::Unnamed`] carries no message.
+    fn at(self, place: impl FnOnce() -> String) -> Self {
+        match self {
+            Fail::Bad(e) => Fail::Bad(format!("{}: {e}", place())),
+            unnamed => unnamed,
+        }
+    }
+
+    fn message(self) -> String {
+        match self {
+            Fail::Bad(e) => e,
+            Fail::Unnamed => unnamed_message(None),
+        }
+    }
+}
+
+/// How a map without `__struct` is handled.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The signature was not consulted: such a map fails as
+    /// [`Fail::Unnamed`], so the caller looks the signature up then.
+    Untyped,
+    /// `expected` is the signature's type: such a map is the struct it
+    /// names, or an error.
+    Typed,
+}
+
+/// Converts one Rhai value without the signature, for arguments whose
+/// signature is looked up only if needed: `None` when some map in it (at
+/// any depth) has no `__struct` and so takes its struct from the declared
+/// type at its place — convert it again with [`to_value`] and that type.
+/// No other value reads the signature: a named map is the struct it
+/// names, and everything else converts by what it is.
+pub fn to_value_untyped(
+    value: &Dynamic,
+    structs: &StructRegistry,
+) -> Option<Result<Value, String>> {
+    match to_value_at(value, None, structs, 0, Mode::Untyped) {
+        Ok(v) => Some(Ok(v)),
+        Err(Fail::Unnamed) => None,
+        Err(Fail::Bad(e)) => Some(Err(e)),
+    }
+}
+
+/// Converts one Rhai value; `expected` is the signature's type here. A map
+/// without `__struct`, at any depth, is the struct the type declares at
+/// its place (struct fields by the struct's definition).
 pub fn to_value(
     value: &Dynamic,
     expected: Option<&Type>,
     structs: &StructRegistry,
 ) -> Result<Value, String> {
-    to_value_at(value, expected, structs, 0)
+    to_value_at(value, expected, structs, 0, Mode::Typed).map_err(Fail::message)
+}
+
+fn unnamed_message(expected: Option<&Type>) -> String {
+    match expected {
+        None | Some(Type::Any) => format!(
+            "an object map is a struct and needs a name: add `{STRUCT_FIELD}: \"Name\"` \
+             (or declare the key's parameter type)"
+        ),
+        Some(ty) => {
+            format!("expected {ty}, got an object map without `{STRUCT_FIELD}` (a map is a struct)")
+        }
+    }
 }
 
 fn to_value_at(
@@ -46,9 +116,10 @@ fn to_value_at(
     expected: Option<&Type>,
     structs: &StructRegistry,
     depth: usize,
-) -> Result<Value, String> {
+    mode: Mode,
+) -> Result<Value, Fail> {
     if depth >= MAX_DEPTH {
-        return Err(format!("values nested deeper than {MAX_DEPTH}"));
+        return Err(Fail::Bad(format!("values nested deeper than {MAX_DEPTH}")));
     }
     if value.is_unit() {
         return Ok(Value::Nil);
@@ -77,50 +148,46 @@ fn to_value_at(
             Some(Type::Array(inner)) => Some(&**inner),
             _ => None,
         };
-        let items = value
-            .read_lock::<Array>()
-            .map(|a| a.clone())
-            .unwrap_or_default();
+        let Some(items) = value.read_lock::<Array>() else {
+            return Ok(Value::array(Vec::new()));
+        };
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             out.push(
-                to_value_at(item, element, structs, depth + 1)
-                    .map_err(|e| format!("element {i}: {e}"))?,
+                to_value_at(item, element, structs, depth + 1, mode)
+                    .map_err(|e| e.at(|| format!("element {i}")))?,
             );
         }
         return Ok(Value::array(out));
     }
     if value.is_map() {
-        let map = value
-            .read_lock::<Map>()
-            .map(|m| m.clone())
-            .unwrap_or_default();
+        let Some(map) = value.read_lock::<Map>() else {
+            return Err(Fail::Bad("an object map could not be read".to_owned()));
+        };
         let named = match map.get(STRUCT_FIELD) {
             None => None,
             Some(name) if name.is_string() => Some(name.to_string()),
             Some(other) => {
-                return Err(format!(
+                return Err(Fail::Bad(format!(
                     "`{STRUCT_FIELD}` must be a string, got a {}",
                     other.type_name()
-                ));
+                )));
             }
         };
-        let name = named.or_else(|| match expected {
-            Some(Type::Struct(name)) => Some(name.to_string()),
-            _ => None,
-        });
-        let Some(name) = name else {
-            return Err(format!(
-                "an object map is a struct and needs a name: add `{STRUCT_FIELD}: \"Name\"` \
-                 (or declare the key's parameter type)"
-            ));
+        let name = match (named, expected) {
+            (Some(name), _) => name,
+            (None, Some(Type::Struct(name))) => name.to_string(),
+            (None, _) if mode == Mode::Untyped => return Err(Fail::Unnamed),
+            (None, expected) => return Err(Fail::Bad(unnamed_message(expected))),
         };
-        return map_to_struct(&map, &name, structs, depth).map(Value::structure);
+        return map_to_struct(&map, &name, structs, depth, mode).map(Value::structure);
     }
     if value.is::<WorldHandle>() || value.is::<NamedHandle>() {
-        return Err("only object handles can be sent (not worlds or named sources)".to_owned());
+        return Err(Fail::Bad(
+            "only object handles can be sent (not worlds or named sources)".to_owned(),
+        ));
     }
-    Err(format!("a {} cannot be sent", value.type_name()))
+    Err(Fail::Bad(format!("a {} cannot be sent", value.type_name())))
 }
 
 fn map_to_struct(
@@ -128,7 +195,8 @@ fn map_to_struct(
     name: &str,
     structs: &StructRegistry,
     depth: usize,
-) -> Result<StructValue, String> {
+    mode: Mode,
+) -> Result<StructValue, Fail> {
     let mut out = StructValue::new(gantry_host::value::shared_name(name));
     let defined = structs.get(name).is_some();
     if defined {
@@ -136,20 +204,20 @@ fn map_to_struct(
             let value = match map.get(param.name.as_str()) {
                 None => Value::default_of(&param.ty, structs),
                 Some(v) if v.is_unit() => Value::default_of(&param.ty, structs),
-                Some(v) => to_value_at(v, Some(&param.ty), structs, depth + 1)
-                    .map_err(|e| format!("field `{}`: {e}", param.name))?,
+                Some(v) => to_value_at(v, Some(&param.ty), structs, depth + 1, mode)
+                    .map_err(|e| e.at(|| format!("field `{}`", param.name)))?,
             };
             out.fields
                 .push((gantry_host::value::shared_name(&param.name), value));
         }
     }
     // A Rhai map is ordered by field name, so extra fields come out sorted.
-    for (field, value) in map {
+    for (field, value) in map.iter() {
         if field.as_str() == STRUCT_FIELD || (defined && out.get(field).is_some()) {
             continue;
         }
-        let value = to_value_at(value, None, structs, depth + 1)
-            .map_err(|e| format!("field `{field}`: {e}"))?;
+        let value = to_value_at(value, None, structs, depth + 1, mode)
+            .map_err(|e| e.at(|| format!("field `{field}`")))?;
         out.fields.push((Rc::from(field.as_str()), value));
     }
     Ok(out)

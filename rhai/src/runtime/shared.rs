@@ -8,7 +8,7 @@ use gantry_host::{Hub, Key, Role, Type, Value};
 use rhai::{AST, Dynamic, Engine, GlobalRuntimeState, Scope};
 use std::collections::HashSet;
 
-use super::convert::{any_map, to_value};
+use super::convert::{to_value, to_value_untyped};
 use super::error::ScriptError;
 
 /// How many Rhai calls may nest through the hub (a handler sending to a
@@ -164,22 +164,23 @@ impl Shared {
             })
     }
 
-    /// Converts message arguments, maps by the key's signature.
+    /// Converts message arguments. A map without `__struct`, at any depth,
+    /// is the struct the key's signature declares at its place; the
+    /// signature is looked up only for an argument holding such a map.
     pub fn values_for<C: FromIterator<Value>>(
         &self,
         key: &str,
         args: &[Dynamic],
     ) -> Result<C, String> {
-        let types = if any_map(args) {
-            self.param_types(key)
-        } else {
-            Vec::new()
-        };
         let table = self.hub.table();
         args.iter()
             .enumerate()
             .map(|(i, a)| {
-                to_value(a, types.get(i), &table.structs)
+                to_value_untyped(a, &table.structs)
+                    .unwrap_or_else(|| {
+                        let expected = table.get(key).and_then(|e| e.params.get(i)).map(|p| &p.ty);
+                        to_value(a, expected, &table.structs)
+                    })
                     .map_err(|e| format!("argument {}: {e}", i + 1))
             })
             .collect()
