@@ -124,6 +124,11 @@ impl Hub {
                     }
                     match &entry.callback {
                         Callback::Message(_) => {}
+                        // A listener that takes messages as well as tables
+                        // is the hub's to judge.
+                        Callback::Collection(_) if entry.takes_messages() => {
+                            return Err(NoHandoff::SpecialListener);
+                        }
                         // Skipped by a plain send (the table path is not plain).
                         Callback::Collection(_) => return Ok(()),
                         Callback::Hook(_) => return Err(NoHandoff::SpecialListener),

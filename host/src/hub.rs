@@ -147,8 +147,12 @@ impl List {
                 _ => None,
             })
             .collect();
+        let either = collections
+            .iter()
+            .filter(|c| c.entry.takes_messages())
+            .count();
         Some(Rc::new(List {
-            messages: entries.len() - collections.len(),
+            messages: entries.len() - collections.len() + either,
             entries: entries.into_boxed_slice(),
             max_arity,
             collections,
@@ -819,7 +823,8 @@ impl Hub {
         }
         if matches!(entry.callback, Callback::Collection(_)) {
             crate::collection::dispatch::replay(self, &entry);
-        } else if !is_hook {
+        }
+        if entry.takes_messages() && !is_hook {
             crate::store::replay(self, &entry);
         }
         Ok(entry.id)
@@ -1505,8 +1510,19 @@ impl Hub {
         {
             return false;
         }
-        let Callback::Message(f) = &entry.callback else {
-            return false;
+        let f = match &entry.callback {
+            Callback::Message(f) => f,
+            // A table goes to the collection dispatch; anything else is a
+            // message to it.
+            Callback::Collection(listen) => match &listen.form {
+                crate::collection::listen::Form::Either { message, .. }
+                    if crate::collection::dispatch::table_of(args).is_none() =>
+                {
+                    message
+                }
+                _ => return false,
+            },
+            Callback::Hook(_) => return false,
         };
         let last = entry.take_use();
         let started = self.is_tracing().then(Instant::now);
@@ -1562,7 +1578,8 @@ impl Hub {
                 priority: !entry.order,
             },
             Callback::Collection(listen) => match &listen.form {
-                crate::collection::listen::Form::Table(_) => ListenerKind::Table,
+                crate::collection::listen::Form::Table(_)
+                | crate::collection::listen::Form::Either { .. } => ListenerKind::Table,
                 crate::collection::listen::Form::Row(_) => ListenerKind::Rows {
                     slot: listen.selector.slot,
                     removal: listen.selector.removal,

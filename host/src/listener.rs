@@ -214,6 +214,19 @@ pub(crate) struct Entry {
 }
 
 impl Entry {
+    /// Does the message deliverer call this entry (for some dispatches)?
+    /// Every entry but a hook listener and a collection listener that
+    /// takes tables only.
+    pub(crate) fn takes_messages(&self) -> bool {
+        match &self.callback {
+            Callback::Message(_) => true,
+            Callback::Hook(_) => false,
+            Callback::Collection(listen) => {
+                matches!(listen.form, crate::collection::listen::Form::Either { .. })
+            }
+        }
+    }
+
     /// Can this entry be called now? Checks liveness and owner.
     #[inline]
     pub(crate) fn callable(&self) -> bool {

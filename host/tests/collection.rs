@@ -536,6 +536,70 @@ fn row_listen_on_a_key_observed_only_as_nil_is_kept() {
     assert!(matches!(refused, Err(HubError::ListenRejected { .. })));
 }
 
+/// A script listener registered before its key was known to carry a
+/// table (a function that may be `f(items, update)` or a two-argument
+/// listener): each dispatch of a table reaches it as a whole-table
+/// listener (diffs, and nothing for an identical re-store), any other
+/// dispatch as an ordinary message, stored ones replayed either way.
+#[test]
+fn table_or_message_listener_is_decided_by_what_is_sent() {
+    let hub = Hub::new();
+    let (name, def) = struct_def_of::<Item>().unwrap();
+    hub.edit_table(|t| t.declare_struct(&name, def));
+    let seen = log();
+    let listen = |key: &str| {
+        let (t, m) = (seen.clone(), seen.clone());
+        hub.listen_table_or_message_raw(
+            key,
+            Source::Global,
+            ListenOptions::default(),
+            None,
+            Rc::new(move |view: &TableView<'_>, u: &Update| {
+                t.borrow_mut()
+                    .push(format!("table {} {:?}", view.len(), u.ranges()));
+                Ok(())
+            }),
+            Rc::new(move |msg: &gantry_host::Message<'_>| {
+                m.borrow_mut().push(format!("message {:?}", msg.args));
+                Ok(())
+            }),
+        )
+        .unwrap()
+    };
+    let id = listen(KEY);
+    let key = hub.key(KEY).unwrap();
+    store(&hub, key, &items(3));
+    store(&hub, key, &items(3));
+    let mut edited = items(3);
+    edited[1].count = 7;
+    store(&hub, key, &edited);
+    assert_eq!(
+        taken(&seen),
+        [
+            "table 3 [Range { index: 0, count: 3 }]",
+            "table 3 [Range { index: 1, count: 1 }]"
+        ]
+    );
+    hub.send_str("Radar.Ping", Source::Global, (1i64, 2i64))
+        .unwrap();
+    let _ping = listen("Radar.Ping");
+    hub.send_str("Radar.Ping", Source::Global, (1i64, 2i64))
+        .unwrap();
+    assert_eq!(taken(&seen), ["message [Int(1), Int(2)]"]);
+    hub.store_values(
+        hub.key("Radar.Last").unwrap(),
+        Source::Global,
+        vec![Value::Int(5)],
+        false,
+        Caller::Unrecorded,
+    )
+    .unwrap();
+    let _late_message = listen("Radar.Last");
+    let _late_table = listen(KEY);
+    assert_eq!(taken(&seen), ["message [Int(5)]", "table 3 []"]);
+    assert!(hub.unlisten(id));
+}
+
 // ----- listener forms ---------------------------------------------------------
 
 #[test]

@@ -316,7 +316,7 @@ impl<'a> Visitor<'a> {
     /// Calls one collection listener; returns whether it was called at all.
     fn call(&mut self, entry: &Rc<Entry>, listen: &CollectionListen) -> bool {
         match &listen.form {
-            Form::Table(f) => {
+            Form::Table(f) | Form::Either { table: f, .. } => {
                 self.update.row = ALL_ROWS;
                 let view = TableView::new(self.hub, self.rows);
                 let result = f(&view, &self.update);

@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use crate::hub::{Hub, HubError, ListenSpec};
 use crate::listener::{
-    Callback, ListenOptions, ListenerError, ListenerHandle, ListenerId, ListenerParams,
+    Callback, ListenOptions, ListenerError, ListenerHandle, ListenerId, ListenerParams, MessageFn,
 };
 use crate::report::Report;
 use crate::signature::{Role, Site};
@@ -39,6 +39,15 @@ pub(crate) struct CollectionListen {
 pub(crate) enum Form {
     /// Whole table (or update only): once per dispatch.
     Table(Rc<TableFn>),
+    /// A script listener registered before its key was known to carry a
+    /// table, whose function takes one parameter more than a table message
+    /// carries: a whole-table listener for a dispatch of a table, an
+    /// ordinary listener for any other. What is sent decides, dispatch by
+    /// dispatch (a table is recognised from the value, not declared).
+    Either {
+        table: Rc<TableFn>,
+        message: Rc<MessageFn>,
+    },
     /// A slot, or every changed row.
     Row(RowSink),
 }
@@ -187,6 +196,27 @@ impl Hub {
         self.listen_collection(key, scope, options, site, listen)
     }
 
+    /// A script listener whose key is not known yet and whose function may
+    /// be a whole-table listener (`f(items, update)`) or an ordinary one of
+    /// two parameters: `table` is called for each dispatch of a table (the
+    /// collection rules: diffs, full reloads, no call for an identical
+    /// re-store), `message` for every other dispatch.
+    pub fn listen_table_or_message_raw(
+        &self,
+        key: &str,
+        scope: Source,
+        options: ListenOptions,
+        site: Option<Site>,
+        table: Rc<TableFn>,
+        message: Rc<MessageFn>,
+    ) -> Result<ListenerId, HubError> {
+        let listen = CollectionListen {
+            selector: Selector::decode(super::ALL_ROWS),
+            form: Form::Either { table, message },
+        };
+        self.listen_collection(key, scope, options, site, listen)
+    }
+
     /// The row registration for the script faces: `index` in the `~`
     /// encoding, `f(row, item, update)` with the item as a [`Value`], so no
     /// Rust element type is needed.
@@ -260,6 +290,8 @@ impl Hub {
             ListenerParams::Dynamic,
             Rc::new(|_: &crate::hub::Message<'_>| Ok(())),
         );
+        // One that may take messages takes requests' responders too.
+        spec.wants_responder = matches!(listen.form, Form::Either { .. });
         spec.callback = Callback::Collection(Rc::new(listen));
         spec.site = site;
         self.listen_raw(key, spec)

@@ -254,15 +254,11 @@ pub(crate) fn call_api(
                 ));
             };
             let opts = args.pop_front();
+            // Options first: a refused call leaves no trace under its owner.
+            let options = hook_options(lua, key, opts.as_ref())?;
             let (owner, target) = resolve_owner(&ctx.shared, lua, ctx.object, &owner, f)
                 .map_err(|e| runtime_err(lua, format!("ListenHook `{}`: {e}", key.text)))?;
-            let mut options = HookOptions::new().owner(owner);
-            if let Some(LuaValue::Table(t)) = &opts {
-                if let Some(priority) = t.get::<Option<i32>>("priority")? {
-                    options = options.priority(priority);
-                }
-                options.matching = match_option(lua, t)?;
-            }
+            let options = options.owner(owner);
             let site = ctx.site_here(lua, Role::Listen);
             let callback = hook_callback(&ctx.shared, target);
             let id = hub
@@ -288,6 +284,17 @@ pub(crate) fn call_api(
             let mut value = converted
                 .map_err(|e| runtime_err(lua, format!("RunHook `{}` payload: {e}", key.text)))?;
             let result = hub.run_hook_key(key.key, &mut value);
+            // "The payload itself (not a copy)": the caller's table reads
+            // the listeners' changes back (nothing ran: nothing changed).
+            if result.ran > 0
+                && let LuaValue::Table(mine) = &payload
+            {
+                let converted_as = match &expected {
+                    Some(Type::Struct(name)) => Some(&**name),
+                    _ => None,
+                };
+                write_back(lua, mine, &value, converted_as)?;
+            }
             let summary = lua.create_table()?;
             summary.raw_set("ran", result.ran)?;
             summary.raw_set("handled", result.handled)?;
@@ -353,6 +360,103 @@ pub(crate) fn call_api(
     }
 }
 
+/// Writes a hook's resulting `value` back into the caller's payload table
+/// `mine`, in place: fields (or elements) set, those the listeners removed
+/// cleared, its metatable kept, and nested tables updated in place too, so
+/// that what the caller holds of the payload reads the changes.
+/// A payload a listener replaced by a scalar leaves the table alone (the
+/// second result of `RunHook` carries it). `converted_as` is the struct an
+/// unnamed table was taken for (the key's declared payload type).
+fn write_back(
+    lua: &Lua,
+    mine: &Table,
+    value: &Value,
+    converted_as: Option<&str>,
+) -> mlua::Result<()> {
+    // Tables already written: one met again (a payload holding the same
+    // table twice) gets a fresh table rather than a second, clashing write.
+    let mut written: Vec<*const std::ffi::c_void> = Vec::new();
+    write_table(lua, mine, value, Some(converted_as), &mut written, 0)
+}
+
+/// Deepest nesting written back in place; deeper tables are replaced.
+const MAX_WRITE_DEPTH: usize = 32;
+
+/// [`write_back`] of one table; `converted_as` as there, `None` for nested
+/// tables (not known: an unnamed one is left unnamed).
+fn write_table(
+    lua: &Lua,
+    mine: &Table,
+    value: &Value,
+    converted_as: Option<Option<&str>>,
+    written: &mut Vec<*const std::ffi::c_void>,
+    depth: usize,
+) -> mlua::Result<()> {
+    use super::convert::STRUCT_FIELD;
+    if !matches!(value, Value::Struct(_) | Value::Array(_)) {
+        return Ok(());
+    }
+    written.push(mine.to_pointer());
+    // What the table holds now that the result does not: cleared.
+    let mut stale: Vec<LuaValue> = Vec::new();
+    for pair in mine.pairs::<LuaValue, LuaValue>() {
+        let (k, _) = pair?;
+        let keep = match (value, &k) {
+            (Value::Struct(s), LuaValue::String(name)) => {
+                let name = name.as_bytes();
+                // The table's own `__struct` stays (updated below).
+                &*name == STRUCT_FIELD.as_bytes()
+                    || s.fields.iter().any(|(f, _)| f.as_bytes() == &*name)
+            }
+            (Value::Array(items), LuaValue::Integer(i)) => *i >= 1 && (*i as usize) <= items.len(),
+            _ => false,
+        };
+        if !keep {
+            stale.push(k);
+        }
+    }
+    for k in stale {
+        mine.raw_set(k, LuaValue::Nil)?;
+    }
+    let mut set = |k: LuaValue, v: &Value| -> mlua::Result<()> {
+        let nested = matches!(v, Value::Struct(_) | Value::Array(_));
+        if nested
+            && depth + 1 < MAX_WRITE_DEPTH
+            && let LuaValue::Table(inner) = mine.raw_get::<LuaValue>(k.clone())?
+            && !written.contains(&inner.to_pointer())
+        {
+            return write_table(lua, &inner, v, None, written, depth + 1);
+        }
+        mine.raw_set(k, from_value(lua, v)?)
+    };
+    match value {
+        Value::Struct(s) => {
+            for (field, v) in &s.fields {
+                set(LuaValue::String(lua.create_string(&**field)?), v)?;
+            }
+            // The struct's name: the table's own `__struct` follows it; an
+            // unnamed table is named only if a listener made it another
+            // struct than the one it was taken for.
+            let named: LuaValue = mine.raw_get(STRUCT_FIELD)?;
+            let renamed = match &named {
+                LuaValue::Nil => converted_as.is_some_and(|c| c != Some(&*s.name)),
+                LuaValue::String(n) => n.as_bytes().as_ref() != s.name.as_bytes(),
+                _ => true,
+            };
+            if renamed {
+                mine.raw_set(STRUCT_FIELD, &*s.name)?;
+            }
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                set(LuaValue::Integer(i as i64 + 1), v)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 fn convert_args(
     ctx: &Ctx,
     lua: &Lua,
@@ -364,15 +468,63 @@ fn convert_args(
         .map_err(|e| runtime_err(lua, format!("`{}` {e}", key.text)))
 }
 
-fn match_option(lua: &Lua, opts: &Table) -> mlua::Result<Match> {
-    match opts.get::<Option<String>>("match")?.as_deref() {
-        None | Some("exact") => Ok(Match::Exact),
-        Some("partial") => Ok(Match::Partial),
-        Some(other) => Err(runtime_err(
-            lua,
-            format!("match must be \"exact\" or \"partial\", got \"{other}\""),
-        )),
+/// The `match` option of `function`'s options table `opts` on `key`.
+fn match_option(
+    lua: &Lua,
+    function: ApiFunction,
+    key: &KeyRef,
+    opts: &Table,
+) -> mlua::Result<Match> {
+    let value: LuaValue = opts.get("match")?;
+    match &value {
+        LuaValue::Nil => return Ok(Match::Exact),
+        LuaValue::String(s) => match s.as_bytes().as_ref() {
+            b"exact" => return Ok(Match::Exact),
+            b"partial" => return Ok(Match::Partial),
+            _ => {}
+        },
+        _ => {}
     }
+    Err(runtime_err(
+        lua,
+        format!(
+            "{function} `{}`: option `match` must be \"exact\" or \"partial\", got {}",
+            key.text,
+            describe_value(&value)
+        ),
+    ))
+}
+
+/// An integer option (`times`, `order`, `priority`) of `function`'s options
+/// table `opts` on `key`: a 32-bit integer (an integral float counts).
+fn int_option(
+    lua: &Lua,
+    function: ApiFunction,
+    key: &KeyRef,
+    opts: &Table,
+    name: &str,
+) -> mlua::Result<Option<i32>> {
+    let value: LuaValue = opts.get(name)?;
+    let n = match &value {
+        LuaValue::Nil => return Ok(None),
+        LuaValue::Integer(i) => i32::try_from(*i).ok(),
+        LuaValue::Number(x) if x.fract() == 0.0 => {
+            // Saturates out of range; checked below.
+            let i = *x as i64;
+            i32::try_from(i).ok().filter(|_| i as f64 == *x)
+        }
+        _ => None,
+    };
+    n.map(Some).ok_or_else(|| {
+        runtime_err(
+            lua,
+            format!(
+                "{function} `{}`: option `{name}` must be a 32-bit integer, got {}",
+                key.text,
+                describe_value(&value)
+            ),
+        )
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -386,10 +538,16 @@ fn listen(
     f: Function,
     opts: Option<&LuaValue>,
 ) -> mlua::Result<ListenerId> {
+    // What the function declares, asked once here rather than per call.
+    let info = f.info();
     // A whole-table listener that takes one parameter more than a
     // collection message carries gets the update after the table.
-    let wants_update = collection::element_type(&ctx.shared.param_types(&key.text)).is_some()
-        && f.info().num_params == 2;
+    let params = ctx.shared.param_types(&key.text);
+    let wants_update = collection::element_type(&params).is_some() && info.num_params == 2;
+    // On a key that carries nothing known yet, a function of two may be
+    // either: what is sent decides, dispatch by dispatch.
+    let undecided = params.is_empty() && info.num_params == 2 && !info.is_vararg;
+    let takes = super::listen::Takes::of(&info);
     let held = f.clone();
     let (owner, target) = resolve_owner(&ctx.shared, lua, ctx.object, owner, f)
         .map_err(|e| runtime_err(lua, format!("{function} `{}`: {e}", key.text)))?;
@@ -405,7 +563,15 @@ fn listen(
             .listen_table_raw(&key.text, scope, options, Some(site), callback)
             .map_err(|e| runtime_err(lua, e));
     }
-    let callback = message_callback(&ctx.shared, target);
+    if undecided {
+        let table = collection::table_callback(&ctx.shared, target.clone());
+        let message = message_callback(&ctx.shared, target, takes);
+        return ctx
+            .hub()
+            .listen_table_or_message_raw(&key.text, scope, options, Some(site), table, message)
+            .map_err(|e| runtime_err(lua, e));
+    }
+    let callback = message_callback(&ctx.shared, target, takes);
     let spec = ListenSpec::message(scope, options, ListenerParams::Dynamic, callback)
         .site(site)
         .with_responder();
@@ -417,6 +583,48 @@ fn listen(
         ctx.shared.fast.remember(id, &held)?;
     }
     Ok(id)
+}
+
+/// `{priority=, match=}` of a `ListenHook` call (`nil` or absent: the
+/// defaults); anything but a table is refused, as a message listen's
+/// options are, naming the key.
+fn hook_options(lua: &Lua, key: &KeyRef, opts: Option<&LuaValue>) -> mlua::Result<HookOptions> {
+    let mut options = HookOptions::new();
+    match opts {
+        None | Some(LuaValue::Nil) => {}
+        Some(LuaValue::Table(t)) => {
+            let function = ApiFunction::ListenHook;
+            if let Some(priority) = int_option(lua, function, key, t, "priority")? {
+                options = options.priority(priority);
+            }
+            options.matching = match_option(lua, function, key, t)?;
+        }
+        Some(other) => {
+            return Err(runtime_err(
+                lua,
+                format!(
+                    "ListenHook `{}`: options must be a table {{priority=, match=}}, got {}",
+                    key.text,
+                    describe_value(other)
+                ),
+            ));
+        }
+    }
+    Ok(options)
+}
+
+/// A wrong argument or option as an error message names it: a number or
+/// short string by its value, anything else by its type.
+fn describe_value(value: &LuaValue) -> String {
+    match value {
+        LuaValue::Integer(i) => format!("an integer ({i})"),
+        LuaValue::Number(x) => format!("a number ({x})"),
+        LuaValue::String(s) if s.as_bytes().len() <= 40 => {
+            format!("\"{}\"", s.to_string_lossy())
+        }
+        LuaValue::String(_) => "a string".to_owned(),
+        other => format!("a {}", other.type_name()),
+    }
 }
 
 /// `{times=, order=, match=}` of a listen call.
@@ -431,21 +639,21 @@ fn listen_options(
     match opts {
         None | Some(LuaValue::Nil) => {}
         Some(LuaValue::Table(t)) => {
-            if let Some(times) = t.get::<Option<i32>>("times")? {
+            if let Some(times) = int_option(lua, function, key, t, "times")? {
                 options = options.times(times);
             }
-            if let Some(order) = t.get::<Option<i32>>("order")? {
+            if let Some(order) = int_option(lua, function, key, t, "order")? {
                 options = options.order(order);
             }
-            options = options.matching(match_option(lua, t)?);
+            options = options.matching(match_option(lua, function, key, t)?);
         }
         Some(other) => {
             return Err(runtime_err(
                 lua,
                 format!(
-                    "{function} `{}`: options must be a table {{times=, order=, match=}}, got a {}",
+                    "{function} `{}`: options must be a table {{times=, order=, match=}}, got {}",
                     key.text,
-                    other.type_name()
+                    describe_value(other)
                 ),
             ));
         }

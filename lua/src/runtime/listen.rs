@@ -23,6 +23,7 @@ use super::handles::{HookCtx, ObjectHandle, OwnerToken, ResponderHandle};
 use super::shared::{Shared, error_text};
 
 /// How the hub's callback reaches the Lua function.
+#[derive(Clone)]
 pub(crate) enum Target {
     /// Held directly (object owners: dropped with the object).
     Strong(Function),
@@ -122,16 +123,45 @@ pub(crate) fn run_listener(
         .map_err(|e| ListenerError::new(error_text(&e)))
 }
 
-/// The hub callback of a Lua message listener.
-pub(crate) fn message_callback(shared: &Rc<Shared>, target: Target) -> Rc<MessageFn> {
+/// How many arguments a listener function can take, read once from its
+/// debug info when it is registered (a vararg or C function: any number).
+#[derive(Clone, Copy)]
+pub(crate) struct Takes(usize);
+
+impl Takes {
+    pub fn of(info: &mlua::function::FunctionInfo) -> Takes {
+        Takes(if info.is_vararg {
+            usize::MAX
+        } else {
+            usize::from(info.num_params)
+        })
+    }
+
+    /// Does a function called with `args` arguments have a parameter left
+    /// for a responder?
+    #[inline]
+    fn responder_after(self, args: usize) -> bool {
+        self.0 > args
+    }
+}
+
+/// The hub callback of a Lua message listener. A request's responder is
+/// passed after the arguments only when the function has a parameter left
+/// for it (`takes`): one that cannot take it holds no responder, so a
+/// request it leaves unanswered is reported when the send ends (as the
+/// other faces do), not whenever the collector frees a responder nobody
+/// could use.
+pub(crate) fn message_callback(shared: &Rc<Shared>, target: Target, takes: Takes) -> Rc<MessageFn> {
     let weak: Weak<Shared> = Rc::downgrade(shared);
     Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
-        run_listener(&weak, &target, |_, lua, f| call_with_message(lua, f, m))
+        run_listener(&weak, &target, |_, lua, f| {
+            call_with_message(lua, f, m, takes)
+        })
     })
 }
 
 #[inline]
-fn call_with_message(lua: &Lua, f: &Function, m: &Message<'_>) -> mlua::Result<()> {
+fn call_with_message(lua: &Lua, f: &Function, m: &Message<'_>, takes: Takes) -> mlua::Result<()> {
     let v = |value: &Value| from_value(lua, value);
     match (m.args, m.responder) {
         ([], None) => f.call::<()>(()),
@@ -143,7 +173,9 @@ fn call_with_message(lua: &Lua, f: &Function, m: &Message<'_>) -> mlua::Result<(
             for a in args {
                 all.push_back(v(a)?);
             }
-            if let Some(responder) = responder {
+            if let Some(responder) = responder
+                && takes.responder_after(args.len())
+            {
                 all.push_back(LuaValue::UserData(lua.create_userdata(
                     ResponderHandle {
                         responder: responder.clone(),

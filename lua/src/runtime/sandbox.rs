@@ -118,24 +118,47 @@ fn add_object_functions(ctx: &Rc<Ctx>, lua: &Lua, gmp: &Table) -> mlua::Result<(
 }
 
 /// `GMP.AllRows`, `GMP.AllRowsWithRemoval` and `GMP.WithRemoval(n)`: the
-/// `~` index encoding on Lua's 1-based row numbers.
+/// `~` index encoding on Lua's 1-based row numbers. One `~` rule (reference
+/// `004_…`): `GMP.WithRemoval(GMP.AllRows)` is `GMP.AllRowsWithRemoval`.
 fn add_row_constants(lua: &Lua, gmp: &Table) -> mlua::Result<()> {
     use gantry_host::collection::{ALL_ROWS, ALL_ROWS_WITH_REMOVAL};
     gmp.raw_set("AllRows", ALL_ROWS)?;
     gmp.raw_set("AllRowsWithRemoval", ALL_ROWS_WITH_REMOVAL)?;
     gmp.raw_set(
         "WithRemoval",
-        lua.create_function(|lua, n: i64| {
-            if n < 1 || n >= i64::from(ALL_ROWS) {
+        lua.create_function(|lua, n: LuaValue| {
+            let n = match n {
+                LuaValue::Integer(n) => n,
+                LuaValue::Number(x) if x.fract() == 0.0 && x.abs() <= 2f64.powi(53) => x as i64,
+                other => {
+                    return Err(error_here(
+                        lua,
+                        format!(
+                            "GMP.WithRemoval: argument 1 must be a row number (or GMP.AllRows), got {}",
+                            describe(&other)
+                        ),
+                    ));
+                }
+            };
+            if n < 1 || n > i64::from(ALL_ROWS) {
                 return Err(error_here(
                     lua,
-                    format!("GMP.WithRemoval({n}): rows count from 1"),
+                    format!("GMP.WithRemoval({n}): rows count from 1 (or give GMP.AllRows)"),
                 ));
             }
             Ok(!n)
         })?,
     )?;
     Ok(())
+}
+
+/// A wrong argument as an error message names it: a number by its value,
+/// anything else by its type.
+fn describe(value: &LuaValue) -> String {
+    match value {
+        LuaValue::Number(x) => format!("a number ({x})"),
+        other => format!("a {}", other.type_name()),
+    }
 }
 
 fn print_function(shared: &Rc<Shared>, lua: &Lua) -> mlua::Result<Function> {

@@ -132,10 +132,28 @@ pub(crate) fn call_api(
             let site = Site::new(&*script.file, line, Language::Rhai, Role::Listen);
             // A function taking one more parameter than a collection key's
             // message (the table) is a whole-table listener: `|items, update|`.
-            if shared.is_table_key(&key.text) && declared_arities(&script.ast, &f).contains(&2) {
+            let takes_two = declared_arities(&script.ast, &f).contains(&2);
+            if takes_two && shared.is_table_key(&key.text) {
                 let callback = table_callback(shared, &script, f, line);
                 let id = hub
                     .listen_table_raw(&key.text, source, options, Some(site), callback)
+                    .map_err(hub_err)?;
+                return Ok(Dynamic::from_int(id.get() as INT));
+            }
+            // On a key that carries nothing known yet, a function of two
+            // may be either: what is sent decides, dispatch by dispatch.
+            if takes_two && shared.param_types(&key.text).is_empty() {
+                let table = table_callback(shared, &script, f.clone(), line);
+                let message = message_callback(shared, &script, f, line);
+                let id = hub
+                    .listen_table_or_message_raw(
+                        &key.text,
+                        source,
+                        options,
+                        Some(site),
+                        table,
+                        message,
+                    )
                     .map_err(hub_err)?;
                 return Ok(Dynamic::from_int(id.get() as INT));
             }
