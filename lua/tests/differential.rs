@@ -184,3 +184,59 @@ fn error_line_numbers_survive_multi_line_calls_before_them() {
         assert!(t[0].starts_with("load error: gen.lua:9:"), "{t:?}");
     }
 }
+
+/// Ways a script may replace an API function (or all of them) that the
+/// rewriter cannot follow by name: through `_G` (the environment itself),
+/// an alias of the environment or `GMP`, `rawset`, `load`, a computed key.
+const REPLACEMENTS: &[&str] = &[
+    "_G.NotifyMessage = mine",
+    "_G[\"NotifyMessage\"] = mine",
+    "_G._G.NotifyMessage = mine",
+    "function _G.NotifyMessage(k, n) mine(k, n) end",
+    "rawset(_ENV, \"NotifyMessage\", mine)",
+    "rawset(_G, 'NotifyMessage', mine)",
+    "local set = rawset; set(_ENV, 'NotifyMessage', mine)",
+    "local env = _ENV; env.NotifyMessage = mine",
+    "local env = _G; env[\"NotifyMessage\"] = mine",
+    "local t = { env = _G }; t.env.NotifyMessage = mine",
+    ";(function(e) e.NotifyMessage = mine end)(_ENV)",
+    "function _G.Install(e) e.NotifyMessage = mine end; _G:Install()",
+    "local k = 'Notify' .. 'Message'; _G[k] = mine",
+    "load(\"local f = ...; NotifyMessage = f\")(mine)",
+    "local l = load; l('GMP.NotifyMessage = ...')(mine)",
+    "_G['lo' .. 'ad']('NotifyMessage = ...')(mine)",
+    "pcall(load('local f = ...; NotifyMessage = f'), mine)",
+    "local g = GMP; g.NotifyMessage = mine",
+    "_G.GMP.NotifyMessage = mine",
+    "rawset(GMP, 'NotifyMessage', mine)",
+    "coroutine.wrap(function() _G.NotifyMessage = mine end)()",
+];
+
+/// Each replacement takes effect, and the script behaves the same
+/// rewritten or not: calls before it, after it, and from a listener run
+/// later.
+#[test]
+fn differential_scripts_replacing_api_functions_out_of_the_rewriters_sight_give_identical_traces() {
+    for replace in REPLACEMENTS {
+        let source = format!(
+            "ListenMessage('W.K', nil, function(n) print('hub', n) end)\n\
+             local real = NotifyMessage\n\
+             local function mine(key, n) print('mine', key, n) real(key, n + 100) end\n\
+             NotifyMessage('W.K', 1)\n\
+             ListenMessage('Game.Tick', nil, function(t) NotifyMessage('W.K', t * 10) end)\n\
+             {replace}\n\
+             NotifyMessage('W.K', 2)\n\
+             GMP.NotifyMessage('W.K', 3)\n"
+        );
+        assert_same(&source);
+        let t = trace(&source, true);
+        assert!(
+            t.iter().any(|line| line.starts_with("print: mine")),
+            "the replacement did not take effect: {replace}\n{t:#?}"
+        );
+        assert!(
+            !t.iter().any(|line| line.contains("error")),
+            "{replace}\n{t:#?}"
+        );
+    }
+}

@@ -18,7 +18,11 @@
 //!   names (a local `_ENV` shadows them all) and non-literal or invalid keys
 //!   are untouched (they stay on the generic path). So are calls of a
 //!   function the script assigns itself (`NotifyMessage = f`,
-//!   `function GMP.RunHook() end`): the baked call would bypass it.
+//!   `_G.NotifyMessage = f`, `function GMP.RunHook() end`): the baked call
+//!   would bypass it. A script that may write its environment (or `GMP`)
+//!   in a way the scanner cannot follow — an alias (`local env = _ENV`),
+//!   an argument (`rawset(_G, k, f)`), a computed key, any use of `load` —
+//!   keeps every call of that table on the generic path (see `scan`).
 //! - A source that does not parse cleanly is returned unchanged, so Lua
 //!   reports its own error with its own line numbers.
 //!

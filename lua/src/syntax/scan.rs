@@ -7,13 +7,36 @@
 //! server both use it, so what the editor flags is exactly what gets baked.
 //!
 //! The walk is iterative (a script of 10,000 nested concatenations must not
-//! overflow the stack) and tracks lexical scope only for the 17 names that
+//! overflow the stack) and tracks lexical scope only for the names that
 //! matter: the API function names, `GMP` and `_ENV` (a local `_ENV`
-//! redirects every global, so no global-form call is an API call under it).
+//! redirects every global, so no global-form call is an API call under it),
+//! `_G` (the sandbox's `_G` is the environment itself) and `load` (which
+//! runs text in the environment).
+//!
+//! Along the way it notes what the script may replace (see
+//! [`ChunkScan::reassigned`]): the rewriter must not bake a call of a
+//! function the script puts there itself. Writes it can follow name the
+//! function (`NotifyMessage = f`, `_G.NotifyMessage = f`,
+//! `GMP["RunHook"] = f`); anything else that may write the environment or
+//! `GMP` counts as a replacement of every name in it:
+//! - a computed key: `_G[name] = f`, and `_G[name]` read (it may be `_G`
+//!   or `load`);
+//! - the environment or `GMP` used as a value, not just indexed: an alias
+//!   (`local env = _ENV`), an argument (`rawset(_G, "NotifyMessage", f)`,
+//!   `setmetatable(_ENV, mt)`), a method call's `self`, a table field;
+//! - any read of `load` (`load("NotifyMessage = f")()`, `local l = load`),
+//!   as a global or a field of the environment.
+//!
+//! The sandbox's other functions cannot reach the environment unless given
+//! it (`rawset`, `setmetatable` and the rest take it as an argument, which
+//! the second rule sees), `require` runs a module in an environment of its
+//! own, and `loadstring`, `dofile`, `loadfile` and `debug` do not exist
+//! there (see `runtime/sandbox.rs`).
 
+use std::borrow::Cow;
 use std::ops::Range;
 
-use gantry_host::{ApiFunction, Pos, ScannedArg, ScannedCall, Span};
+use gantry_host::{ApiFunction, Literal, Pos, ScannedArg, ScannedCall, Span};
 use tree_sitter::{Node, Tree};
 
 use super::kinds::{KINDS, Kinds};
@@ -24,7 +47,11 @@ use super::parse::parse;
 pub(crate) const GMP: usize = ApiFunction::ALL.len();
 /// Index of `_ENV`.
 pub(crate) const ENV: usize = GMP + 1;
-const TRACKED: usize = ENV + 1;
+/// Index of `_G`: the sandbox sets `env._G = env`.
+pub(crate) const G: usize = ENV + 1;
+/// Index of `load`: it runs text in the script's environment.
+pub(crate) const LOAD: usize = G + 1;
+const TRACKED: usize = LOAD + 1;
 const _: () = assert!(TRACKED <= 32, "ChunkLocals keeps one bit per tracked name");
 
 /// Lua 5.4 keeps hidden control variables for each loop (three for a
@@ -53,9 +80,12 @@ pub(crate) struct ChunkScan {
     /// rewriter's prologue would take over.
     pub main_reads_varargs: bool,
     /// Tracked names the chunk assigns as globals (`NotifyMessage = f`,
-    /// `function GMP.RunHook() end`, `GMP = {}`, `_ENV = t`): a baked call
-    /// would bypass the script's own replacement, so the rewriter keeps
-    /// calls of those on the generic path.
+    /// `_G.NotifyMessage = f`, `function GMP.RunHook() end`, `GMP = {}`,
+    /// `_ENV = t`): a baked call would bypass the script's own replacement,
+    /// so the rewriter keeps calls of those on the generic path.
+    /// `reassigned[ENV]` (or `[GMP]`) also stands for a write the scanner
+    /// cannot follow, which may replace any name in the environment (or
+    /// in `GMP`): see the module documentation.
     pub reassigned: [bool; TRACKED],
 }
 
@@ -266,7 +296,7 @@ pub fn comment_at(tree: &Tree, source: &str, offset: usize) -> bool {
     false
 }
 
-/// The tracked names (API functions, `GMP`, `_ENV`) that chunk-level
+/// The tracked names (API functions, `GMP`, `_ENV`, `_G`, `load`) that chunk-level
 /// `local`s declare: once declared at the chunk's top level, such a name
 /// hides the API for every later statement, so an incremental rescan must
 /// know which statements above a changed region declare one.
@@ -501,7 +531,9 @@ impl<'a, 't> Walker<'a, 't> {
         let kind = node.kind_id();
         let parent_kind = self.ancestors.last().map(|p| p.kind_id());
         self.ancestors.push(node);
-        if kind == k.function_call {
+        if kind == k.identifier {
+            self.note_reference();
+        } else if kind == k.function_call {
             self.call(node);
         } else if kind == k.string || kind == k.comment {
             return false;
@@ -682,38 +714,224 @@ impl<'a, 't> Walker<'a, 't> {
         }
     }
 
-    /// Marks a tracked name written as a global, or as a field of an
-    /// unshadowed `GMP` / `_ENV`.
+    /// Marks a tracked name written as a global, or as a field of the
+    /// environment or `GMP` (as [`Walker::holder_of`] sees them); a
+    /// computed key (`GMP[name] = f`) may write any of their fields.
     fn note_global_write(&mut self, target: Node<'_>) {
         let k = self.k;
-        let unshadowed = |w: &Self, name: &str| {
-            tracked_index(name).filter(|&i| w.shadow[i] == 0 && w.shadow[ENV] == 0)
-        };
         if target.kind_id() == k.identifier {
-            if let Some(i) = unshadowed(self, self.text(target)) {
+            let text = self.text(target);
+            if let Some(i) =
+                tracked_index(text).filter(|&i| self.shadow[i] == 0 && self.shadow[ENV] == 0)
+            {
                 self.out.reassigned[i] = true;
             }
             return;
         }
-        let Some(table) = target.child_by_field_id(k.field_table) else {
+        let Some((table, key)) = self.index_parts(target) else {
             return;
         };
-        let table_name = self.text(table);
-        let Some(holder) = unshadowed(self, table_name).filter(|&i| i == GMP || i == ENV) else {
+        let Some(holder) = self.holder_of(table) else {
             return;
         };
-        match target.child_by_field_id(k.field_field) {
-            Some(field) if target.kind_id() == k.dot_index_expression => {
-                if let Some(i) = tracked_index(self.text(field)) {
+        match key {
+            Key::Name(name) => {
+                if let Some(i) = tracked_index(&name) {
                     self.out.reassigned[i] = true;
                 }
             }
-            // `GMP[name] = f`: any field may be replaced.
-            _ => self.out.reassigned[holder] = true,
+            Key::NotAName => {}
+            Key::Unknown => self.out.reassigned[holder] = true,
         }
     }
 
-    fn text(&self, node: Node<'_>) -> &str {
+    /// The table and key of an index expression (`t.k`, `t[k]`, `t:k`).
+    fn index_parts<'n>(&self, node: Node<'n>) -> Option<(Node<'n>, Key<'a>)> {
+        let k = self.k;
+        let kind = node.kind_id();
+        let table = node.child_by_field_id(k.field_table)?;
+        let name = |field| {
+            node.child_by_field_id(field)
+                .filter(|n| n.kind_id() == k.identifier)
+                .map_or(Key::Unknown, |n| Key::Name(Cow::Borrowed(self.text(n))))
+        };
+        let key = if kind == k.dot_index_expression {
+            name(k.field_field)
+        } else if kind == k.method_index_expression {
+            name(k.field_method)
+        } else if kind == k.bracket_index_expression {
+            match node
+                .child_by_field_id(k.field_field)
+                .and_then(|n| literal_of(n, self.source))
+            {
+                Some(Literal::Str(s)) => Key::Name(Cow::Owned(s)),
+                Some(_) => Key::NotAName,
+                None => Key::Unknown,
+            }
+        } else {
+            return None;
+        };
+        Some((table, key))
+    }
+
+    /// [`ENV`] if `node` is, as written, the script's environment (`_ENV`,
+    /// `_G`, `_G._G`, `_ENV["_G"]`), [`GMP`] if it is the environment's
+    /// `GMP` (`GMP`, `_G.GMP`); `None` for anything else, a local of
+    /// those names included.
+    fn holder_of(&self, node: Node<'_>) -> Option<usize> {
+        let k = self.k;
+        let is_index = |n: Node<'_>| {
+            n.kind_id() == k.dot_index_expression || n.kind_id() == k.bracket_index_expression
+        };
+        let mut root = node;
+        while is_index(root) {
+            root = root.child_by_field_id(k.field_table)?;
+        }
+        if root.kind_id() != k.identifier {
+            return None;
+        }
+        let mut holder = self.holder_named(self.text(root))?;
+        // Iteratively, innermost key first: `_G._G._G...` may be long.
+        let mut chain = Vec::new();
+        let mut at = node;
+        while at != root {
+            let (table, key) = self.index_parts(at)?;
+            chain.push(key);
+            at = table;
+        }
+        for key in chain.iter().rev() {
+            holder = holder_field(holder, key)?;
+        }
+        Some(holder)
+    }
+
+    /// The holder (see [`Walker::holder_of`]) a name refers to where it
+    /// stands, if any.
+    fn holder_named(&self, name: &str) -> Option<usize> {
+        let env_visible = self.shadow[ENV] == 0;
+        match name {
+            "_ENV" => env_visible.then_some(ENV),
+            "_G" => (env_visible && self.shadow[G] == 0).then_some(ENV),
+            "GMP" => (env_visible && self.shadow[GMP] == 0).then_some(GMP),
+            _ => None,
+        }
+    }
+
+    /// Called on entering an identifier (the last of `ancestors`): if it
+    /// reads `load`, or the environment or `GMP` in a way the scanner
+    /// cannot follow, marks everything in it as possibly replaced (see the
+    /// module documentation). Writes through them are
+    /// [`Walker::note_global_write`]'s.
+    fn note_reference(&mut self) {
+        let k = self.k;
+        let Some(last) = self.ancestors.len().checked_sub(1) else {
+            return;
+        };
+        let ident = self.ancestors[last];
+        let name = self.text(ident);
+        if !matches!(name, "_G" | "_ENV" | "GMP" | "load") {
+            return;
+        }
+        let Some(parent) = last.checked_sub(1).map(|i| self.ancestors[i]) else {
+            return;
+        };
+        if !self.is_read(ident, parent) {
+            return;
+        }
+        if name == "load" {
+            if self.shadow[LOAD] == 0 && self.shadow[ENV] == 0 {
+                self.out.reassigned[ENV] = true;
+            }
+            return;
+        }
+        let Some(mut holder) = self.holder_named(name) else {
+            return;
+        };
+        // Climb to the largest expression that is still a holder
+        // (`_G._G.GMP`), then see what is done with it.
+        let mut at = last;
+        let escapes = loop {
+            let node = self.ancestors[at];
+            let Some(up) = at.checked_sub(1) else {
+                break true;
+            };
+            let parent = self.ancestors[up];
+            let pk = parent.kind_id();
+            if parent.child_by_field_id(k.field_table) != Some(node) {
+                // An alias, an argument, an operand, a table field's value...
+                break true;
+            }
+            if pk == k.method_index_expression {
+                // `function GMP:F() end` writes a field; `GMP:F()` passes
+                // the holder itself as `self`.
+                break !self.is_write_target(up);
+            }
+            if pk != k.dot_index_expression && pk != k.bracket_index_expression {
+                break true;
+            }
+            if self.is_write_target(up) {
+                break false;
+            }
+            let Some((_, key)) = self.index_parts(parent) else {
+                break true;
+            };
+            if let Some(next) = holder_field(holder, &key) {
+                holder = next;
+                at = up;
+                continue;
+            }
+            // A field read: harmless unless it may be `load` (or, computed,
+            // `_G`). A computed read of `GMP` yields one of its fields.
+            break holder == ENV
+                && match key {
+                    Key::Name(name) => name == "load",
+                    Key::NotAName => false,
+                    Key::Unknown => true,
+                };
+        };
+        if escapes {
+            self.out.reassigned[holder] = true;
+        }
+    }
+
+    /// Whether identifier `ident`, a child of `parent`, is read as a
+    /// variable (not a field or method name, a declared or assigned name,
+    /// a table constructor's key name, an attribute or a label).
+    fn is_read(&self, ident: Node<'_>, parent: Node<'_>) -> bool {
+        let k = self.k;
+        let pk = parent.kind_id();
+        if pk == k.dot_index_expression || pk == k.method_index_expression {
+            parent.child_by_field_id(k.field_table) == Some(ident)
+        } else if pk == k.for_numeric_clause {
+            parent.child_by_field_id(k.field_name) != Some(ident)
+        } else if pk == k.table_field {
+            // `{ name = v }` names a key; `{ [name] = v }` and `{ name }` read it.
+            parent.child_by_field_id(k.field_value) == Some(ident)
+                || parent.child(0).is_some_and(|c| c.kind_id() == k.lbracket)
+        } else {
+            pk != k.variable_list
+                && pk != k.attribute
+                && pk != k.function_declaration
+                && pk != k.parameters
+                && pk != k.goto_statement
+                && pk != k.label_statement
+        }
+    }
+
+    /// Whether `ancestors[at]` (an index expression) is assigned to: a
+    /// target of an assignment or the name of a `function` statement.
+    fn is_write_target(&self, at: usize) -> bool {
+        let k = self.k;
+        let node = self.ancestors[at];
+        let Some(parent) = at.checked_sub(1).map(|i| self.ancestors[i]) else {
+            return false;
+        };
+        parent.kind_id() == k.variable_list
+            || (parent.kind_id() == k.function_declaration
+                && parent.child_by_field_id(k.field_name) == Some(node))
+    }
+
+    fn text(&self, node: Node<'_>) -> &'a str {
         self.source.get(node.byte_range()).unwrap_or("")
     }
 
@@ -815,11 +1033,36 @@ impl<'a, 't> Walker<'a, 't> {
     }
 }
 
+/// The key of an index expression, as far as the source tells.
+enum Key<'s> {
+    /// A name or a string literal: `t.k`, `t["k"]`.
+    Name(Cow<'s, str>),
+    /// A literal that is not a string (`t[1]`): no name.
+    NotAName,
+    /// Computed: may be any name.
+    Unknown,
+}
+
+/// What field `key` of a holder (see [`Walker::holder_of`]) is, if a
+/// holder again: the environment's `_G` is the environment, its `GMP` is `GMP`.
+fn holder_field(holder: usize, key: &Key<'_>) -> Option<usize> {
+    match key {
+        Key::Name(name) if holder == ENV => match name.as_ref() {
+            "_G" => Some(ENV),
+            "GMP" => Some(GMP),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The shadow-counter index of a name the scanner cares about.
 fn tracked_index(name: &str) -> Option<usize> {
     match name {
         "GMP" => return Some(GMP),
         "_ENV" => return Some(ENV),
+        "_G" => return Some(G),
+        "load" => return Some(LOAD),
         _ => {}
     }
     ApiFunction::ALL.iter().position(|f| f.name() == name)

@@ -415,6 +415,155 @@ GMP["UnbindMessage"] = nil
     assert!(!r.is_rewritten());
 }
 
+/// The functions baked in a script calling `NotifyMessage`, `RunHook` and
+/// `GMP.UnbindMessage` with literal keys, then doing `snippet` (which must
+/// parse cleanly: a source with an error is never rewritten).
+fn baked_with(snippet: &str) -> Vec<ApiFunction> {
+    let src = format!("NotifyMessage('A')\nRunHook('H')\nGMP.UnbindMessage('U', 1)\n{snippet}\n");
+    let tree = parse(&src, None).unwrap();
+    assert!(!tree.root_node().has_error(), "{src}");
+    rewrite(&src).slots().map(|b| b.function).collect()
+}
+
+const ALL_BAKED: [ApiFunction; 3] = [
+    ApiFunction::NotifyMessage,
+    ApiFunction::RunHook,
+    ApiFunction::UnbindMessage,
+];
+
+#[test]
+fn writes_through_g_or_a_string_key_replace_the_named_function_only() {
+    for snippet in [
+        "_G.NotifyMessage = f",
+        "_G[\"NotifyMessage\"] = f",
+        "_G['Notify\\x4dessage'] = f",
+        "_ENV[ [[NotifyMessage]] ] = f",
+        "_G._G.NotifyMessage = f",
+        "_ENV[\"_G\"].NotifyMessage = f",
+        "x, _G.NotifyMessage = 1, f",
+        "function _G.NotifyMessage() end",
+        "function _G:NotifyMessage() end",
+        "_G.GMP.NotifyMessage = f",
+        "_ENV.GMP[\"NotifyMessage\"] = f",
+        "local function g() _G.NotifyMessage = f end",
+    ] {
+        assert_eq!(
+            baked_with(snippet),
+            [ApiFunction::RunHook, ApiFunction::UnbindMessage],
+            "{snippet}"
+        );
+    }
+    // A key that is no name replaces nothing.
+    assert_eq!(baked_with("_G[1] = f; GMP[true] = f"), ALL_BAKED);
+}
+
+#[test]
+fn a_computed_key_write_through_g_replaces_every_name_of_that_table() {
+    for snippet in ["_G[k] = f", "_G._G[k .. 'x'] = f", "_ENV['_G'][k] = f"] {
+        assert_eq!(baked_with(snippet), [], "{snippet}");
+    }
+    for snippet in ["_G.GMP[k] = f", "GMP[k] = f", "_ENV['GMP'][k] = f"] {
+        assert_eq!(
+            baked_with(snippet),
+            [ApiFunction::NotifyMessage, ApiFunction::RunHook],
+            "{snippet}"
+        );
+    }
+}
+
+#[test]
+fn the_environment_used_as_a_value_replaces_every_name() {
+    for snippet in [
+        "local env = _ENV",
+        "local env = _G",
+        "local env <const> = _G._G",
+        "local _ENV = _ENV",
+        "local _G = _G",
+        "rawset(_ENV, 'NotifyMessage', f)",
+        "rawset(_G, k, f)",
+        "setmetatable(_G, {})",
+        "f(_G._G)",
+        "t = { _G }",
+        "t = { env = _ENV }",
+        "t = { [_G] = 1 }",
+        "return _G",
+        "(_G).NotifyMessage = f",
+        "_G:Install()",
+        "local v = _G[k]",
+        "_G[k](1)",
+        "_ENV[k .. 'x']()",
+        "if _G == t then end",
+        "for _, e in ipairs({ _G }) do end",
+        "local function g() local e = _G end",
+        "t.x = _G",
+        "_ENV = _ENV",
+    ] {
+        assert_eq!(baked_with(snippet), [], "{snippet}");
+    }
+}
+
+#[test]
+fn gmp_used_as_a_value_replaces_every_gmp_field_only() {
+    for snippet in [
+        "local g = GMP",
+        "local GMP = GMP",
+        "rawset(GMP, 'UnbindMessage', f)",
+        "f(_ENV.GMP)",
+        "_G.GMP:Install()",
+        "t = { GMP }",
+    ] {
+        assert_eq!(
+            baked_with(snippet),
+            [ApiFunction::NotifyMessage, ApiFunction::RunHook],
+            "{snippet}"
+        );
+    }
+}
+
+#[test]
+fn reading_load_replaces_every_name() {
+    for snippet in [
+        "load('NotifyMessage = print')()",
+        "load 'NotifyMessage = print' ()",
+        "local l = load",
+        "local l <const> = load",
+        "pcall(load, s)",
+        "_G.load(s)",
+        "_ENV['load'](s)",
+        "_G._G.load(s)",
+        "t = { load }",
+        "local function g() return load(s) end",
+    ] {
+        assert_eq!(baked_with(snippet), [], "{snippet}");
+    }
+}
+
+#[test]
+fn names_that_are_not_the_environment_gmp_or_load_keep_the_rewrite() {
+    for snippet in [
+        "local _G = {}\n_G.NotifyMessage = f\n_G[k] = f\nlocal e = _G",
+        "local function load() end\nload()\nlocal l = load",
+        "local function g(_G, load) local e = _G; load(_G) end",
+        "local function g(_ENV) local e = _ENV; _ENV[k] = f end",
+        "t._G = 1; t.load = 2; t.GMP = 3",
+        "local x = t._G or t.load or t.GMP",
+        "obj:load(); obj.load(1); obj:_G()",
+        "x = { _G = 1, load = 2, GMP = 3 }",
+        "_G.print('x'); local p = _G.print; local q = _ENV['print']",
+        "local real = _G.NotifyMessage; local r2 = GMP.NotifyMessage",
+        "local rows = GMP.AllRows; local v = GMP[k]; GMP.Spawn()",
+        "_G[1] = 2; _G.x = 1; _G.GMPx = f",
+        "for load = 1, 2 do end",
+        "for _G, GMP in pairs(t) do end",
+        "goto load\n::load::",
+        "local s = 'load(_G)' -- load(_G); local e = _ENV",
+        "local load2, _Gx, GMP_ = loadx, _Gy, GMPz",
+        "local t <const> = 1",
+    ] {
+        assert_eq!(baked_with(snippet), ALL_BAKED, "{snippet}");
+    }
+}
+
 /// A script exercising what a cut must carry from the first half into the
 /// second: chunk-level locals hiding API names (`NotifyMessage`, `GMP`),
 /// global replacements (a later `RunHook = ...` keeps earlier calls
@@ -502,6 +651,42 @@ fn a_large_chunk_rewrites_the_same_parsed_in_two_halves() {
     assert!(split.bakes.iter().any(|b| b.key == "Start.Before"));
 }
 
+/// A cut carries chunk-level locals named `_G` and `load` into the second
+/// half (where they make `_G.RunHook = nil` and `load(s)` no replacement),
+/// and the halves' replacements merge into the whole chunk's.
+#[test]
+fn a_chunk_parsed_in_two_halves_carries_g_and_load_locals_and_merges_replacements() {
+    use super::super::scan::scan_chunk;
+    use super::super::split::scan_halves;
+
+    for (src, rewritten) in [
+        (
+            "RunHook('H')\nlocal _G = {}\nlocal load = print\nlocal a = 1\n_G.RunHook = nil\nload('x')\nlocal e = _G\nNotifyMessage('N')\n",
+            true,
+        ),
+        (
+            "RunHook('H')\nlocal a = 1\n_G.NotifyMessage = nil\nlocal b = 1\nNotifyMessage('N')\n",
+            true,
+        ),
+        ("RunHook('H')\nlocal a = 1\nload('x')\nlocal b = 1\n", false),
+        ("RunHook('H')\nlocal a = 1\nlocal e = _ENV\n", false),
+    ] {
+        let whole = parse(src, None).unwrap();
+        let expected = scan_chunk(&whole, src);
+        let mut cursor = whole.root_node().walk();
+        for statement in whole.root_node().children(&mut cursor).skip(1) {
+            let at = statement.start_byte();
+            let parts = scan_halves(src, at).expect("a cut at a statement parses");
+            assert_eq!(parts.reassigned, expected.reassigned, "cut at {at}:\n{src}");
+        }
+        let r = rewrite(src);
+        assert_eq!(r.is_rewritten(), rewritten, "{src}");
+        if rewritten {
+            assert!(r.bakes.iter().any(|b| b.function == ApiFunction::RunHook));
+        }
+    }
+}
+
 /// Top-level pieces for [`cut_anywhere_is_either_refused_or_exact`]: each
 /// puts a `local` where a careless cut would land (inside strings, long
 /// brackets, comments, blocks, tables, after a `return`), some shadow API
@@ -526,6 +711,11 @@ const PIECES: &[&str] = &[
     "local function g(NotifyObjectMessage) NotifyObjectMessage(self, 'P.Param') end\n",
     "ListenMessage('P.Listen', nil, function(n) local m = n end)\n",
     "local r <const> = 5\n",
+    "local _G = {}\n",
+    "_G.RunHook = nil\n",
+    "local load = print\n",
+    "load('x')\n",
+    "local e = _ENV\n",
 ];
 
 /// A cut may be tried anywhere a `local` token starts, even inside a
