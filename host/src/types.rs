@@ -336,12 +336,58 @@ impl StructRegistry {
             (Type::Float, Value::Float(_) | Value::Int(_)) => true,
             (Type::String, Value::Str(_)) => true,
             (Type::Object, Value::Object(_)) => true,
-            (Type::Struct(name), Value::Struct(s)) => self.is_a(&s.name, name),
+            (Type::Struct(name), Value::Struct(s)) => {
+                self.is_a(&s.name, name) && self.fields_match(s, 0)
+            }
             (Type::Array(inner), Value::Array(items)) => {
                 items.iter().all(|item| self.value_matches(item, inner))
             }
             _ => false,
         }
+    }
+
+    /// Does each field of a struct value carry its declared type (own and
+    /// inherited fields, at any depth)? A field the value leaves out or
+    /// sets to nil takes its default elsewhere; a field the definition does
+    /// not name, or names with an observed `nil` type (nothing known yet),
+    /// is not checked; a struct the table does not define has nothing to
+    /// check against.
+    fn fields_match(&self, value: &crate::value::StructValue, depth: usize) -> bool {
+        if depth > MAX_TYPE_DEPTH {
+            return true;
+        }
+        let mut current = value.name.as_ref();
+        for _ in 0..=self.defs.len() {
+            let Some(def) = self.defs.get(current) else {
+                return true;
+            };
+            for (position, param) in def.fields.iter().enumerate() {
+                if param.ty == Type::Nil || param.ty == Type::Any {
+                    continue;
+                }
+                // Where the definition puts it first (rows usually follow
+                // it), then anywhere.
+                let field = match value.fields.get(position) {
+                    Some((name, v)) if **name == *param.name => Some(v),
+                    _ => value.get(&param.name),
+                };
+                let matches = match (field, &param.ty) {
+                    (None | Some(Value::Nil), _) => true,
+                    (Some(Value::Struct(inner)), Type::Struct(name)) => {
+                        self.is_a(&inner.name, name) && self.fields_match(inner, depth + 1)
+                    }
+                    (Some(v), ty) => self.value_matches(v, ty),
+                };
+                if !matches {
+                    return false;
+                }
+            }
+            match def.parent.as_deref() {
+                Some(parent) => current = parent,
+                None => return true,
+            }
+        }
+        true
     }
 
     /// Does a parameter declared as `expected` accept what the message records
@@ -468,6 +514,74 @@ mod tests {
             panic!("arrays")
         };
         assert!(Rc::ptr_eq(a, b), "nothing to convert: not copied");
+    }
+
+    /// "no listener is called with wrong types": a struct matches when each
+    /// field it carries has its declared type (inherited and nested ones
+    /// too); a field left out or nil, one the definition does not name or
+    /// names as an observed nil, and a struct nobody defined are not held
+    /// against it.
+    #[test]
+    fn compat_struct_fields_must_carry_their_declared_types() {
+        use crate::value::StructValue;
+        let mut r = registry();
+        r.defs.insert(
+            "Holder".into(),
+            StructDef {
+                fields: vec![
+                    Param::new("inner", Type::Struct("Base".into())),
+                    Param::new("later", Type::Nil),
+                ],
+                ..Default::default()
+            },
+        );
+        let base = Type::Struct("Base".into());
+        let child = |id: Value, name: Value| {
+            Value::structure(StructValue::new("Child").with("id", id).with("name", name))
+        };
+        assert!(r.value_matches(&child(Value::Int(1), Value::str("a")), &base));
+        assert!(
+            !r.value_matches(&child(Value::str("1"), Value::str("a")), &base),
+            "inherited"
+        );
+        assert!(
+            !r.value_matches(&child(Value::Int(1), Value::Int(2)), &base),
+            "own"
+        );
+        assert!(
+            r.value_matches(&child(Value::Nil, Value::str("a")), &base),
+            "nil"
+        );
+        let partial = Value::structure(
+            StructValue::new("Child")
+                .with("name", "a")
+                .with("extra", 3i64),
+        );
+        assert!(r.value_matches(&partial, &base), "left out, and not named");
+        let holder = |inner: Value| {
+            Value::structure(
+                StructValue::new("Holder")
+                    .with("inner", inner)
+                    .with("later", 9i64),
+            )
+        };
+        assert!(r.value_matches(
+            &holder(child(Value::Int(1), Value::str("a"))),
+            &Type::Struct("Holder".into())
+        ));
+        assert!(
+            !r.value_matches(
+                &holder(child(Value::Int(1), Value::Float(2.0))),
+                &Type::Struct("Holder".into())
+            ),
+            "nested"
+        );
+        let unknown = Value::structure(StructValue::new("Stranger").with("id", "x"));
+        assert!(r.value_matches(&unknown, &Type::Struct("Stranger".into())));
+        assert!(!r.value_matches(
+            &Value::array(vec![child(Value::Int(1), Value::Int(2))]),
+            &Type::Array(Box::new(base))
+        ));
     }
 
     #[test]
