@@ -4,30 +4,13 @@
 //! table, a full reload that also shrinks, the send path next to a removal
 //! listener. One test per rule, named after it.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
-use gantry_host::collection::Update;
-use gantry_host::{
-    ALL_ROWS, ALL_ROWS_WITH_REMOVAL, ListenOptions, Serde, Source, to_value, with_removal,
-};
+use gantry_host::{ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Serde, Source, to_value, with_removal};
 
 mod support;
 
-use support::collections::{KEY, hub, item, items, log, store, taken, watch_rows, watch_slot};
-
-type Updates = Rc<RefCell<Vec<Update>>>;
-
-fn watch_updates(hub: &gantry_host::Hub) -> (Updates, gantry_host::ListenerHandle) {
-    let seen = Rc::new(RefCell::new(Vec::new()));
-    let s = seen.clone();
-    let h = hub
-        .listen_update(KEY, Source::Global, ListenOptions::default(), move |u| {
-            s.borrow_mut().push(u.clone())
-        })
-        .unwrap();
-    (seen, h)
-}
+use support::collections::{
+    hub, item, items, log, store, taken, watch_rows, watch_slot, watch_updates,
+};
 
 /// 004 "Ranges: which rows now read differently". A writer that appends a
 /// row and then removes row 0 ends where it began in size (10 → 11 → 10):

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 mod support;
 
 use support::collections::{
-    Item, KEY, Log, hub, item, items, log, store, taken, watch_rows, watch_slot,
+    Item, KEY, Log, hub, item, items, log, store, taken, watch_rows, watch_slot, watch_updates,
 };
 
 /// Ten stored rows and a slot-5 listener that already saw the replay.
@@ -137,21 +137,10 @@ fn removal_set_num_3_on_10_rows_calls_a_removal_listener_7_times() {
 
 // ----- re-store diffing ------------------------------------------------------
 
-fn updates(hub: &Hub) -> (Rc<RefCell<Vec<Update>>>, gantry_host::ListenerHandle) {
-    let seen = Rc::new(RefCell::new(Vec::new()));
-    let s = seen.clone();
-    let h = hub
-        .listen_update(KEY, Source::Global, ListenOptions::default(), move |u| {
-            s.borrow_mut().push(u.clone())
-        })
-        .unwrap();
-    (seen, h)
-}
-
 #[test]
 fn identical_store_publishes_nothing() {
     let (hub, key) = hub();
-    let (seen, _h) = updates(&hub);
+    let (seen, _h) = watch_updates(&hub);
     let plain = Rc::new(RefCell::new(0));
     let p = plain.clone();
     let _o = hub
@@ -171,7 +160,7 @@ fn identical_store_publishes_nothing() {
 fn restore_run_of_differing_rows_is_one_range() {
     let (hub, key) = hub();
     store(&hub, key, &items(10));
-    let (seen, _h) = updates(&hub);
+    let (seen, _h) = watch_updates(&hub);
     seen.borrow_mut().clear();
     let mut rows = items(10);
     for r in [2, 3, 4, 7] {
@@ -187,7 +176,7 @@ fn restore_run_of_differing_rows_is_one_range() {
 fn restore_resize_widens_to_the_tail() {
     let (hub, key) = hub();
     store(&hub, key, &items(10));
-    let (seen, _h) = updates(&hub);
+    let (seen, _h) = watch_updates(&hub);
     seen.borrow_mut().clear();
     let mut rows = items(11);
     rows[2].count += 1;
@@ -274,7 +263,7 @@ fn writer_ranges_are_clipped_to_the_longer_table() {
 
     let (hub, key) = hub();
     store(&hub, key, &items(10));
-    let (seen, _h) = updates(&hub);
+    let (seen, _h) = watch_updates(&hub);
     seen.borrow_mut().clear();
     {
         let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
@@ -297,7 +286,7 @@ fn writer_ranges_are_clipped_to_the_longer_table() {
 fn writer_publishes_once_at_scope_end_and_reads_never_mark() {
     let (hub, key) = hub();
     store(&hub, key, &items(10));
-    let (seen, _h) = updates(&hub);
+    let (seen, _h) = watch_updates(&hub);
     seen.borrow_mut().clear();
     {
         let arr = hub.stored_array_of::<Item>(key, Source::Global);
@@ -334,7 +323,7 @@ fn stored_items(hub: &Hub, key: Key) -> Vec<Item> {
 fn writer_row_edits_are_unseen_until_the_scope_ends_then_stored() {
     let (hub, key) = hub();
     store(&hub, key, &items(10));
-    let (seen, _h) = updates(&hub);
+    let (seen, _h) = watch_updates(&hub);
     seen.borrow_mut().clear();
     {
         let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
@@ -431,7 +420,7 @@ fn transient_send_reaches_all_rows_listeners_as_a_full_reload_only() {
     let slot_log = log();
     let _r = watch_rows(&hub, ALL_ROWS, &rows_log);
     let _s = watch_slot(&hub, 1, &slot_log);
-    let (seen, _u) = updates(&hub);
+    let (seen, _u) = watch_updates(&hub);
     hub.send(key, Source::Global, (Serde(items(3)),)).unwrap();
     assert_eq!(taken(&rows_log), ["0:0", "1:1", "2:2"]);
     assert!(
@@ -447,7 +436,7 @@ fn transient_send_leaves_the_store_and_its_row_count_untouched() {
     let (hub, key) = hub();
     store(&hub, key, &items(10));
     let before = hub.stored(key, Source::Global).unwrap();
-    let (seen, _u) = updates(&hub);
+    let (seen, _u) = watch_updates(&hub);
     seen.borrow_mut().clear();
     hub.send(key, Source::Global, (Serde(items(3)),)).unwrap();
     assert_eq!(hub.stored(key, Source::Global).unwrap(), before);
@@ -485,7 +474,7 @@ fn once_table_reaches_row_listeners_as_a_send_live_or_replayed_and_is_used_up() 
         hub.stored(key, Source::Global).is_some(),
         "kept: nobody heard it"
     );
-    let (seen, _u) = updates(&hub);
+    let (seen, _u) = watch_updates(&hub);
     assert!(seen.borrow()[0].is_full_reload());
     assert_eq!(
         (seen.borrow()[0].total, seen.borrow()[0].prev_total),
@@ -702,7 +691,7 @@ fn whole_table_listener_gets_a_borrowed_view_and_the_update() {
 fn late_replay_of_a_stored_table() {
     let (hub, key) = hub();
     store(&hub, key, &items(4));
-    let (seen, _u) = updates(&hub);
+    let (seen, _u) = watch_updates(&hub);
     let u = seen.borrow()[0].clone();
     assert_eq!((u.total, u.prev_total), (4, 0));
     assert!(u.is_full_reload());

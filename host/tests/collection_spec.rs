@@ -15,21 +15,8 @@ use gantry_host::{
 mod support;
 
 use support::collections::{
-    Item, KEY, hub, item, items, log, store, taken, watch_rows, watch_slot,
+    Item, KEY, Updates, hub, item, items, log, store, taken, watch_rows, watch_slot, watch_updates,
 };
-
-type Updates = Rc<RefCell<Vec<Update>>>;
-
-fn watch_updates(hub: &Hub) -> (Updates, gantry_host::ListenerHandle) {
-    let seen = Rc::new(RefCell::new(Vec::new()));
-    let s = seen.clone();
-    let h = hub
-        .listen_update(KEY, Source::Global, ListenOptions::default(), move |u| {
-            s.borrow_mut().push(u.clone())
-        })
-        .unwrap();
-    (seen, h)
-}
 
 fn only(updates: &Updates) -> Update {
     let seen = std::mem::take(&mut *updates.borrow_mut());

@@ -8,36 +8,13 @@
 
 mod common;
 
-use common::Fixture;
-use gantry_host::StructValue;
-use gantry_host::{Caller, Key, KeyDecl, Kind, ObjectId, Param, Source, StructDef, Type, Value};
+use common::{Fixture, rust_store};
+use gantry_host::{Key, KeyDecl, Kind, Param, Source, StructDef, Type, Value};
 use gantry_rhai::runtime::{RhaiOptions, ScriptId};
 use rhai::Dynamic;
 
 fn fixture() -> (Fixture, Key) {
     common::inventory(RhaiOptions::default())
-}
-
-fn item(id: i64) -> Value {
-    Value::structure(
-        StructValue::new("Item")
-            .with("id", id)
-            .with("name", format!("n{id}").as_str())
-            .with("count", id * 10),
-    )
-}
-
-/// Rust stores `n` rows (ids 0..n) on `obj`.
-fn rust_store(f: &Fixture, key: Key, obj: ObjectId, n: i64) {
-    f.hub
-        .store_values(
-            key,
-            Source::Object(obj),
-            vec![Value::array((0..n).map(item).collect())],
-            false,
-            Caller::Unrecorded,
-        )
-        .unwrap();
 }
 
 /// `mark(rows)`: one writer scope that bumps each listed row's count.

@@ -6,9 +6,9 @@ mod common;
 
 use std::rc::Rc;
 
-use common::Fixture;
+use common::{Fixture, item, rust_store};
 use gantry_host::collection::Update;
-use gantry_host::{ALL_ROWS, Caller, Key, ListenOptions, ObjectId, Source, StructValue, Value};
+use gantry_host::{ALL_ROWS, Caller, Key, ListenOptions, ObjectId, Source, Value};
 use gantry_rhai::runtime::{RhaiOptions, ScriptId};
 use rhai::Dynamic;
 
@@ -16,29 +16,6 @@ const KEY: &str = common::INVENTORY;
 
 fn fixture() -> (Fixture, Key) {
     common::inventory(RhaiOptions::default())
-}
-
-fn item(id: i64) -> Value {
-    Value::structure(
-        StructValue::new("Item")
-            .with("id", id)
-            .with("name", format!("n{id}").as_str())
-            .with("count", id * 10),
-    )
-}
-
-/// Rust stores `n` rows (ids 0..n) on `obj`.
-fn rust_store(f: &Fixture, key: Key, obj: ObjectId, n: i64) {
-    let rows = (0..n).map(item).collect();
-    f.hub
-        .store_values(
-            key,
-            Source::Object(obj),
-            vec![Value::array(rows)],
-            false,
-            Caller::Unrecorded,
-        )
-        .unwrap();
 }
 
 /// The script functions the tests edit through: each opens a writer in its

@@ -1,4 +1,4 @@
-//! The collection tests' fixture: an `Item` element struct, the
+//! Shared by the collection tests (`collection.rs`, `collection_spec.rs`, `audit11_collections.rs`; each uses a part).
 //! `Inv.Items` collection key declared for it, and listeners that log.
 //! Shared by `collection.rs` and `collection_spec.rs` (each uses a part).
 #![allow(dead_code)]
@@ -93,4 +93,19 @@ pub fn watch_rows(hub: &Hub, index: i32, log: &Log) -> gantry_host::ListenerHand
         move |row: i32, id: i64| l.borrow_mut().push(format!("{row}:{id}")),
     )
     .unwrap()
+}
+
+/// What an update-only listener on [`KEY`] heard, in order.
+pub type Updates = Rc<RefCell<Vec<Update>>>;
+
+/// An update-only listener on [`KEY`] that keeps every update.
+pub fn watch_updates(hub: &Hub) -> (Updates, gantry_host::ListenerHandle) {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let s = seen.clone();
+    let h = hub
+        .listen_update(KEY, Source::Global, ListenOptions::default(), move |u| {
+            s.borrow_mut().push(u.clone())
+        })
+        .unwrap();
+    (seen, h)
 }

@@ -4,7 +4,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use gantry_host::{Hub, Key, KeyDecl, Kind, ObjectId, Param, Report, StructDef, Type, WorldId};
+use gantry_host::{
+    Caller, Hub, Key, KeyDecl, Kind, ObjectId, Param, Report, Source, StructDef, StructValue, Type,
+    Value, WorldId,
+};
 use gantry_rhai::runtime::{RhaiOptions, RhaiRuntime, ScriptError, ScriptId};
 
 pub struct Fixture {
@@ -118,4 +121,27 @@ pub fn inventory(options: RhaiOptions) -> (Fixture, Key) {
         )
         .unwrap();
     (f, key)
+}
+
+/// Row `id` of [`inventory`]'s table: `Item { id, name: "n{id}", count: id * 10 }`.
+pub fn item(id: i64) -> Value {
+    Value::structure(
+        StructValue::new("Item")
+            .with("id", id)
+            .with("name", format!("n{id}").as_str())
+            .with("count", id * 10),
+    )
+}
+
+/// Rust stores `n` rows (ids 0..n) of [`inventory`]'s table on `obj`.
+pub fn rust_store(f: &Fixture, key: Key, obj: ObjectId, n: i64) {
+    f.hub
+        .store_values(
+            key,
+            Source::Object(obj),
+            vec![Value::array((0..n).map(item).collect())],
+            false,
+            Caller::Unrecorded,
+        )
+        .unwrap();
 }
