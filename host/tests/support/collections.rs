@@ -1,6 +1,7 @@
-//! Shared by the collection tests (`collection.rs`, `collection_spec.rs`, `audit11_collections.rs`; each uses a part).
+//! The collection tests' fixture: an `Item` element struct, the
 //! `Inv.Items` collection key declared for it, and listeners that log.
-//! Shared by `collection.rs` and `collection_spec.rs` (each uses a part).
+//! Shared by the collection tests (`collection.rs`, `collection_spec.rs`,
+//! `audit11_collections.rs`; each uses a part).
 #![allow(dead_code)]
 
 use std::cell::RefCell;
