@@ -1708,9 +1708,7 @@ fn rows_match(structs: &StructRegistry, arg: &Value, ty: &Type, changed: Option<
             spans.ranges().iter().all(|range| {
                 let end = (range.end().max(0) as usize).min(rows.len());
                 let start = (range.index.max(0) as usize).min(end);
-                rows[start..end]
-                    .iter()
-                    .all(|row| structs.value_matches(row, element))
+                structs.values_match(&rows[start..end], element)
             })
         }
         _ => structs.value_matches(arg, ty),

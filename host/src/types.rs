@@ -12,6 +12,7 @@ use std::rc::Rc;
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use smallvec::SmallVec;
 use thiserror::Error;
 
 use crate::value::Value;
@@ -172,6 +173,11 @@ pub struct StructDef {
     pub fields: Vec<Param>,
 }
 
+/// The struct name and field names of the last row that had exactly the
+/// declared fields in declared order, by address, with their declared
+/// types ([`StructRegistry::values_match`]).
+type SeenRow<'t> = (*const u8, SmallVec<[(*const u8, &'t Type); 8]>);
+
 /// The structs of a table, by name.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -325,6 +331,75 @@ impl StructRegistry {
         }
     }
 
+    /// Do all of `items` carry `expected`? [`StructRegistry::value_matches`]
+    /// for each, but a run of structs whose field names are the same
+    /// strings as a checked row's (rows built by one serializer or script
+    /// share them) is checked by position against that row's declared
+    /// types: no definition lookup and no name compare per row.
+    pub fn values_match(&self, items: &[Value], expected: &Type) -> bool {
+        let Type::Struct(element) = expected else {
+            return items.iter().all(|item| self.value_matches(item, expected));
+        };
+        let mut seen: Option<SeenRow<'_>> = None;
+        for item in items {
+            let Value::Struct(s) = item else {
+                return false;
+            };
+            if let Some((name, fields)) = &seen
+                && s.name.as_ptr() == *name
+                && s.fields.len() == fields.len()
+                && s.fields
+                    .iter()
+                    .zip(fields)
+                    .all(|((field, _), (at, _))| field.as_ptr() == *at)
+            {
+                if !s
+                    .fields
+                    .iter()
+                    .zip(fields)
+                    .all(|((_, v), (_, ty))| self.field_matches(Some(v), ty, 0))
+                {
+                    return false;
+                }
+                continue;
+            }
+            if !self.is_a(&s.name, element) || !self.fields_match(s, 0) {
+                return false;
+            }
+            let declared = self.chain_fields(&s.name);
+            seen = (declared.len() == s.fields.len()
+                && declared
+                    .iter()
+                    .zip(&s.fields)
+                    .all(|(param, (field, _))| param.name == **field))
+            .then(|| {
+                let fields = s
+                    .fields
+                    .iter()
+                    .zip(&declared)
+                    .map(|((field, _), param)| (field.as_ptr(), &param.ty))
+                    .collect();
+                (s.name.as_ptr(), fields)
+            });
+        }
+        true
+    }
+
+    /// The fields of struct `name`, inherited ones first (borrowed, bounded
+    /// against a cyclic table).
+    fn chain_fields(&self, name: &str) -> SmallVec<[&Param; 8]> {
+        let mut chain: SmallVec<[&StructDef; 4]> = SmallVec::new();
+        let mut current = Some(name);
+        while let Some(n) = current
+            && chain.len() <= self.defs.len()
+            && let Some(def) = self.defs.get(n)
+        {
+            chain.push(def);
+            current = def.parent.as_deref();
+        }
+        chain.iter().rev().flat_map(|d| d.fields.iter()).collect()
+    }
+
     /// Does a value carry `expected`? Checks arrays element by element and
     /// never allocates.
     pub fn value_matches(&self, value: &Value, expected: &Type) -> bool {
@@ -339,10 +414,21 @@ impl StructRegistry {
             (Type::Struct(name), Value::Struct(s)) => {
                 self.is_a(&s.name, name) && self.fields_match(s, 0)
             }
-            (Type::Array(inner), Value::Array(items)) => {
-                items.iter().all(|item| self.value_matches(item, inner))
-            }
+            (Type::Array(inner), Value::Array(items)) => self.values_match(items, inner),
             _ => false,
+        }
+    }
+
+    /// Does a field's value carry its declared type? Left out, nil, and a
+    /// type observed as nil (nothing known yet) or `any` always do.
+    #[inline]
+    fn field_matches(&self, field: Option<&Value>, ty: &Type, depth: usize) -> bool {
+        match (field, ty) {
+            (None | Some(Value::Nil), _) | (_, Type::Nil | Type::Any) => true,
+            (Some(Value::Struct(inner)), Type::Struct(name)) => {
+                self.is_a(&inner.name, name) && self.fields_match(inner, depth + 1)
+            }
+            (Some(v), ty) => self.value_matches(v, ty),
         }
     }
 
@@ -362,23 +448,13 @@ impl StructRegistry {
                 return true;
             };
             for (position, param) in def.fields.iter().enumerate() {
-                if param.ty == Type::Nil || param.ty == Type::Any {
-                    continue;
-                }
                 // Where the definition puts it first (rows usually follow
                 // it), then anywhere.
                 let field = match value.fields.get(position) {
                     Some((name, v)) if **name == *param.name => Some(v),
                     _ => value.get(&param.name),
                 };
-                let matches = match (field, &param.ty) {
-                    (None | Some(Value::Nil), _) => true,
-                    (Some(Value::Struct(inner)), Type::Struct(name)) => {
-                        self.is_a(&inner.name, name) && self.fields_match(inner, depth + 1)
-                    }
-                    (Some(v), ty) => self.value_matches(v, ty),
-                };
-                if !matches {
+                if !self.field_matches(field, &param.ty, depth) {
                     return false;
                 }
             }
@@ -582,6 +658,55 @@ mod tests {
             &Value::array(vec![child(Value::Int(1), Value::Int(2))]),
             &Type::Array(Box::new(base))
         ));
+    }
+
+    /// Rows sharing their field-name strings are checked by position after
+    /// the first; the answer is the same as row by row, including a later
+    /// row with the same names and a wrong type, a row with another field
+    /// order, and a row of another struct.
+    #[test]
+    fn values_match_by_shared_names_agrees_with_row_by_row() {
+        use crate::value::StructValue;
+        let r = registry();
+        let (child, id, name): (Rc<str>, Rc<str>, Rc<str>) =
+            ("Child".into(), "id".into(), "name".into());
+        let row = |a: Value, b: Value, flip: bool| {
+            let mut s = StructValue::new(child.clone());
+            let mut fields = vec![(id.clone(), a), (name.clone(), b)];
+            if flip {
+                fields.reverse();
+            }
+            s.fields = fields;
+            Value::structure(s)
+        };
+        let good = || row(Value::Int(1), Value::str("a"), false);
+        let base = Type::Struct("Base".into());
+        let cases: Vec<(Vec<Value>, bool)> = vec![
+            (vec![good(), good(), good()], true),
+            (
+                vec![good(), good(), row(Value::Int(1), Value::Int(2), false)],
+                false,
+            ),
+            (
+                vec![good(), row(Value::str("x"), Value::str("a"), false)],
+                false,
+            ),
+            (
+                vec![good(), row(Value::Int(3), Value::str("b"), true), good()],
+                true,
+            ),
+            (vec![good(), row(Value::Int(3), Value::Int(4), true)], false),
+            (
+                vec![good(), Value::structure(StructValue::new("Stranger"))],
+                false,
+            ),
+            (vec![good(), row(Value::Nil, Value::str("a"), false)], true),
+        ];
+        for (rows, expected) in cases {
+            let one_by_one = rows.iter().all(|v| r.value_matches(v, &base));
+            assert_eq!(one_by_one, expected, "{rows:?}");
+            assert_eq!(r.values_match(&rows, &base), expected, "{rows:?}");
+        }
     }
 
     #[test]
