@@ -6,10 +6,16 @@
 //! not be read: a corrupt file or one from a newer Gantry is an error that
 //! names the file and leaves it alone.
 
+use std::collections::BTreeMap;
+use std::fmt;
 use std::fs;
 use std::io::Write;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use serde::Deserializer;
+use serde::de::{self, Deserialize, MapAccess, Visitor};
 use thiserror::Error;
 
 use crate::key::validate_key;
@@ -135,9 +141,19 @@ impl SignatureTable {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+        // Unique per save, so two saves of one path (two threads, two hubs)
+        // never share a temporary file.
+        static SAVES: AtomicU64 = AtomicU64::new(0);
+        let tmp = dir.join(format!(
+            ".{file_name}.{}.{}.tmp",
+            std::process::id(),
+            SAVES.fetch_add(1, Ordering::Relaxed)
+        ));
         let result = (|| {
-            let mut file = fs::File::create(&tmp)?;
+            let mut file = fs::File::options()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)?;
             file.write_all(text.as_bytes())?;
             file.sync_all()?;
             fs::rename(&tmp, path)
@@ -157,4 +173,37 @@ fn corrupt(path: &Path, e: &serde_json::Error) -> TableError {
         column: e.column(),
         message: e.to_string(),
     }
+}
+
+/// A JSON object whose names must be unique (`deserialize_with`): a key or
+/// struct written twice (a hand merge) is a corrupt table, not a silent
+/// "last one wins" that would drop the first one's hand-written doc at the
+/// next save.
+pub(crate) fn unique_names<'de, D, V>(deserializer: D) -> Result<BTreeMap<String, V>, D::Error>
+where
+    D: Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Unique<V>(PhantomData<V>);
+
+    impl<'de, V: Deserialize<'de>> Visitor<'de> for Unique<V> {
+        type Value = BTreeMap<String, V>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object of uniquely named entries")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some((name, value)) = map.next_entry::<String, V>()? {
+                if out.contains_key(&name) {
+                    return Err(de::Error::custom(format!("`{name}` is written twice")));
+                }
+                out.insert(name, value);
+            }
+            Ok(out)
+        }
+    }
+
+    deserializer.deserialize_map(Unique(PhantomData))
 }

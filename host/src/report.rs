@@ -85,8 +85,9 @@ impl fmt::Display for Report {
             } => {
                 write!(
                     f,
-                    "{}`{key}` parameter {position}: expected {expected}, got {got}; dispatch aborted",
-                    at(site)
+                    "{}`{key}` argument {}: expected {expected}, got {got}; dispatch aborted",
+                    at(site),
+                    position + 1
                 )?;
                 if let Some(l) = listener_site {
                     write!(f, " (listener at {l})")?;
@@ -101,8 +102,9 @@ impl fmt::Display for Report {
                 site,
             } => write!(
                 f,
-                "{}listener on `{key}` rejected: parameter {position} expects {expected}, the message carries {got}",
-                at(site)
+                "{}listener on `{key}` rejected: its parameter {} expects {expected}, the message carries {got}",
+                at(site),
+                position + 1
             ),
             Report::ListenerFailed { key, message, site } => {
                 write!(f, "{}listener of `{key}` failed: {message}", at(site))

@@ -273,7 +273,7 @@ pub struct SignatureTable {
     pub version: u32,
     #[serde(default, skip_serializing_if = "is_empty_registry")]
     pub structs: StructRegistry,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::persist::unique_names")]
     pub keys: BTreeMap<String, KeyEntry>,
 }
 

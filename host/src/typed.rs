@@ -39,13 +39,15 @@ pub trait Handler<Args>: 'static {
 fn convert<T: FromValue>(args: &[Value], position: usize) -> Result<T, ListenerError> {
     let value = args.get(position).ok_or_else(|| {
         ListenerError::new(format!(
-            "parameter {position}: expected {}, got nothing",
+            "argument {}: expected {}, got nothing",
+            position + 1,
             T::declared_type()
         ))
     })?;
     T::from_value(value).ok_or_else(|| {
         ListenerError::new(format!(
-            "parameter {position}: expected {}, got {}",
+            "argument {}: expected {}, got {}",
+            position + 1,
             T::declared_type(),
             value.kind_name()
         ))

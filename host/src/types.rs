@@ -182,6 +182,7 @@ type SeenRow<'t> = (*const u8, SmallVec<[(*const u8, &'t Type); 8]>);
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct StructRegistry {
+    #[serde(deserialize_with = "crate::persist::unique_names")]
     pub defs: BTreeMap<String, StructDef>,
 }
 
@@ -504,9 +505,10 @@ impl StructRegistry {
     }
 }
 
-/// One position where two signatures disagree. Positions are 0-based.
+/// One position where two signatures disagree. `position` is 0-based;
+/// messages count from 1, as the editor's diagnostics and the trace do.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("parameter {position}: expected {expected}, got {got}")]
+#[error("argument {}: expected {expected}, got {got}", .position + 1)]
 pub struct Mismatch {
     pub position: usize,
     pub expected: String,

@@ -1073,7 +1073,7 @@ fn view_for_each_lends_borrowed_members_on_both_paths() {
     let err = view.for_each(|_row: i32, _id: &str| {}).unwrap_err();
     assert!(
         err.to_string()
-            .contains("member 0: expected string, got int"),
+            .contains("member 1: expected string, got int"),
         "{err}"
     );
     let slot = RefCell::new(None);

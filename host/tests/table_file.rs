@@ -64,6 +64,43 @@ fn persistence_corrupt_file_is_an_error_and_left_untouched() {
     );
 }
 
+/// A key or struct written twice (a hand merge) is a corrupt table naming
+/// the name, the file and where it was noticed, and the file is left alone.
+#[test]
+fn persistence_a_name_written_twice_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("signatures.json");
+    for (text, name, line) in [
+        (
+            "{\n  \"version\": 1,\n  \"keys\": {\n    \"A.Key\": {},\n    \"A.Key\": {}\n  }\n}\n",
+            "A.Key",
+            5,
+        ),
+        (
+            "{\"version\": 1, \"structs\": {\"Item\": {}, \"Item\": {}}}",
+            "Item",
+            1,
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let err = SignatureTable::load(&path).unwrap_err();
+        let TableError::Corrupt { line: at, .. } = &err else {
+            panic!("{err}")
+        };
+        // serde reports the place it noticed: the end of the second entry's
+        // object, at or just after the second name's line.
+        assert!((line..=line + 1).contains(at), "{err}");
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!("`{name}` is written twice"))
+                && message.contains("signatures.json"),
+            "{message}"
+        );
+        assert!(sample().save(&path).is_err(), "never overwritten");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    }
+}
+
 #[test]
 fn persistence_newer_version_is_an_error_and_left_untouched() {
     let dir = tempfile::tempdir().unwrap();

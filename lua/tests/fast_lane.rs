@@ -220,11 +220,11 @@ fn lane_refuses_a_wrong_type_as_the_hub_does_naming_the_script_line() {
     let printed = f.printed();
     assert_eq!(printed[0], "got\t1");
     assert!(
-        printed[1].contains("wrong.lua:4: `K` parameter 0: expected int, got string"),
+        printed[1].contains("wrong.lua:4: `K` argument 1: expected int, got string"),
         "{printed:?}"
     );
     assert!(
-        printed[2].contains("wrong.lua:8: `K` parameter 0: expected int, got float"),
+        printed[2].contains("wrong.lua:8: `K` argument 1: expected int, got float"),
         "{printed:?}"
     );
     assert_eq!(printed.len(), 3, "no listener heard a refused send");

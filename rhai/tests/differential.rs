@@ -114,7 +114,7 @@ fn baked_calls_are_described_by_the_recorded_signature_and_checked_by_the_hub() 
     f.load("a.rhai", "\nNotifyMessage(\"Typed.Hit\", 5);\n");
     let err = f.load_err("c.rhai", "NotifyMessage(\"Typed.Hit\", \"5\", \"axe\");\n");
     assert!(
-        err.starts_with("c.rhai:1:") && err.contains("`Typed.Hit` parameter 0: expected int"),
+        err.starts_with("c.rhai:1:") && err.contains("`Typed.Hit` argument 1: expected int"),
         "{err}"
     );
     f.load("d.rhai", "NotifyMessage(\"Typed.Hit\", 5, \"axe\");\n");

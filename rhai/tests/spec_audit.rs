@@ -174,7 +174,7 @@ fn compat_script_mismatch_is_reported_with_key_position_expected_got_and_the_scr
             let err = f.load_err("m.rhai", &source);
             assert!(
                 err.starts_with(&format!("m.rhai:{line}:"))
-                    && err.contains("`Pair` parameter 0: expected int, got string"),
+                    && err.contains("`Pair` argument 1: expected int, got string"),
                 "{function}, rewrite {rewrite}: {err}"
             );
             assert!(f.printed().is_empty(), "no listener is called");

@@ -222,10 +222,14 @@ fn member<'v, T: FromMember<'v>>(
 fn member_mismatch(position: usize, declared: Type, found: Option<&Value>) -> ListenerError {
     ListenerError::new(match found {
         Some(value) => format!(
-            "member {position}: expected {declared}, got {}",
+            "member {}: expected {declared}, got {}",
+            position + 1,
             value.kind_name()
         ),
-        None => format!("member {position}: expected {declared}, the row has no such member"),
+        None => format!(
+            "member {}: expected {declared}, the row has no such member",
+            position + 1
+        ),
     })
 }
 
