@@ -3,14 +3,22 @@
 //! Each generic API function is declared once, with one `---@overload` per
 //! key whose key parameter is that key as a string literal type. The base
 //! signature is the first key's form with the key parameter widened to the
-//! union of every key literal. Checked with `emmylua_check` 0.25.1: a call is
-//! matched to its key's overload, so a wrong argument type, a missing argument
-//! and a listener's parameter types are all per key; a key no overload names
-//! fails against the key union (a typo is flagged). A base of `...: any`
-//! would swallow every argument error, and an alias of a union of `fun`
-//! types is not narrowed at all, so neither is used. LuaLS also completes the
-//! keys from the literal types and from the [`KEY_ALIAS`] alias, which carries
-//! each key's doc line.
+//! function's key alias (`GantryKey.NotifyMessage`: the keys usable with it).
+//! Checked with `emmylua_check` 0.25.1: a call is matched to its key's
+//! overload, so a wrong argument type, a missing argument and a listener's
+//! parameter types are all per key; a key no overload names fails against
+//! the alias (a typo, or a key of another kind, is flagged). A base of
+//! `...: any` would swallow every argument error, and an alias of a union of
+//! `fun` types is not narrowed at all, so neither is used. The key literals
+//! are listed once, as `---|` lines of a few group aliases (see
+//! [`write_key_aliases`]), never as an inline union: a parameter typed by a
+//! union of 10,000 literals overflows `emmylua_check`'s stack. LuaLS also
+//! completes the keys from the literal types and from the aliases, which
+//! carry each key's doc line.
+//!
+//! The handle classes describe what the Lua runtime registers
+//! (`lua/src/runtime/handles.rs`, `sandbox.rs`, `collection.rs`): objects,
+//! worlds, named sources, responders, hook contexts and the writer.
 //!
 //! Scripts never see the key-baked functions in Lua (the loader's rewriter
 //! introduces them), so they are not described here.
@@ -28,6 +36,13 @@ pub const KEY_ALIAS: &str = "GantryKey";
 pub const OBJECT_CLASS: &str = "GantryObject";
 /// The world handle class.
 pub const WORLD_CLASS: &str = "GantryWorld";
+/// The named-source handle class (`GMP.Named(obj, name)`).
+pub const NAMED_CLASS: &str = "GantryNamed";
+/// What an object-scoped call takes as its source: an object, a world or a
+/// named source (the runtime's `object_source_of_arg`).
+pub const SOURCE_ALIAS: &str = "GantrySource";
+/// What a world-scoped call takes: a world, or an object (its world).
+pub const WORLD_SOURCE_ALIAS: &str = "GantryWorldSource";
 
 /// The Lua annotation type of a table type.
 pub fn lua_type(ty: &Type) -> String {
@@ -68,12 +83,16 @@ pub fn lua_stubs(table: &SignatureTable) -> String {
     // About 1.5 KB per key covers the per-function members.
     let mut out = String::with_capacity(4096 + table.keys.len() * 1536);
     out.push_str(HEADER);
-    write_key_alias(&mut out, table);
+    let forms: Vec<KeyForm<'_>> = table
+        .entries()
+        .map(|(key, entry)| KeyForm::new(key, entry))
+        .collect();
+    write_key_aliases(&mut out, &forms);
     out.push_str(FIXED_CLASSES);
     write_structs(&mut out, table);
     write_responders(&mut out, table);
     write_writers(&mut out, table);
-    write_api(&mut out, table);
+    write_api(&mut out, &forms);
     out
 }
 
@@ -84,31 +103,102 @@ const HEADER: &str = "\
 
 ";
 
-fn write_key_alias(out: &mut String, table: &SignatureTable) {
+/// The key aliases. Each key is listed once, with its doc line, in the
+/// alias of its *group* (`GantryKeyGroup.MessageStored`: the keys that can
+/// be used with the same functions); [`KEY_ALIAS`] is the union of the
+/// groups and `GantryKey.<Function>` the union of the groups that function
+/// takes. A base signature's `key` parameter names its function's alias: a
+/// key outside it (a typo, or a key of another kind) is flagged, and no
+/// parameter carries an inline union of thousands of literals (which
+/// overflows `emmylua_check`'s stack at 10,000 keys). Linear in the keys.
+fn write_key_aliases(out: &mut String, forms: &[KeyForm<'_>]) {
     out.push_str("---Every message key the signature table knows.\n");
-    if table.keys.is_empty() {
+    if forms.is_empty() {
         // An alias needs a member; no key is known yet.
         let _ = writeln!(out, "---@alias {KEY_ALIAS} string\n");
         return;
     }
-    let _ = writeln!(out, "---@alias {KEY_ALIAS}");
-    for (key, entry) in table.entries() {
-        let _ = write!(
-            out,
-            "---| \"{key}\" # {} {}",
-            entry.kind,
-            // Parameter names come from the table file: a newline in one
-            // must not end the comment.
-            one_line(&entry.signature_label())
-        );
-        let doc = one_line(&entry.doc);
-        if !doc.is_empty() {
-            out.push_str(" — ");
-            out.push_str(&doc);
+    // The groups, by label; few (one per combination of kind, request and rows).
+    let mut groups: Vec<(String, FunctionSet, Vec<&KeyForm<'_>>)> = Vec::new();
+    for form in forms {
+        match groups.iter_mut().find(|(_, set, _)| *set == form.functions) {
+            Some((_, _, members)) => members.push(form),
+            None => groups.push((group_label(form.functions), form.functions, vec![form])),
+        }
+    }
+    groups.sort_by(|a, b| a.0.cmp(&b.0));
+    let union = |out: &mut String, function: Option<ApiFunction>| {
+        let mut first = true;
+        for (label, set, _) in &groups {
+            if function.is_some_and(|f| !set.contains(f)) {
+                continue;
+            }
+            if !first {
+                out.push('|');
+            }
+            first = false;
+            let _ = write!(out, "{KEY_GROUP}.{label}");
+        }
+    };
+    let _ = write!(out, "---@alias {KEY_ALIAS} ");
+    union(out, None);
+    out.push_str("\n\n");
+    for function in ApiFunction::ALL {
+        if !groups.iter().any(|(_, set, _)| set.contains(function)) {
+            continue;
+        }
+        let _ = writeln!(out, "---The keys `{}` can be used with.", function.name());
+        let _ = write!(out, "---@alias {KEY_ALIAS}.{} ", function.name());
+        union(out, Some(function));
+        out.push_str("\n\n");
+    }
+    for (label, set, members) in &groups {
+        let names: Vec<&str> = set.iter().map(ApiFunction::name).collect();
+        let _ = writeln!(out, "---Keys used with {}.", names.join(", "));
+        let _ = writeln!(out, "---@alias {KEY_GROUP}.{label}");
+        for form in members {
+            let entry = form.entry;
+            let _ = write!(
+                out,
+                "---| {} # {} {}",
+                form.literal,
+                entry.kind,
+                // Parameter names come from the table file: a newline in one
+                // must not end the comment.
+                one_line(&entry.signature_label())
+            );
+            let doc = one_line(&entry.doc);
+            if !doc.is_empty() {
+                out.push_str(" — ");
+                out.push_str(&doc);
+            }
+            out.push('\n');
         }
         out.push('\n');
     }
-    out.push('\n');
+}
+
+/// The prefix of the key group aliases.
+const KEY_GROUP: &str = "GantryKeyGroup";
+
+/// The name of the group of keys usable with `set`: `Hook`, or `Message`
+/// followed by what the keys add (`Stored`, `Rows`, `Request`). Injective
+/// over the sets [`shape::functions_for`] gives.
+fn group_label(set: FunctionSet) -> String {
+    if set.contains(ApiFunction::ListenHook) {
+        return "Hook".to_owned();
+    }
+    let mut label = "Message".to_owned();
+    for (function, part) in [
+        (ApiFunction::StoreObjectMessage, "Stored"),
+        (ApiFunction::ListenRowMessage, "Rows"),
+        (ApiFunction::Request, "Request"),
+    ] {
+        if set.contains(function) {
+            label.push_str(part);
+        }
+    }
+    label
 }
 
 /// The handle, option, context and update classes every table shares.
@@ -116,16 +206,57 @@ const FIXED_CLASSES: &str = r#"---A game object handle (userdata). `self` in a s
 ---@class GantryObject
 local GantryObject = {}
 
----The world this object lives in.
+---The world this object lives in (nil once the object is destroyed).
 ---@return GantryWorld
 function GantryObject:World() end
 
+---The object's id.
+---@return integer
+function GantryObject:Id() end
+
+---Whether the object still exists.
+---@return boolean
+function GantryObject:IsAlive() end
+
 ---A world handle: world-scoped messages reach the world's and the global listeners.
 ---@class GantryWorld
+local GantryWorld = {}
+
+---The world's id.
+---@return integer
+function GantryWorld:Id() end
+
+---A composite source from `GMP.Named(obj, name)`: the object plus a name.
+---@class GantryNamed
+local GantryNamed = {}
+
+---The object of this source (nil when it has none).
+---@return GantryObject?
+function GantryNamed:Object() end
+
+---What an object-scoped call is made on: an object, a world or a named source.
+---@alias GantrySource GantryObject|GantryWorld|GantryNamed
+
+---What a world-scoped call is made on: a world, or an object (its world).
+---@alias GantryWorldSource GantryWorld|GantryObject
 
 ---The object the running script is attached to.
 ---@type GantryObject
 self = GantryObject
+
+---The right to answer one request, now or later, once.
+---@class GantryResponder
+local GantryResponder = {}
+
+---Whether the request was answered already.
+---@return boolean
+function GantryResponder:IsAnswered() end
+
+---What `RunHook` returns first: how the run went.
+---@class GantryHookResult
+---@field ran integer How many listeners ran.
+---@field handled boolean A listener marked it handled.
+---@field cancelled boolean A listener cancelled the rest.
 
 ---Options of a message listener.
 ---@class GantryListenOptions
@@ -202,14 +333,14 @@ fn write_responders(out: &mut String, table: &SignatureTable) {
         };
         let class = responder_class(key);
         let _ = writeln!(out, "---Answers one `{key}` request, now or later, once.");
-        let _ = writeln!(out, "---@class {class}");
+        let _ = writeln!(out, "---@class {class} : GantryResponder");
         let _ = write!(out, "---@field Response fun(self: {class}");
         let mut taken = vec!["self".to_owned()];
         for param in response {
             out.push_str(", ");
             push_param(out, param, &mut taken);
         }
-        out.push_str(")\n\n");
+        out.push_str("): boolean False if it was answered already.\n\n");
     }
 }
 
@@ -228,11 +359,12 @@ fn write_writers(out: &mut String, table: &SignatureTable) {
             "---The in-place writer of a collection of `{element}`: publishes once when closed \
              (`local items <close> = GMP.StoredArray(obj, key)`).\n\
              ---@class {class}\n\
+             ---@operator len: integer\n\
              ---@field Get fun(self: {class}, i: integer): {element}\n\
              ---@field GetMutable fun(self: {class}, i: integer): {element}\n\
-             ---@field Add fun(self: {class}, item: {element}): integer\n\
+             ---@field Add fun(self: {class}, item: {element}): integer Appends a row; returns the new row count.\n\
              ---@field Insert fun(self: {class}, i: integer, item: {element})\n\
-             ---@field RemoveAt fun(self: {class}, i: integer): {element}\n\
+             ---@field RemoveAt fun(self: {class}, i: integer): {element} Removes row `i`; returns it.\n\
              ---@field SetNum fun(self: {class}, n: integer)\n\
              ---@field Num fun(self: {class}): integer\n\
              ---@field Commit fun(self: {class}): integer Publishes now; returns how many listeners heard it.\n\n"
@@ -253,11 +385,7 @@ fn push_param(out: &mut String, param: &Param, taken: &mut Vec<String>) {
 /// used with it, then the base signature. Linear in the keys: each key's
 /// repeated parts are computed once ([`KeyForm`]) and every form is written
 /// straight into `out`.
-fn write_api(out: &mut String, table: &SignatureTable) {
-    let forms: Vec<KeyForm<'_>> = table
-        .entries()
-        .map(|(key, entry)| KeyForm::new(key, entry))
-        .collect();
+fn write_api(out: &mut String, forms: &[KeyForm<'_>]) {
     let mut slots = Vec::new();
     let mut scratch = String::new();
     let mut args = String::new();
@@ -288,9 +416,15 @@ fn write_api(out: &mut String, table: &SignatureTable) {
             out.push('\n');
         }
         // The base signature is the first key's: a call whose key literal
-        // matches no overload is then checked against the key union below,
-        // and a wrong argument against the overload of its key.
+        // matches no overload is then checked against the function's key
+        // alias below, and a wrong argument against the overload of its key.
         args.clear();
+        let push_arg = |args: &mut String, name: &str| {
+            if !args.is_empty() {
+                args.push_str(", ");
+            }
+            args.push_str(name);
+        };
         match base {
             Some(form) => {
                 let returns = shape::shape_into(function, form.entry, &mut slots);
@@ -299,21 +433,12 @@ fn write_api(out: &mut String, table: &SignatureTable) {
                     push_name(out, name, optional);
                     out.push(' ');
                     if slot == Slot::Key {
-                        let with_function = forms.iter().filter(|f| f.functions.contains(function));
-                        for (i, other) in with_function.enumerate() {
-                            if i > 0 {
-                                out.push('|');
-                            }
-                            out.push_str(&other.literal);
-                        }
+                        let _ = write!(out, "{KEY_ALIAS}.{}", function.name());
                     } else {
                         out.push_str(ty);
                     }
                     out.push('\n');
-                    if !args.is_empty() {
-                        args.push_str(", ");
-                    }
-                    args.push_str(name);
+                    push_arg(&mut args, name);
                 });
                 form.each_return(returns, &mut scratch, |ty| {
                     out.push_str("---@return ");
@@ -322,9 +447,16 @@ fn write_api(out: &mut String, table: &SignatureTable) {
                 });
             }
             None => {
-                // No key can be used with it yet: any literal is a typo.
-                out.push_str("---@param key never\n");
-                args.push_str("key");
+                // No key can be used with it yet: any literal is a typo,
+                // flagged at the key. The arguments before the key are the
+                // function's own; what follows it is not known.
+                if let Some((name, ty)) = source_slot(function) {
+                    let _ = writeln!(out, "---@param {name} {ty}");
+                    push_arg(&mut args, name);
+                }
+                out.push_str("---@param key never\n---@param ... any\n");
+                push_arg(&mut args, "key");
+                push_arg(&mut args, "...");
             }
         }
         let prefix = if function.gmp_only() { "GMP." } else { "" };
@@ -334,6 +466,19 @@ fn write_api(out: &mut String, table: &SignatureTable) {
     out.push_str("GMP = {}\n");
     for function in ApiFunction::ALL.into_iter().filter(|f| !f.gmp_only()) {
         let _ = writeln!(out, "GMP.{0} = {0}", function.name());
+    }
+}
+
+/// The source parameter before the key of `function` (name, type), if it
+/// has one: the first slot of its shape for a key without parameters.
+fn source_slot(function: ApiFunction) -> Option<(&'static str, &'static str)> {
+    let entry = KeyEntry::default();
+    let mut slots = Vec::new();
+    shape::shape_into(function, &entry, &mut slots);
+    match slots.first() {
+        Some(Slot::World) => Some(("world", WORLD_SOURCE_ALIAS)),
+        Some(Slot::Object) => Some(("obj", SOURCE_ALIAS)),
+        _ => None,
     }
 }
 
@@ -418,8 +563,8 @@ impl<'a> KeyForm<'a> {
                     message += 1;
                     continue;
                 }
-                Slot::World => WORLD_CLASS,
-                Slot::Object => OBJECT_CLASS,
+                Slot::World => WORLD_SOURCE_ALIAS,
+                Slot::Object => SOURCE_ALIAS,
                 Slot::Key => &self.literal,
                 Slot::Owner | Slot::IdOrOwner => "any",
                 Slot::RowIndex => "integer",
@@ -439,6 +584,8 @@ impl<'a> KeyForm<'a> {
         let entry = self.entry;
         match returns {
             Returns::Nothing => {}
+            Returns::Removed => f("boolean"),
+            Returns::Unbound => f("integer"),
             Returns::ListenerId => f("integer"),
             Returns::Response => {
                 let response = entry.response.as_deref().unwrap_or_default();
@@ -452,7 +599,7 @@ impl<'a> KeyForm<'a> {
                 }
             }
             Returns::HookResult => {
-                f("any");
+                f("GantryHookResult");
                 scratch.clear();
                 push_payload_type(scratch, entry);
                 f(scratch);
@@ -499,9 +646,10 @@ const GMP_HEAD: &str = r#"---The Gantry API table: every generic function, the r
 ---@field AllRows integer Row index of a listener that hears every changed row.
 ---@field AllRowsWithRemoval integer Like `AllRows`, and also hears removed rows (`row < 0`).
 ---@field WithRemoval fun(n: integer): integer Row `n`, also hearing its removal.
----@field Spawn fun(world?: GantryWorld): GantryObject Creates an object (in the script's world by default).
----@field Destroy fun(obj: GantryObject) Destroys an object and everything it owns or sources.
----@field Named fun(obj: GantryObject, name: string): GantryObject A composite source: the object plus a name.
+---@field Spawn fun(world?: GantryWorldSource): GantryObject Creates an object (in the script's world by default).
+---@field Destroy fun(obj: GantryObject): boolean Destroys an object and everything it owns or sources; false if it was gone.
+---@field Named fun(obj: GantryObject, name: string): GantryNamed A composite source: the object plus a name.
+---@field World fun(): GantryWorld The world the script runs in.
 "#;
 
 fn function_doc(function: ApiFunction) -> &'static str {

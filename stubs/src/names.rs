@@ -8,51 +8,74 @@ const LUA_KEYWORDS: [&str; 22] = [
     "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
 ];
 
-/// Rhai's reserved words (and the ones it keeps for the future).
-const RHAI_KEYWORDS: [&str; 43] = [
-    "true",
-    "false",
-    "let",
-    "const",
-    "if",
-    "else",
-    "switch",
-    "do",
-    "while",
-    "loop",
-    "until",
-    "for",
-    "in",
-    "continue",
-    "break",
-    "return",
-    "throw",
-    "try",
-    "catch",
-    "import",
-    "export",
-    "as",
-    "global",
-    "private",
-    "fn",
+/// Names Rhai refuses as a parameter: its keywords (`KEYWORDS_LIST` in
+/// rhai's `types/token.rs`) and the identifier-shaped entries of its
+/// reserved symbols (`RESERVED_LIST`, the words it keeps for the future or
+/// for its own functions), for the rhai version in Cargo.lock (1.27) with
+/// default features. Sorted; a test asks rhai's parser about each of them.
+const RHAI_KEYWORDS: [&str; 62] = [
     "Fn",
+    "_",
+    "as",
+    "async",
+    "await",
+    "break",
     "call",
+    "case",
+    "catch",
+    "const",
+    "continue",
     "curry",
-    "this",
-    "type_of",
-    "print",
     "debug",
+    "default",
+    "do",
+    "else",
     "eval",
+    "export",
+    "false",
+    "fn",
+    "for",
+    "go",
+    "goto",
+    "if",
+    "import",
+    "in",
+    "is",
     "is_def_fn",
     "is_def_var",
     "is_shared",
-    "var",
-    "static",
+    "let",
+    "loop",
+    "match",
+    "module",
+    "new",
+    "nil",
+    "null",
+    "package",
+    "print",
+    "private",
+    "protected",
+    "public",
+    "return",
     "shared",
+    "spawn",
+    "static",
+    "super",
+    "switch",
+    "sync",
+    "this",
+    "thread",
+    "throw",
+    "true",
+    "try",
+    "type_of",
+    "until",
+    "use",
+    "var",
+    "void",
+    "while",
     "with",
-    "is",
-    "goto",
-    "exit",
+    "yield",
 ];
 
 /// Which language a name must be valid in.
@@ -85,10 +108,14 @@ pub fn param_name(raw: &str, lang: Lang, taken: &[String]) -> String {
     }
     let reserved = match lang {
         Lang::Lua => LUA_KEYWORDS.contains(&name.as_str()),
-        Lang::Rhai => RHAI_KEYWORDS.contains(&name.as_str()),
+        Lang::Rhai => RHAI_KEYWORDS.binary_search(&name.as_str()).is_ok(),
     };
     if reserved {
         name.push('_');
+    }
+    // A Rhai identifier needs a letter before any digit (`_1st`, `_` are none).
+    if lang == Lang::Rhai && !is_rhai_identifier(&name) {
+        name.insert(0, 'p');
     }
     if taken.contains(&name) {
         let base = name.clone();
@@ -99,6 +126,21 @@ pub fn param_name(raw: &str, lang: Lang, taken: &[String]) -> String {
         }
     }
     name
+}
+
+/// Rhai's identifier rule (without its `unicode-xid-ident` feature):
+/// letters, digits and `_`, with a letter before any digit.
+pub fn is_rhai_identifier(name: &str) -> bool {
+    let mut letter = false;
+    for b in name.bytes() {
+        match b {
+            b'_' => {}
+            _ if b.is_ascii_alphabetic() => letter = true,
+            _ if b.is_ascii_digit() && letter => {}
+            _ => return false,
+        }
+    }
+    letter
 }
 
 /// The names of a parameter list that follows the fixed names `before`
@@ -163,6 +205,39 @@ mod tests {
         assert_eq!(param_name("1st", Lang::Lua, &[]), "_1st");
         assert_eq!(param_name("a-b", Lang::Lua, &[]), "a_b");
         assert_eq!(param_name("", Lang::Lua, &[]), "arg");
+        assert_eq!(param_name("1st", Lang::Rhai, &[]), "p_1st");
+    }
+
+    /// Every listed word is one rhai's parser refuses as a parameter, and
+    /// what `param_name` makes of it is one it takes.
+    #[test]
+    fn rhai_refuses_every_listed_word_and_takes_its_replacement() {
+        assert!(
+            RHAI_KEYWORDS.is_sorted(),
+            "binary_search needs the list sorted"
+        );
+        let compiles = |name: &str| {
+            rhai::Engine::new_raw()
+                .compile(format!("fn f({name}) {{ }}"))
+                .is_ok()
+        };
+        let kept: Vec<&str> = RHAI_KEYWORDS
+            .iter()
+            .copied()
+            .filter(|w| compiles(w))
+            .collect();
+        assert!(kept.is_empty(), "rhai takes these: {kept:?}");
+        for word in RHAI_KEYWORDS {
+            let name = param_name(word, Lang::Rhai, &[]);
+            assert!(compiles(&name), "{word} -> {name}");
+        }
+        // Words of the list that are not identifiers of other languages'
+        // lists: the ones the audit found in tables.
+        for word in [
+            "nil", "null", "new", "match", "default", "case", "public", "use",
+        ] {
+            assert_eq!(param_name(word, Lang::Rhai, &[]), format!("{word}_"));
+        }
     }
 
     #[test]

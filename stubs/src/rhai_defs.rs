@@ -79,8 +79,14 @@ const STATIC_FILE: &str = "__static__.d.rhai";
 /// The static module scripts reach as `GMP::...`.
 const GMP_MODULE: &str = "GMP";
 /// `GMP`'s constants, sorted (their values are the runtime's; definitions
-/// only say they are `int`).
-const GMP_CONSTANTS: [&str; 2] = ["AllRows", "AllRowsWithRemoval"];
+/// only say they are `int`): the row encodings under Rhai's constant names
+/// and under the other languages' names.
+const GMP_CONSTANTS: [&str; 4] = [
+    "ALL_ROWS",
+    "ALL_ROWS_WITH_REMOVAL",
+    "AllRows",
+    "AllRowsWithRemoval",
+];
 
 /// Every definition file, as (file name, content), sorted by name:
 /// `__static__.d.rhai` (the baked and generic functions) and `GMP.d.rhai`.
@@ -164,12 +170,9 @@ struct BakedKey<'a> {
 
 impl<'a> BakedKey<'a> {
     fn new(key: &'a str, entry: &'a KeyEntry, suffix: String) -> BakedKey<'a> {
-        let mut functions = FunctionSet::of(entry);
-        for function in ApiFunction::ALL {
-            if !is_baked(function) {
-                functions.remove(function);
-            }
-        }
+        // Every function is baked as a global, `GMP::Request` and
+        // `GMP::StoredArray` too (the runtime registers them so).
+        let functions = FunctionSet::of(entry);
         // Parameter names come from the table file: a newline in one must not
         // end the comment.
         let mut doc = format!(
@@ -292,12 +295,6 @@ impl<'a> BakedKey<'a> {
     }
 }
 
-/// Is `function` baked per key as a global? All are but the writer, which
-/// is reached through `GMP::StoredArray`.
-fn is_baked(function: ApiFunction) -> bool {
-    !function.gmp_only() || function == ApiFunction::Request
-}
-
 /// The encoded key of every baked name of `key`: `Player__Hurt`, as
 /// [`baked_name`] encodes it after the function and `__`.
 fn baked_suffix(key: &str) -> String {
@@ -308,6 +305,8 @@ fn baked_suffix(key: &str) -> String {
 fn returns_type(returns: Returns, entry: &KeyEntry) -> &'static str {
     match returns {
         Returns::Nothing => "()",
+        Returns::Removed => "bool",
+        Returns::Unbound => "int",
         Returns::ListenerId => "int",
         Returns::Response => match entry.response.as_deref().unwrap_or_default() {
             [] => "()",
@@ -347,7 +346,7 @@ fn listener_doc(listener: Listener, entry: &KeyEntry) -> String {
                 .first()
                 .map_or_else(|| "?".to_owned(), |p| doc_type(&p.ty));
             parts.push(format!("payload: {payload}"));
-            parts.push("ctx: HookContext".to_owned());
+            parts.push("ctx: HookCtx".to_owned());
         }
     }
     format!("|{}|", parts.join(", "))
@@ -366,13 +365,11 @@ fn response_doc(entry: &KeyEntry) -> String {
 /// The generic API: the string-key forms a script falls back to when the
 /// key is not a literal. Rhai has no varargs, so message functions are
 /// described at each arity up to the longest message in the table. The
-/// `gmp_only` functions (`Request`, `StoredArray`) exist only in `GMP`.
-fn describe_generic(sink: &mut dyn Sink, limits: Limits, in_gmp: bool) {
+/// `gmp_only` functions (`Request`, `StoredArray`) are globals too in Rhai:
+/// the runtime registers every generic function in both places.
+fn describe_generic(sink: &mut dyn Sink, limits: Limits) {
     let arg_names: Vec<String> = (1..=limits.params).map(|i| format!("arg{i}")).collect();
     for function in ApiFunction::ALL {
-        if function.gmp_only() && !in_gmp {
-            continue;
-        }
         let head: &[ParamDef<'_>] = match function.source_index() {
             None => &[("key", "String")],
             Some(_)
@@ -405,11 +402,9 @@ fn describe_generic(sink: &mut dyn Sink, limits: Limits, in_gmp: bool) {
             | ApiFunction::StoreObjectMessage
             | ApiFunction::OnceObjectMessage
             | ApiFunction::SendObjectMessage
-            | ApiFunction::Request
-            | ApiFunction::RunHook => {
+            | ApiFunction::Request => {
                 let returns = match function {
                     ApiFunction::Request => "?",
-                    ApiFunction::RunHook => "Map",
                     _ => "()",
                 };
                 let args: Vec<ParamDef<'_>> = arg_names.iter().map(|n| (n.as_str(), "?")).collect();
@@ -417,9 +412,10 @@ fn describe_generic(sink: &mut dyn Sink, limits: Limits, in_gmp: bool) {
                     describe(&args[..n], returns);
                 }
             }
-            ApiFunction::RemoveStoredObjectMessage => describe(&[], "()"),
+            ApiFunction::RunHook => describe(&[("payload", "?")], "Map"),
+            ApiFunction::RemoveStoredObjectMessage => describe(&[], "bool"),
             ApiFunction::StoredArray => describe(&[], "StoredArray"),
-            ApiFunction::UnbindMessage => describe(&[("id_or_owner", "?")], "()"),
+            ApiFunction::UnbindMessage => describe(&[("id_or_owner", "?")], "int"),
             ApiFunction::ListenMessage
             | ApiFunction::ListenWorldMessage
             | ApiFunction::ListenObjectMessage
@@ -430,10 +426,21 @@ fn describe_generic(sink: &mut dyn Sink, limits: Limits, in_gmp: bool) {
                     "int",
                 );
             }
-            ApiFunction::ListenRowMessage => describe(
-                &[("owner", "?"), ("index", "int"), ("handler", "FnPtr")],
-                "int",
-            ),
+            ApiFunction::ListenRowMessage => {
+                describe(
+                    &[("owner", "?"), ("index", "int"), ("handler", "FnPtr")],
+                    "int",
+                );
+                describe(
+                    &[
+                        ("owner", "?"),
+                        ("index", "int"),
+                        ("handler", "FnPtr"),
+                        ("opts", "Map"),
+                    ],
+                    "int",
+                );
+            }
         }
     }
 }
@@ -446,44 +453,73 @@ type Fixed = (
     &'static str,
 );
 
-/// Methods of the handles scripts hold: objects, hook contexts and the
-/// stored-array writer (responders: [`describe_handles`]).
-const HANDLE_METHODS: [Fixed; 11] = [
+/// The functions of the handles scripts hold (objects, worlds, named
+/// sources, responders, hook contexts, the stored-array writer and its rows:
+/// `rhai/src/runtime/handles.rs`, `writer.rs`; `Response`:
+/// [`describe_handles`]), and `This()`. The test `rhai_runtime` holds them
+/// to what the runtime registers.
+const HANDLE_METHODS: [Fixed; 22] = [
     (
         "World",
         &[("obj", "Object")],
         "World",
-        "/// The world this object lives in.",
+        "/// The world this object lives in (`()` once the object is destroyed).",
+    ),
+    ("Id", &[("obj", "Object")], "int", "/// The object's id."),
+    ("Id", &[("world", "World")], "int", "/// The world's id."),
+    (
+        "IsAlive",
+        &[("obj", "Object")],
+        "bool",
+        "/// Whether the object still exists.",
+    ),
+    (
+        "Object",
+        &[("named", "Named")],
+        "?",
+        "/// The object of a named source (`()` when it has none).",
+    ),
+    (
+        "IsAnswered",
+        &[("rsp", "Responder")],
+        "bool",
+        "/// Whether the request was answered already.",
     ),
     (
         "Handled",
-        &[("ctx", "HookContext")],
+        &[("ctx", "HookCtx")],
         "()",
         "/// Marks the hook handled; the remaining listeners still run.",
     ),
     (
         "Cancel",
-        &[("ctx", "HookContext")],
+        &[("ctx", "HookCtx")],
         "()",
         "/// Cancels the hook: the remaining listeners do not run.",
     ),
     (
         "Get",
         &[("items", "StoredArray"), ("i", "int")],
-        "Map",
+        "?",
         "/// A copy of row `i` (0-based).",
+    ),
+    (
+        "Set",
+        &[("items", "StoredArray"), ("i", "int"), ("item", "Map")],
+        "()",
+        "/// Replaces row `i`.",
     ),
     (
         "GetMutable",
         &[("items", "StoredArray"), ("i", "int")],
-        "Map",
-        "/// Row `i`, marked changed.",
+        "StoredRow",
+        "/// Row `i`, marked changed: `row.field = value` writes into it.",
     ),
     (
         "Add",
         &[("items", "StoredArray"), ("item", "Map")],
-        "int",
-        "/// Appends a row; returns its index.",
+        "()",
+        "/// Appends a row.",
     ),
     (
         "Insert",
@@ -494,8 +530,8 @@ const HANDLE_METHODS: [Fixed; 11] = [
     (
         "RemoveAt",
         &[("items", "StoredArray"), ("i", "int")],
-        "()",
-        "/// Removes row `i`.",
+        "?",
+        "/// Removes row `i`; returns it.",
     ),
     (
         "SetNum",
@@ -510,15 +546,48 @@ const HANDLE_METHODS: [Fixed; 11] = [
         "/// The number of rows.",
     ),
     (
+        "len",
+        &[("items", "StoredArray")],
+        "int",
+        "/// The number of rows.",
+    ),
+    (
+        "Commit",
+        &[("items", "StoredArray")],
+        "int",
+        "/// Publishes the changes now (otherwise when the writer's scope ends); returns how many listeners heard them.",
+    ),
+    (
         "commit",
         &[("items", "StoredArray")],
-        "()",
-        "/// Publishes the changes now (otherwise when the writer's scope ends).",
+        "int",
+        "/// Publishes the changes now (otherwise when the writer's scope ends); returns how many listeners heard them.",
     ),
+    (
+        "Row",
+        &[("row", "StoredRow")],
+        "int",
+        "/// The row's index.",
+    ),
+    (
+        "to_map",
+        &[("row", "StoredRow")],
+        "Map",
+        "/// A copy of the row.",
+    ),
+    THIS,
 ];
 
+/// `This()`: the object the running script is attached to (global and in `GMP`).
+const THIS: Fixed = (
+    "This",
+    &[],
+    "Object",
+    "/// The object the running script is attached to.",
+);
+
 /// `GMP::WithRemoval(n)` and the object helpers (the constants: [`GMP_CONSTANTS`]).
-const GMP_HELPERS: [Fixed; 5] = [
+const GMP_HELPERS: [Fixed; 6] = [
     (
         "WithRemoval",
         &[("n", "int")],
@@ -546,9 +615,10 @@ const GMP_HELPERS: [Fixed; 5] = [
     (
         "Named",
         &[("obj", "Object"), ("name", "String")],
-        "Object",
+        "Named",
         "/// A composite source: the object plus a name.",
     ),
+    THIS,
 ];
 
 fn describe_fixed(sink: &mut dyn Sink, fixed: &[Fixed]) {
@@ -572,15 +642,17 @@ fn describe_handles(sink: &mut dyn Sink, limits: Limits) {
         sink.function(&FnDef {
             name: &["Response"],
             params: &params[..=n],
-            returns: "()",
-            comment: &["/// Answers a request, now or later, once."],
+            returns: "bool",
+            comment: &[
+                "/// Answers a request, now or later, once; false if it was answered already.",
+            ],
         });
     }
 }
 
 /// Everything `GMP` holds besides its constants.
 fn describe_gmp(sink: &mut dyn Sink, limits: Limits) {
-    describe_generic(sink, limits, true);
+    describe_generic(sink, limits);
     describe_fixed(sink, &GMP_HELPERS);
 }
 
@@ -690,6 +762,25 @@ impl Sink for Collect {
 }
 
 impl Owned {
+    /// Rhai's order of the functions of a module: by name, parameter count,
+    /// then the registered parameter text and return type joined (which
+    /// orders `Id(obj: Object)` before `Id(world: World)`).
+    fn order(&self) -> (&str, usize, String) {
+        let mut text = String::new();
+        for (name, ty) in &self.params {
+            text.push_str(name);
+            text.push_str(": ");
+            text.push_str(ty);
+        }
+        text.push_str(self.returns);
+        (&self.name, self.params.len(), text)
+    }
+
+    fn order_owned(&self) -> (String, usize, String) {
+        let (name, n, text) = self.order();
+        (name.to_owned(), n, text)
+    }
+
     fn write(&self, writer: &mut Writer) {
         let params: Vec<ParamDef<'_>> = self.params.iter().map(|(n, t)| (n.as_str(), *t)).collect();
         writer.function(&FnDef {
@@ -702,14 +793,14 @@ impl Owned {
 }
 
 /// `__static__.d.rhai`. Rhai sorts the functions by name, then by
-/// parameter count. The ~100 fixed functions are sorted so; each baked
+/// parameter count ([`Owned::order`]). The ~100 fixed functions are sorted so; each baked
 /// function is `F__<encoded key>`, and since no fixed name contains `__`,
 /// all of `F`'s baked functions sort together, in the order of the encoded
 /// keys, at the place of the string `F__` among the fixed names. So the
 /// keys are sorted once (10,000 short strings), not the 110,000 names.
 fn write_static(table: &SignatureTable, limits: Limits) -> String {
     let mut fixed = Collect::default();
-    describe_generic(&mut fixed, limits, false);
+    describe_generic(&mut fixed, limits);
     describe_handles(&mut fixed, limits);
     // Built in the order they are written in, so that each function's
     // walk over the keys reads memory front to back.
@@ -730,24 +821,23 @@ fn write_static(table: &SignatureTable, limits: Limits) -> String {
     }
     let baked_prefixes: Vec<(String, ApiFunction)> = ApiFunction::ALL
         .into_iter()
-        .filter(|f| is_baked(*f))
         .map(|f| (format!("{}__", f.name()), f))
         .collect();
-    let mut blocks: Vec<(&str, usize, Block)> = fixed
+    let mut blocks: Vec<((&str, usize, String), Block)> = fixed
         .0
         .iter()
         .enumerate()
         .map(|(i, f)| {
             debug_assert!(!f.name.contains("__"), "{}", f.name);
-            (f.name.as_str(), f.params.len(), Block::Fixed(i))
+            (f.order(), Block::Fixed(i))
         })
         .chain(
             baked_prefixes
                 .iter()
-                .map(|(prefix, f)| (prefix.as_str(), 0, Block::Baked(*f))),
+                .map(|(prefix, f)| ((prefix.as_str(), 0, String::new()), Block::Baked(*f))),
         )
         .collect();
-    blocks.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    blocks.sort_by(|a, b| a.0.cmp(&b.0));
 
     // About 2.6 KB of definitions per key of the benchmark's mix: reserve a
     // little more, so the text is never copied into a buffer twice its size.
@@ -756,7 +846,7 @@ fn write_static(table: &SignatureTable, limits: Limits) -> String {
     // separates it from ours.
     writer.out.push_str("\n\n");
     let (mut slots, mut params) = (Vec::new(), Vec::new());
-    for (_, _, block) in &blocks {
+    for (_, block) in &blocks {
         match block {
             Block::Fixed(i) => fixed.0[*i].write(&mut writer),
             Block::Baked(function) => {
@@ -776,9 +866,7 @@ fn write_static(table: &SignatureTable, limits: Limits) -> String {
 fn write_gmp(limits: Limits) -> String {
     let mut fixed = Collect::default();
     describe_gmp(&mut fixed, limits);
-    fixed
-        .0
-        .sort_by(|a, b| (&a.name, a.params.len()).cmp(&(&b.name, b.params.len())));
+    fixed.0.sort_by_cached_key(Owned::order_owned);
     let mut writer = Writer::new(GMP_MODULE, 16_384);
     debug_assert!(GMP_CONSTANTS.is_sorted());
     for name in GMP_CONSTANTS {
@@ -826,15 +914,45 @@ mod tests {
             if !f.comment.is_empty() {
                 reg = reg.with_comments(&[f.comment.concat()]);
             }
-            let arg_types = vec![TypeId::of::<Dynamic>(); f.params.len()];
+            let arg_types: Vec<TypeId> = f.params.iter().map(|(_, t)| type_id(t)).collect();
             reg.set_into_module_raw(self.module, arg_types, self.func.clone());
+        }
+    }
+
+    /// A distinct Rust type per registered type name: rhai keys a function
+    /// by name and parameter types, so `Id(obj: Object)` and
+    /// `Id(world: World)` registered with the same types would be one.
+    fn type_id(registered: &str) -> TypeId {
+        struct Object;
+        struct World;
+        struct Named;
+        struct Responder;
+        struct HookCtx;
+        struct StoredArray;
+        struct StoredRow;
+        match registered {
+            "int" => TypeId::of::<rhai::INT>(),
+            "float" => TypeId::of::<rhai::FLOAT>(),
+            "bool" => TypeId::of::<bool>(),
+            "String" => TypeId::of::<rhai::ImmutableString>(),
+            "Map" => TypeId::of::<rhai::Map>(),
+            "Array" => TypeId::of::<rhai::Array>(),
+            "FnPtr" => TypeId::of::<rhai::FnPtr>(),
+            "Object" => TypeId::of::<Object>(),
+            "World" => TypeId::of::<World>(),
+            "Named" => TypeId::of::<Named>(),
+            "Responder" => TypeId::of::<Responder>(),
+            "HookCtx" => TypeId::of::<HookCtx>(),
+            "StoredArray" => TypeId::of::<StoredArray>(),
+            "StoredRow" => TypeId::of::<StoredRow>(),
+            _ => TypeId::of::<Dynamic>(),
         }
     }
 
     /// Everything the global module holds, in registration order: the generic
     /// API, each key's baked functions, the handle methods.
     fn describe_global(sink: &mut dyn Sink, table: &SignatureTable, limits: Limits) {
-        describe_generic(sink, limits, false);
+        describe_generic(sink, limits);
         for (key, entry) in table.entries() {
             let baked = BakedKey::new(key, entry, baked_suffix(key));
             let (mut slots, mut params) = (Vec::new(), Vec::new());

@@ -59,6 +59,10 @@ pub enum Listener {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Returns {
     Nothing,
+    /// Whether a stored message was there to remove.
+    Removed,
+    /// How many listeners an unbind removed.
+    Unbound,
     /// A listener id.
     ListenerId,
     /// The response values of a request (`GMP.Request`).
@@ -215,11 +219,11 @@ pub fn shape_into<'a>(
             slots.extend(entry.params.iter().map(Slot::Message));
             Returns::HookResult
         }
-        RemoveStoredObjectMessage => Returns::Nothing,
+        RemoveStoredObjectMessage => Returns::Removed,
         StoredArray => Returns::StoredArray,
         UnbindMessage => {
             slots.push(Slot::IdOrOwner);
-            Returns::Nothing
+            Returns::Unbound
         }
         ListenMessage | ListenWorldMessage | ListenObjectMessage => {
             slots.extend([
@@ -230,7 +234,12 @@ pub fn shape_into<'a>(
             Returns::ListenerId
         }
         ListenRowMessage => {
-            slots.extend([Slot::Owner, Slot::RowIndex, Slot::Listener(Listener::Row)]);
+            slots.extend([
+                Slot::Owner,
+                Slot::RowIndex,
+                Slot::Listener(Listener::Row),
+                Slot::ListenOptions,
+            ]);
             Returns::ListenerId
         }
         ListenHook => {

@@ -3,30 +3,134 @@
 -- run `gantry stubs` again after the table changes.
 
 ---Every message key the signature table knows.
----@alias GantryKey
+---@alias GantryKey GantryKeyGroup.Hook|GantryKeyGroup.Message|GantryKeyGroup.MessageRequest|GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `NotifyMessage` can be used with.
+---@alias GantryKey.NotifyMessage GantryKeyGroup.Message|GantryKeyGroup.MessageRequest|GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `NotifyWorldMessage` can be used with.
+---@alias GantryKey.NotifyWorldMessage GantryKeyGroup.Message|GantryKeyGroup.MessageRequest|GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `NotifyObjectMessage` can be used with.
+---@alias GantryKey.NotifyObjectMessage GantryKeyGroup.Message|GantryKeyGroup.MessageRequest|GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `SendObjectMessage` can be used with.
+---@alias GantryKey.SendObjectMessage GantryKeyGroup.Message|GantryKeyGroup.MessageRequest|GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `Request` can be used with.
+---@alias GantryKey.Request GantryKeyGroup.MessageRequest
+
+---The keys `StoreObjectMessage` can be used with.
+---@alias GantryKey.StoreObjectMessage GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `OnceObjectMessage` can be used with.
+---@alias GantryKey.OnceObjectMessage GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `RemoveStoredObjectMessage` can be used with.
+---@alias GantryKey.RemoveStoredObjectMessage GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `ListenMessage` can be used with.
+---@alias GantryKey.ListenMessage GantryKeyGroup.Message|GantryKeyGroup.MessageRequest|GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `ListenWorldMessage` can be used with.
+---@alias GantryKey.ListenWorldMessage GantryKeyGroup.Message|GantryKeyGroup.MessageRequest|GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `ListenObjectMessage` can be used with.
+---@alias GantryKey.ListenObjectMessage GantryKeyGroup.Message|GantryKeyGroup.MessageRequest|GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `ListenRowMessage` can be used with.
+---@alias GantryKey.ListenRowMessage GantryKeyGroup.MessageStoredRows
+
+---The keys `UnbindMessage` can be used with.
+---@alias GantryKey.UnbindMessage GantryKeyGroup.Hook|GantryKeyGroup.Message|GantryKeyGroup.MessageRequest|GantryKeyGroup.MessageStored|GantryKeyGroup.MessageStoredRows
+
+---The keys `ListenHook` can be used with.
+---@alias GantryKey.ListenHook GantryKeyGroup.Hook
+
+---The keys `RunHook` can be used with.
+---@alias GantryKey.RunHook GantryKeyGroup.Hook
+
+---The keys `StoredArray` can be used with.
+---@alias GantryKey.StoredArray GantryKeyGroup.MessageStoredRows
+
+---Keys used with UnbindMessage, ListenHook, RunHook.
+---@alias GantryKeyGroup.Hook
 ---| "Combat.Hit" # hook (hit: Hit) — Lets armour change a hit
+
+---Keys used with NotifyMessage, NotifyWorldMessage, NotifyObjectMessage, SendObjectMessage, ListenMessage, ListenWorldMessage, ListenObjectMessage, UnbindMessage.
+---@alias GantryKeyGroup.Message
 ---| "Debug.Dump" # event (value: any, nothing: nil, flag: bool, grid: array<array<float>>)
 ---| "Fx.Equip" # event (weapon: Weapon, end: string)
 ---| "Game.Tick" # event (n: int, dt: float)
----| "Inv.Items" # collection (items: array<Item>) — Items carried
 ---| "Player.Hurt" # event (dmg: float, causer: object) — Damage taken
----| "Player.Score" # store (score: int, name: string) — The current score
+
+---Keys used with NotifyMessage, NotifyWorldMessage, NotifyObjectMessage, SendObjectMessage, Request, ListenMessage, ListenWorldMessage, ListenObjectMessage, UnbindMessage.
+---@alias GantryKeyGroup.MessageRequest
 ---| "Shop.Buy" # event (item: Item, count: int) -> (bool, int) — Asks the shop for an item
+
+---Keys used with NotifyMessage, NotifyWorldMessage, NotifyObjectMessage, SendObjectMessage, StoreObjectMessage, OnceObjectMessage, RemoveStoredObjectMessage, ListenMessage, ListenWorldMessage, ListenObjectMessage, UnbindMessage.
+---@alias GantryKeyGroup.MessageStored
+---| "Player.Score" # store (score: int, name: string) — The current score
+
+---Keys used with NotifyMessage, NotifyWorldMessage, NotifyObjectMessage, SendObjectMessage, StoreObjectMessage, OnceObjectMessage, RemoveStoredObjectMessage, ListenMessage, ListenWorldMessage, ListenObjectMessage, ListenRowMessage, UnbindMessage, StoredArray.
+---@alias GantryKeyGroup.MessageStoredRows
+---| "Inv.Items" # collection (items: array<Item>) — Items carried
 
 ---A game object handle (userdata). `self` in a script is the object the script is attached to.
 ---@class GantryObject
 local GantryObject = {}
 
----The world this object lives in.
+---The world this object lives in (nil once the object is destroyed).
 ---@return GantryWorld
 function GantryObject:World() end
 
+---The object's id.
+---@return integer
+function GantryObject:Id() end
+
+---Whether the object still exists.
+---@return boolean
+function GantryObject:IsAlive() end
+
 ---A world handle: world-scoped messages reach the world's and the global listeners.
 ---@class GantryWorld
+local GantryWorld = {}
+
+---The world's id.
+---@return integer
+function GantryWorld:Id() end
+
+---A composite source from `GMP.Named(obj, name)`: the object plus a name.
+---@class GantryNamed
+local GantryNamed = {}
+
+---The object of this source (nil when it has none).
+---@return GantryObject?
+function GantryNamed:Object() end
+
+---What an object-scoped call is made on: an object, a world or a named source.
+---@alias GantrySource GantryObject|GantryWorld|GantryNamed
+
+---What a world-scoped call is made on: a world, or an object (its world).
+---@alias GantryWorldSource GantryWorld|GantryObject
 
 ---The object the running script is attached to.
 ---@type GantryObject
 self = GantryObject
+
+---The right to answer one request, now or later, once.
+---@class GantryResponder
+local GantryResponder = {}
+
+---Whether the request was answered already.
+---@return boolean
+function GantryResponder:IsAnswered() end
+
+---What `RunHook` returns first: how the run went.
+---@class GantryHookResult
+---@field ran integer How many listeners ran.
+---@field handled boolean A listener marked it handled.
+---@field cancelled boolean A listener cancelled the rest.
 
 ---Options of a message listener.
 ---@class GantryListenOptions
@@ -76,16 +180,17 @@ function GantryHookContext:Cancel() end
 ---@field damage number
 
 ---Answers one `Shop.Buy` request, now or later, once.
----@class GantryResponder.Shop.Buy
----@field Response fun(self: GantryResponder.Shop.Buy, ok: boolean, price: integer)
+---@class GantryResponder.Shop.Buy : GantryResponder
+---@field Response fun(self: GantryResponder.Shop.Buy, ok: boolean, price: integer): boolean False if it was answered already.
 
 ---The in-place writer of a collection of `Item`: publishes once when closed (`local items <close> = GMP.StoredArray(obj, key)`).
 ---@class GantryStoredArray.Item
+---@operator len: integer
 ---@field Get fun(self: GantryStoredArray.Item, i: integer): Item
 ---@field GetMutable fun(self: GantryStoredArray.Item, i: integer): Item
----@field Add fun(self: GantryStoredArray.Item, item: Item): integer
+---@field Add fun(self: GantryStoredArray.Item, item: Item): integer Appends a row; returns the new row count.
 ---@field Insert fun(self: GantryStoredArray.Item, i: integer, item: Item)
----@field RemoveAt fun(self: GantryStoredArray.Item, i: integer): Item
+---@field RemoveAt fun(self: GantryStoredArray.Item, i: integer): Item Removes row `i`; returns it.
 ---@field SetNum fun(self: GantryStoredArray.Item, n: integer)
 ---@field Num fun(self: GantryStoredArray.Item): integer
 ---@field Commit fun(self: GantryStoredArray.Item): integer Publishes now; returns how many listeners heard it.
@@ -98,7 +203,7 @@ function GantryHookContext:Cancel() end
 ---@overload fun(key: "Player.Hurt", dmg: number, causer: GantryObject)
 ---@overload fun(key: "Player.Score", score: integer, name: string)
 ---@overload fun(key: "Shop.Buy", item: Item, count: integer)
----@param key "Debug.Dump"|"Fx.Equip"|"Game.Tick"|"Inv.Items"|"Player.Hurt"|"Player.Score"|"Shop.Buy"
+---@param key GantryKey.NotifyMessage
 ---@param value any
 ---@param nothing nil
 ---@param flag boolean
@@ -106,15 +211,15 @@ function GantryHookContext:Cancel() end
 function NotifyMessage(key, value, nothing, flag, grid) end
 
 ---Sends a message on a world: world and global listeners hear it.
----@overload fun(world: GantryWorld, key: "Debug.Dump", value: any, nothing: nil, flag: boolean, grid: number[][])
----@overload fun(world: GantryWorld, key: "Fx.Equip", weapon: Weapon, end_: string)
----@overload fun(world: GantryWorld, key: "Game.Tick", n: integer, dt: number)
----@overload fun(world: GantryWorld, key: "Inv.Items", items: Item[])
----@overload fun(world: GantryWorld, key: "Player.Hurt", dmg: number, causer: GantryObject)
----@overload fun(world: GantryWorld, key: "Player.Score", score: integer, name: string)
----@overload fun(world: GantryWorld, key: "Shop.Buy", item: Item, count: integer)
----@param world GantryWorld
----@param key "Debug.Dump"|"Fx.Equip"|"Game.Tick"|"Inv.Items"|"Player.Hurt"|"Player.Score"|"Shop.Buy"
+---@overload fun(world: GantryWorldSource, key: "Debug.Dump", value: any, nothing: nil, flag: boolean, grid: number[][])
+---@overload fun(world: GantryWorldSource, key: "Fx.Equip", weapon: Weapon, end_: string)
+---@overload fun(world: GantryWorldSource, key: "Game.Tick", n: integer, dt: number)
+---@overload fun(world: GantryWorldSource, key: "Inv.Items", items: Item[])
+---@overload fun(world: GantryWorldSource, key: "Player.Hurt", dmg: number, causer: GantryObject)
+---@overload fun(world: GantryWorldSource, key: "Player.Score", score: integer, name: string)
+---@overload fun(world: GantryWorldSource, key: "Shop.Buy", item: Item, count: integer)
+---@param world GantryWorldSource
+---@param key GantryKey.NotifyWorldMessage
 ---@param value any
 ---@param nothing nil
 ---@param flag boolean
@@ -122,15 +227,15 @@ function NotifyMessage(key, value, nothing, flag, grid) end
 function NotifyWorldMessage(world, key, value, nothing, flag, grid) end
 
 ---Sends a message on an object: object, world and global listeners hear it.
----@overload fun(obj: GantryObject, key: "Debug.Dump", value: any, nothing: nil, flag: boolean, grid: number[][])
----@overload fun(obj: GantryObject, key: "Fx.Equip", weapon: Weapon, end_: string)
----@overload fun(obj: GantryObject, key: "Game.Tick", n: integer, dt: number)
----@overload fun(obj: GantryObject, key: "Inv.Items", items: Item[])
----@overload fun(obj: GantryObject, key: "Player.Hurt", dmg: number, causer: GantryObject)
----@overload fun(obj: GantryObject, key: "Player.Score", score: integer, name: string)
----@overload fun(obj: GantryObject, key: "Shop.Buy", item: Item, count: integer)
----@param obj GantryObject
----@param key "Debug.Dump"|"Fx.Equip"|"Game.Tick"|"Inv.Items"|"Player.Hurt"|"Player.Score"|"Shop.Buy"
+---@overload fun(obj: GantrySource, key: "Debug.Dump", value: any, nothing: nil, flag: boolean, grid: number[][])
+---@overload fun(obj: GantrySource, key: "Fx.Equip", weapon: Weapon, end_: string)
+---@overload fun(obj: GantrySource, key: "Game.Tick", n: integer, dt: number)
+---@overload fun(obj: GantrySource, key: "Inv.Items", items: Item[])
+---@overload fun(obj: GantrySource, key: "Player.Hurt", dmg: number, causer: GantryObject)
+---@overload fun(obj: GantrySource, key: "Player.Score", score: integer, name: string)
+---@overload fun(obj: GantrySource, key: "Shop.Buy", item: Item, count: integer)
+---@param obj GantrySource
+---@param key GantryKey.NotifyObjectMessage
 ---@param value any
 ---@param nothing nil
 ---@param flag boolean
@@ -138,15 +243,15 @@ function NotifyWorldMessage(world, key, value, nothing, flag, grid) end
 function NotifyObjectMessage(obj, key, value, nothing, flag, grid) end
 
 ---Sends a message on an object; a trailing reply function makes it a request.
----@overload fun(obj: GantryObject, key: "Debug.Dump", value: any, nothing: nil, flag: boolean, grid: number[][])
----@overload fun(obj: GantryObject, key: "Fx.Equip", weapon: Weapon, end_: string)
----@overload fun(obj: GantryObject, key: "Game.Tick", n: integer, dt: number)
----@overload fun(obj: GantryObject, key: "Inv.Items", items: Item[])
----@overload fun(obj: GantryObject, key: "Player.Hurt", dmg: number, causer: GantryObject)
----@overload fun(obj: GantryObject, key: "Player.Score", score: integer, name: string)
----@overload fun(obj: GantryObject, key: "Shop.Buy", item: Item, count: integer, reply?: fun(ok: boolean, price: integer))
----@param obj GantryObject
----@param key "Debug.Dump"|"Fx.Equip"|"Game.Tick"|"Inv.Items"|"Player.Hurt"|"Player.Score"|"Shop.Buy"
+---@overload fun(obj: GantrySource, key: "Debug.Dump", value: any, nothing: nil, flag: boolean, grid: number[][])
+---@overload fun(obj: GantrySource, key: "Fx.Equip", weapon: Weapon, end_: string)
+---@overload fun(obj: GantrySource, key: "Game.Tick", n: integer, dt: number)
+---@overload fun(obj: GantrySource, key: "Inv.Items", items: Item[])
+---@overload fun(obj: GantrySource, key: "Player.Hurt", dmg: number, causer: GantryObject)
+---@overload fun(obj: GantrySource, key: "Player.Score", score: integer, name: string)
+---@overload fun(obj: GantrySource, key: "Shop.Buy", item: Item, count: integer, reply?: fun(ok: boolean, price: integer))
+---@param obj GantrySource
+---@param key GantryKey.SendObjectMessage
 ---@param value any
 ---@param nothing nil
 ---@param flag boolean
@@ -154,9 +259,9 @@ function NotifyObjectMessage(obj, key, value, nothing, flag, grid) end
 function SendObjectMessage(obj, key, value, nothing, flag, grid) end
 
 ---Sends a request and waits (in a coroutine) for the response.
----@overload fun(obj: GantryObject, key: "Shop.Buy", item: Item, count: integer): boolean, integer
----@param obj GantryObject
----@param key "Shop.Buy"
+---@overload fun(obj: GantrySource, key: "Shop.Buy", item: Item, count: integer): boolean, integer
+---@param obj GantrySource
+---@param key GantryKey.Request
 ---@param item Item
 ---@param count integer
 ---@return boolean
@@ -164,26 +269,27 @@ function SendObjectMessage(obj, key, value, nothing, flag, grid) end
 function GMP.Request(obj, key, item, count) end
 
 ---Stores a message: it is replayed to later listeners.
----@overload fun(obj: GantryObject, key: "Inv.Items", items: Item[])
----@overload fun(obj: GantryObject, key: "Player.Score", score: integer, name: string)
----@param obj GantryObject
----@param key "Inv.Items"|"Player.Score"
+---@overload fun(obj: GantrySource, key: "Inv.Items", items: Item[])
+---@overload fun(obj: GantrySource, key: "Player.Score", score: integer, name: string)
+---@param obj GantrySource
+---@param key GantryKey.StoreObjectMessage
 ---@param items Item[]
 function StoreObjectMessage(obj, key, items) end
 
 ---Stores a message that the first delivery, live or replayed, consumes.
----@overload fun(obj: GantryObject, key: "Inv.Items", items: Item[])
----@overload fun(obj: GantryObject, key: "Player.Score", score: integer, name: string)
----@param obj GantryObject
----@param key "Inv.Items"|"Player.Score"
+---@overload fun(obj: GantrySource, key: "Inv.Items", items: Item[])
+---@overload fun(obj: GantrySource, key: "Player.Score", score: integer, name: string)
+---@param obj GantrySource
+---@param key GantryKey.OnceObjectMessage
 ---@param items Item[]
 function OnceObjectMessage(obj, key, items) end
 
 ---Removes a stored message.
----@overload fun(obj: GantryObject, key: "Inv.Items")
----@overload fun(obj: GantryObject, key: "Player.Score")
----@param obj GantryObject
----@param key "Inv.Items"|"Player.Score"
+---@overload fun(obj: GantrySource, key: "Inv.Items"): boolean
+---@overload fun(obj: GantrySource, key: "Player.Score"): boolean
+---@param obj GantrySource
+---@param key GantryKey.RemoveStoredObjectMessage
+---@return boolean
 function RemoveStoredObjectMessage(obj, key) end
 
 ---Listens to global messages; returns the listener id.
@@ -194,7 +300,7 @@ function RemoveStoredObjectMessage(obj, key) end
 ---@overload fun(key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): integer
 ---@overload fun(key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): integer
 ---@overload fun(key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): integer
----@param key "Debug.Dump"|"Fx.Equip"|"Game.Tick"|"Inv.Items"|"Player.Hurt"|"Player.Score"|"Shop.Buy"
+---@param key GantryKey.ListenMessage
 ---@param owner any
 ---@param fn (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?)
 ---@param opts? GantryListenOptions
@@ -202,15 +308,15 @@ function RemoveStoredObjectMessage(obj, key) end
 function ListenMessage(key, owner, fn, opts) end
 
 ---Listens to a world's messages; returns the listener id.
----@overload fun(world: GantryWorld, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorld, key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorld, key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorld, key: "Inv.Items", owner: any, fn: (fun(items: Item[], update: GantryUpdate): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorld, key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorld, key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorld, key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): integer
----@param world GantryWorld
----@param key "Debug.Dump"|"Fx.Equip"|"Game.Tick"|"Inv.Items"|"Player.Hurt"|"Player.Score"|"Shop.Buy"
+---@overload fun(world: GantryWorldSource, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): integer
+---@overload fun(world: GantryWorldSource, key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): integer
+---@overload fun(world: GantryWorldSource, key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): integer
+---@overload fun(world: GantryWorldSource, key: "Inv.Items", owner: any, fn: (fun(items: Item[], update: GantryUpdate): any?), opts?: GantryListenOptions): integer
+---@overload fun(world: GantryWorldSource, key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): integer
+---@overload fun(world: GantryWorldSource, key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): integer
+---@overload fun(world: GantryWorldSource, key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): integer
+---@param world GantryWorldSource
+---@param key GantryKey.ListenWorldMessage
 ---@param owner any
 ---@param fn (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?)
 ---@param opts? GantryListenOptions
@@ -218,15 +324,15 @@ function ListenMessage(key, owner, fn, opts) end
 function ListenWorldMessage(world, key, owner, fn, opts) end
 
 ---Listens to an object's messages; returns the listener id.
----@overload fun(obj: GantryObject, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantryObject, key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantryObject, key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantryObject, key: "Inv.Items", owner: any, fn: (fun(items: Item[], update: GantryUpdate): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantryObject, key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantryObject, key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantryObject, key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): integer
----@param obj GantryObject
----@param key "Debug.Dump"|"Fx.Equip"|"Game.Tick"|"Inv.Items"|"Player.Hurt"|"Player.Score"|"Shop.Buy"
+---@overload fun(obj: GantrySource, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): integer
+---@overload fun(obj: GantrySource, key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): integer
+---@overload fun(obj: GantrySource, key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): integer
+---@overload fun(obj: GantrySource, key: "Inv.Items", owner: any, fn: (fun(items: Item[], update: GantryUpdate): any?), opts?: GantryListenOptions): integer
+---@overload fun(obj: GantrySource, key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): integer
+---@overload fun(obj: GantrySource, key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): integer
+---@overload fun(obj: GantrySource, key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): integer
+---@param obj GantrySource
+---@param key GantryKey.ListenObjectMessage
 ---@param owner any
 ---@param fn (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?)
 ---@param opts? GantryListenOptions
@@ -234,31 +340,33 @@ function ListenWorldMessage(world, key, owner, fn, opts) end
 function ListenObjectMessage(obj, key, owner, fn, opts) end
 
 ---Listens to one row of a collection (or `GMP.AllRows`); `row < 0` means row `~row` is gone.
----@overload fun(obj: GantryObject, key: "Inv.Items", owner: any, index: integer, fn: (fun(row: integer, item: Item): any?)): integer
----@param obj GantryObject
----@param key "Inv.Items"
+---@overload fun(obj: GantrySource, key: "Inv.Items", owner: any, index: integer, fn: (fun(row: integer, item: Item): any?), opts?: GantryListenOptions): integer
+---@param obj GantrySource
+---@param key GantryKey.ListenRowMessage
 ---@param owner any
 ---@param index integer
 ---@param fn (fun(row: integer, item: Item): any?)
+---@param opts? GantryListenOptions
 ---@return integer
-function ListenRowMessage(obj, key, owner, index, fn) end
+function ListenRowMessage(obj, key, owner, index, fn, opts) end
 
 ---Removes a listener by id, or every listener of an owner.
----@overload fun(key: "Combat.Hit", id_or_owner: any)
----@overload fun(key: "Debug.Dump", id_or_owner: any)
----@overload fun(key: "Fx.Equip", id_or_owner: any)
----@overload fun(key: "Game.Tick", id_or_owner: any)
----@overload fun(key: "Inv.Items", id_or_owner: any)
----@overload fun(key: "Player.Hurt", id_or_owner: any)
----@overload fun(key: "Player.Score", id_or_owner: any)
----@overload fun(key: "Shop.Buy", id_or_owner: any)
----@param key "Combat.Hit"|"Debug.Dump"|"Fx.Equip"|"Game.Tick"|"Inv.Items"|"Player.Hurt"|"Player.Score"|"Shop.Buy"
+---@overload fun(key: "Combat.Hit", id_or_owner: any): integer
+---@overload fun(key: "Debug.Dump", id_or_owner: any): integer
+---@overload fun(key: "Fx.Equip", id_or_owner: any): integer
+---@overload fun(key: "Game.Tick", id_or_owner: any): integer
+---@overload fun(key: "Inv.Items", id_or_owner: any): integer
+---@overload fun(key: "Player.Hurt", id_or_owner: any): integer
+---@overload fun(key: "Player.Score", id_or_owner: any): integer
+---@overload fun(key: "Shop.Buy", id_or_owner: any): integer
+---@param key GantryKey.UnbindMessage
 ---@param id_or_owner any
+---@return integer
 function UnbindMessage(key, id_or_owner) end
 
 ---Listens to a hook: `fn(payload, ctx)` may change the payload.
 ---@overload fun(key: "Combat.Hit", owner: any, fn: (fun(payload: Hit, ctx: GantryHookContext): any?), opts?: GantryHookOptions): integer
----@param key "Combat.Hit"
+---@param key GantryKey.ListenHook
 ---@param owner any
 ---@param fn (fun(payload: Hit, ctx: GantryHookContext): any?)
 ---@param opts? GantryHookOptions
@@ -266,17 +374,17 @@ function UnbindMessage(key, id_or_owner) end
 function ListenHook(key, owner, fn, opts) end
 
 ---Runs a hook; returns the result and the (changed) payload.
----@overload fun(key: "Combat.Hit", hit: Hit): any, Hit
----@param key "Combat.Hit"
+---@overload fun(key: "Combat.Hit", hit: Hit): GantryHookResult, Hit
+---@param key GantryKey.RunHook
 ---@param hit Hit
----@return any
+---@return GantryHookResult
 ---@return Hit
 function RunHook(key, hit) end
 
 ---The in-place writer of a collection; publishes once when closed.
----@overload fun(obj: GantryObject, key: "Inv.Items"): GantryStoredArray.Item
----@param obj GantryObject
----@param key "Inv.Items"
+---@overload fun(obj: GantrySource, key: "Inv.Items"): GantryStoredArray.Item
+---@param obj GantrySource
+---@param key GantryKey.StoredArray
 ---@return GantryStoredArray.Item
 function GMP.StoredArray(obj, key) end
 
@@ -285,9 +393,10 @@ function GMP.StoredArray(obj, key) end
 ---@field AllRows integer Row index of a listener that hears every changed row.
 ---@field AllRowsWithRemoval integer Like `AllRows`, and also hears removed rows (`row < 0`).
 ---@field WithRemoval fun(n: integer): integer Row `n`, also hearing its removal.
----@field Spawn fun(world?: GantryWorld): GantryObject Creates an object (in the script's world by default).
----@field Destroy fun(obj: GantryObject) Destroys an object and everything it owns or sources.
----@field Named fun(obj: GantryObject, name: string): GantryObject A composite source: the object plus a name.
+---@field Spawn fun(world?: GantryWorldSource): GantryObject Creates an object (in the script's world by default).
+---@field Destroy fun(obj: GantryObject): boolean Destroys an object and everything it owns or sources; false if it was gone.
+---@field Named fun(obj: GantryObject, name: string): GantryNamed A composite source: the object plus a name.
+---@field World fun(): GantryWorld The world the script runs in.
 GMP = {}
 GMP.NotifyMessage = NotifyMessage
 GMP.NotifyWorldMessage = NotifyWorldMessage
