@@ -178,9 +178,9 @@ fn uses(
             how: call.function.name().to_owned(),
         };
         match call.role {
-            Role::Send => sends.insert(u),
-            Role::Listen => listens.insert(u),
-            Role::Declare => false,
+            Some(Role::Send) => sends.insert(u),
+            Some(Role::Listen) => listens.insert(u),
+            Some(Role::Declare) | None => false,
         };
     }
     if let Some(entry) = table.get(key) {

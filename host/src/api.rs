@@ -160,15 +160,18 @@ impl ApiFunction {
         (self == ApiFunction::ListenRowMessage).then_some(3)
     }
 
-    /// Does a call of this function send, or listen?
-    pub fn role(self) -> Role {
+    /// Does a call of this function send, or listen? `UnbindMessage` does
+    /// neither: its call sites are not recorded, and "who sends" never
+    /// names it.
+    pub fn role(self) -> Option<Role> {
         match self {
             ApiFunction::ListenMessage
             | ApiFunction::ListenWorldMessage
             | ApiFunction::ListenObjectMessage
             | ApiFunction::ListenRowMessage
-            | ApiFunction::ListenHook => Role::Listen,
-            _ => Role::Send,
+            | ApiFunction::ListenHook => Some(Role::Listen),
+            ApiFunction::UnbindMessage => None,
+            _ => Some(Role::Send),
         }
     }
 

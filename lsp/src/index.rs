@@ -17,7 +17,8 @@ use crate::text::LineIndex;
 pub struct IndexedCall {
     pub key: String,
     pub function: ApiFunction,
-    pub role: Role,
+    /// `None` for a call that neither sends nor listens (`UnbindMessage`).
+    pub role: Option<Role>,
     /// The key string's range (UTF-16 positions).
     pub range: Range,
     /// For listens with a function literal: how many parameters it declares
@@ -97,11 +98,14 @@ impl WorkspaceIndex {
         self.files.len()
     }
 
-    /// Every key a call names, with the role of that call (duplicates kept).
+    /// Every key a call names, with the role of that call (duplicates
+    /// kept; calls that neither send nor listen left out).
     pub fn keys(&self) -> impl Iterator<Item = (&str, Role)> + '_ {
-        self.files
-            .values()
-            .flat_map(|file| file.calls.iter().map(|c| (c.key.as_str(), c.role)))
+        self.files.values().flat_map(|file| {
+            file.calls
+                .iter()
+                .filter_map(|c| Some((c.key.as_str(), c.role?)))
+        })
     }
 
     /// Every indexed call of `key`, with its file: files in path order,
@@ -159,7 +163,7 @@ mod tests {
         IndexedCall {
             key: key.to_owned(),
             function: ApiFunction::NotifyMessage,
-            role: Role::Send,
+            role: Some(Role::Send),
             range: Range::new(at, at),
             listener_params,
         }

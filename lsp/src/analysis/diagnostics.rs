@@ -182,7 +182,7 @@ fn check_call<'a>(
         return;
     };
     let Some(entry) = table.get(key) else {
-        if !(call.function.role() == gantry_host::Role::Listen && is_namespace(table, key)) {
+        if !(call.function.role() == Some(gantry_host::Role::Listen) && is_namespace(table, key)) {
             out.push(unknown_key(table, key, key_arg));
         }
         return;

@@ -44,14 +44,14 @@ pub(crate) fn run_chunk_keeping_env(
         Some(rewrite) if rewrite.is_rewritten() => {
             let hub = &shared.hub;
             for bake in &rewrite.bakes {
-                let site = Site::new(
-                    ctx.file.to_string(),
-                    bake.site.start_pos.line + 1,
-                    Language::Lua,
-                    bake.function.role(),
-                );
                 // Listens record their site when they register; sends here.
-                if bake.function.role() == gantry_host::Role::Send {
+                if bake.function.role() == Some(gantry_host::Role::Send) {
+                    let site = Site::new(
+                        ctx.file.to_string(),
+                        bake.site.start_pos.line + 1,
+                        Language::Lua,
+                        gantry_host::Role::Send,
+                    );
                     hub.record_site(&bake.key, site);
                 }
             }

@@ -194,7 +194,6 @@ pub(crate) fn call_api(
             Ok(Dynamic::from_int(id.get() as INT))
         }
         ApiFunction::UnbindMessage => {
-            record_send();
             let target = args.pop().unwrap_or(Dynamic::UNIT);
             let removed = if let Ok(id) = target.as_int() {
                 usize::from(id > 0 && hub.unlisten(ListenerId::from_raw(id as u64)))

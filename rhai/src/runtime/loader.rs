@@ -53,7 +53,7 @@ pub(crate) fn load(
     ast.set_source(file);
     for b in bakes {
         // Listens record their site when they register; sends here.
-        if b.function.role() == Role::Send {
+        if b.function.role() == Some(Role::Send) {
             let line = b.site.start_pos.line + 1;
             shared
                 .hub
