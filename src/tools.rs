@@ -30,6 +30,14 @@ pub fn check(dir: &Path, format: Format) -> anyhow::Result<ExitCode> {
 }
 
 pub fn stubs(dir: &Path, out: Option<&Path>, table: Option<&Path>) -> anyhow::Result<ExitCode> {
+    // A mod folder that is not there is most likely a typo: say so rather
+    // than create it and write the stubs of an empty table into it.
+    anyhow::ensure!(
+        dir.exists(),
+        "the mod folder {} does not exist",
+        dir.display()
+    );
+    anyhow::ensure!(dir.is_dir(), "{} is not a folder", dir.display());
     let table_path = table
         .map(Path::to_path_buf)
         .unwrap_or_else(|| dir.join(DEFAULT_TABLE_PATH));
@@ -56,7 +64,9 @@ pub fn stubs(dir: &Path, out: Option<&Path>, table: Option<&Path>) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
+/// LSP: exit code 0 after `shutdown` + `exit`, 1 for an `exit` without
+/// `shutdown` before it.
 pub fn lsp() -> anyhow::Result<ExitCode> {
-    gantry_lsp::run_stdio()?;
-    Ok(ExitCode::SUCCESS)
+    let ending = gantry_lsp::run_stdio()?;
+    Ok(ExitCode::from(ending.exit_code()))
 }

@@ -20,6 +20,7 @@ pub mod analysis;
 pub mod check;
 pub mod incremental;
 pub mod index;
+pub mod lexical;
 pub mod server;
 pub mod syntax;
 pub mod table;
@@ -31,4 +32,4 @@ pub use analysis::diagnostics::{Code, Severity};
 pub use check::{
     CheckDiagnostic, CheckError, FileDiagnostics, check_dir, format_json, format_text, has_errors,
 };
-pub use server::{run, run_stdio};
+pub use server::{Ending, ServerError, run, run_stdio, serve};

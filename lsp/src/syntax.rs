@@ -57,6 +57,9 @@ pub struct Parsed {
     lua: LuaCalls,
     /// A Rhai document's calls, rescanned whole on every change.
     rhai: Vec<ScannedCall>,
+    /// A Rhai document's comments and strings that span lines
+    /// ([`crate::lexical::rhai_spans`]), collected with its calls.
+    rhai_spans: Vec<Range<usize>>,
 }
 
 impl std::fmt::Debug for Parsed {
@@ -79,6 +82,7 @@ impl Parsed {
             unparsed: None,
             lua: LuaCalls::default(),
             rhai: Vec::new(),
+            rhai_spans: Vec::new(),
         };
         parsed.reparse(text);
         parsed.rescan(text);
@@ -162,6 +166,10 @@ impl Parsed {
                 }
                 self.tree = tree;
             }
+            Language::Rhai => {
+                self.rhai = scan(Language::Rhai, text);
+                self.rhai_spans = crate::lexical::rhai_spans(text);
+            }
             other => self.rhai = scan(other, text),
         }
     }
@@ -226,6 +234,40 @@ impl Parsed {
             _ => self
                 .scan_around(text, offset)
                 .is_some_and(|around| around.in_comment),
+        }
+    }
+
+    /// Where code begins on the line `line` (bytes, without its break): the
+    /// line start, or — when the line begins inside a comment or string
+    /// opened on an earlier line — just after that comment or string (past
+    /// the line's end when it does not close on the line).
+    ///
+    /// A Lua document asks its tree: the last parse, with the edits since
+    /// applied to it, is exact about the text before the line when every
+    /// edit since lies at or after the line start (typing on the line);
+    /// after an edit above it, the document is parsed again for this answer.
+    pub fn code_start(&self, text: &str, line: Range<usize>) -> usize {
+        let line_start = line.start;
+        let open_at = |tree: &gantry_lua::syntax::Tree| {
+            crate::lexical::lua_open_at(tree, text, line_start, line.end)
+        };
+        let open = match self.language {
+            Language::Lua => match (&self.tree, &self.unparsed) {
+                (Some(tree), None) => open_at(tree),
+                (Some(tree), Some(edits)) if edits.start >= line_start => open_at(tree),
+                (Some(tree), Some(_)) => {
+                    gantry_lua::syntax::parse(text, Some(tree)).and_then(|fresh| open_at(&fresh))
+                }
+                (None, _) => None,
+            },
+            Language::Rhai => crate::lexical::open_span_at(&self.rhai_spans, line_start),
+            Language::Rust => None,
+        };
+        let start = open.unwrap_or(line_start).max(line_start);
+        if start > text.len() {
+            start
+        } else {
+            crate::text::floor_char_boundary(text, start).max(line_start)
         }
     }
 

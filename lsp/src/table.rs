@@ -3,7 +3,8 @@
 //! A script's table is the nearest `.gantry/signatures.json` walking up from
 //! the script. Tables are reloaded when their file's modification stamp
 //! changes, which the server checks on every tick and every watched-file
-//! notification.
+//! notification; a table the client reports changed is reloaded whatever
+//! its stamp ([`TableCache::reload`]).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -89,6 +90,27 @@ impl TableCache {
         let mut all: Vec<&LoadedTable> = self.tables.values().collect();
         all.sort_by(|a, b| a.file.cmp(&b.file));
         all
+    }
+
+    /// Reloads the loaded table of `file` whatever its stamp says (the
+    /// client reported a change, which a same-size write within the file
+    /// system's timestamp granularity leaves invisible to the stamp).
+    /// Returns the table's file as cached, or `None` when `file` is no
+    /// loaded table.
+    pub fn reload(&mut self, file: &Path) -> Option<PathBuf> {
+        let cached = if self.tables.contains_key(file) {
+            file.to_owned()
+        } else {
+            // The client may spell the path differently (symlinks, `..`).
+            let wanted = std::fs::canonicalize(file).ok()?;
+            self.tables
+                .keys()
+                .find(|k| std::fs::canonicalize(k).is_ok_and(|k| k == wanted))?
+                .clone()
+        };
+        self.tables
+            .insert(cached.clone(), LoadedTable::load(&cached));
+        Some(cached)
     }
 
     /// Reloads every table whose file changed; returns the files reloaded.

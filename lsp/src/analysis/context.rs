@@ -3,9 +3,13 @@
 //!
 //! The scanner's calls answer first. While a string is still unterminated,
 //! tree-sitter folds the rest of the chunk into an error node and the scanner
-//! sees no call, so a small lexer over the current line answers instead.
+//! sees no call, so a small lexer over the current line answers instead,
+//! from where code begins on the line (the document's parse state knows
+//! whether it begins inside a comment or string opened above).
 
 use gantry_host::{ApiFunction, Language, Literal, ScannedCall};
+
+use crate::lexical::{long_bracket_close, long_bracket_open};
 
 /// The call around the cursor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,15 +37,19 @@ pub struct StringAt {
     pub content_end: usize,
 }
 
-/// Finds the API call around byte `offset`.
+/// Finds the API call around byte `offset`. `code_start` is where code
+/// begins on the line (after a comment or string opened on an earlier line;
+/// past `offset` when the cursor is inside one, and then the line lexer
+/// does not answer).
 pub fn call_at(
     text: &str,
     language: Language,
     calls: &[ScannedCall],
     line: std::ops::Range<usize>,
+    code_start: usize,
     offset: usize,
 ) -> Option<CallAt> {
-    let from_line = scan_line(text, language, line, offset);
+    let from_line = scan_line(text, language, line, code_start, offset);
     if let Some(found) = &from_line
         && found.string.is_some_and(|s| !closed_on_line(text, s))
     {
@@ -102,8 +110,23 @@ fn from_calls(text: &str, calls: &[ScannedCall], offset: usize) -> Option<CallAt
     })
 }
 
-/// An open parenthesis on the line, with what the lexer saw inside it.
+/// What opened a frame of the line lexer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Frame {
+    /// `(`: a call's arguments (or a parenthesized expression).
+    Paren,
+    /// `[`: an index or a Rhai array.
+    Bracket,
+    /// `{` (and Rhai's `#{`): a table constructor, map or block.
+    Brace,
+    /// A Rhai closure's parameters, `|a, b|`.
+    Pipe,
+}
+
+/// An open bracket on the line, with what the lexer saw inside it. Only a
+/// `(` frame counts arguments; the commas of the others are their own.
 struct Open {
+    frame: Frame,
     callee: Option<ApiFunction>,
     arg_index: usize,
     arg_start: usize,
@@ -111,18 +134,73 @@ struct Open {
     strings: Vec<Option<String>>,
 }
 
-/// Lexes `line` up to `offset`: strings, comments, brackets and commas.
+impl Open {
+    fn new(frame: Frame, callee: Option<ApiFunction>, arg_start: usize) -> Self {
+        Self {
+            frame,
+            callee,
+            arg_index: 0,
+            arg_start,
+            strings: Vec::new(),
+        }
+    }
+}
+
+/// Pops the frames down to and including the innermost `frame`; a closer
+/// with no opener on the line is ignored.
+fn close(stack: &mut Vec<Open>, frame: Frame) {
+    if let Some(at) = stack.iter().rposition(|o| o.frame == frame) {
+        stack.truncate(at);
+    }
+}
+
+/// The end of a Rhai block comment opening at `i` (nested, as rhai reads
+/// them), if it closes before `limit`.
+fn block_comment_end(bytes: &[u8], i: usize, limit: usize) -> Option<usize> {
+    let mut j = i + 2;
+    let mut level = 1usize;
+    while j < limit {
+        match (bytes[j], bytes.get(j + 1)) {
+            (b'/', Some(b'*')) if j + 1 < limit => {
+                level += 1;
+                j += 2;
+            }
+            (b'*', Some(b'/')) if j + 1 < limit => {
+                level -= 1;
+                j += 2;
+                if level == 0 {
+                    return Some(j);
+                }
+            }
+            _ => j += 1,
+        }
+    }
+    None
+}
+
+/// Lexes `line` from `code_start` (where code begins on it: after a
+/// comment or string opened above) up to `offset`: strings, comments,
+/// brackets and commas.
 fn scan_line(
     text: &str,
     language: Language,
     line: std::ops::Range<usize>,
+    code_start: usize,
     offset: usize,
 ) -> Option<CallAt> {
     let end = offset.min(line.end).max(line.start);
+    if code_start > end {
+        // The cursor is inside a comment or string opened above.
+        return None;
+    }
+    let from = code_start.max(line.start);
     let bytes = text.as_bytes();
     let mut stack: Vec<Open> = Vec::new();
     let mut last_ident: Option<(usize, usize)> = None;
-    let mut i = line.start;
+    // Whether the last token ends an operand (a Rhai `|` after one is an
+    // or, not a closure's parameter list).
+    let mut operand = false;
+    let mut i = from;
     let mut string: Option<StringAt> = None;
     while i < end {
         let b = bytes[i];
@@ -150,22 +228,62 @@ fn scan_line(
                 }
                 i += 1;
                 last_ident = None;
+                operand = true;
                 continue;
             }
-            b'-' if language == Language::Lua && bytes.get(i + 1) == Some(&b'-') => return None,
+            b'-' if language == Language::Lua && bytes.get(i + 1) == Some(&b'-') => {
+                // A long comment closed before the cursor is skipped; a
+                // line comment, or a long one still open, holds the cursor.
+                let (len, level) = long_bracket_open(&bytes[i + 2..line.end])?;
+                i = long_bracket_close(bytes, i + 2 + len, end, level)?;
+                continue;
+            }
+            b'[' if language == Language::Lua
+                && long_bracket_open(&bytes[i..line.end]).is_some() =>
+            {
+                // A long string: skipped when it closes before the cursor.
+                let (len, level) = long_bracket_open(&bytes[i..line.end])?;
+                i = long_bracket_close(bytes, i + len, end, level)?;
+                last_ident = None;
+                operand = true;
+                continue;
+            }
             b'/' if language == Language::Rhai && bytes.get(i + 1) == Some(&b'/') => return None,
+            b'/' if language == Language::Rhai && bytes.get(i + 1) == Some(&b'*') => {
+                i = block_comment_end(bytes, i, end)?;
+                continue;
+            }
+            b'`' if language == Language::Rhai => {
+                // A back-tick string: skipped when it closes before the cursor.
+                let close = bytes[i + 1..end].iter().position(|&c| c == b'`')?;
+                i += close + 2;
+                last_ident = None;
+                operand = true;
+                continue;
+            }
+            b'|' if language == Language::Rhai => {
+                if bytes.get(i + 1) == Some(&b'|') {
+                    // `||`: an or, or a closure without parameters.
+                    i += 2;
+                    last_ident = None;
+                    operand = false;
+                    continue;
+                }
+                if stack.last().is_some_and(|o| o.frame == Frame::Pipe) {
+                    stack.pop();
+                } else if !operand {
+                    stack.push(Open::new(Frame::Pipe, None, i + 1));
+                }
+            }
             b'(' => {
                 let callee = last_ident.and_then(|(s, e)| api_callee(&text[s..e]));
-                stack.push(Open {
-                    callee,
-                    arg_index: 0,
-                    arg_start: i + 1,
-                    strings: Vec::new(),
-                });
+                stack.push(Open::new(Frame::Paren, callee, i + 1));
             }
-            b')' => {
-                stack.pop();
-            }
+            b'[' => stack.push(Open::new(Frame::Bracket, None, i + 1)),
+            b'{' => stack.push(Open::new(Frame::Brace, None, i + 1)),
+            b')' => close(&mut stack, Frame::Paren),
+            b']' => close(&mut stack, Frame::Bracket),
+            b'}' => close(&mut stack, Frame::Brace),
             b',' => {
                 if let Some(open) = stack.last_mut() {
                     if open.strings.len() == open.arg_index {
@@ -184,7 +302,7 @@ fn scan_line(
                 }
                 // `obj:Name(` is a method call, never the API; Rhai's
                 // `GMP::Name(` is the API's module form.
-                let before = &text[line.start..start];
+                let before = &text[from..start];
                 let method = before.ends_with(':') && !before.ends_with("::");
                 last_ident = match before.strip_suffix("::") {
                     Some(module) if module.ends_with("GMP") => Some((start - 5, i)),
@@ -192,16 +310,18 @@ fn scan_line(
                     None if method => None,
                     None => Some((start, i)),
                 };
+                operand = true;
                 continue;
             }
             _ => {}
         }
         if !b.is_ascii_whitespace() {
             last_ident = None;
+            operand = matches!(b, b')' | b']' | b'}');
         }
         i += 1;
     }
-    let open = stack.pop()?;
+    let open = stack.pop().filter(|o| o.frame == Frame::Paren)?;
     let function = open.callee?;
     let key = open
         .strings
@@ -240,7 +360,14 @@ mod tests {
         let text = src.replace("$0", "");
         let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
-        call_at(&text, language, &[], line_start..line_end, offset)
+        call_at(
+            &text,
+            language,
+            &[],
+            line_start..line_end,
+            line_start,
+            offset,
+        )
     }
 
     #[test]

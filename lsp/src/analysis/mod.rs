@@ -10,6 +10,7 @@ pub mod signature_help;
 
 use gantry_host::{Language, ScannedCall};
 
+use crate::syntax::Parsed;
 use crate::text::LineIndex;
 
 /// One script as the analysis sees it.
@@ -19,6 +20,10 @@ pub struct SourceFile<'a> {
     pub lines: &'a LineIndex,
     pub language: Language,
     pub calls: &'a [ScannedCall],
+    /// The document's parse state, which knows where a line begins inside
+    /// a comment or string opened above it; `None` reads every line as
+    /// beginning in code.
+    pub parsed: Option<&'a Parsed>,
 }
 
 impl SourceFile<'_> {
@@ -27,7 +32,17 @@ impl SourceFile<'_> {
         let line = self
             .lines
             .line_range(self.text, self.lines.line_of(offset.min(self.text.len())));
-        context::call_at(self.text, self.language, self.calls, line, offset)
+        let code_start = self
+            .parsed
+            .map_or(line.start, |p| p.code_start(self.text, line.clone()));
+        context::call_at(
+            self.text,
+            self.language,
+            self.calls,
+            line,
+            code_start,
+            offset,
+        )
     }
 
     /// The call whose literal key holds byte `offset`.

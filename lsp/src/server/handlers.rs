@@ -216,10 +216,19 @@ pub fn did_change_watched_files(
     state: &mut GlobalState,
     params: DidChangeWatchedFilesParams,
 ) -> anyhow::Result<()> {
+    let mut reloaded = Vec::new();
     for change in params.changes {
         let Some(path) = uri_to_path(&change.uri) else {
             continue;
         };
+        // A reported change of a loaded table reloads it even when its
+        // (mtime, size) stamp looks the same; a deleted one too (it then
+        // reads as a table error until a table is back).
+        if let Some(table) = state.tables.reload(&path) {
+            tracing::debug!(table = %table.display(), "table reloaded on the client's report");
+            reloaded.push(table);
+            continue;
+        }
         if language_of(&path).is_some() && !state.docs.contains_key(&change.uri) {
             if change.typ == FileChangeType::DELETED {
                 state.workspace.remove_file(&path);
@@ -228,7 +237,7 @@ pub fn did_change_watched_files(
             }
         }
     }
-    state.refresh_tables();
+    state.refresh_tables_with(reloaded);
     Ok(())
 }
 

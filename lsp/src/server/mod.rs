@@ -12,12 +12,13 @@
 mod dispatch;
 mod handlers;
 mod state;
+pub mod transport;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, select};
-use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types::notification::{
     DidChangeTextDocument, DidChangeWatchedFiles, DidCloseTextDocument, DidOpenTextDocument,
     Progress,
@@ -102,18 +103,64 @@ pub fn capabilities() -> ServerCapabilities {
     }
 }
 
-/// Serves the editor on stdin/stdout until it exits.
-pub fn run_stdio() -> anyhow::Result<()> {
-    let (connection, io_threads) = Connection::stdio();
-    run(connection)?;
-    io_threads.join()?;
-    Ok(())
+/// How a session ended, which decides the process's exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// `exit` after `shutdown`: exit code 0.
+    Exit,
+    /// `exit` without a `shutdown` before it: exit code 1 (LSP: "The
+    /// server should exit with success code 0 if the shutdown request has
+    /// been received before; otherwise with error code 1").
+    ExitWithoutShutdown,
+    /// The client closed the connection without `exit`.
+    Hangup,
+}
+
+impl Ending {
+    /// The process exit code for this ending.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Ending::ExitWithoutShutdown => 1,
+            Ending::Exit | Ending::Hangup => 0,
+        }
+    }
+}
+
+/// Why [`run`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("the client sent `exit` without `shutdown` before it")]
+    ExitWithoutShutdown,
+    #[error(transparent)]
+    Transport(#[from] transport::TransportError),
+}
+
+/// Serves the editor on stdin/stdout until it exits, over Gantry's own
+/// transport ([`transport`]: a malformed message is answered, not fatal).
+pub fn run_stdio() -> anyhow::Result<Ending> {
+    let (connection, io_threads) = transport::stdio().map_err(ServerError::from)?;
+    let ending = serve(connection)?;
+    // The connection is gone: the writer writes what is left and ends.
+    io_threads.join().map_err(ServerError::from)?;
+    Ok(ending)
+}
+
+/// Serves one client over `connection` (see [`serve`]); an `exit` without
+/// `shutdown` before it is [`ServerError::ExitWithoutShutdown`].
+pub fn run(connection: Connection) -> anyhow::Result<()> {
+    match serve(connection)? {
+        Ending::ExitWithoutShutdown => Err(ServerError::ExitWithoutShutdown.into()),
+        Ending::Exit | Ending::Hangup => Ok(()),
+    }
 }
 
 /// Serves one client over `connection`: the handshake, then the main loop
-/// until `exit` (or the client hanging up).
-pub fn run(connection: Connection) -> anyhow::Result<()> {
-    let (id, params) = connection.initialize_start()?;
+/// until `exit` (or the client hanging up). Says how it ended.
+pub fn serve(connection: Connection) -> anyhow::Result<Ending> {
+    let (id, params) = match initialize_start(&connection) {
+        Ok(started) => started,
+        Err(ending) => return Ok(ending),
+    };
     let init: InitializeParams = match serde_json::from_value(params) {
         Ok(init) => init,
         Err(e) => {
@@ -128,10 +175,9 @@ pub fn run(connection: Connection) -> anyhow::Result<()> {
             version: Some(env!("CARGO_PKG_VERSION").to_owned()),
         }),
     };
-    connection.initialize_finish(id, serde_json::to_value(result)?)?;
-
     let (task_sender, task_receiver) = crossbeam_channel::unbounded();
     let mut state = GlobalState::new(connection.sender.clone(), task_sender);
+    state.send(Response::new_ok(id, result));
     state.progress_supported = init
         .capabilities
         .window
@@ -139,18 +185,54 @@ pub fn run(connection: Connection) -> anyhow::Result<()> {
         .and_then(|w| w.work_done_progress)
         .unwrap_or(false);
     state.roots = workspace_roots(&init);
-    let watch_files = init
+    state.watch_files = init
         .capabilities
         .workspace
         .as_ref()
         .and_then(|w| w.did_change_watched_files)
         .and_then(|w| w.dynamic_registration)
         .unwrap_or(false);
-    if watch_files {
-        register_watchers(&mut state);
+    Ok(main_loop(&connection, &task_receiver, state))
+}
+
+/// Waits for `initialize`: other requests answer ServerNotInitialized,
+/// notifications are dropped; `exit` (or the client hanging up) ends the
+/// session before it began.
+fn initialize_start(connection: &Connection) -> Result<(RequestId, serde_json::Value), Ending> {
+    loop {
+        match connection.receiver.recv() {
+            Err(_) => return Err(Ending::Hangup),
+            Ok(Message::Request(request)) if request.method == "initialize" => {
+                return Ok((request.id, request.params));
+            }
+            Ok(Message::Request(request)) => {
+                let answer = Response::new_err(
+                    request.id,
+                    ErrorCode::ServerNotInitialized as i32,
+                    format!("expected initialize, got {}", request.method),
+                );
+                if connection.sender.send(answer.into()).is_err() {
+                    return Err(Ending::Hangup);
+                }
+            }
+            Ok(Message::Notification(n)) if n.method == "exit" => {
+                return Err(Ending::ExitWithoutShutdown);
+            }
+            Ok(other) => tracing::debug!(?other, "ignored before initialize"),
+        }
     }
-    start_indexing(&mut state);
-    main_loop(&connection, &task_receiver, state)
+}
+
+/// After the client's `initialized`: register the file watchers and index
+/// the workspace.
+fn initialized(state: &mut GlobalState) {
+    if std::mem::replace(&mut state.initialized, true) {
+        return;
+    }
+    if state.watch_files {
+        register_watchers(state);
+    }
+    start_indexing(state);
 }
 
 #[allow(deprecated)] // `root_uri` is still what many clients send.
@@ -255,11 +337,7 @@ fn start_indexing(state: &mut GlobalState) {
     }
 }
 
-fn main_loop(
-    connection: &Connection,
-    tasks: &Receiver<Task>,
-    mut state: GlobalState,
-) -> anyhow::Result<()> {
+fn main_loop(connection: &Connection, tasks: &Receiver<Task>, mut state: GlobalState) -> Ending {
     let tick = crossbeam_channel::tick(Duration::from_millis(500));
     loop {
         let quiet = if state.dirty.is_empty() {
@@ -270,7 +348,10 @@ fn main_loop(
         let event = select! {
             recv(connection.receiver) -> message => match message {
                 Ok(message) => Event::Lsp(message),
-                Err(_) => return Ok(()),
+                Err(_) => {
+                    tracing::info!("the client closed the connection without `exit`");
+                    return Ending::Hangup;
+                }
             },
             recv(tasks) -> task => match task {
                 Ok(task) => Event::Task(task),
@@ -280,7 +361,12 @@ fn main_loop(
             recv(quiet) -> _ => Event::Quiet,
         };
         if handle_event(&mut state, event) == Flow::Exit {
-            return Ok(());
+            return if state.shutdown_requested {
+                Ending::Exit
+            } else {
+                tracing::warn!("`exit` without `shutdown`: exiting with code 1");
+                Ending::ExitWithoutShutdown
+            };
         }
     }
 }
@@ -303,6 +389,10 @@ fn handle_event(state: &mut GlobalState, event: Event) -> Flow {
         Event::Lsp(Message::Notification(notification)) => {
             if notification.method == "exit" {
                 return Flow::Exit;
+            }
+            if notification.method == "initialized" {
+                initialized(state);
+                return Flow::Continue;
             }
             handle_notification(state, notification);
         }

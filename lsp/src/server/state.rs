@@ -118,6 +118,7 @@ impl Document {
             lines: &self.lines,
             language: self.language,
             calls,
+            parsed: Some(&self.parsed),
         }
     }
 }
@@ -135,6 +136,10 @@ pub struct GlobalState {
     pub(crate) roots: Vec<PathBuf>,
     pub(crate) shutdown_requested: bool,
     pub(crate) progress_supported: bool,
+    /// Whether the client may register file watchers (dynamically).
+    pub(crate) watch_files: bool,
+    /// Whether the client's `initialized` has arrived.
+    pub(crate) initialized: bool,
 }
 
 impl GlobalState {
@@ -150,6 +155,8 @@ impl GlobalState {
             roots: Vec::new(),
             shutdown_requested: false,
             progress_supported: false,
+            watch_files: false,
+            initialized: false,
         }
     }
 
@@ -215,7 +222,14 @@ impl GlobalState {
     /// Reloads changed tables, finds tables for documents that had none, and
     /// marks the documents concerned for fresh diagnostics.
     pub fn refresh_tables(&mut self) {
-        let changed = self.tables.refresh();
+        self.refresh_tables_with(Vec::new());
+    }
+
+    /// [`GlobalState::refresh_tables`], counting `reloaded` (tables
+    /// already reloaded, whatever their stamp) as changed.
+    pub fn refresh_tables_with(&mut self, reloaded: Vec<PathBuf>) {
+        let mut changed = self.tables.refresh();
+        changed.extend(reloaded);
         for (uri, doc) in &mut self.docs {
             if doc.table.is_none()
                 && let Some(found) = doc.path.as_deref().and_then(|p| find_table(p.parent()?))

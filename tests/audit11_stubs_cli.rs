@@ -1,0 +1,318 @@
+//! Audit 11: `gantry stubs DIR [--out OUT]` (issue 9) as a user runs it:
+//! paths, flags, exit codes, regeneration, a corrupt table, and the
+//! generated editor config driving the real checker.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use gantry_host::{KeyDecl, Kind, SignatureTable, Type};
+
+fn gantry(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gantry"))
+        .args(args)
+        .output()
+        .expect("gantry runs")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn table() -> SignatureTable {
+    let mut t = SignatureTable::new();
+    t.declare(
+        "Player.Hurt",
+        KeyDecl::event()
+            .doc("Damage taken")
+            .param("dmg", Type::Float)
+            .param("causer", Type::Object),
+        None,
+    )
+    .unwrap();
+    t.declare(
+        "Shop.Ask",
+        KeyDecl::event()
+            .param("n", Type::Int)
+            .response("v", Type::Int),
+        None,
+    )
+    .unwrap();
+    t.declare(
+        "Player.Score",
+        KeyDecl::event().kind(Kind::Store).param("score", Type::Int),
+        None,
+    )
+    .unwrap();
+    t
+}
+
+/// A mod folder with its table at the default place.
+fn mod_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    table()
+        .save(&dir.path().join(".gantry/signatures.json"))
+        .unwrap();
+    dir
+}
+
+/// Every file under `dir`, relative path → bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    fs::read(&p).unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue 9: "`gantry stubs DIR [--out OUT]` (default: `DIR/.gantry/stubs/`)
+/// ... regenerated only when their content changes"; "running twice writes
+/// nothing the second time".
+#[test]
+fn stubs_go_to_the_default_folder_and_a_second_run_writes_nothing() {
+    let dir = mod_dir();
+    let first = gantry(&["stubs", s(dir.path())]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let out = dir.path().join(".gantry/stubs");
+    for f in [
+        "lua/gantry.lua",
+        "rhai/__static__.d.rhai",
+        "rhai/GMP.d.rhai",
+        "luarc.json",
+        "emmyrc.json",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let before = snapshot(&out);
+    let second = gantry(&["stubs", s(dir.path())]);
+    assert!(second.status.success());
+    let stdout = String::from_utf8_lossy(&second.stdout);
+    assert!(!stdout.contains("wrote "), "second run wrote: {stdout}");
+    assert_eq!(snapshot(&out), before, "second run changed bytes");
+    // The table file is read, never rewritten.
+    let table_text = fs::read_to_string(dir.path().join(".gantry/signatures.json")).unwrap();
+    assert_eq!(table_text, table().to_json());
+}
+
+/// `--out OUT` writes there and nothing into the default folder; `--table`
+/// reads another table file.
+#[test]
+fn out_and_table_flags_choose_the_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let table_file = dir.path().join("elsewhere.json");
+    table().save(&table_file).unwrap();
+    let out = dir.path().join("my stubs");
+    let run = gantry(&[
+        "stubs",
+        s(dir.path()),
+        "--out",
+        s(&out),
+        "--table",
+        s(&table_file),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let lua = fs::read_to_string(out.join("lua/gantry.lua")).unwrap();
+    assert!(lua.contains("\"Shop.Ask\""));
+    assert!(!dir.path().join(".gantry/stubs").exists());
+}
+
+/// DESIGN: "a corrupt or newer-version file is a clear error and is never
+/// overwritten". `gantry stubs` exits non-zero naming the file, writes no
+/// stubs, and leaves earlier stubs and the table alone.
+#[test]
+fn a_corrupt_or_newer_table_is_a_clear_error_and_nothing_is_written() {
+    for (text, what) in [
+        (
+            "{ \"version\": 1, \"keys\": { \"A\": { \"params\": [ ",
+            "corrupt",
+        ),
+        ("{\"version\": 99, \"keys\": {}}", "newer"),
+        ("{\"version\": 1, \"keys\": {\"Bad-Key\": {}}}", "bad key"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let table_file = dir.path().join(".gantry/signatures.json");
+        fs::create_dir_all(table_file.parent().unwrap()).unwrap();
+        fs::write(&table_file, text).unwrap();
+        let run = gantry(&["stubs", s(dir.path())]);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{what}: exit 0");
+        assert!(stderr.contains("signatures.json"), "{what}: {stderr}");
+        assert!(
+            !dir.path().join(".gantry/stubs").exists(),
+            "{what}: stubs written"
+        );
+        assert_eq!(
+            fs::read_to_string(&table_file).unwrap(),
+            text,
+            "{what}: table touched"
+        );
+    }
+}
+
+/// Ambiguous in the issue (it names no exit codes): a mod folder that does
+/// not exist is most likely a typo, yet `gantry stubs` creates it and
+/// writes stubs of an empty table, exit 0.
+#[test]
+fn a_mod_folder_that_does_not_exist_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-mod");
+    let run = gantry(&["stubs", s(&missing)]);
+    assert!(!run.status.success(), "exit 0 for a missing folder");
+    assert!(!missing.exists(), "the missing folder was created");
+}
+
+// ----- the generated editor config with the real checker -------------------
+
+fn emmylua_check() -> Option<PathBuf> {
+    if std::env::var("GANTRY_SKIP_EMMYLUA").is_ok_and(|v| v == "1") {
+        return None;
+    }
+    let home = PathBuf::from(std::env::var_os("HOME")?);
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    dirs.push(home.join(".cargo/bin"));
+    Some(
+        dirs.into_iter()
+            .map(|d| d.join("emmylua_check"))
+            .find(|p| p.is_file())
+            .expect("emmylua_check installed"),
+    )
+}
+
+/// (file name, line, code) of every warning `emmylua_check` gives for DIR
+/// with `config` (unused-variable hints left out).
+fn check(exe: &Path, config: &Path, dir: &Path) -> Vec<(String, u32, String)> {
+    let report = dir.parent().unwrap().join(format!(
+        "{}.report.json",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    let run = Command::new(exe)
+        .arg("--config")
+        .arg(config)
+        .args(["--output-format", "json", "--output"])
+        .arg(&report)
+        .arg(dir)
+        .output()
+        .unwrap();
+    let text = fs::read_to_string(&report)
+        .unwrap_or_else(|_| panic!("no report: {}", String::from_utf8_lossy(&run.stderr)));
+    // The report is an array of {file, diagnostics: [{code, range}]}; read
+    // it without a JSON dependency: the root package has none for tests.
+    // Each file object lists its diagnostics before its "file".
+    let mut out = Vec::new();
+    let mut pending = Vec::new();
+    for part in text.split('"').collect::<Vec<_>>().windows(3) {
+        if part[0] == "code" && part[2] != "unused" {
+            pending.push(part[2].to_owned());
+        }
+        if part[0] == "file" {
+            let file = Path::new(part[2])
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            for code in pending.drain(..) {
+                out.push((file.clone(), 0, code));
+            }
+        }
+    }
+    out
+}
+
+/// Issue 9: "A `.luarc.json` / `.emmyrc.json` snippet (or file) that points
+/// `workspace.library` at the stubs". Used as the README says (copied into
+/// the mod folder), the checker sees the API: a good script is clean and a
+/// wrong argument is flagged.
+#[test]
+fn the_generated_emmyrc_makes_the_checker_see_the_stubs() {
+    let Some(exe) = emmylua_check() else { return };
+    let dir = mod_dir();
+    assert!(gantry(&["stubs", s(dir.path())]).status.success());
+    let scripts = dir.path().join("scripts");
+    fs::create_dir_all(&scripts).unwrap();
+    fs::write(
+        scripts.join("good.lua"),
+        "NotifyMessage(\"Player.Hurt\", 1.5, self)\n",
+    )
+    .unwrap();
+    fs::write(
+        scripts.join("bad.lua"),
+        "NotifyMessage(\"Player.Hurt\", \"x\", self)\n",
+    )
+    .unwrap();
+    let config = dir.path().join(".emmyrc.json");
+    fs::copy(dir.path().join(".gantry/stubs/emmyrc.json"), &config).unwrap();
+    let found = check(&exe, &config, &scripts);
+    let good: Vec<_> = found.iter().filter(|d| d.0 == "good.lua").collect();
+    let bad: Vec<_> = found.iter().filter(|d| d.0 == "bad.lua").collect();
+    assert!(good.is_empty(), "{found:?}");
+    assert!(
+        bad.iter().any(|d| d.2 == "param-type-mismatch"),
+        "{found:?}"
+    );
+}
+
+/// The stubs must describe what a script really has: this script runs
+/// under `gantry run` without an error (the Lua runtime gives `GMP.World`,
+/// a named source's `:Object()`, a responder's `:IsAnswered()`), so the
+/// checker reading `gantry stubs`' output must not flag it.
+#[test]
+fn a_script_that_runs_cleanly_is_not_flagged_by_the_stubs() {
+    let Some(exe) = emmylua_check() else { return };
+    let dir = mod_dir();
+    let script = r#"
+local w = GMP.World()
+local hud = GMP.Named(self, "hud")
+local owner = hud:Object()
+print("ok", self:IsAlive(), self:Id() > 0, w:Id() > 0, owner == self)
+ListenMessage("Shop.Ask", nil, function(n, rsp)
+  if not rsp:IsAnswered() then rsp:Response(n * 2) end
+end)
+SendObjectMessage(self, "Shop.Ask", 21, function(v) print("reply", v) end)
+"#;
+    fs::write(dir.path().join("main.lua"), script).unwrap();
+    let run = gantry(&["run", s(dir.path()), "--ticks", "1"]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        stdout.contains("ok\ttrue\ttrue\ttrue\ttrue") && stdout.contains("reply\t42"),
+        "{stdout}"
+    );
+
+    assert!(gantry(&["stubs", s(dir.path())]).status.success());
+    let config = dir.path().join(".emmyrc.json");
+    fs::copy(dir.path().join(".gantry/stubs/emmyrc.json"), &config).unwrap();
+    let scripts = dir.path().join("scripts");
+    fs::create_dir_all(&scripts).unwrap();
+    fs::write(scripts.join("main.lua"), script).unwrap();
+    let found = check(&exe, &config, &scripts);
+    assert!(
+        found.is_empty(),
+        "a script that runs was flagged: {found:?}"
+    );
+}
