@@ -20,6 +20,31 @@
 //! long; a runaway loop is stopped within `interval` plus `budget`
 //! instructions. Coroutines a script creates carry the hook from their start
 //! (they are not the hot path), so a runaway coroutine is stopped as well.
+//!
+//! **A spent budget stays spent.** A script may catch the budget's error
+//! (`pcall`, `xpcall`, a coroutine's resume, the fast lane's per-listener
+//! protected call): were the hook to raise once per [`STEP`], `while true do
+//! pcall(runaway) end` would run for ever. So once the budget is spent, the
+//! hook re-arms itself at one instruction on the running thread and on the
+//! main thread, and raises at every instruction after (the same message,
+//! naming the line where the budget ran out), until the outermost
+//! call returns to the host ([`Budget::exit`] disarms the main thread and
+//! clears the mark). A coroutine's hook left at one instruction is put back
+//! to [`STEP`] by its next hook call once a new budget runs. None of this
+//! touches the time before the budget is spent: the hook still runs once
+//! per [`STEP`] and only once armed.
+//!
+//! **The soft memory limit.** Lua raises an allocation refused at the
+//! memory limit as a memory error, which calls no message handler, so
+//! nothing can tell where it happened. The armed hook therefore also checks
+//! the memory in use against a soft limit a little below the hard one
+//! ([`soft_memory_limit`]); past it (after a full collection) it raises an
+//! ordinary error at the running line. The hard limit (mlua's) stays the
+//! backstop; what reaches it — a single allocation larger than what is left
+//! below the limit, or memory filled before the watchdog armed the hook —
+//! is reported without a line (see `shared::error_text`). The sandbox's
+//! `string.rep`, the one function that turns a small input into a huge
+//! string, checks its result's size before it allocates.
 
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
@@ -32,6 +57,10 @@ use mlua::ffi;
 /// Instructions between two hook calls once armed.
 pub const STEP: i32 = 1000;
 
+/// Listener calls one outermost call may see stopped by the budget and go
+/// on ([`Budget::forgive`]).
+pub const MAX_FORGIVEN: u64 = 4;
+
 /// One Lua state's budget, shared with the watchdog thread and the hook.
 pub struct Budget {
     generation: AtomicU64,
@@ -40,6 +69,28 @@ pub struct Budget {
     used: AtomicU64,
     limit: AtomicU64,
     stop: AtomicBool,
+    /// Set by the hook when the budget is spent; cleared when the outermost
+    /// call exits. While set, every instruction raises.
+    spent: AtomicBool,
+    /// The error raised when the budget was spent, raised again (the same
+    /// text, so it names the runaway line) at every instruction after.
+    spent_error: Mutex<String>,
+    /// Handler calls of this outermost call stopped by the budget and
+    /// forgiven ([`Budget::forgive`]).
+    forgiven: AtomicU64,
+    /// The hard memory limit in bytes (0: none).
+    memory_limit: u64,
+    /// [`soft_memory_limit`] of `memory_limit` (0: none).
+    memory_soft: u64,
+}
+
+/// The memory in use past which the armed hook raises an ordinary error:
+/// the limit less a sixteenth of it (between 64 KiB and 16 MiB), room
+/// enough for what a [`STEP`] of ordinary code allocates between two
+/// checks.
+pub fn soft_memory_limit(limit: u64) -> u64 {
+    let margin = (limit / 16).clamp(64 * 1024, 16 * 1024 * 1024);
+    limit.saturating_sub(margin).max(1)
 }
 
 /// Budgets by main-thread pointer, for the hook (a plain C function).
@@ -57,6 +108,7 @@ impl Budget {
     #[inline]
     pub fn enter(&self) {
         self.used.store(0, Ordering::Relaxed);
+        self.forgiven.store(0, Ordering::Relaxed);
         self.generation.fetch_add(1, Ordering::Release);
     }
 
@@ -78,7 +130,31 @@ impl Budget {
             // thread that runs it, outside any Lua code.
             unsafe { ffi::lua_sethook(main, None, 0, 0) };
         }
+        self.spent.store(false, Ordering::Release);
+        std::mem::take(&mut *self.spent_error.lock().unwrap_or_else(|e| e.into_inner()));
         self.armed.store(false, Ordering::Release);
+    }
+
+    /// A listener's call, stopped by the budget, has returned to the host,
+    /// which reports it: the stop was that listener's, and its caller and
+    /// the other listeners go on (DESIGN: one failing handler does not stop
+    /// the others). The call under way goes on with half a budget; after
+    /// [`MAX_FORGIVEN`] stopped listeners it stays spent, so that a caller
+    /// that sends again and again to a runaway listener is itself stopped:
+    /// one outermost call runs at most `(1 + MAX_FORGIVEN / 2)` budgets.
+    /// A no-op when the budget is not spent.
+    pub fn forgive(&self) {
+        if !self.spent.load(Ordering::Acquire)
+            || self.forgiven.fetch_add(1, Ordering::Relaxed) >= MAX_FORGIVEN
+        {
+            return;
+        }
+        let limit = self.limit.load(Ordering::Relaxed);
+        self.used.store(limit / 2, Ordering::Relaxed);
+        std::mem::take(&mut *self.spent_error.lock().unwrap_or_else(|e| e.into_inner()));
+        // Threads left at one instruction go back to a hook call per STEP
+        // at their next instruction (see `budget_hook`).
+        self.spent.store(false, Ordering::Release);
     }
 
     pub fn set_limit(&self, instructions: u64) {
@@ -112,8 +188,10 @@ impl Watchdog {
     pub unsafe fn start(
         main: *mut ffi::lua_State,
         limit: u64,
+        memory_limit: Option<usize>,
         interval: Duration,
     ) -> std::io::Result<Watchdog> {
+        let memory_limit = memory_limit.map_or(0, |m| m as u64);
         let budget = Arc::new(Budget {
             generation: AtomicU64::new(0),
             armed: AtomicBool::new(false),
@@ -121,6 +199,15 @@ impl Watchdog {
             used: AtomicU64::new(0),
             limit: AtomicU64::new(limit),
             stop: AtomicBool::new(false),
+            spent: AtomicBool::new(false),
+            spent_error: Mutex::new(String::new()),
+            forgiven: AtomicU64::new(0),
+            memory_limit,
+            memory_soft: if memory_limit == 0 {
+                0
+            } else {
+                soft_memory_limit(memory_limit)
+            },
         });
         BUDGETS
             .lock()
@@ -179,10 +266,13 @@ impl Drop for Watchdog {
     }
 }
 
-/// The count hook: adds a step; past the budget, raises an error at the
-/// running line.
+/// The count hook: adds a step; past the budget, marks it spent and raises
+/// an error at the running line (and at every instruction after, until the
+/// outermost call exits); past the soft memory limit, raises an error at
+/// the running line.
 unsafe extern "C-unwind" fn budget_hook(state: *mut ffi::lua_State, ar: *mut ffi::lua_Debug) {
-    // SAFETY: called by Lua with a valid state and activation record.
+    // SAFETY: called by Lua with a valid state and activation record, on
+    // the thread that runs the state.
     unsafe {
         ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_MAINTHREAD);
         let main = ffi::lua_tothread(state, -1);
@@ -190,21 +280,157 @@ unsafe extern "C-unwind" fn budget_hook(state: *mut ffi::lua_State, ar: *mut ffi
         let Some(budget) = Budget::find(main) else {
             return;
         };
-        let used = budget.used.fetch_add(STEP as u64, Ordering::Relaxed) + STEP as u64;
         let limit = budget.limit.load(Ordering::Relaxed);
-        if used <= limit {
+        if budget.spent.load(Ordering::Acquire) {
+            // Still spent: this thread may have been left at STEP (a
+            // coroutine resumed after the budget was spent).
+            if ffi::lua_gethookcount(state) != 1 {
+                ffi::lua_sethook(state, Some(budget_hook), ffi::LUA_MASKCOUNT, 1);
+            }
+            let again = budget
+                .spent_error
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            drop(budget);
+            if again.is_empty() {
+                raise(state, ar, Stop::Budget(limit));
+            } else {
+                raise_text(state, again);
+            }
             return;
         }
-        drop(budget);
-        let mut place = String::new();
-        if ffi::lua_getinfo(state, c"Sl".as_ptr(), ar) != 0 {
-            let src = CStr::from_ptr((*ar).short_src.as_ptr()).to_string_lossy();
-            place = format!("{src}:{}: ", (*ar).currentline);
+        if ffi::lua_gethookcount(state) != STEP {
+            // A thread left at one instruction by a spent budget, now
+            // running under a new one: back to a hook call per STEP.
+            ffi::lua_sethook(state, Some(budget_hook), ffi::LUA_MASKCOUNT, STEP);
+            return;
         }
-        let message = format!("{place}instruction budget of {limit} exceeded (runaway loop?)");
+        let used = budget.used.fetch_add(STEP as u64, Ordering::Relaxed) + STEP as u64;
+        if used > limit {
+            budget.spent.store(true, Ordering::Release);
+            // Exit must disarm the main thread (the hook may have been
+            // armed on a coroutine only).
+            budget.armed.store(true, Ordering::Release);
+            ffi::lua_sethook(state, Some(budget_hook), ffi::LUA_MASKCOUNT, 1);
+            if main != state {
+                ffi::lua_sethook(main, Some(budget_hook), ffi::LUA_MASKCOUNT, 1);
+            }
+            let message = message_of(state, ar, Stop::Budget(limit));
+            budget
+                .spent_error
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone_from(&message);
+            drop(budget);
+            raise_text(state, message);
+            return;
+        }
+        let (soft, hard) = (budget.memory_soft, budget.memory_limit);
+        drop(budget);
+        if soft != 0 && memory_in_use(state) > soft {
+            // Garbage counts until it is collected; the hard limit collects
+            // before it refuses, so do the same before calling it exceeded.
+            ffi::lua_gc(state, ffi::LUA_GCCOLLECT, 0);
+            let in_use = memory_in_use(state);
+            if in_use > soft {
+                raise(state, ar, Stop::Memory { hard, in_use });
+            }
+        }
+    }
+}
+
+/// Bytes the Lua state uses, as Lua counts them.
+///
+/// # Safety
+/// `state` is a live Lua state, on the thread running it.
+unsafe fn memory_in_use(state: *mut ffi::lua_State) -> u64 {
+    // SAFETY: as the caller promises.
+    unsafe {
+        let kib = ffi::lua_gc(state, ffi::LUA_GCCOUNT, 0).max(0) as u64;
+        let rest = ffi::lua_gc(state, ffi::LUA_GCCOUNTB, 0).max(0) as u64;
+        kib * 1024 + rest
+    }
+}
+
+/// Why the hook stops the running code.
+enum Stop {
+    Budget(u64),
+    Memory { hard: u64, in_use: u64 },
+}
+
+/// Raises the error of `stop` at the running line (does not return).
+///
+/// # Safety
+/// Called from the hook with its state and activation record.
+unsafe fn raise(state: *mut ffi::lua_State, ar: *mut ffi::lua_Debug, stop: Stop) {
+    // SAFETY: as the caller promises.
+    unsafe { raise_text(state, message_of(state, ar, stop)) }
+}
+
+/// Raises `message` as a Lua error (does not return).
+///
+/// # Safety
+/// Called from the hook, with its state.
+unsafe fn raise_text(state: *mut ffi::lua_State, message: String) {
+    // SAFETY: as the caller promises; the message is dropped before
+    // `lua_error` unwinds past this frame.
+    unsafe {
         ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
         drop(message);
-        drop(place);
         ffi::lua_error(state);
+    }
+}
+
+/// The error of `stop` at the running line: the first frame with a line
+/// that is not the runtime's own Lua (`=gantry-…` chunks, such as the
+/// sandbox's coroutine wrappers).
+///
+/// # Safety
+/// Called from the hook with its state and activation record.
+unsafe fn message_of(state: *mut ffi::lua_State, ar: *mut ffi::lua_Debug, stop: Stop) -> String {
+    // SAFETY: as the caller promises.
+    unsafe {
+        let mut place = place_of(state, ar);
+        if place.is_empty() {
+            let mut frame: ffi::lua_Debug = std::mem::zeroed();
+            let mut level = 1;
+            while place.is_empty() && level < 16 && ffi::lua_getstack(state, level, &mut frame) != 0
+            {
+                place = place_of(state, &mut frame);
+                level += 1;
+            }
+        }
+        match stop {
+            Stop::Budget(limit) => {
+                format!("{place}instruction budget of {limit} exceeded (runaway loop?)")
+            }
+            Stop::Memory { hard, in_use } => {
+                format!("{place}memory limit of {hard} bytes exceeded ({in_use} bytes in use)")
+            }
+        }
+    }
+}
+
+/// `src:line: ` of the frame `ar` describes, or empty when it has no line
+/// or is the runtime's own Lua.
+///
+/// # Safety
+/// `ar` describes a live frame of `state`.
+unsafe fn place_of(state: *mut ffi::lua_State, ar: *mut ffi::lua_Debug) -> String {
+    // SAFETY: as the caller promises.
+    unsafe {
+        if ffi::lua_getinfo(state, c"Sl".as_ptr(), ar) == 0 || (*ar).currentline < 0 {
+            return String::new();
+        }
+        if !(*ar).source.is_null()
+            && CStr::from_ptr((*ar).source)
+                .to_bytes()
+                .starts_with(b"=gantry-")
+        {
+            return String::new();
+        }
+        let src = CStr::from_ptr((*ar).short_src.as_ptr()).to_string_lossy();
+        format!("{src}:{}: ", (*ar).currentline)
     }
 }

@@ -129,6 +129,18 @@ impl FastLane {
         f()
     }
 
+    /// Called when the outermost call into Lua has returned: nothing can be
+    /// blocked then, but an error between a sandbox wrapper's `block()` and
+    /// its `unblock()` (a spent instruction budget stops at the next
+    /// instruction wherever it is, a resume of a non-coroutine raises)
+    /// leaves a block behind; this drops it.
+    #[inline]
+    pub fn settle(&self) {
+        if self.counters.blocks.get() != 0 {
+            self.counters.blocks.set(0);
+        }
+    }
+
     /// A listener the lane may call (registered with a function the hub's
     /// callback holds).
     pub fn remember(&self, id: ListenerId, f: &Function) -> mlua::Result<()> {
@@ -295,6 +307,9 @@ fn report_failure(lua: &Lua, (lane, i, error): (Table, usize, LuaValue)) -> mlua
         other => format!("{other:?}"),
     };
     let site = snap.listeners.get(i).and_then(|(_, site)| site.clone());
+    // Stopped by the budget: that was this listener's stop, not the
+    // sender's (the lane goes on with the next listener).
+    shared.budget.forgive();
     shared.hub.listener_failed(snap.key, message, site);
     Ok(())
 }

@@ -118,9 +118,11 @@ pub(crate) fn run_listener(
     if shared.too_deep() {
         return Err(nesting_error());
     }
-    shared
-        .guarded(|| call(&shared, &lua, &f))
-        .map_err(|e| ListenerError::new(error_text(&e)))
+    shared.guarded(|| call(&shared, &lua, &f)).map_err(|e| {
+        // Stopped by the budget: that was this listener's stop.
+        shared.budget.forgive();
+        ListenerError::new(error_text(&e))
+    })
 }
 
 /// How many arguments a listener function can take, read once from its

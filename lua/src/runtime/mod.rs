@@ -45,6 +45,16 @@ use shared::{Shared, error_text};
 #[derive(Debug, Clone)]
 pub struct RuntimeOptions {
     /// The Lua state's memory limit in bytes (`None`: unlimited).
+    ///
+    /// Exceeding it stops the call with an error naming the script and
+    /// line where the limit was hit, with one exception: a single
+    /// allocation larger than what is left (a huge concatenation, say) is
+    /// refused by Lua as a memory error, which no handler sees, and is
+    /// reported without a line. A call that runs long (once the watchdog
+    /// armed the instruction budget) is stopped a little earlier, at a soft
+    /// limit a sixteenth below this one (at least 64 KiB, at most 16 MiB),
+    /// at its line; `string.rep` checks its result against what is left
+    /// before it allocates.
     pub memory_limit: Option<usize>,
     /// Instructions a call may run once it is found running long.
     pub instruction_budget: u64,
@@ -101,16 +111,20 @@ impl LuaRuntime {
         unsafe { lua.exec_raw::<()>((), |state| main = state) }?;
         // SAFETY: `main` is this state's main thread; the watchdog is a field
         // of the runtime that owns the state and is dropped first.
-        let watchdog =
-            unsafe { Watchdog::start(main, options.instruction_budget, options.watchdog_interval) }
-                .map_err(|e| {
-                    RuntimeError::Setup(format!("cannot start the watchdog thread: {e}"))
-                })?;
+        let watchdog = unsafe {
+            Watchdog::start(
+                main,
+                options.instruction_budget,
+                options.memory_limit,
+                options.watchdog_interval,
+            )
+        }
+        .map_err(|e| RuntimeError::Setup(format!("cannot start the watchdog thread: {e}")))?;
         let fast = fast::FastLane::new(&lua)?;
         let factory: Table = lua
             .load(sandbox::SANDBOX_LUA)
             .set_name("=gantry-sandbox")
-            .call((&fast.block, &fast.unblock))?;
+            .call((&fast.block, &fast.unblock, options.memory_limit))?;
         let owned = lua.create_table()?;
         let mode = lua.create_table()?;
         mode.raw_set("__mode", "k")?;

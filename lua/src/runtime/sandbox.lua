@@ -1,28 +1,89 @@
 -- Gantry's sandbox, run once per Lua state with the full standard library.
 -- Returns the functions the runtime uses to build each script's environment.
-local lane_block, lane_unblock = ...
+-- `memory_limit` is the state's memory limit in bytes, or nil.
+local lane_block, lane_unblock, memory_limit = ...
 local G = _G
 local pairs, ipairs, type, error, select, tostring = pairs, ipairs, type, error, select, tostring
+local rawget, real_setmetatable = rawget, setmetatable
+local tointeger, string_format = math.tointeger, string.format
 local real_load, real_create, real_resume = load, coroutine.create, coroutine.resume
 local real_yield, real_yieldable, real_collect = coroutine.yield, coroutine.isyieldable, collectgarbage
 local os_clock, os_time, os_date = os.clock, os.time, os.date
-
--- The string metatable is shared by every script: hide it.
-getmetatable("").__metatable = false
-
-local base = {
-  "assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal", "rawget",
-  "rawlen", "rawset", "select", "setmetatable", "getmetatable", "tonumber",
-  "tostring", "type", "xpcall", "_VERSION",
-}
-local libs = { "string", "table", "math", "utf8" }
-local gc_options = { collect = true, count = true, step = true, isrunning = true }
 
 local function copy(t)
   local c = {}
   for k, v in pairs(t) do c[k] = v end
   return c
 end
+
+-- `string.rep` turns a small input into a string of any size in one
+-- allocation, which Lua refuses at the memory limit with a memory error that
+-- names no line. Checked here first, the error names the caller's line.
+local real_rep = string.rep
+local function checked_rep(s, n, sep)
+  if memory_limit ~= nil and (type(s) == "string" or type(s) == "number") then
+    local count = nil
+    if type(n) == "number" or type(n) == "string" then count = tointeger(n) end
+    local lsep = 0
+    if type(sep) == "string" or type(sep) == "number" then lsep = #tostring(sep) end
+    if count ~= nil and count > 0 then
+      -- In floats: no overflow (real_rep refuses what does not fit).
+      local size = (#tostring(s) + lsep) * (count + 0.0) - lsep
+      local room = memory_limit - real_collect("count") * 1024
+      if size > room then
+        real_collect("collect")
+        room = memory_limit - real_collect("count") * 1024
+      end
+      if size > room then
+        error(string_format(
+          "memory limit of %d bytes exceeded: string.rep would make a string of %.0f bytes",
+          memory_limit, size), 2)
+      end
+    end
+  end
+  return real_rep(s, n, sep)
+end
+
+-- What scripts see as `string`: no `dump` (no binary chunks), the checked
+-- `rep`. Each script gets its own copy of it.
+local string_lib = copy(string)
+string_lib.dump = nil
+string_lib.rep = checked_rep
+
+-- The string metatable is shared by every script: its `__index` is what
+-- `("").dump` or `s:rep(n)` reach, so it is the sandbox's string table, not
+-- the real one; then it is hidden.
+local string_mt = getmetatable("")
+string_mt.__index = string_lib
+string_mt.__metatable = false
+
+-- `setmetatable` without finalizers. Lua runs a `__gc` metamethod with the
+-- debug hooks off, so the instruction budget cannot stop it, and at the
+-- latest when the state closes, after the watchdog is gone: a runaway
+-- finalizer would hang the host. Lua marks an object for finalization only
+-- when `setmetatable` gives it a metatable that has `__gc` at that moment;
+-- a `__gc` added to the metatable afterwards is ignored for that object
+-- (Lua 5.4 manual, 2.5.3), so refusing it here is enough. (A metatable that
+-- later gets `__gc` and is then given to another object is refused here.)
+-- The userdata the runtime hands out (objects, worlds, responders, hook
+-- contexts, writers) have protected metatables (`getmetatable` gives
+-- false), so a script cannot change their finalizers; their `__gc` and
+-- `__close` are the runtime's Rust code. A script's own `__close` runs
+-- within the call that closes it, under its budget.
+local function safe_setmetatable(t, mt)
+  if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
+    error("setmetatable: a __gc finalizer is not allowed in a script (finalizers run outside the instruction budget)", 2)
+  end
+  return real_setmetatable(t, mt)
+end
+
+local base = {
+  "assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal", "rawget",
+  "rawlen", "rawset", "select", "setmetatable", "getmetatable", "tonumber",
+  "tostring", "type", "xpcall", "_VERSION",
+}
+local libs = { "table", "math", "utf8" }
+local gc_options = { collect = true, count = true, step = true, isrunning = true }
 
 local function wrap_result(ok, ...)
   if ok then return ... end
@@ -33,7 +94,8 @@ local function make_env(api, gmp, print, require, hook_thread)
   local env = {}
   for _, name in ipairs(base) do env[name] = G[name] end
   for _, name in ipairs(libs) do env[name] = copy(G[name]) end
-  env.string.dump = nil
+  env.string = copy(string_lib)
+  env.setmetatable = safe_setmetatable
   env.os = { clock = os_clock, time = os_time, date = os_date }
   local co = copy(coroutine)
   -- Coroutines carry the instruction budget's hook from their start.

@@ -3,10 +3,14 @@
 //! Every chunk runs in its own environment table: its globals are invisible
 //! to other scripts, and the library tables it sees are its own copies, so
 //! `string.upper = nil` in one script changes nothing elsewhere (the shared
-//! string metatable is hidden). What a script gets:
+//! string metatable is hidden, and its `__index` is the sandbox's string
+//! table, so `("").dump` is nil too). What a script gets:
 //! - the base functions except `dofile`, `loadfile` and the raw `load`
 //!   (`load` takes text chunks only, in the script's environment by default);
-//! - `string` (no `dump`), `table`, `math`, `utf8`, `coroutine`, and `os`
+//!   `setmetatable` refuses a metatable with `__gc` (finalizers run with
+//!   Lua's hooks off, out of the instruction budget's reach);
+//! - `string` (no `dump`; `rep` checks its result against the memory limit
+//!   first), `table`, `math`, `utf8`, `coroutine`, and `os`
 //!   reduced to `clock`, `time` and `date`; no `io`, `debug` or `package`;
 //! - `collectgarbage` limited to `collect`, `count`, `step`, `isrunning`;
 //! - `require(name)`: another `.lua` file of the mod folder, run (rewritten

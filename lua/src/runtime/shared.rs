@@ -95,6 +95,9 @@ impl Shared {
                 self.0.depth.set(self.1);
                 if self.1 == 0 {
                     self.0.budget.exit();
+                    // A spent budget can stop a sandbox coroutine wrapper
+                    // between its lane block and unblock.
+                    self.0.fast.settle();
                 }
             }
         }
@@ -245,7 +248,12 @@ pub(crate) fn error_text(error: &mlua::Error) -> String {
         mlua::Error::CallbackError { traceback, cause } => {
             format!("{}\n{traceback}", error_text(cause))
         }
-        mlua::Error::MemoryError(_) => "memory limit of the Lua state exceeded".to_owned(),
+        // Lua raises a refused allocation without calling any message
+        // handler, so the line is lost: the soft limit (see `budget`)
+        // names it whenever memory fills step by step in a long call.
+        mlua::Error::MemoryError(_) => "memory limit of the Lua state exceeded (by a single \
+             allocation, or before the soft limit was checked: Lua reports no line for it)"
+            .to_owned(),
         mlua::Error::WithContext { context, cause } => format!("{context}: {}", error_text(cause)),
         other => other.to_string(),
     }
