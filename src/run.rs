@@ -12,7 +12,7 @@
 //! and exits. With `--trace` every dispatch is printed to stderr; with
 //! `--why KEY` a report on KEY's listeners follows the run ([`crate::why`]).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use gantry_host::key::validate_key;
 use gantry_host::{
     Caller, DEFAULT_TABLE_PATH, Hub, Language, ObjectId, Role, SignatureTable, Site, Source,
     TraceEvent, Value, WorldId,
@@ -139,13 +140,48 @@ struct ModHost {
     world: WorldId,
     engines: Vec<Box<dyn ScriptEngine>>,
     scripts: Vec<Loaded>,
-    errors: Rc<Cell<usize>>,
+    errors: Rc<Errors>,
+}
+
+/// The errors printed so far: how many, and the hub's reports of the load
+/// or tick under way. A refused send is the hub's report *and* an error
+/// raised in the script that sent it (which may fail a handler in turn):
+/// one fault, printed and counted once.
+#[derive(Default)]
+struct Errors {
+    count: Cell<usize>,
+    recent: RefCell<Vec<String>>,
+}
+
+impl Errors {
+    /// Prints `error` unless it only repeats a report of this load or tick.
+    fn print(&self, error: &str) {
+        let repeat = self
+            .recent
+            .borrow()
+            .iter()
+            .any(|report| error.contains(report.as_str()));
+        if repeat {
+            return;
+        }
+        self.count.set(self.count.get() + 1);
+        eprintln!("error: {error}");
+    }
+
+    /// A hub report: printed, and kept until the load or tick ends.
+    fn report(&self, report: String) {
+        self.print(&report);
+        self.recent.borrow_mut().push(report);
+    }
+
+    fn end_of_step(&self) {
+        self.recent.borrow_mut().clear();
+    }
 }
 
 impl ModHost {
     fn error(&self, error: &str) {
-        self.errors.set(self.errors.get() + 1);
-        eprintln!("error: {error}");
+        self.errors.print(error);
     }
 
     fn report_engine_errors(&mut self) {
@@ -157,6 +193,7 @@ impl ModHost {
         for error in errors {
             self.error(&error);
         }
+        self.errors.end_of_step();
     }
 
     fn engine_for(&mut self, file: &str) -> Option<&mut Box<dyn ScriptEngine>> {
@@ -174,14 +211,11 @@ impl ModHost {
             }
         };
         let result = self.engine_for(file)?.load(file, source, object);
-        self.report_engine_errors();
-        match result {
-            Ok(()) => Some(object),
-            Err(error) => {
-                self.error(&error);
-                Some(object)
-            }
+        if let Err(error) = &result {
+            self.error(error);
         }
+        self.report_engine_errors();
+        Some(object)
     }
 
     /// First load of a script.
@@ -215,9 +249,9 @@ impl ModHost {
         println!("[reloading {file}]");
         // Its listeners, what it stored and what it owns go with its object.
         let _ = self.hub.destroy(old.object);
-        let failures = self.errors.get();
+        let failures = self.errors.count.get();
         let object = self.load(file, &source);
-        if self.errors.get() > failures {
+        if self.errors.count.get() > failures {
             if let Some(object) = object {
                 let _ = self.hub.destroy(object);
             }
@@ -252,6 +286,15 @@ impl ModHost {
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let dir = &args.dir;
     anyhow::ensure!(dir.is_dir(), "{} is not a folder", dir.display());
+    // A key the run could never hear is a mistake to say now, not an
+    // empty report after the run.
+    for key in &args.why {
+        validate_key(key).with_context(|| format!("--why {key:?}"))?;
+    }
+    if let Some(pattern) = &args.trace_key {
+        validate_key(pattern.trim_end_matches(".*"))
+            .with_context(|| format!("--trace-key {pattern:?}"))?;
+    }
     let table_path = (!args.no_table).then(|| {
         args.table
             .clone()
@@ -263,12 +306,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => SignatureTable::new(),
     };
     let hub = Hub::with_table(table);
-    let errors = Rc::new(Cell::new(0usize));
-    let count = errors.clone();
-    hub.on_report(move |report| {
-        count.set(count.get() + 1);
-        eprintln!("error: {report}");
-    });
+    let errors = Rc::new(Errors::default());
+    let printed = errors.clone();
+    hub.on_report(move |report| printed.report(report.to_string()));
     let tick_now = Rc::new(Cell::new(0u32));
     let printer = (args.trace || args.trace_key.is_some()).then(|| {
         TracePrinter::new(
@@ -320,6 +360,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Site::new(TICK_SITE, 0, Language::Rust, Role::Send),
     );
     let tick_len = Duration::from_millis(args.tick_ms);
+    // A tick's `dt` is its length: the wall-clock one when watching, a
+    // sixtieth of a second when the ticks run back to back.
+    let dt = if args.watch {
+        tick_len.as_secs_f64()
+    } else {
+        TICK_DT
+    };
     let mut n: u32 = 0;
     let mut next = Instant::now();
     while ticks.is_none_or(|t| n < t) && !stop.load(Ordering::SeqCst) {
@@ -343,7 +390,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         // Errors of this send are the hub's reports, printed as they happen.
         // Unrecorded: the tick's one site is the host's, recorded below, not
         // a line of gantry's own source that moves with every edit.
-        let mut args = [Value::Int(i64::from(n)), Value::Float(TICK_DT)];
+        let mut args = [Value::Int(i64::from(n)), Value::Float(dt)];
         let _ = hub.send_values(tick, Source::Global, &mut args, Caller::Unrecorded);
         host.report_engine_errors();
     }
@@ -375,7 +422,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let failed = host.errors.get() > 0;
+    let failed = host.errors.count.get() > 0;
     drop(host);
     Ok(if failed {
         ExitCode::from(1)
