@@ -57,8 +57,8 @@ pub struct Parsed {
     lua: LuaCalls,
     /// A Rhai document's calls, rescanned whole on every change.
     rhai: Vec<ScannedCall>,
-    /// A Rhai document's comments and strings that span lines
-    /// ([`crate::lexical::rhai_spans`]), collected with its calls.
+    /// A Rhai document's comments and strings, from the same tokenizer
+    /// pass as its calls.
     rhai_spans: Vec<Range<usize>>,
 }
 
@@ -167,8 +167,7 @@ impl Parsed {
                 self.tree = tree;
             }
             Language::Rhai => {
-                self.rhai = scan(Language::Rhai, text);
-                self.rhai_spans = crate::lexical::rhai_spans(text);
+                (self.rhai, self.rhai_spans) = gantry_rhai::syntax::scan_with_text(text);
             }
             other => self.rhai = scan(other, text),
         }

@@ -117,6 +117,11 @@ pub(crate) struct Lexed {
     pub toks: Vec<Tok>,
     /// Did the tokenizer report any error (the source will not compile)?
     pub had_error: bool,
+    /// The comments, in order (the tokens skip them).
+    pub comments: Vec<std::ops::Range<usize>>,
+    /// Where each unterminated string token really ends (its token is cut
+    /// at the line end for the scanner): `(token index, end)`.
+    pub open_strings: Vec<(usize, usize)>,
 }
 
 /// A character stream over a `&str` that knows its byte offset.
@@ -127,6 +132,8 @@ struct ByteStream<'a> {
     src: &'a str,
     offset: usize,
     pending: Vec<char>,
+    /// The comments skipped so far.
+    comments: Vec<std::ops::Range<usize>>,
 }
 
 impl ByteStream<'_> {
@@ -148,12 +155,15 @@ impl ByteStream<'_> {
             match bytes.get(i) {
                 Some(b) if b.is_ascii_whitespace() => i += 1,
                 Some(b'/') if bytes.get(i + 1) == Some(&b'/') => {
+                    let start = i;
                     i += 2;
                     while i < bytes.len() && bytes[i] != b'\n' && bytes[i] != b'\r' {
                         i += 1;
                     }
+                    self.comments.push(start..i);
                 }
                 Some(b'/') if bytes.get(i + 1) == Some(&b'*') => {
+                    let start = i;
                     i += 2;
                     let mut level = 1usize;
                     while i < bytes.len() {
@@ -173,6 +183,7 @@ impl ByteStream<'_> {
                         }
                     }
                     i = i.min(bytes.len());
+                    self.comments.push(start..i);
                 }
                 _ => break,
             }
@@ -224,6 +235,7 @@ fn lex_into(src: &str, out: &mut Lexed) {
         src,
         offset: 0,
         pending: Vec::new(),
+        comments: Vec::new(),
     };
     let mut state = TokenizeState {
         max_string_len: None,
@@ -316,6 +328,9 @@ fn lex_into(src: &str, out: &mut Lexed) {
         let mut end = end;
         if kind == Kind::Error {
             out.had_error = true;
+            if matches!(src.as_bytes().get(start), Some(b'"' | b'`' | b'#')) {
+                out.open_strings.push((out.toks.len(), end));
+            }
             // An unterminated string stops at the line end it consumed.
             end = start + src.get(start..end).map_or(0, |t| t.trim_end().len());
         }
@@ -334,6 +349,31 @@ fn lex_into(src: &str, out: &mut Lexed) {
     }
     if !interpolations.is_empty() {
         out.had_error = true;
+    }
+    out.comments = stream.comments;
+}
+
+impl Lexed {
+    /// The comments and strings (string pieces of an interpolated string,
+    /// an unterminated string to where it really stopped), in order: the
+    /// parts of the source that are text, not code.
+    pub(crate) fn text_spans(&self) -> Vec<std::ops::Range<usize>> {
+        let mut open = self.open_strings.iter().peekable();
+        let strings = self.toks.iter().enumerate().filter_map(|(i, t)| {
+            if let Some(&&(at, end)) = open.peek()
+                && at == i
+            {
+                open.next();
+                return Some(t.start..end);
+            }
+            match &t.kind {
+                Kind::Str(_) | Kind::StrOpen | Kind::StrTail | Kind::Char => Some(t.start..t.end),
+                _ => None,
+            }
+        });
+        let mut spans: Vec<_> = strings.chain(self.comments.iter().cloned()).collect();
+        spans.sort_by_key(|r| r.start);
+        spans
     }
 }
 
@@ -388,6 +428,35 @@ mod tests {
         assert_eq!(kinds[0], Kind::StrOpen);
         assert!(kinds.contains(&Kind::StrTail));
         assert_eq!(texts(src).last(), Some(&"z"));
+    }
+
+    fn text(src: &str) -> Vec<&str> {
+        lex(src).text_spans().into_iter().map(|r| &src[r]).collect()
+    }
+
+    /// What is text and not code, as the engine reads it: comments (nested
+    /// ones whole), strings of every kind, the string pieces of an
+    /// interpolated string (not the code inside `${ }`), and an unterminated
+    /// string to where the tokenizer stopped.
+    #[test]
+    fn text_spans_are_the_comments_and_strings() {
+        assert_eq!(
+            text("/* a\n /* nested */ b */ x; // c\n\"one\" \"two\\\n three\""),
+            [
+                "/* a\n /* nested */ b */",
+                "// c",
+                "\"one\"",
+                "\"two\\\n three\""
+            ]
+        );
+        assert_eq!(
+            text("let s = `a\n${ \"x\" + `in\nner` }\nb`; /* open\n"),
+            // The interpolation's braces are code tokens of their own.
+            ["`a\n$", "\"x\"", "`in\nner`", "\nb`", "/* open\n"]
+        );
+        assert_eq!(text("let r = #\"raw\n\"# + 'c';"), ["#\"raw\n\"#", "'c'"]);
+        let open = text("let s = `never\nclosed");
+        assert_eq!(open, ["`never\nclosed"]);
     }
 
     #[test]

@@ -19,7 +19,7 @@ mod rewrite;
 mod scanner;
 
 pub use rewrite::{Bake, Rewrite, rewrite};
-pub use scanner::scan;
+pub use scanner::{scan, scan_with_text};
 
 #[cfg(test)]
 mod tests;

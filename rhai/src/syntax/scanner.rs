@@ -29,6 +29,16 @@ pub fn scan(source: &str) -> Vec<ScannedCall> {
     Scanner::new(source, &lexed, &lines).calls()
 }
 
+/// [`scan`], and the byte ranges of the source's comments and strings (the
+/// text that is not code), in order, from the same one pass of rhai's
+/// tokenizer: the language server asks whether a line begins inside one.
+pub fn scan_with_text(source: &str) -> (Vec<ScannedCall>, Vec<std::ops::Range<usize>>) {
+    let lexed = lex(source);
+    let lines = LineIndex::new(source);
+    let calls = Scanner::new(source, &lexed, &lines).calls();
+    (calls, lexed.text_spans())
+}
+
 struct Scanner<'a> {
     src: &'a str,
     toks: &'a [Tok],
