@@ -281,6 +281,9 @@ pub(crate) struct State {
     /// channel list, a signature, an object's tiers): lanes stamped with an
     /// older epoch are merged again.
     pub(crate) epoch: u64,
+    /// The last struct row shape the signature check verified, and the
+    /// epoch it was verified in (see [`crate::types::RowShape`]).
+    row_shape: (u64, crate::types::RowShape),
     reports: Vec<Report>,
     next_id: u64,
     next_seq: u64,
@@ -350,6 +353,7 @@ impl Hub {
             hooked: Default::default(),
             partial_hooks: 0,
             epoch: 0,
+            row_shape: Default::default(),
             reports: Vec::new(),
             next_id: 0,
             next_seq: 0,
@@ -1301,7 +1305,13 @@ impl Hub {
                         (Type::Nil, _) if !sig.declared => narrow = true,
                         _ if !checked => {}
                         _ => {
-                            if !rows_match(&s.table.structs, arg, ty, changed) {
+                            if !rows_match(
+                                &s.table.structs,
+                                (s.epoch, &mut s.row_shape),
+                                arg,
+                                ty,
+                                changed,
+                            ) {
                                 failure = Some((position, ty.to_string(), arg.kind_name()));
                                 break;
                             }
@@ -1430,6 +1440,11 @@ impl Hub {
                 .filter(|(list, _)| list.max_arity > args.len())
                 .flat_map(|(list, _)| list.entries.iter());
             self.check_arity(key, args, caller, entries, only)?;
+        }
+        // Lists of collection listeners only (a table's slots and rows)
+        // have nobody for the message deliverer.
+        if lists.iter().all(|(list, _)| list.messages == 0) {
+            return Ok(Delivered { listeners: 0 });
         }
         let mut called = 0;
         for (entry, depth) in delivery_order(lists) {
@@ -1702,14 +1717,27 @@ impl ListenSpec {
 /// settle: the whole value, or, for a table a writer edited, its changed
 /// rows only (a full reload checks them all).
 #[inline]
-fn rows_match(structs: &StructRegistry, arg: &Value, ty: &Type, changed: Option<&Spans>) -> bool {
+fn rows_match(
+    structs: &StructRegistry,
+    (epoch, shape): (u64, &mut (u64, crate::types::RowShape)),
+    arg: &Value,
+    ty: &Type,
+    changed: Option<&Spans>,
+) -> bool {
+    if shape.0 != epoch {
+        *shape = (epoch, crate::types::RowShape::default());
+    }
+    let shape = &mut shape.1;
     match (changed, ty, arg) {
         (Some(spans), Type::Array(element), Value::Array(rows)) if !spans.is_full() => {
             spans.ranges().iter().all(|range| {
                 let end = (range.end().max(0) as usize).min(rows.len());
                 let start = (range.index.max(0) as usize).min(end);
-                structs.values_match(&rows[start..end], element)
+                structs.values_match_with(&rows[start..end], element, shape)
             })
+        }
+        (_, Type::Array(element), Value::Array(rows)) => {
+            structs.values_match_with(rows, element, shape)
         }
         _ => structs.value_matches(arg, ty),
     }

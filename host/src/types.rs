@@ -173,10 +173,42 @@ pub struct StructDef {
     pub fields: Vec<Param>,
 }
 
-/// The struct name and field names of the last row that had exactly the
-/// declared fields in declared order, by address, with their declared
-/// types ([`StructRegistry::values_match`]).
-type SeenRow<'t> = (*const u8, SmallVec<[(*const u8, &'t Type); 8]>);
+/// The shape of the last struct row checked field by field: its struct
+/// and field-name strings (held, so that their addresses stay theirs) and
+/// the declared types in order. A row sharing those strings — rows built
+/// by one serializer or script do — is checked by position, with no
+/// definition lookup and no name compared as text. The hub keeps one
+/// between dispatches and clears it whenever its table may have changed.
+#[derive(Debug, Default)]
+pub struct RowShape {
+    element: Option<Rc<str>>,
+    name: Option<Rc<str>>,
+    fields: SmallVec<[Rc<str>; 8]>,
+    types: SmallVec<[Type; 8]>,
+}
+
+impl RowShape {
+    /// Forgets the shape (the struct definitions may have changed).
+    pub fn clear(&mut self) {
+        *self = RowShape::default();
+    }
+
+    /// Is `row`, expected as `element`, of this shape?
+    #[inline]
+    fn holds(&self, row: &crate::value::StructValue, element: &Rc<str>) -> bool {
+        let (Some(name), Some(checked_as)) = (&self.name, &self.element) else {
+            return false;
+        };
+        Rc::ptr_eq(name, &row.name)
+            && (Rc::ptr_eq(checked_as, element) || **checked_as == **element)
+            && row.fields.len() == self.fields.len()
+            && row
+                .fields
+                .iter()
+                .zip(&self.fields)
+                .all(|((field, _), seen)| Rc::ptr_eq(field, seen))
+    }
+}
 
 /// The structs of a table, by name.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -338,27 +370,32 @@ impl StructRegistry {
     /// share them) is checked by position against that row's declared
     /// types: no definition lookup and no name compare per row.
     pub fn values_match(&self, items: &[Value], expected: &Type) -> bool {
+        self.values_match_with(items, expected, &mut RowShape::default())
+    }
+
+    /// [`StructRegistry::values_match`] with a [`RowShape`] kept by the
+    /// caller between calls (the hub keeps one per table epoch): a writer
+    /// publishing one edited row is checked by position from the second
+    /// publish on.
+    pub fn values_match_with(
+        &self,
+        items: &[Value],
+        expected: &Type,
+        shape: &mut RowShape,
+    ) -> bool {
         let Type::Struct(element) = expected else {
             return items.iter().all(|item| self.value_matches(item, expected));
         };
-        let mut seen: Option<SeenRow<'_>> = None;
         for item in items {
             let Value::Struct(s) = item else {
                 return false;
             };
-            if let Some((name, fields)) = &seen
-                && s.name.as_ptr() == *name
-                && s.fields.len() == fields.len()
-                && s.fields
-                    .iter()
-                    .zip(fields)
-                    .all(|((field, _), (at, _))| field.as_ptr() == *at)
-            {
+            if shape.holds(s, element) {
                 if !s
                     .fields
                     .iter()
-                    .zip(fields)
-                    .all(|((_, v), (_, ty))| self.field_matches(Some(v), ty, 0))
+                    .zip(&shape.types)
+                    .all(|((_, v), ty)| self.field_matches(Some(v), ty, 0))
                 {
                     return false;
                 }
@@ -367,23 +404,27 @@ impl StructRegistry {
             if !self.is_a(&s.name, element) || !self.fields_match(s, 0) {
                 return false;
             }
-            let declared = self.chain_fields(&s.name);
-            seen = (declared.len() == s.fields.len()
-                && declared
-                    .iter()
-                    .zip(&s.fields)
-                    .all(|(param, (field, _))| param.name == **field))
-            .then(|| {
-                let fields = s
-                    .fields
-                    .iter()
-                    .zip(&declared)
-                    .map(|((field, _), param)| (field.as_ptr(), &param.ty))
-                    .collect();
-                (s.name.as_ptr(), fields)
-            });
+            self.note_shape(s, element, shape);
         }
         true
+    }
+
+    /// Remembers `row`'s shape (checked by name already) when it has
+    /// exactly the declared fields in declared order.
+    fn note_shape(&self, row: &crate::value::StructValue, element: &Rc<str>, shape: &mut RowShape) {
+        let declared = self.chain_fields(&row.name);
+        let in_order = declared.len() == row.fields.len()
+            && declared
+                .iter()
+                .zip(&row.fields)
+                .all(|(param, (field, _))| param.name == **field);
+        if !in_order {
+            return;
+        }
+        shape.element = Some(element.clone());
+        shape.name = Some(row.name.clone());
+        shape.fields = row.fields.iter().map(|(field, _)| field.clone()).collect();
+        shape.types = declared.iter().map(|param| param.ty.clone()).collect();
     }
 
     /// The fields of struct `name`, inherited ones first (borrowed, bounded
@@ -422,10 +463,17 @@ impl StructRegistry {
 
     /// Does a field's value carry its declared type? Left out, nil, and a
     /// type observed as nil (nothing known yet) or `any` always do.
-    #[inline]
+    #[inline(always)]
     fn field_matches(&self, field: Option<&Value>, ty: &Type, depth: usize) -> bool {
         match (field, ty) {
-            (None | Some(Value::Nil), _) | (_, Type::Nil | Type::Any) => true,
+            // The scalars, in line: a row's check is mostly these.
+            (Some(Value::Int(_)), Type::Int | Type::Float)
+            | (Some(Value::Float(_)), Type::Float)
+            | (Some(Value::Str(_)), Type::String)
+            | (Some(Value::Bool(_)), Type::Bool)
+            | (Some(Value::Object(_)), Type::Object)
+            | (None | Some(Value::Nil), _)
+            | (_, Type::Nil | Type::Any) => true,
             (Some(Value::Struct(inner)), Type::Struct(name)) => {
                 self.is_a(&inner.name, name) && self.fields_match(inner, depth + 1)
             }

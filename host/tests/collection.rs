@@ -589,6 +589,45 @@ fn table_or_message_listener_is_decided_by_what_is_sent() {
     assert!(hub.unlisten(id));
 }
 
+/// Checked mode holds every field of a published row to its declared type,
+/// remembering a checked row's shape between publishes — and forgetting it
+/// when the struct is declared again: a row that was right under the old
+/// definition is refused under the new one.
+#[test]
+fn checked_rows_follow_a_struct_declared_again() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(3));
+    let edit = |hub: &Hub| {
+        let mut arr = hub.stored_array_of::<Item>(key, Source::Global);
+        arr.get_mut(1).unwrap().unwrap().count += 1;
+    };
+    edit(&hub);
+    edit(&hub);
+    assert!(hub.take_reports().is_empty());
+    hub.edit_table(|t| {
+        t.declare_struct(
+            "Item",
+            gantry_host::StructDef {
+                parent: None,
+                doc: String::new(),
+                fields: vec![
+                    gantry_host::Param::new("id", gantry_host::Type::Int),
+                    gantry_host::Param::new("name", gantry_host::Type::Int),
+                    gantry_host::Param::new("count", gantry_host::Type::Int),
+                ],
+            },
+        )
+    });
+    edit(&hub);
+    let reports = hub.take_reports();
+    assert!(
+        reports
+            .iter()
+            .any(|r| matches!(r, Report::Mismatch { key, .. } if key == KEY)),
+        "{reports:?}"
+    );
+}
+
 // ----- listener forms ---------------------------------------------------------
 
 #[test]
