@@ -116,6 +116,8 @@ impl Hub {
             let taken = self.with_state(|s| {
                 let slot = s.slots.get(key.index()).ok_or(NoHandoff::UnknownKey)?;
                 let params = slot.handoff_params().ok_or(NoHandoff::Learning)?;
+                // Sends of a key that carries a table take the table path.
+                let table_key = matches!(&*params, [p] if p.struct_array_element().is_some());
                 let epoch = s.epoch;
                 let mut listeners = Vec::new();
                 crate::hub::for_each_on_route(s, key, source, |entry| {
@@ -124,11 +126,10 @@ impl Hub {
                     }
                     match &entry.callback {
                         Callback::Message(_) => {}
-                        // A listener that takes messages as well as tables
-                        // is the hub's to judge.
-                        Callback::Collection(_) if entry.takes_messages() => {
-                            return Err(NoHandoff::SpecialListener);
-                        }
+                        // A listener that takes tables or messages, whichever
+                        // is sent: a message listener for a key that carries
+                        // no table (what its sends are, once the key is known).
+                        Callback::Collection(_) if entry.takes_messages() && !table_key => {}
                         // Skipped by a plain send (the table path is not plain).
                         Callback::Collection(_) => return Ok(()),
                         Callback::Hook(_) => return Err(NoHandoff::SpecialListener),

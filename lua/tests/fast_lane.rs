@@ -510,3 +510,29 @@ fn lane_send_from_a_finalizer_while_the_state_closes_is_refused() {
     assert_eq!(f.printed(), vec!["heard\t1"]);
     drop(f);
 }
+
+/// A listener of two parameters registered before its key was known may
+/// yet be a whole-table listener (`function(items, update)`); once the key
+/// turns out to carry no table, the lane takes it as any message listener.
+#[test]
+fn lane_takes_a_two_parameter_listener_registered_before_its_key_was_known() {
+    let f = Fixture::new();
+    f.load(
+        "early.lua",
+        r#"
+        ListenMessage("Hit", nil, function(a, b) print("hit", a, b) end)
+        ListenMessage("Go", nil, function() NotifyMessage("Hit", 1, 2) end)
+        "#,
+    );
+    go(&f);
+    let key = f.hub.key("Hit").unwrap();
+    let snapshot = f.hub.lane_snapshot(key, Source::Global).unwrap();
+    assert_eq!(
+        snapshot.listeners.len(),
+        1,
+        "the early listener is on the lane"
+    );
+    go(&f);
+    assert_eq!(f.printed(), ["hit\t1\t2"; 2]);
+    assert!(f.failures().is_empty());
+}

@@ -566,10 +566,16 @@ fn listen(
     if undecided {
         let table = collection::table_callback(&ctx.shared, target.clone());
         let message = message_callback(&ctx.shared, target, takes);
-        return ctx
+        let id = ctx
             .hub()
             .listen_table_or_message_raw(&key.text, scope, options, Some(site), table, message)
-            .map_err(|e| runtime_err(lua, e));
+            .map_err(|e| runtime_err(lua, e))?;
+        // Once its key turns out to carry no table, the lane calls it as
+        // any message listener.
+        if lane_may_call {
+            ctx.shared.fast.remember(id, &held)?;
+        }
+        return Ok(id);
     }
     let callback = message_callback(&ctx.shared, target, takes);
     let spec = ListenSpec::message(scope, options, ListenerParams::Dynamic, callback)
