@@ -114,7 +114,9 @@ fn on_send_table(hub: &Hub, key: Key, args: &[Value], lists: &Gathered) -> usize
     };
     let n = rows.len() as i32;
     let update = Update::new(n, n, &[]);
-    publish(hub, key, rows, element_of(rows), update, lists, true)
+    // No row is gone (the count stands), so no stand-in is ever built: no
+    // element name to hold.
+    publish(hub, key, rows, None, update, lists, true)
 }
 
 /// A stored table, replayed to a collection listener that just arrived: a
