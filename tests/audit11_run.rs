@@ -3,20 +3,16 @@
 //! status, the sandbox's limits, `--trace`, `--why`, `--watch`, `gantry
 //! explain`/`gantry table`, and the table file as the CLI handles it.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use gantry_host::Hub;
 use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
 
-fn gantry() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gantry"));
-    cmd.env("GANTRY_LOG", "off");
-    cmd
-}
+mod support;
+
+use support::{Watching, gantry, write};
 
 fn run(dir: &Path, extra: &[&str]) -> Output {
     gantry()
@@ -25,14 +21,6 @@ fn run(dir: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .output()
         .expect("gantry runs")
-}
-
-/// Writes in one step (temporary name + rename) so a watcher never sees a
-/// truncated file.
-fn write(dir: &Path, file: &str, text: &str) {
-    let tmp = dir.join(format!("{file}.partial"));
-    std::fs::write(&tmp, text).unwrap();
-    std::fs::rename(&tmp, dir.join(file)).unwrap();
 }
 
 fn out(o: &Output) -> String {
@@ -690,70 +678,6 @@ fn the_arena_run_leaves_its_committed_table_byte_identical() {
 }
 
 // ---------------------------------------------------------------- watch
-
-struct Watching {
-    child: std::process::Child,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Watching {
-    fn start(dir: &Path) -> Self {
-        let mut child = gantry()
-            .args(["run", dir.to_str().unwrap(), "--watch", "--tick-ms", "20"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (tx, lines) = mpsc::channel();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Self { child, lines }
-    }
-
-    /// Waits (at most 10 s) for `want`; returns the lines seen before it.
-    fn wait_for(&self, want: &str) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut seen = Vec::new();
-        while Instant::now() < deadline {
-            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(50)) {
-                if line == want {
-                    return seen;
-                }
-                seen.push(line);
-            }
-        }
-        panic!("no line {want:?} within 10 s; saw {seen:?}");
-    }
-
-    fn interrupt(mut self) -> (std::process::ExitStatus, String) {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-INT", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let status = self.child.wait().unwrap();
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(&mut self.child.stderr.take().unwrap(), &mut stderr).unwrap();
-        (status, stderr)
-    }
-}
-
-impl Drop for Watching {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 #[test]
 fn watch_loads_a_new_file_and_ctrl_c_exits_0_saving_the_table() {

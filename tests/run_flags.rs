@@ -1,25 +1,12 @@
 //! `gantry run` flags of the mod host experience (issue 10): `--trace`,
 //! `--trace-key`, and `--watch` reloading a script while the game runs.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-fn gantry() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_gantry"))
-}
+mod support;
 
-/// Writes `file` in one step (a temporary name, then a rename), so a
-/// watching run never sees it truncated and empty: on a loaded machine the
-/// two syscalls of a plain write can straddle two polls. Saving in several
-/// steps is tested on purpose, with half-written content, where it matters.
-fn write(dir: &Path, file: &str, text: &str) {
-    let temporary = dir.join(format!("{file}.partial"));
-    std::fs::write(&temporary, text).unwrap();
-    std::fs::rename(&temporary, dir.join(file)).unwrap();
-}
+use support::{Watching, gantry, write};
 
 #[test]
 fn trace_prints_one_line_per_dispatch_with_listener_sites() {
@@ -117,60 +104,6 @@ NotifyMessage("Player.Hurt", "lots")
             .contains("trace: [load] ABORTED Player.Hurt: argument 1: expected float, got string"),
         "{stderr}"
     );
-}
-
-/// A `gantry run --watch` child whose stdout lines arrive on a channel.
-struct Watching {
-    child: std::process::Child,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Watching {
-    fn start(dir: &Path) -> Self {
-        let mut child = gantry()
-            .args(["run", dir.to_str().unwrap(), "--watch", "--tick-ms", "20"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (tx, lines) = mpsc::channel();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Self { child, lines }
-    }
-
-    /// Waits (at most 20 s) for a line equal to `want`.
-    fn wait_for(&self, want: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut seen = Vec::new();
-        while Instant::now() < deadline {
-            if let Ok(line) = self.lines.recv_timeout(Duration::from_millis(100)) {
-                if line == want {
-                    return;
-                }
-                seen.push(line);
-            }
-        }
-        panic!("no line {want:?} within 20 s; saw {seen:?}");
-    }
-
-    /// Ctrl-C, then the exit status and stderr.
-    fn interrupt(mut self) -> (std::process::ExitStatus, String) {
-        let pid = self.child.id().to_string();
-        let killed = Command::new("kill").args(["-INT", &pid]).status().unwrap();
-        assert!(killed.success());
-        let status = self.child.wait().unwrap();
-        let mut stderr = String::new();
-        std::io::Read::read_to_string(&mut self.child.stderr.take().unwrap(), &mut stderr).unwrap();
-        (status, stderr)
-    }
 }
 
 #[test]
