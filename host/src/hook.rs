@@ -169,10 +169,7 @@ impl Hub {
     #[inline]
     pub fn run_hook(&self, key: &str, payload: &mut Value) -> Result<HookResult, HubError> {
         if !self.has_hook_listeners(key) {
-            if !crate::key::is_well_formed(key) {
-                return unheard_malformed(key);
-            }
-            return Ok(HookResult::default());
+            return unheard(key);
         }
         self.run_heard_hook(key, payload, Location::caller())
     }
@@ -317,8 +314,19 @@ fn partial_hook_above(state: &State, key: &str) -> bool {
     false
 }
 
-/// An unheard hook whose key [`is_well_formed`](crate::key::is_well_formed)
-/// refused: the error naming the key (out of the unheard hook's path).
+/// An unheard hook: nothing to run, but a malformed key is the error
+/// naming it. Out of line, so that the lookup in front of it stays small
+/// enough to inline into every caller.
+#[inline(never)]
+fn unheard(key: &str) -> Result<HookResult, HubError> {
+    if !crate::key::is_well_formed(key) {
+        return unheard_malformed(key);
+    }
+    Ok(HookResult::default())
+}
+
+/// The error of a key [`is_well_formed`](crate::key::is_well_formed)
+/// refused.
 #[cold]
 #[inline(never)]
 fn unheard_malformed(key: &str) -> Result<HookResult, HubError> {
