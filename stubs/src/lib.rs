@@ -12,7 +12,7 @@
 //! - [`rhai_defs`]: the definition files in the format of rhai's
 //!   `Engine::definitions`, held to it by a test ([`rhai_definitions`]).
 //! - [`config`]: `.luarc.json` / `.emmyrc.json` pointing at the stubs.
-//! - [`write`]: bringing the output folder up to date ([`write_stubs`]).
+//! - [`write`](mod@write): bringing the output folder up to date ([`write_stubs`]).
 //! - `names`: identifiers and doc lines made safe for generated code.
 
 pub mod config;

@@ -11,7 +11,7 @@
 //! `...: any` would swallow every argument error, and an alias of a union of
 //! `fun` types is not narrowed at all, so neither is used. The key literals
 //! are listed once, as `---|` lines of a few group aliases (see
-//! [`write_key_aliases`]), never as an inline union: a parameter typed by a
+//! `write_key_aliases`), never as an inline union: a parameter typed by a
 //! union of 10,000 literals overflows `emmylua_check`'s stack. LuaLS also
 //! completes the keys from the literal types and from the aliases, which
 //! carry each key's doc line.

@@ -11,7 +11,7 @@
 //! - [`view`]: the borrowed whole-table [`TableView`].
 //! - [`rows`]: positional members — the fast path and the reflective one.
 //! - [`listen`]: the listener forms (typed for Rust, raw for scripts).
-//! - [`dispatch`]: the store path, the send (transient) path, late replay.
+//! - `dispatch`: the store path, the send (transient) path, late replay.
 //! - [`writer`]: the in-place writer [`StoredArray`] / [`StoredArrayOf`].
 
 pub mod diff;
