@@ -19,7 +19,7 @@ use gantry_host::{ListenerError, Message, Owner, Type, Value};
 use mlua::{AnyUserData, Function, Lua, MultiValue, Table, Value as LuaValue};
 
 use super::convert::{STRUCT_FIELD, from_value, to_value};
-use super::handles::{HookCtx, ObjectHandle, OwnerToken, ResponderHandle};
+use super::handles::{HookCtx, NamedHandle, ObjectHandle, OwnerToken, ResponderHandle};
 use super::shared::{Shared, error_text};
 
 /// How the hub's callback reaches the Lua function.
@@ -54,6 +54,14 @@ pub(crate) fn resolve_owner(
             let id = ud.borrow::<ObjectHandle>().map_err(|e| e.to_string())?.0;
             Ok((Owner::Object(id), Target::Strong(f)))
         }
+        // A named source lives as long as its object: so does what it owns.
+        LuaValue::UserData(ud) if ud.is::<NamedHandle>() => {
+            let source = ud.borrow::<NamedHandle>().map_err(|e| e.to_string())?.0;
+            let id = source
+                .object()
+                .ok_or("a named source without an object cannot own a listener")?;
+            Ok((Owner::Object(id), Target::Strong(f)))
+        }
         LuaValue::Table(_) | LuaValue::UserData(_) => {
             let entry = owner_entry(shared, lua, owner).map_err(|e| e.to_string())?;
             let token: AnyUserData = entry.raw_get("token").map_err(|e| e.to_string())?;
@@ -75,10 +83,13 @@ pub(crate) fn resolve_owner(
 
 /// The hub owner a Lua value stands for, if it owns anything (for unbind).
 pub(crate) fn existing_owner(shared: &Shared, owner: &LuaValue) -> Option<Owner> {
-    if let LuaValue::UserData(ud) = owner
-        && let Ok(o) = ud.borrow::<ObjectHandle>()
-    {
-        return Some(Owner::Object(o.0));
+    if let LuaValue::UserData(ud) = owner {
+        if let Ok(o) = ud.borrow::<ObjectHandle>() {
+            return Some(Owner::Object(o.0));
+        }
+        if let Ok(named) = ud.borrow::<NamedHandle>() {
+            return named.0.object().map(Owner::Object);
+        }
     }
     let entry: Table = shared.owned.raw_get(owner.clone()).ok()?;
     let token: AnyUserData = entry.raw_get("token").ok()?;

@@ -104,13 +104,26 @@ fn add_object_functions(ctx: &Rc<Ctx>, lua: &Lua, gmp: &Table) -> mlua::Result<(
     let c = ctx.clone();
     gmp.raw_set(
         "Named",
-        lua.create_function(move |lua, (obj, name): (LuaValue, String)| {
+        lua.create_function(move |lua, (obj, name): (LuaValue, LuaValue)| {
             let id = match &obj {
                 LuaValue::UserData(ud) => ud.borrow::<ObjectHandle>().ok().map(|o| o.0),
                 _ => None,
             }
             .ok_or_else(|| error_here(lua, "GMP.Named: argument 1 must be an object"))?;
-            Ok(NamedHandle(c.shared.hub.named(id, &name)))
+            // A name is a string (a number would be two names: 1 and "1").
+            let LuaValue::String(name) = name else {
+                return Err(error_here(
+                    lua,
+                    format!(
+                        "GMP.Named: argument 2 must be a name (a string), got {}",
+                        name.type_name()
+                    ),
+                ));
+            };
+            let name = name
+                .to_str()
+                .map_err(|_| error_here(lua, "GMP.Named: argument 2 must be UTF-8 text"))?;
+            Ok(NamedHandle(c.shared.hub.named(id, name.as_ref())))
         })?,
     )?;
     let c = ctx.clone();

@@ -444,8 +444,14 @@ fn resolve_owner(script: &Script, owner: &Dynamic) -> Result<Owner, String> {
     if let Some(o) = owner.clone().try_cast::<ObjectHandle>() {
         return Ok(Owner::Object(o.0));
     }
+    // A named source lives as long as its object: so does what it owns.
+    if let Some(named) = owner.clone().try_cast::<NamedHandle>()
+        && let Some(object) = named.0.object()
+    {
+        return Ok(Owner::Object(object));
+    }
     Err(format!(
-        "an owner must be () (this script's object) or an object, got a {}",
+        "an owner must be () (this script's object), an object or a named source, got a {}",
         owner.type_name()
     ))
 }
