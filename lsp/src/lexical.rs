@@ -12,37 +12,7 @@
 
 use std::ops::Range;
 
-/// The length of a Lua long bracket opening at the start of `s` (`[[`,
-/// `[=[`, ...) and its level, or `None`.
-pub fn long_bracket_open(s: &[u8]) -> Option<(usize, usize)> {
-    if s.first() != Some(&b'[') {
-        return None;
-    }
-    let level = s[1..].iter().take_while(|&&b| b == b'=').count();
-    (s.get(1 + level) == Some(&b'[')).then_some((level + 2, level))
-}
-
-/// The end (after the closing bracket) of a Lua long bracket of `level`
-/// whose content is searched from byte `from`; `None` when it is not
-/// closed before `limit`.
-pub fn long_bracket_close(text: &[u8], from: usize, limit: usize, level: usize) -> Option<usize> {
-    let limit = limit.min(text.len());
-    let mut i = from;
-    while i < limit {
-        if text[i] == b']' {
-            let equals = text[i + 1..limit]
-                .iter()
-                .take_while(|&&b| b == b'=')
-                .count();
-            let close = i + 1 + equals;
-            if equals == level && close < limit && text[close] == b']' {
-                return Some(close + 1);
-            }
-        }
-        i += 1;
-    }
-    None
-}
+use gantry_lua::syntax::{long_bracket_close, long_bracket_level};
 
 /// Where code resumes after a Lua comment or string node that holds
 /// `line_start` and began before it: after its closing bracket (searched
@@ -72,10 +42,11 @@ pub fn lua_open_at(
             } else {
                 bytes.get(start..)?
             };
-            return match long_bracket_open(opener) {
-                Some((_, level)) => {
-                    Some(long_bracket_close(bytes, line_start, limit, level).unwrap_or(limit + 1))
-                }
+            let limit = limit.min(bytes.len());
+            return match long_bracket_level(opener, 0) {
+                Some(level) => Some(
+                    long_bracket_close(&bytes[..limit], line_start, level).unwrap_or(limit + 1),
+                ),
                 // A quoted string continued with `\` or `\z`: its end as parsed.
                 None if kind == "string" => Some(n.end_byte().min(bytes.len())),
                 None => None,
@@ -130,7 +101,5 @@ mod tests {
             Some(text.find(" e").unwrap())
         );
         assert_eq!(lua_open_at(&tree, text, line(5)), None);
-        assert_eq!(long_bracket_open(b"[=[x"), Some((3, 1)));
-        assert_eq!(long_bracket_open(b"[x"), None);
     }
 }

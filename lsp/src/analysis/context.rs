@@ -9,7 +9,7 @@
 
 use gantry_host::{ApiFunction, Language, Literal, ScannedCall};
 
-use crate::lexical::{long_bracket_close, long_bracket_open};
+use gantry_lua::syntax::{long_bracket_close, long_bracket_level};
 
 /// The call around the cursor.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,16 +234,15 @@ fn scan_line(
             b'-' if language == Language::Lua && bytes.get(i + 1) == Some(&b'-') => {
                 // A long comment closed before the cursor is skipped; a
                 // line comment, or a long one still open, holds the cursor.
-                let (len, level) = long_bracket_open(&bytes[i + 2..line.end])?;
-                i = long_bracket_close(bytes, i + 2 + len, end, level)?;
+                let level = long_bracket_level(&bytes[..line.end], i + 2)?;
+                i = long_bracket_close(&bytes[..end], i + 4 + level, level)?;
                 continue;
             }
             b'[' if language == Language::Lua
-                && long_bracket_open(&bytes[i..line.end]).is_some() =>
+                && let Some(level) = long_bracket_level(&bytes[..line.end], i) =>
             {
                 // A long string: skipped when it closes before the cursor.
-                let (len, level) = long_bracket_open(&bytes[i..line.end])?;
-                i = long_bracket_close(bytes, i + len, end, level)?;
+                i = long_bracket_close(&bytes[..end], i + 2 + level, level)?;
                 last_ident = None;
                 operand = true;
                 continue;

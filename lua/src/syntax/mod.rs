@@ -13,10 +13,14 @@
 //! - `literal`: decoding of Lua string and number literals.
 //! - `split`: a large chunk parsed as two halves on two threads, for the
 //!   rewriter.
+//! - [`long_bracket_level()`] / [`long_bracket_close()`]: Lua's long
+//!   brackets read from bytes, for the cut finder and the language server's
+//!   line lexer.
 //!
 //! `tree_sitter` is re-exported so a user (the language server) edits and
 //! reparses trees with the exact version the scanner was built against.
 
+mod brackets;
 mod kinds;
 mod literal;
 mod parse;
@@ -24,6 +28,7 @@ mod rewrite;
 mod scan;
 mod split;
 
+pub use brackets::{long_bracket_close, long_bracket_level};
 pub use parse::{parse, parse_range};
 pub use rewrite::{BAKES_PROLOGUE_MAX_LOCALS, Bake, Rewrite, rewrite};
 pub use scan::{

@@ -19,6 +19,7 @@
 
 use tree_sitter::Point;
 
+use super::brackets::{long_bracket_close, long_bracket_level};
 use super::kinds::KINDS;
 use super::parse::{parse, parse_range};
 use super::scan::{ChunkLocals, ChunkScan, chunk_locals, scan_chunk, scan_chunk_after};
@@ -49,12 +50,12 @@ pub(crate) fn split_point(source: &str) -> Option<usize> {
         match c {
             b'-' if b.get(i + 1) == Some(&b'-') => {
                 i = match long_bracket_level(b, i + 2) {
-                    Some(level) => long_bracket_end(b, i + 2, level)?,
+                    Some(level) => long_bracket_close(b, i + 4 + level, level)?,
                     None => memchr_from(b, b'\n', i).unwrap_or(b.len()),
                 };
             }
             b'[' => match long_bracket_level(b, i) {
-                Some(level) => i = long_bracket_end(b, i, level)?,
+                Some(level) => i = long_bracket_close(b, i + 2 + level, level)?,
                 None => {
                     depth += 1;
                     i += 1;
@@ -100,33 +101,6 @@ pub(crate) fn split_point(source: &str) -> Option<usize> {
         }
     }
     None
-}
-
-/// `[`, any number of `=`, `[` at `at`: the number of `=`.
-fn long_bracket_level(b: &[u8], at: usize) -> Option<usize> {
-    if b.get(at) != Some(&b'[') {
-        return None;
-    }
-    let level = b[at + 1..].iter().take_while(|&&c| c == b'=').count();
-    (b.get(at + 1 + level) == Some(&b'[')).then_some(level)
-}
-
-/// The offset just past the `]`, `=` × level, `]` closing the long bracket
-/// opened at `at`; `None` if it is never closed.
-fn long_bracket_end(b: &[u8], at: usize, level: usize) -> Option<usize> {
-    let mut i = at + level + 2;
-    loop {
-        i = memchr_from(b, b']', i)?;
-        let eqs = b[i + 1..]
-            .iter()
-            .take(level)
-            .take_while(|&&c| c == b'=')
-            .count();
-        if eqs == level && b.get(i + 1 + level) == Some(&b']') {
-            return Some(i + level + 2);
-        }
-        i += 1;
-    }
 }
 
 /// The offset just past the quote closing the short string opened at
