@@ -281,9 +281,9 @@ pub(crate) struct State {
     /// channel list, a signature, an object's tiers): lanes stamped with an
     /// older epoch are merged again.
     pub(crate) epoch: u64,
-    /// The last struct row shape the signature check verified, and the
-    /// epoch it was verified in (see [`crate::types::RowShape`]).
-    row_shape: (u64, crate::types::RowShape),
+    /// The last struct row shape the signature check verified (see
+    /// [`crate::types::RowShape`]; kept for one epoch).
+    row_shape: crate::types::RowShape,
     reports: Vec<Report>,
     next_id: u64,
     next_seq: u64,
@@ -1307,7 +1307,7 @@ impl Hub {
                         _ => {
                             if !rows_match(
                                 &s.table.structs,
-                                (s.epoch, &mut s.row_shape),
+                                s.row_shape.at(s.epoch),
                                 arg,
                                 ty,
                                 changed,
@@ -1719,15 +1719,11 @@ impl ListenSpec {
 #[inline]
 fn rows_match(
     structs: &StructRegistry,
-    (epoch, shape): (u64, &mut (u64, crate::types::RowShape)),
+    shape: &mut crate::types::RowShape,
     arg: &Value,
     ty: &Type,
     changed: Option<&Spans>,
 ) -> bool {
-    if shape.0 != epoch {
-        *shape = (epoch, crate::types::RowShape::default());
-    }
-    let shape = &mut shape.1;
     match (changed, ty, arg) {
         (Some(spans), Type::Array(element), Value::Array(rows)) if !spans.is_full() => {
             spans.ranges().iter().all(|range| {

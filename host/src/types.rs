@@ -178,9 +178,11 @@ pub struct StructDef {
 /// the declared types in order. A row sharing those strings — rows built
 /// by one serializer or script do — is checked by position, with no
 /// definition lookup and no name compared as text. The hub keeps one
-/// between dispatches and clears it whenever its table may have changed.
+/// between dispatches, for one generation of its table ([`RowShape::at`]).
 #[derive(Debug, Default)]
 pub struct RowShape {
+    /// The table generation (the hub's epoch) the shape was checked in.
+    generation: u64,
     element: Option<Rc<str>>,
     name: Option<Rc<str>>,
     fields: SmallVec<[Rc<str>; 8]>,
@@ -188,9 +190,16 @@ pub struct RowShape {
 }
 
 impl RowShape {
-    /// Forgets the shape (the struct definitions may have changed).
-    pub fn clear(&mut self) {
-        *self = RowShape::default();
+    /// The shape, for table generation `generation`: forgotten when it was
+    /// checked in another (the struct definitions may have changed).
+    pub fn at(&mut self, generation: u64) -> &mut Self {
+        if self.generation != generation {
+            *self = RowShape {
+                generation,
+                ..RowShape::default()
+            };
+        }
+        self
     }
 
     /// Is `row`, expected as `element`, of this shape?
@@ -241,21 +250,7 @@ impl StructRegistry {
 
     /// Every field of `name`, inherited ones first.
     pub fn all_fields(&self, name: &str) -> Vec<Param> {
-        let mut chain = Vec::new();
-        let mut current = Some(name);
-        while let Some(n) = current {
-            if chain.len() > self.defs.len() || chain.contains(&n) {
-                break;
-            }
-            chain.push(n);
-            current = self.defs.get(n).and_then(|d| d.parent.as_deref());
-        }
-        chain
-            .iter()
-            .rev()
-            .filter_map(|n| self.defs.get(*n))
-            .flat_map(|d| d.fields.iter().cloned())
-            .collect()
+        self.chain_fields(name).into_iter().cloned().collect()
     }
 
     /// The declared type of field `field` of struct `name` (its own or an
@@ -427,14 +422,14 @@ impl StructRegistry {
         shape.types = declared.iter().map(|param| param.ty.clone()).collect();
     }
 
-    /// The fields of struct `name`, inherited ones first (borrowed, bounded
-    /// against a cyclic table).
+    /// The fields of struct `name`, inherited ones first (borrowed; a
+    /// cyclic table's loop is followed once).
     fn chain_fields(&self, name: &str) -> SmallVec<[&Param; 8]> {
         let mut chain: SmallVec<[&StructDef; 4]> = SmallVec::new();
         let mut current = Some(name);
         while let Some(n) = current
-            && chain.len() <= self.defs.len()
             && let Some(def) = self.defs.get(n)
+            && !chain.iter().any(|seen| std::ptr::eq(*seen, def))
         {
             chain.push(def);
             current = def.parent.as_deref();
