@@ -19,7 +19,7 @@ use super::collection;
 use super::convert::{from_value, object_source_of_arg, to_value, world_of_arg};
 use super::error::ScriptError;
 use super::listen::{existing_owner, hook_callback, message_callback, resolve_owner};
-use super::shared::{Shared, caller_place, error_here, error_text};
+use super::shared::{Shared, caller_place, describe_value, error_here, error_text, whole_number};
 
 /// One loaded chunk (a script or a module it requires): its file and object.
 pub(crate) struct Ctx {
@@ -306,16 +306,16 @@ pub(crate) fn call_api(
         }
         ApiFunction::ListenRowMessage => {
             let owner = args.pop_front().unwrap_or(LuaValue::Nil);
-            let index = match args.pop_front() {
-                Some(LuaValue::Integer(i)) => i,
-                Some(LuaValue::Number(n)) if n.fract() == 0.0 => n as i64,
-                other => {
+            let index = args.pop_front();
+            let index = match index.as_ref().and_then(whole_number) {
+                Some(index) => index,
+                None => {
                     return Err(runtime_err(
                         lua,
                         format!(
                             "ListenRowMessage `{}`: argument 4 must be a row number (or GMP.AllRows), got a {}",
                             key.text,
-                            other.as_ref().map_or("nil", LuaValue::type_name)
+                            index.as_ref().map_or("nil", LuaValue::type_name)
                         ),
                     ));
                 }
@@ -505,16 +505,10 @@ fn int_option(
     name: &str,
 ) -> mlua::Result<Option<i32>> {
     let value: LuaValue = opts.get(name)?;
-    let n = match &value {
-        LuaValue::Nil => return Ok(None),
-        LuaValue::Integer(i) => i32::try_from(*i).ok(),
-        LuaValue::Number(x) if x.fract() == 0.0 => {
-            // Saturates out of range; checked below.
-            let i = *x as i64;
-            i32::try_from(i).ok().filter(|_| i as f64 == *x)
-        }
-        _ => None,
-    };
+    if value.is_nil() {
+        return Ok(None);
+    }
+    let n = whole_number(&value).and_then(|i| i32::try_from(i).ok());
     n.map(Some).ok_or_else(|| {
         runtime_err(
             lua,
@@ -617,20 +611,6 @@ fn hook_options(lua: &Lua, key: &KeyRef, opts: Option<&LuaValue>) -> mlua::Resul
         }
     }
     Ok(options)
-}
-
-/// A wrong argument or option as an error message names it: a number or
-/// short string by its value, anything else by its type.
-fn describe_value(value: &LuaValue) -> String {
-    match value {
-        LuaValue::Integer(i) => format!("an integer ({i})"),
-        LuaValue::Number(x) => format!("a number ({x})"),
-        LuaValue::String(s) if s.as_bytes().len() <= 40 => {
-            format!("\"{}\"", s.to_string_lossy())
-        }
-        LuaValue::String(_) => "a string".to_owned(),
-        other => format!("a {}", other.type_name()),
-    }
 }
 
 /// `{times=, order=, match=}` of a listen call.

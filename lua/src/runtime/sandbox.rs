@@ -29,7 +29,7 @@ use mlua::{Function, Lua, MultiValue, Table, Thread, Value as LuaValue};
 use super::api::{Ctx, generic_function};
 use super::budget::Budget;
 use super::handles::{NamedHandle, ObjectHandle, WorldHandle};
-use super::shared::{Shared, error_here};
+use super::shared::{Shared, describe_value, error_here, whole_number};
 
 /// The sandbox's Lua half, compiled once per state.
 pub(crate) const SANDBOX_LUA: &str = include_str!("sandbox.lua");
@@ -116,7 +116,7 @@ fn add_object_functions(ctx: &Rc<Ctx>, lua: &Lua, gmp: &Table) -> mlua::Result<(
                     lua,
                     format!(
                         "GMP.Named: argument 2 must be a name (a string), got {}",
-                        name.type_name()
+                        describe_value(&name)
                     ),
                 ));
             };
@@ -144,18 +144,14 @@ fn add_row_constants(lua: &Lua, gmp: &Table) -> mlua::Result<()> {
     gmp.raw_set(
         "WithRemoval",
         lua.create_function(|lua, n: LuaValue| {
-            let n = match n {
-                LuaValue::Integer(n) => n,
-                LuaValue::Number(x) if x.fract() == 0.0 && x.abs() <= 2f64.powi(53) => x as i64,
-                other => {
-                    return Err(error_here(
-                        lua,
-                        format!(
-                            "GMP.WithRemoval: argument 1 must be a row number (or GMP.AllRows), got {}",
-                            describe(&other)
-                        ),
-                    ));
-                }
+            let Some(n) = whole_number(&n) else {
+                return Err(error_here(
+                    lua,
+                    format!(
+                        "GMP.WithRemoval: argument 1 must be a row number (or GMP.AllRows), got {}",
+                        describe_value(&n)
+                    ),
+                ));
             };
             if n < 1 || n > i64::from(ALL_ROWS) {
                 return Err(error_here(
@@ -171,13 +167,6 @@ fn add_row_constants(lua: &Lua, gmp: &Table) -> mlua::Result<()> {
 
 /// A wrong argument as an error message names it: a number by its value,
 /// anything else by its type.
-fn describe(value: &LuaValue) -> String {
-    match value {
-        LuaValue::Number(x) => format!("a number ({x})"),
-        other => format!("a {}", other.type_name()),
-    }
-}
-
 fn print_function(shared: &Rc<Shared>, lua: &Lua) -> mlua::Result<Function> {
     let weak = Rc::downgrade(shared);
     let tostring: Function = lua.globals().raw_get("tostring")?;

@@ -233,6 +233,30 @@ pub(crate) fn caller_place(lua: &Lua) -> Option<(String, u32)> {
     None
 }
 
+/// A wrong argument or option as an error message names it: a number or
+/// short string by its value, anything else by its type.
+pub(crate) fn describe_value(value: &LuaValue) -> String {
+    match value {
+        LuaValue::Integer(i) => format!("an integer ({i})"),
+        LuaValue::Number(x) => format!("a number ({x})"),
+        LuaValue::String(s) if s.as_bytes().len() <= 40 => {
+            format!("\"{}\"", s.to_string_lossy())
+        }
+        LuaValue::String(_) => "a string".to_owned(),
+        other => format!("a {}", other.type_name()),
+    }
+}
+
+/// A whole number given as a Lua integer or as an integral float (`5.0`)
+/// small enough to be exact; `None` for anything else.
+pub(crate) fn whole_number(value: &LuaValue) -> Option<i64> {
+    match value {
+        LuaValue::Integer(i) => Some(*i),
+        LuaValue::Number(x) if x.fract() == 0.0 && x.abs() <= 2f64.powi(53) => Some(*x as i64),
+        _ => None,
+    }
+}
+
 /// A Lua error raised at the calling script's line.
 pub(crate) fn error_here(lua: &Lua, message: impl std::fmt::Display) -> mlua::Error {
     match caller_place(lua) {
