@@ -8,9 +8,8 @@ use gantry_host::{ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Serde, Source, to_value, with
 
 mod support;
 
-use support::collections::{
-    hub, item, items, log, store, taken, watch_rows, watch_slot, watch_updates,
-};
+use support::collections::{hub, item, items, store, watch_rows, watch_slot, watch_updates};
+use support::log::{log, taken};
 
 /// 004 "Ranges: which rows now read differently". A writer that appends a
 /// row and then removes row 0 ends where it began in size (10 → 11 → 10):

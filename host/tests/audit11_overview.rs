@@ -13,20 +13,9 @@ use gantry_host::{
     Hub, HubError, KeyDecl, ListenOptions, Owner, Reply, Report, Source, Type, Value,
 };
 
-type Log = Rc<RefCell<Vec<String>>>;
+mod support;
 
-fn log() -> Log {
-    Rc::new(RefCell::new(Vec::new()))
-}
-
-fn taken(log: &Log) -> Vec<String> {
-    std::mem::take(&mut *log.borrow_mut())
-}
-
-fn pusher(log: &Log, name: &'static str) -> impl Fn() + 'static {
-    let log = log.clone();
-    move || log.borrow_mut().push(name.to_owned())
-}
+use support::log::{Log, log, pusher, taken};
 
 fn ints(log: &Log, name: &'static str) -> impl Fn(i64) + 'static {
     let log = log.clone();

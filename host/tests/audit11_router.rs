@@ -12,15 +12,9 @@ use gantry_host::{
     Source, StructDef, StructValue, Value,
 };
 
-type Log = Rc<RefCell<Vec<String>>>;
+mod support;
 
-fn log() -> Log {
-    Rc::new(RefCell::new(Vec::new()))
-}
-
-fn taken(log: &Log) -> Vec<String> {
-    std::mem::take(&mut *log.borrow_mut())
-}
+use support::log::{Log, log, taken};
 
 /// A router callback that logs `name channel`.
 fn push(log: &Log, name: &'static str) -> impl Fn(&str, &Value) + 'static {

@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 mod support;
 
 use support::collections::{
-    Item, KEY, Log, hub, item, items, log, store, taken, watch_rows, watch_slot, watch_updates,
+    Item, KEY, hub, item, items, store, watch_rows, watch_slot, watch_updates,
 };
+use support::log::{Log, log, taken};
 
 /// Ten stored rows and a slot-5 listener that already saw the replay.
 fn ten_rows_and_slot(index: i32) -> (Hub, Key, Log, gantry_host::ListenerHandle) {

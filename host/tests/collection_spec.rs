@@ -15,8 +15,9 @@ use gantry_host::{
 mod support;
 
 use support::collections::{
-    Item, KEY, Updates, hub, item, items, log, store, taken, watch_rows, watch_slot, watch_updates,
+    Item, KEY, Updates, hub, item, items, store, watch_rows, watch_slot, watch_updates,
 };
+use support::log::{log, taken};
 
 fn only(updates: &Updates) -> Update {
     let seen = std::mem::take(&mut *updates.borrow_mut());

@@ -8,18 +8,12 @@ use gantry_host::{
     Type, Value,
 };
 
-type Log = Rc<RefCell<Vec<String>>>;
+mod support;
 
-fn log() -> Log {
-    Rc::new(RefCell::new(Vec::new()))
-}
+use support::log::{Log, log, taken};
 
 fn push(log: &Log, s: impl Into<String>) {
     log.borrow_mut().push(s.into());
-}
-
-fn taken(log: &Log) -> Vec<String> {
-    std::mem::take(&mut *log.borrow_mut())
 }
 
 // ----- reference 000: the seven listener examples ---------------------------

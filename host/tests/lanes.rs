@@ -11,15 +11,9 @@ use gantry_host::{
     TypedKey,
 };
 
-type Log = Rc<RefCell<Vec<String>>>;
+mod support;
 
-fn log() -> Log {
-    Rc::new(RefCell::new(Vec::new()))
-}
-
-fn taken(log: &Log) -> Vec<String> {
-    std::mem::take(&mut *log.borrow_mut())
-}
+use support::log::{Log, log, taken};
 
 fn logger(log: &Log, name: &'static str) -> impl Fn(i64, f64) + 'static {
     let log = log.clone();

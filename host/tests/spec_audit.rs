@@ -9,20 +9,9 @@ use gantry_host::{
     Report, Role, Router, SignatureTable, Source, StructDef, StructValue, TableError, Type, Value,
 };
 
-type Log = Rc<RefCell<Vec<String>>>;
+mod support;
 
-fn log() -> Log {
-    Rc::new(RefCell::new(Vec::new()))
-}
-
-fn taken(log: &Log) -> Vec<String> {
-    std::mem::take(&mut *log.borrow_mut())
-}
-
-fn pusher(log: &Log, name: &'static str) -> impl Fn() + 'static {
-    let log = log.clone();
-    move || log.borrow_mut().push(name.to_owned())
-}
+use support::log::{log, pusher, taken};
 
 fn base_and_child(hub: &Hub) {
     hub.edit_table(|t| {

@@ -9,15 +9,9 @@ use gantry_host::{
     Source, StructDef, StructValue, Type, Value,
 };
 
-type Log = Rc<RefCell<Vec<String>>>;
+mod support;
 
-fn log() -> Log {
-    Rc::new(RefCell::new(Vec::new()))
-}
-
-fn taken(log: &Log) -> Vec<String> {
-    std::mem::take(&mut *log.borrow_mut())
-}
+use support::log::{Log, log, taken};
 
 fn listen_ints(
     hub: &Hub,

@@ -30,15 +30,7 @@ pub fn items(n: i64) -> Vec<Item> {
     (0..n).map(item).collect()
 }
 
-pub type Log = Rc<RefCell<Vec<String>>>;
-
-pub fn log() -> Log {
-    Rc::new(RefCell::new(Vec::new()))
-}
-
-pub fn taken(log: &Log) -> Vec<String> {
-    std::mem::take(&mut *log.borrow_mut())
-}
+use super::log::Log;
 
 pub const KEY: &str = "Inv.Items";
 
