@@ -129,12 +129,9 @@ impl Hub {
         }
         let spec = ListenSpec {
             scope: Source::Global,
-            // Priority is stored as an order: higher priority, lower order.
-            // `!p` (= -p - 1) reverses all of i32 one to one, where a
-            // negation would tie i32::MIN with i32::MIN + 1.
             options: ListenOptions {
                 times: -1,
-                order: !options.priority,
+                order: crate::listener::order_of_priority(options.priority),
                 matching: options.matching,
                 owner: options.owner,
             },

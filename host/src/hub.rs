@@ -1590,7 +1590,7 @@ impl Hub {
     fn trace_listened(&self, entry: &Entry) {
         let kind = match &entry.callback {
             Callback::Hook(_) => ListenerKind::Hook {
-                priority: !entry.order,
+                priority: entry.priority(),
             },
             Callback::Collection(listen) => match &listen.form {
                 crate::collection::listen::Form::Table(_)
@@ -1630,7 +1630,7 @@ impl Hub {
             listener: entry.id,
             site: entry.site.as_ref(),
             order: match entry.callback {
-                Callback::Hook(_) => !entry.order,
+                Callback::Hook(_) => entry.priority(),
                 _ => entry.order,
             },
             elapsed,

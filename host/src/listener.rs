@@ -213,7 +213,19 @@ pub(crate) struct Entry {
     pub site: Option<Site>,
 }
 
+/// A hook listener's priority as the order its entry sorts by: higher
+/// priority, lower order. `!p` (= -p - 1) reverses all of i32 one to one,
+/// where a negation would tie i32::MIN with i32::MIN + 1.
+pub(crate) fn order_of_priority(priority: i32) -> i32 {
+    !priority
+}
+
 impl Entry {
+    /// A hook listener's priority (see [`order_of_priority`]).
+    pub(crate) fn priority(&self) -> i32 {
+        !self.order
+    }
+
     /// Does the message deliverer call this entry (for some dispatches)?
     /// Every entry but a hook listener and a collection listener that
     /// takes tables only.
