@@ -125,6 +125,7 @@ pub(crate) struct List {
 }
 
 /// A collection listener in a [`List`], with its selector beside it.
+#[derive(Clone)]
 pub(crate) struct CollectionEntry {
     pub entry: Rc<Entry>,
     pub selector: crate::collection::Selector,
@@ -1005,13 +1006,7 @@ impl Hub {
         let table_send = responder.is_none() && matches!(args, [Value::Array(_)]);
         let mut lists = Gathered::new();
         let routed = self.admit_then(key, args, caller, Kind::Event, |s| {
-            let route = route(s, key, source, &mut lists);
-            // A lane found current gathered nothing; the table path needs
-            // the lists all the same.
-            if table_send && lists.is_empty() {
-                collect_lists_into(s, key, source, false, &mut lists);
-            }
-            route
+            route(s, key, source, &mut lists)
         })?;
         let Some(route) = routed else {
             return Ok(Delivered::default());
@@ -1034,7 +1029,12 @@ impl Hub {
         }
         let delivered = delivered?;
         if table_send {
-            let rows = crate::collection::dispatch::on_send(self, key, args, &lists);
+            let rows = match &route {
+                Route::Lane(lane) => {
+                    crate::collection::dispatch::on_send_lane(self, key, args, &lane.tables)
+                }
+                Route::Lists => crate::collection::dispatch::on_send(self, key, args, &lists),
+            };
             return Ok(Delivered {
                 listeners: delivered.listeners + rows,
             });

@@ -73,7 +73,7 @@ pub(crate) fn on_store(
     }
     let update = Update::new(rows.len() as i32, prev_rows.len() as i32, spans.ranges());
     let element = element_of(rows).or_else(|| element_of(prev_rows));
-    publish(hub, key, rows, element, update, lists, false)
+    publish(hub, key, rows, element, update, Targets::Lists(lists), false)
 }
 
 /// After a writer scope: publish its recorded spans (no diff).
@@ -90,7 +90,7 @@ pub(crate) fn on_write(
         return 0;
     }
     let update = Update::new(rows.len() as i32, prev_total as i32, spans.ranges());
-    publish(hub, key, rows, element, update, lists, false)
+    publish(hub, key, rows, element, update, Targets::Lists(lists), false)
 }
 
 /// After a plain send: the argument itself is the table for the duration of
@@ -98,17 +98,29 @@ pub(crate) fn on_write(
 /// listeners stay quiet; the store and its row count are not touched.
 #[inline]
 pub(crate) fn on_send(hub: &Hub, key: Key, args: &[Value], lists: &Gathered) -> usize {
-    if !matches!(args, [Value::Array(_)]) || lists.is_empty() {
+    if !matches!(args, [Value::Array(_)]) || !has_collection_listeners(lists) {
         return 0;
     }
-    on_send_table(hub, key, args, lists)
+    on_send_table(hub, key, args, Targets::Lists(lists))
+}
+
+/// [`on_send`] down a current lane: its collection listeners are already
+/// in delivery order.
+#[inline]
+pub(crate) fn on_send_lane(
+    hub: &Hub,
+    key: Key,
+    args: &[Value],
+    tables: &[(CollectionEntry, u32)],
+) -> usize {
+    if tables.is_empty() {
+        return 0;
+    }
+    on_send_table(hub, key, args, Targets::Ordered(tables))
 }
 
 #[cold]
-fn on_send_table(hub: &Hub, key: Key, args: &[Value], lists: &Gathered) -> usize {
-    if !has_collection_listeners(lists) {
-        return 0;
-    }
+fn on_send_table(hub: &Hub, key: Key, args: &[Value], targets: Targets<'_>) -> usize {
     let Some(rows) = table_of(args) else {
         return 0;
     };
@@ -116,7 +128,7 @@ fn on_send_table(hub: &Hub, key: Key, args: &[Value], lists: &Gathered) -> usize
     let update = Update::new(n, n, &[]);
     // No row is gone (the count stands), so no stand-in is ever built: no
     // element name to hold.
-    publish(hub, key, rows, None, update, lists, true)
+    publish(hub, key, rows, None, update, targets, true)
 }
 
 /// A stored table, replayed to a collection listener that just arrived: a
@@ -185,21 +197,56 @@ fn element_of(rows: &[Value]) -> Option<Rc<str>> {
         .map(|s| s.name.clone())
 }
 
-/// Visits the collection entries of `lists` in delivery order (the same
-/// rule as the message deliverer: order, then the key's own listeners by
-/// registration, then partial ones above, nearest first).
+/// The collection entries of `lists` in delivery order (the same rule as
+/// the message deliverer, `hub::sort_key`: order, then the key's own
+/// listeners by registration, then partial ones above, nearest first),
+/// those on a channel above the key only if they listen partially. What a
+/// lane keeps for table sends.
+pub(crate) fn table_order(lists: &Gathered) -> SmallVec<[(&CollectionEntry, u32); 16]> {
+    let mut order: SmallVec<[(&CollectionEntry, u32); 16]> = lists
+        .iter()
+        .flat_map(|(list, depth)| list.collections.iter().map(move |c| (c, *depth)))
+        .filter(|(c, depth)| *depth == 0 || c.entry.partial)
+        .collect();
+    if lists.len() > 1 {
+        order.sort_by_key(|(c, depth)| (c.entry.order, *depth, c.entry.seq));
+    }
+    order
+}
+
+/// Who a publish may reach: gathered lists, or a lane's ordered entries.
+#[derive(Clone, Copy)]
+enum Targets<'a> {
+    Lists(&'a Gathered),
+    Ordered(&'a [(CollectionEntry, u32)]),
+}
+
+/// Visits the collection entries of the targets in delivery order.
 fn publish(
     hub: &Hub,
     key: Key,
     rows: &Rc<Vec<Value>>,
     element: Option<Rc<str>>,
     update: Update,
-    lists: &Gathered,
+    targets: Targets<'_>,
     transient: bool,
 ) -> usize {
     let mut visitor = Visitor::new(hub, key, rows, element, update, transient);
+    let lists = match targets {
+        Targets::Ordered(ordered) => {
+            for (c, depth) in ordered {
+                if visitor.wakes(c.selector) {
+                    visitor.visit(&c.entry, *depth);
+                }
+            }
+            return visitor.called;
+        }
+        Targets::Lists(lists) => lists,
+    };
     match lists.as_slice() {
         [] => {}
+        // One list needs no merge: most slots are turned away by `wakes`
+        // without a copy of the list being made.
         [(list, depth)] => {
             for c in list.collections.iter() {
                 if visitor.wakes(c.selector) {
@@ -207,21 +254,11 @@ fn publish(
                 }
             }
         }
-        many => {
-            let mut merged: SmallVec<[(&CollectionEntry, u32); 16]> = SmallVec::new();
-            for (list, depth) in many {
-                for c in list.collections.iter() {
-                    if visitor.wakes(c.selector) {
-                        merged.push((c, *depth));
-                    }
+        _ => {
+            for (c, depth) in table_order(lists) {
+                if visitor.wakes(c.selector) {
+                    visitor.visit(&c.entry, depth);
                 }
-            }
-            // The hub's delivery order (`hub::sort_key`): the key's own
-            // listeners by registration, then partial ones above, nearest
-            // first.
-            merged.sort_by_key(|(c, depth)| (c.entry.order, *depth, c.entry.seq));
-            for (c, depth) in merged {
-                visitor.visit(&c.entry, depth);
             }
         }
     }
