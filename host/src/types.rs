@@ -185,8 +185,49 @@ pub struct RowShape {
     generation: u64,
     element: Option<Rc<str>>,
     name: Option<Rc<str>>,
-    fields: SmallVec<[Rc<str>; 8]>,
-    types: SmallVec<[Type; 8]>,
+    fields: SmallVec<[ShapeField; 8]>,
+}
+
+/// One field of a [`RowShape`]: its name string, the value kinds its
+/// declared type takes outright (a bit per [`Value`] variant: a field's
+/// check is one mask test) and the type, for the values that need more
+/// than their kind (a nested struct, an array).
+#[derive(Debug)]
+struct ShapeField {
+    name: Rc<str>,
+    accepts: u16,
+    ty: Type,
+}
+
+/// The bit of a value's kind in [`ShapeField::accepts`].
+#[inline(always)]
+fn kind_bit(value: &Value) -> u16 {
+    1 << match value {
+        Value::Nil => 0,
+        Value::Bool(_) => 1,
+        Value::Int(_) => 2,
+        Value::Float(_) => 3,
+        Value::Str(_) => 4,
+        Value::Object(_) => 5,
+        Value::Struct(_) => 6,
+        Value::Array(_) => 7,
+    }
+}
+
+/// The value kinds a field declared as `ty` takes whatever they hold (the
+/// scalar half of `field_matches`): nil everywhere (the field takes its
+/// default), an int for a float.
+fn accepted_kinds(ty: &Type) -> u16 {
+    let nil = 1;
+    match ty {
+        Type::Any | Type::Nil => u16::MAX,
+        Type::Bool => nil | 1 << 1,
+        Type::Int => nil | 1 << 2,
+        Type::Float => nil | 1 << 2 | 1 << 3,
+        Type::String => nil | 1 << 4,
+        Type::Object => nil | 1 << 5,
+        Type::Struct(_) | Type::Array(_) => nil,
+    }
 }
 
 impl RowShape {
@@ -202,20 +243,33 @@ impl RowShape {
         self
     }
 
-    /// Is `row`, expected as `element`, of this shape?
+    /// `None` when `row`, expected as `element`, is not of this shape;
+    /// else whether its fields carry their declared types.
     #[inline]
-    fn holds(&self, row: &crate::value::StructValue, element: &Rc<str>) -> bool {
+    fn check(
+        &self,
+        structs: &StructRegistry,
+        row: &crate::value::StructValue,
+        element: &Rc<str>,
+    ) -> Option<bool> {
         let (Some(name), Some(checked_as)) = (&self.name, &self.element) else {
-            return false;
+            return None;
         };
-        Rc::ptr_eq(name, &row.name)
+        if !(Rc::ptr_eq(name, &row.name)
             && (Rc::ptr_eq(checked_as, element) || **checked_as == **element)
-            && row.fields.len() == self.fields.len()
-            && row
-                .fields
-                .iter()
-                .zip(&self.fields)
-                .all(|((field, _), seen)| Rc::ptr_eq(field, seen))
+            && row.fields.len() == self.fields.len())
+        {
+            return None;
+        }
+        let mut fits = true;
+        for ((field, value), seen) in row.fields.iter().zip(&self.fields) {
+            if !Rc::ptr_eq(field, &seen.name) {
+                return None;
+            }
+            fits &= seen.accepts & kind_bit(value) != 0
+                || structs.field_matches(Some(value), &seen.ty, 0);
+        }
+        Some(fits)
     }
 }
 
@@ -385,16 +439,10 @@ impl StructRegistry {
             let Value::Struct(s) = item else {
                 return false;
             };
-            if shape.holds(s, element) {
-                if !s
-                    .fields
-                    .iter()
-                    .zip(&shape.types)
-                    .all(|((_, v), ty)| self.field_matches(Some(v), ty, 0))
-                {
-                    return false;
-                }
-                continue;
+            match shape.check(self, s, element) {
+                Some(true) => continue,
+                Some(false) => return false,
+                None => {}
             }
             if !self.is_a(&s.name, element) || !self.fields_match(s, 0) {
                 return false;
@@ -418,8 +466,16 @@ impl StructRegistry {
         }
         shape.element = Some(element.clone());
         shape.name = Some(row.name.clone());
-        shape.fields = row.fields.iter().map(|(field, _)| field.clone()).collect();
-        shape.types = declared.iter().map(|param| param.ty.clone()).collect();
+        shape.fields = row
+            .fields
+            .iter()
+            .zip(declared)
+            .map(|((field, _), param)| ShapeField {
+                name: field.clone(),
+                accepts: accepted_kinds(&param.ty),
+                ty: param.ty.clone(),
+            })
+            .collect();
     }
 
     /// The fields of struct `name`, inherited ones first (borrowed; a
