@@ -1310,3 +1310,71 @@ fn table_recognised_by_its_first_row_reports_a_later_row_that_is_not_a_struct() 
         .unwrap();
     assert!(taken(&log).is_empty());
 }
+
+/// An every-row listener reads a range's rows in one pass; between two
+/// rows it is still asked whether it may be called: one whose owner goes
+/// during row 3 hears no row 4.
+#[test]
+fn row_listener_stops_between_rows_when_its_owner_goes_mid_table() {
+    let (hub, key) = hub();
+    let world = hub.create_world();
+    let owner = hub.spawn(world).unwrap();
+    let log = log();
+    let l = log.clone();
+    let h = hub.clone();
+    hub.listen_rows(
+        KEY,
+        Source::Global,
+        ALL_ROWS,
+        ListenOptions::default().owner(Owner::Object(owner)),
+        move |row: i32, id: i64| {
+            l.borrow_mut().push(format!("{row}={id}"));
+            if row == 3 {
+                h.destroy(owner).unwrap();
+            }
+        },
+    )
+    .unwrap()
+    .detach();
+    store(&hub, key, &items(8));
+    assert_eq!(taken(&log), ["0=0", "1=1", "2=2", "3=3"]);
+    store(&hub, key, &items(9));
+    assert!(taken(&log).is_empty());
+}
+
+/// Each changed range is read on its own, rows numbered as in the table;
+/// a row that cannot be read is reported under its own number and the
+/// rows after it still arrive.
+#[test]
+fn row_listener_reads_each_changed_range_and_reports_a_bad_row_by_its_number() {
+    let (hub, key) = hub();
+    store(&hub, key, &items(10));
+    hub.set_checked(false);
+    let failures = Rc::new(RefCell::new(Vec::new()));
+    let f = failures.clone();
+    hub.on_report(move |report| {
+        if let Report::ListenerFailed { message, .. } = report {
+            f.borrow_mut().push(message.clone());
+        }
+    });
+    let log = log();
+    let l = log.clone();
+    let _rows = hub
+        .listen_rows(
+            KEY,
+            Source::Global,
+            ALL_ROWS,
+            ListenOptions::default(),
+            move |row: i32, id: i64| l.borrow_mut().push(format!("{row}={id}")),
+        )
+        .unwrap();
+    assert_eq!(taken(&log).len(), 10, "late replay");
+    let mut rows: Vec<Value> = items(10).iter().map(|i| to_value(i).unwrap()).collect();
+    rows[2] = to_value(&item(20)).unwrap();
+    rows[6] = Value::Int(7);
+    rows[7] = to_value(&item(70)).unwrap();
+    hub.store_values(key, Source::Global, vec![Value::array(rows)], false, Caller::Unrecorded)
+        .unwrap();
+    assert_eq!(taken(&log), ["2=20", "7=70"]);
+    assert_eq!(*failures.borrow(), ["row 6 is int, not a struct"]);
+}

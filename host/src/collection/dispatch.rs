@@ -20,6 +20,7 @@ use crate::value::{StructValue, Value};
 
 use super::diff::diff_rows;
 use super::listen::{CollectionListen, Form, RowSink};
+use super::rows::KeptRows;
 use super::spans::Spans;
 use super::update::{ALL_ROWS, Selector, Update, should_wake};
 use super::view::TableView;
@@ -379,25 +380,44 @@ impl<'a> Visitor<'a> {
         } else {
             total
         };
+        let full = [super::update::Range {
+            index: 0,
+            count: upper,
+        }];
+        let ranges: SmallVec<[_; 8]> = if self.update.is_full_reload() {
+            full.into_iter().collect()
+        } else {
+            self.update.ranges().iter().copied().collect()
+        };
         let mut called = false;
-        if self.update.is_full_reload() {
-            for row in 0..upper {
+        for range in ranges {
+            let end = range.end().min(upper);
+            let mut row = range.index;
+            // The live rows at once, where the listener reads them so.
+            if let RowSink::Typed {
+                reader,
+                range: Some(live),
+                ..
+            } = sink
+                && row < total
+            {
+                let live_end = end.min(total);
+                let (hub, key) = (self.hub, self.key);
+                let mut fail = |e| report_failure(hub, key, entry, e);
+                let mut kept = KeptRows {
+                    entry,
+                    fail: &mut fail,
+                };
+                let rows = &self.rows[row as usize..live_end as usize];
+                called |= live(reader, hub, rows, row as usize, &mut self.update, &mut kept);
+                row = live_end;
+            }
+            for row in row..end {
                 if !entry.callable() {
-                    break;
+                    return called;
                 }
                 self.call_row(entry, sink, row);
                 called = true;
-            }
-        } else {
-            let ranges: SmallVec<[_; 8]> = self.update.ranges().iter().copied().collect();
-            'ranges: for range in ranges {
-                for row in range.index..range.end().min(upper) {
-                    if !entry.callable() {
-                        break 'ranges;
-                    }
-                    self.call_row(entry, sink, row);
-                    called = true;
-                }
             }
         }
         called
@@ -415,7 +435,7 @@ impl<'a> Visitor<'a> {
         };
         let result = match sink {
             RowSink::Dynamic(f) => f(self.update.row, item, &self.update),
-            RowSink::Typed { reader, call } => match item {
+            RowSink::Typed { reader, call, .. } => match item {
                 Value::Struct(item) => call(reader, self.hub, item, &self.update),
                 other => Err(super::rows::not_a_struct(row as usize, other)),
             },
@@ -452,13 +472,18 @@ impl<'a> Visitor<'a> {
         }
     }
 
-    #[cold]
-    #[inline(never)]
     fn report_failure(&self, entry: &Entry, e: ListenerError) {
-        self.hub.report(Report::ListenerFailed {
-            key: self.hub.key_name(self.key).to_string(),
-            message: e.message,
-            site: entry.site.clone(),
-        });
+        report_failure(self.hub, self.key, entry, e)
     }
+}
+
+/// A listener's failed call, reported under the key it was called for.
+#[cold]
+#[inline(never)]
+fn report_failure(hub: &Hub, key: Key, entry: &Entry, e: ListenerError) {
+    hub.report(Report::ListenerFailed {
+        key: hub.key_name(key).to_string(),
+        message: e.message,
+        site: entry.site.clone(),
+    });
 }

@@ -18,7 +18,7 @@ use crate::source::Source;
 use crate::types::{Mismatch, Type};
 use crate::value::{StructValue, Value};
 
-use super::rows::{EachRowHandler, RowPath, RowReader, SlotHandler};
+use super::rows::{EachRowHandler, KeptRows, RowPath, RowReader, SlotHandler};
 use super::update::{Selector, Update};
 use super::view::TableView;
 
@@ -29,6 +29,8 @@ pub type TableFn = dyn Fn(&TableView<'_>, &Update) -> Result<(), ListenerError>;
 pub type RowFn = dyn Fn(i32, &Value, &Update) -> Result<(), ListenerError>;
 
 type TypedRowFn = dyn Fn(&RowReader, &Hub, &StructValue, &Update) -> Result<(), ListenerError>;
+/// The live rows of one range at once (`EachRowHandler::call_kept_rows`).
+type TypedRangeFn = dyn Fn(&RowReader, &Hub, &[Value], usize, &mut Update, &mut KeptRows<'_>) -> bool;
 
 /// What a collection entry does when a table changes.
 pub(crate) struct CollectionListen {
@@ -56,7 +58,11 @@ pub(crate) enum RowSink {
     Dynamic(Rc<RowFn>),
     Typed {
         reader: RowReader,
+        /// One row: a slot, or a removed row's stand-in.
         call: Box<TypedRowFn>,
+        /// The live rows of a range, for an every-row listener (a slot
+        /// listener has none).
+        range: Option<Box<TypedRangeFn>>,
     },
 }
 
@@ -147,7 +153,7 @@ impl Hub {
             options,
             site,
             &<H as SlotHandler<'_, Args>>::member_types(),
-            call,
+            (call, None),
         )
     }
 
@@ -166,8 +172,13 @@ impl Hub {
     ) -> Result<ListenerHandle, HubError> {
         let site = Site::rust(Location::caller(), Role::Listen);
         let options = options.into();
+        let handler = Rc::new(handler);
+        let one = handler.clone();
         let call: Box<TypedRowFn> =
-            Box::new(move |reader, hub, item, update| handler.call_row(reader, hub, item, update));
+            Box::new(move |reader, hub, item, update| one.call_row(reader, hub, item, update));
+        let range: Box<TypedRangeFn> = Box::new(move |reader, hub, rows, first, update, kept| {
+            handler.call_kept_rows(reader, hub, rows, first, update, kept)
+        });
         self.listen_typed_rows(
             key,
             scope.into(),
@@ -175,7 +186,7 @@ impl Hub {
             options,
             site,
             &<H as EachRowHandler<'_, Args>>::member_types(),
-            call,
+            (call, Some(range)),
         )
     }
 
@@ -262,7 +273,7 @@ impl Hub {
         options: RowOptions,
         site: Site,
         members: &[Type],
-        call: Box<TypedRowFn>,
+        (call, range): (Box<TypedRowFn>, Option<Box<TypedRangeFn>>),
     ) -> Result<ListenerHandle, HubError> {
         self.check_members(key, members, Some(&site))?;
         let listen = CollectionListen {
@@ -270,6 +281,7 @@ impl Hub {
             form: Form::Row(RowSink::Typed {
                 reader: RowReader::new(options.reflective_only),
                 call,
+                range,
             }),
         };
         let id = self.listen_collection(key, scope, options.listen, Some(site), listen)?;

@@ -573,6 +573,63 @@ pub trait EachRowHandler<'a, Args> {
         rows: &'a [Value],
         update: &mut Update,
     ) -> Result<(), ListenerError>;
+    /// The live rows of one changed range, for a listener the hub keeps
+    /// (see [`kept_rows`]). Returns whether a row was handed over at all.
+    #[doc(hidden)]
+    fn call_kept_rows(
+        &self,
+        reader: &RowReader,
+        hub: &Hub,
+        rows: &'a [Value],
+        first: usize,
+        update: &mut Update,
+        kept: &mut KeptRows<'_>,
+    ) -> bool;
+}
+
+/// What a kept row listener is checked against between two rows and where
+/// its failures go (see [`EachRowHandler::call_kept_rows`]).
+#[doc(hidden)]
+pub struct KeptRows<'e> {
+    pub(crate) entry: &'e crate::listener::Entry,
+    pub(crate) fail: &'e mut dyn FnMut(ListenerError),
+}
+
+/// Hands the live rows of one range (`rows`, beginning at row `first`) to
+/// a kept listener's `call`, one loop per range instead of one dynamic
+/// call per row. Each row is read by the listener's own reader, with its
+/// remembered decision; a row that cannot be read goes to `kept.fail`
+/// under its number and the next one is read; the rows stop as soon as
+/// the listener may no longer be called (unlistened, used up or its owner
+/// gone during the last row).
+#[inline]
+pub(crate) fn kept_rows<'a, A: RowArgs<'a>>(
+    reader: &RowReader,
+    hub: &Hub,
+    rows: &'a [Value],
+    first: usize,
+    update: &mut Update,
+    kept: &mut KeptRows<'_>,
+    mut call: impl FnMut(A, &Update),
+) -> bool {
+    let mut called = false;
+    for (index, value) in rows.iter().enumerate() {
+        if !kept.entry.callable() {
+            break;
+        }
+        let row = first + index;
+        update.row = row as i32;
+        let read = match value {
+            Value::Struct(item) => reader.read::<A>(hub, item),
+            other => Err(not_a_struct(row, other)),
+        };
+        match read {
+            Ok(args) => call(args, update),
+            Err(e) => (kept.fail)(e),
+        }
+        called = true;
+    }
+    called
 }
 
 macro_rules! handlers {
@@ -639,6 +696,14 @@ macro_rules! handlers {
                     Ok(())
                 })
             }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_kept_rows(&self, reader: &RowReader, hub: &Hub, rows: &'a [Value], first: usize,
+                update: &mut Update, kept: &mut KeptRows<'_>) -> bool
+            {
+                kept_rows::<($($name,)*)>(reader, hub, rows, first, update, kept,
+                    |($($name,)*), update| (self)(update.row, $($name),*))
+            }
         }
 
         impl<'a, Func, $($name: FromMember<'a>),*> EachRowHandler<'a, ($($name,)* WithUpdate,)> for Func
@@ -667,6 +732,14 @@ macro_rules! handlers {
                     (self)(index as i32, $($name,)* &*update);
                     Ok(())
                 })
+            }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_kept_rows(&self, reader: &RowReader, hub: &Hub, rows: &'a [Value], first: usize,
+                update: &mut Update, kept: &mut KeptRows<'_>) -> bool
+            {
+                kept_rows::<($($name,)*)>(reader, hub, rows, first, update, kept,
+                    |($($name,)*), update| (self)(update.row, $($name,)* update))
             }
         }
     };
