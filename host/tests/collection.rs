@@ -1373,8 +1373,14 @@ fn row_listener_reads_each_changed_range_and_reports_a_bad_row_by_its_number() {
     rows[2] = to_value(&item(20)).unwrap();
     rows[6] = Value::Int(7);
     rows[7] = to_value(&item(70)).unwrap();
-    hub.store_values(key, Source::Global, vec![Value::array(rows)], false, Caller::Unrecorded)
-        .unwrap();
+    hub.store_values(
+        key,
+        Source::Global,
+        vec![Value::array(rows)],
+        false,
+        Caller::Unrecorded,
+    )
+    .unwrap();
     assert_eq!(taken(&log), ["2=20", "7=70"]);
     assert_eq!(*failures.borrow(), ["row 6 is int, not a struct"]);
 }

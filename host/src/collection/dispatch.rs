@@ -74,7 +74,15 @@ pub(crate) fn on_store(
     }
     let update = Update::new(rows.len() as i32, prev_rows.len() as i32, spans.ranges());
     let element = element_of(rows).or_else(|| element_of(prev_rows));
-    publish(hub, key, rows, element, update, Targets::Lists(lists), false)
+    publish(
+        hub,
+        key,
+        rows,
+        element,
+        update,
+        Targets::Lists(lists),
+        false,
+    )
 }
 
 /// After a writer scope: publish its recorded spans (no diff).
@@ -91,7 +99,15 @@ pub(crate) fn on_write(
         return 0;
     }
     let update = Update::new(rows.len() as i32, prev_total as i32, spans.ranges());
-    publish(hub, key, rows, element, update, Targets::Lists(lists), false)
+    publish(
+        hub,
+        key,
+        rows,
+        element,
+        update,
+        Targets::Lists(lists),
+        false,
+    )
 }
 
 /// After a plain send: the argument itself is the table for the duration of

@@ -30,7 +30,8 @@ pub type RowFn = dyn Fn(i32, &Value, &Update) -> Result<(), ListenerError>;
 
 type TypedRowFn = dyn Fn(&RowReader, &Hub, &StructValue, &Update) -> Result<(), ListenerError>;
 /// The live rows of one range at once (`EachRowHandler::call_kept_rows`).
-type TypedRangeFn = dyn Fn(&RowReader, &Hub, &[Value], usize, &mut Update, &mut KeptRows<'_>) -> bool;
+type TypedRangeFn =
+    dyn Fn(&RowReader, &Hub, &[Value], usize, &mut Update, &mut KeptRows<'_>) -> bool;
 
 /// What a collection entry does when a table changes.
 pub(crate) struct CollectionListen {
