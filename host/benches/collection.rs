@@ -20,6 +20,7 @@ struct Item {
     name: String,
     count: i64,
 }
+gantry_host::table_row!(Item { id, name, count });
 
 const ROWS: i64 = 64;
 
@@ -251,6 +252,48 @@ fn collection(c: &mut Criterion) {
         black_box(total.get());
     }
 
+    // Per-row visit at compiled offsets: the table stored from Rust rows
+    // (`store_rows`), read through the hub's own view of it. Two closures:
+    // the one above (it adds into a `Cell`, a chain through memory from
+    // row to row) and one that only consumes its members (`black_box`), as
+    // a visitor with no loop-carried work does; the typed `Vec` floors
+    // below take the same two.
+    {
+        let (hub, key) = hub();
+        hub.store_rows(key, Source::Global, table()).unwrap();
+        let total = Cell::new(0i64);
+        hub.read_table(key, Source::Global, |view| {
+            group.bench_function("for_each_64_rows_compiled_borrowed", |b| {
+                b.iter(|| {
+                    view.for_each(|row: i32, id: i64, _name: &str, count: i64| {
+                        total.set(total.get() + row as i64 + id + count)
+                    })
+                    .unwrap()
+                })
+            });
+            group.bench_function("for_each_64_rows_compiled_borrowed_consumed", |b| {
+                b.iter(|| {
+                    view.for_each(|row: i32, id: i64, name: &str, count: i64| {
+                        black_box((row, id, name, count));
+                    })
+                    .unwrap()
+                })
+            });
+            group.bench_function("for_each_64_rows_fast_borrowed_consumed", |b| {
+                let values = TableView::new(&hub, view.rows());
+                b.iter(|| {
+                    values
+                        .for_each(|row: i32, id: i64, name: &str, count: i64| {
+                            black_box((row, id, name, count));
+                        })
+                        .unwrap()
+                })
+            });
+        })
+        .unwrap();
+        black_box(total.get());
+    }
+
     // The floor under a per-row visit: the same rows as a contiguous
     // `Vec` of a Rust struct, visited with the same closure — members read
     // at compiled offsets, nothing to decide or confirm. With the name as
@@ -294,6 +337,13 @@ fn collection(c: &mut Criterion) {
             b.iter(|| {
                 visit(black_box(&plain), |i, r| {
                     each_str(i, r.id, &r.name, r.count)
+                })
+            })
+        });
+        group.bench_function("floor_typed_vec_64_rows_borrowed_str_consumed", |b| {
+            b.iter(|| {
+                visit(black_box(&plain), |i, r| {
+                    black_box((i, r.id, r.name.as_str(), r.count));
                 })
             })
         });

@@ -259,6 +259,9 @@ struct ObjectInfo {
 pub(crate) struct Stored {
     pub args: Rc<[Value]>,
     pub once: bool,
+    /// The Rust rows a table was stored from ([`Hub::store_rows`]), until
+    /// it is written otherwise.
+    pub mirror: Option<Rc<crate::collection::Mirror>>,
 }
 
 pub(crate) struct State {

@@ -59,6 +59,7 @@ pub use collection::{
     ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Range, RowOptions, RowPath, StoredArray, StoredArrayOf,
     TableView, Update, with_removal,
 };
+pub use collection::{Row, RowField};
 pub use handoff::{LaneSnapshot, NoHandoff, SnapshotListener};
 pub use hook::{HookCall, HookOptions, HookResult};
 pub use hub::{Caller, Delivered, Hub, HubError, ListenSpec, Message};

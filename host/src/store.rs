@@ -10,6 +10,7 @@
 use std::panic::Location;
 use std::rc::Rc;
 
+use crate::collection::{Mirror, Row, TableView};
 use crate::hub::{Caller, Delivered, Hub, HubError, Stored};
 use crate::key::Key;
 use crate::listener::{Entry, ListenerParams};
@@ -58,14 +59,69 @@ impl Hub {
         )
     }
 
+    /// Stores a table of Rust rows: their values, as [`Hub::store`] would
+    /// (diffed against the stored table, published to its listeners), and
+    /// the rows themselves, which a visitor whose members line up with
+    /// them reads at compiled offsets ([`RowPath::Compiled`]) until the
+    /// table is written otherwise (see [`crate::collection::mirror`]).
+    ///
+    /// [`RowPath::Compiled`]: crate::RowPath::Compiled
+    #[track_caller]
+    pub fn store_rows<T: Row>(
+        &self,
+        key: Key,
+        source: impl Into<Source>,
+        rows: Vec<T>,
+    ) -> Result<Delivered, HubError> {
+        let (mirror, values) = Mirror::of(rows);
+        self.store_with(
+            key,
+            source.into(),
+            vec![Value::array(values)],
+            false,
+            Caller::Rust(Location::caller()),
+            Some(Rc::new(mirror)),
+        )
+    }
+
+    /// Lends the table stored for (key, source) to `f` as a view (no copy
+    /// of the rows). `None` when nothing is stored there, or no table.
+    pub fn read_table<R>(
+        &self,
+        key: Key,
+        source: impl Into<Source>,
+        f: impl FnOnce(&TableView<'_>) -> R,
+    ) -> Option<R> {
+        let source = source.into();
+        let (args, mirror) = {
+            let state = self.inner.state.borrow();
+            let stored = state.stores.get(&(key, source))?;
+            (stored.args.clone(), stored.mirror.clone())
+        };
+        let rows = crate::collection::dispatch::table_of(&args)?;
+        Some(f(&TableView::with_mirror(self, rows, mirror.as_deref())))
+    }
+
     /// The store entry every face goes through.
     pub fn store_values(
+        &self,
+        key: Key,
+        source: Source,
+        args: Vec<Value>,
+        once: bool,
+        caller: Caller<'_>,
+    ) -> Result<Delivered, HubError> {
+        self.store_with(key, source, args, once, caller, None)
+    }
+
+    fn store_with(
         &self,
         key: Key,
         source: Source,
         mut args: Vec<Value>,
         once: bool,
         caller: Caller<'_>,
+        mirror: Option<Rc<Mirror>>,
     ) -> Result<Delivered, HubError> {
         // Kept for a source that is gone, it could never be removed.
         self.check_alive(source, None)?;
@@ -83,6 +139,7 @@ impl Hub {
                     Stored {
                         args: args.clone(),
                         once: false,
+                        mirror: mirror.clone(),
                     },
                 )
             });
@@ -104,14 +161,29 @@ impl Hub {
         } else {
             // A stored table: diff against the previous one, publish the rows.
             let prev = prev.map(|p| p.args);
-            delivered.listeners +=
-                crate::collection::dispatch::on_store(self, key, prev.as_ref(), &args, &lists);
+            delivered.listeners += crate::collection::dispatch::on_store(
+                self,
+                key,
+                prev.as_ref(),
+                &args,
+                mirror.as_deref(),
+                &lists,
+            );
         }
         if self.is_tracing() {
             self.trace_end(key, delivered.listeners);
         }
         if once && delivered.listeners == 0 {
-            self.with_state(|s| s.stores.insert((key, source), Stored { args, once: true }));
+            self.with_state(|s| {
+                s.stores.insert(
+                    (key, source),
+                    Stored {
+                        args,
+                        once: true,
+                        mirror,
+                    },
+                )
+            });
         }
         Ok(delivered)
     }

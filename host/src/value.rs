@@ -294,6 +294,38 @@ pub trait FromValue: Sized {
     /// `None` when the value does not convert (only possible in unchecked mode
     /// or for `any`-typed senders).
     fn from_value(value: &Value) -> Option<Self>;
+    /// How this type reads a Rust row field of type `field` at a compiled
+    /// offset (see `collection::mirror`): only a field of its very type.
+    #[doc(hidden)]
+    fn compiled_field(_field: std::any::TypeId) -> Option<u8> {
+        None
+    }
+    /// Reads a field that [`FromValue::compiled_field`] accepted.
+    ///
+    /// # Safety
+    ///
+    /// `field` points to a live field of the type `compiled_field` accepted
+    /// as `way`.
+    #[doc(hidden)]
+    unsafe fn read_field(_field: *const u8, _way: u8) -> Self {
+        unreachable!("read_field without compiled_field")
+    }
+}
+
+/// [`FromValue::compiled_field`] and [`FromValue::read_field`] for a type
+/// read from a field of its own type, by copy or clone.
+macro_rules! compiled_as_itself {
+    ($rust:ty) => {
+        #[inline]
+        fn compiled_field(field: std::any::TypeId) -> Option<u8> {
+            (field == std::any::TypeId::of::<$rust>()).then_some(0)
+        }
+        #[inline(always)]
+        unsafe fn read_field(field: *const u8, _way: u8) -> Self {
+            // SAFETY: the caller's contract: a live field of this type.
+            unsafe { (*field.cast::<$rust>()).clone() }
+        }
+    };
 }
 
 macro_rules! scalar {
@@ -313,6 +345,7 @@ macro_rules! scalar {
             fn from_value(value: &Value) -> Option<Self> {
                 $from(value)
             }
+            compiled_as_itself!($rust);
         }
     };
 }
@@ -352,6 +385,7 @@ impl FromValue for ObjectId {
     fn from_value(value: &Value) -> Option<Self> {
         value.as_object()
     }
+    compiled_as_itself!(ObjectId);
 }
 
 impl IntoValue for &str {
@@ -376,6 +410,7 @@ impl FromValue for String {
     fn from_value(value: &Value) -> Option<Self> {
         value.as_str().map(str::to_owned)
     }
+    compiled_as_itself!(String);
 }
 impl FromValue for Rc<str> {
     fn declared_type() -> Type {
@@ -387,6 +422,7 @@ impl FromValue for Rc<str> {
             _ => None,
         }
     }
+    compiled_as_itself!(Rc<str>);
 }
 
 impl IntoValue for Value {

@@ -20,6 +20,7 @@ use crate::value::{StructValue, Value};
 
 use super::diff::diff_rows;
 use super::listen::{CollectionListen, Form, RowSink};
+use super::mirror::Mirror;
 use super::rows::KeptRows;
 use super::spans::Spans;
 use super::update::{ALL_ROWS, Selector, Update, should_wake};
@@ -52,6 +53,7 @@ pub(crate) fn on_store(
     key: Key,
     prev: Option<&Rc<[Value]>>,
     args: &[Value],
+    mirror: Option<&Mirror>,
     lists: &Gathered,
 ) -> usize {
     if !has_collection_listeners(lists) {
@@ -77,7 +79,10 @@ pub(crate) fn on_store(
     publish(
         hub,
         key,
-        rows,
+        Rows {
+            values: rows,
+            mirror,
+        },
         element,
         update,
         Targets::Lists(lists),
@@ -102,7 +107,7 @@ pub(crate) fn on_write(
     publish(
         hub,
         key,
-        rows,
+        rows.into(),
         element,
         update,
         Targets::Lists(lists),
@@ -145,7 +150,7 @@ fn on_send_table(hub: &Hub, key: Key, args: &[Value], targets: Targets<'_>) -> u
     let update = Update::new(n, n, &[]);
     // No row is gone (the count stands), so no stand-in is ever built: no
     // element name to hold.
-    publish(hub, key, rows, None, update, targets, true)
+    publish(hub, key, rows.into(), None, update, targets, true)
 }
 
 /// A stored table, replayed to a collection listener that just arrived: a
@@ -154,9 +159,10 @@ fn on_send_table(hub: &Hub, key: Key, args: &[Value], targets: Targets<'_>) -> u
 /// all-rows and whole-table listeners only) and is used up by the first
 /// listener it reaches.
 pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
-    let pending: Vec<(Key, Rc<[Value]>, bool)> = {
+    type Pending = (Key, Rc<[Value]>, bool, Option<Rc<Mirror>>);
+    let pending: Vec<Pending> = {
         let state = hub.inner.state.borrow();
-        let mut found: Vec<(Key, Rc<[Value]>, bool)> = state
+        let mut found: Vec<Pending> = state
             .stores
             .iter()
             .filter(|((key, source), _)| {
@@ -164,12 +170,15 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
                     && (*key == entry.key
                         || (entry.partial && descends_from(&state.keys, *key, entry.key)))
             })
-            .map(|((key, _), stored)| (*key, stored.args.clone(), stored.once))
+            .map(|((key, _), stored)| {
+                let mirror = stored.mirror.clone();
+                (*key, stored.args.clone(), stored.once, mirror)
+            })
             .collect();
         found.sort_by_key(|(key, ..)| *key);
         found
     };
-    for (key, args, once) in pending {
+    for (key, args, once, mirror) in pending {
         let Some(rows) = table_of(&args) else {
             continue;
         };
@@ -183,7 +192,12 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
         }
         let n = rows.len() as i32;
         let update = Update::new(n, if once { n } else { 0 }, &[]);
-        let mut visitor = Visitor::new(hub, key, rows, element_of(rows), update, once);
+        let rows = Rows {
+            values: rows,
+            mirror: mirror.as_deref(),
+        };
+        let element = element_of(rows.values);
+        let mut visitor = Visitor::new(hub, key, rows, element, update, once);
         if let Callback::Collection(listen) = &entry.callback
             && visitor.wakes(listen.selector)
         {
@@ -238,11 +252,28 @@ enum Targets<'a> {
     Ordered(&'a [(CollectionEntry, u32)]),
 }
 
+/// A dispatch's table: its values and, when it was stored from Rust rows
+/// and not written since, those rows.
+#[derive(Clone, Copy)]
+struct Rows<'a> {
+    values: &'a Rc<Vec<Value>>,
+    mirror: Option<&'a Mirror>,
+}
+
+impl<'a> From<&'a Rc<Vec<Value>>> for Rows<'a> {
+    fn from(values: &'a Rc<Vec<Value>>) -> Self {
+        Rows {
+            values,
+            mirror: None,
+        }
+    }
+}
+
 /// Visits the collection entries of the targets in delivery order.
 fn publish(
     hub: &Hub,
     key: Key,
-    rows: &Rc<Vec<Value>>,
+    rows: Rows<'_>,
     element: Option<Rc<str>>,
     update: Update,
     targets: Targets<'_>,
@@ -287,6 +318,7 @@ struct Visitor<'a> {
     hub: &'a Hub,
     key: Key,
     rows: &'a Rc<Vec<Value>>,
+    mirror: Option<&'a Mirror>,
     element: Option<Rc<str>>,
     update: Update,
     transient: bool,
@@ -302,7 +334,7 @@ impl<'a> Visitor<'a> {
     fn new(
         hub: &'a Hub,
         key: Key,
-        rows: &'a Rc<Vec<Value>>,
+        rows: Rows<'a>,
         element: Option<Rc<str>>,
         update: Update,
         transient: bool,
@@ -315,7 +347,8 @@ impl<'a> Visitor<'a> {
         Self {
             hub,
             key,
-            rows,
+            rows: rows.values,
+            mirror: rows.mirror,
             element,
             update,
             transient,
@@ -374,7 +407,7 @@ impl<'a> Visitor<'a> {
         match &listen.form {
             Form::Table(f) | Form::Either { table: f, .. } => {
                 self.update.row = ALL_ROWS;
-                let view = TableView::new(self.hub, self.rows);
+                let view = TableView::with_mirror(self.hub, self.rows, self.mirror);
                 let result = f(&view, &self.update);
                 self.fail(entry, result);
                 true

@@ -10,6 +10,7 @@
 //! - [`diff`]: re-store diffing, row by row.
 //! - [`view`]: the borrowed whole-table [`TableView`].
 //! - [`rows`]: positional members — the fast path and the reflective one.
+//! - [`mirror`]: a table stored from Rust rows, read at compiled offsets.
 //! - [`listen`]: the listener forms (typed for Rust, raw for scripts).
 //! - `dispatch`: the store path, the send (transient) path, late replay.
 //! - [`writer`]: the in-place writer [`StoredArray`] / [`StoredArrayOf`].
@@ -17,6 +18,7 @@
 pub mod diff;
 pub(crate) mod dispatch;
 pub mod listen;
+pub mod mirror;
 pub mod rows;
 pub mod spans;
 pub mod update;
@@ -25,6 +27,7 @@ pub mod writer;
 
 pub use diff::diff_rows;
 pub use listen::{RowFn, RowOptions, TableFn};
+pub use mirror::{Mirror, Plan, Row, RowField};
 pub use rows::{EachRowHandler, FromMember, RowArgs, RowPath, SlotHandler, WithUpdate};
 pub use spans::{MAX_SPANS, Spans};
 pub use update::{

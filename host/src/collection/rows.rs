@@ -20,6 +20,7 @@
 //! reader back to the reflective path. Each fast read still confirms the
 //! row's layout, so correctness never depends on the shortcut.
 
+use std::any::TypeId;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -31,6 +32,7 @@ use crate::listener::ListenerError;
 use crate::types::Type;
 use crate::value::{FromValue, StructValue, Value, shared_name};
 
+use super::mirror::{Mirror, Plan, RowField};
 use super::update::Update;
 
 /// Which path a reader took for the rows it has read so far.
@@ -38,7 +40,10 @@ use super::update::Update;
 pub enum RowPath {
     /// No row read yet.
     Undecided,
-    /// Compiled positions.
+    /// Compiled offsets of the table's Rust rows (its mirror, see
+    /// [`super::mirror`]).
+    Compiled,
+    /// Compiled positions of the rows' values.
     Fast,
     /// By declared name, with conversion.
     Reflective,
@@ -145,6 +150,23 @@ pub trait FromMember<'a>: Sized {
     fn declared_type() -> Type;
     /// `None` when the value is not of the declared type.
     fn from_member(value: &'a Value) -> Option<Self>;
+    /// How this member reads a Rust row field of type `field` at a compiled
+    /// offset (a table's mirror, see [`super::mirror`]), if it can: the
+    /// field's very type, or for `&str` a `String` or `Rc<str>` field.
+    #[doc(hidden)]
+    fn compiled(_field: TypeId) -> Option<u8> {
+        None
+    }
+    /// Reads a field [`FromMember::compiled`] accepted as `way`.
+    ///
+    /// # Safety
+    ///
+    /// `field` points to a live field of the type accepted as `way`, which
+    /// lives (unmoved and unchanged) for `'a`.
+    #[doc(hidden)]
+    unsafe fn read_compiled(_field: *const u8, _way: u8) -> Self {
+        unreachable!("read_compiled without compiled")
+    }
 }
 
 impl<T: FromValue> FromMember<'_> for T {
@@ -155,6 +177,15 @@ impl<T: FromValue> FromMember<'_> for T {
     #[inline(always)]
     fn from_member(value: &Value) -> Option<Self> {
         T::from_value(value)
+    }
+    #[inline]
+    fn compiled(field: TypeId) -> Option<u8> {
+        T::compiled_field(field)
+    }
+    #[inline(always)]
+    unsafe fn read_compiled(field: *const u8, way: u8) -> Self {
+        // SAFETY: passed on from the caller.
+        unsafe { T::read_field(field, way) }
     }
 }
 
@@ -168,6 +199,28 @@ impl<'a> FromMember<'a> for &'a str {
         match value {
             Value::Str(s) => Some(s),
             _ => None,
+        }
+    }
+    #[inline]
+    fn compiled(field: TypeId) -> Option<u8> {
+        if field == TypeId::of::<String>() {
+            Some(0)
+        } else if field == TypeId::of::<Rc<str>>() {
+            Some(1)
+        } else {
+            None
+        }
+    }
+    #[inline(always)]
+    unsafe fn read_compiled(field: *const u8, way: u8) -> Self {
+        // SAFETY: the caller's contract: a live field of the type `way`
+        // names, living for 'a.
+        unsafe {
+            if way == 0 {
+                (*field.cast::<String>()).as_str()
+            } else {
+                &*field.cast::<Rc<str>>()
+            }
         }
     }
 }
@@ -199,6 +252,18 @@ pub trait RowArgs<'a>: Sized {
     /// Reflective path: member `i` fetched by `get(i)`. Errors name the
     /// position and what was found.
     fn read_by(get: impl Fn(usize) -> Option<&'a Value>) -> Result<Self, ListenerError>;
+    /// How these members read a mirror row's first `LEN` fields at their
+    /// offsets, if every one can (see [`FromMember::compiled`]).
+    #[doc(hidden)]
+    fn compiled_plan(fields: &[RowField]) -> Option<Plan>;
+    /// Reads the members of the mirror row at `row` by `plan`.
+    ///
+    /// # Safety
+    ///
+    /// `plan` was made by [`RowArgs::compiled_plan`] from the fields of the
+    /// row type `row` points to, and that row lives unchanged for `'a`.
+    #[doc(hidden)]
+    unsafe fn read_compiled(row: *const u8, plan: &Plan) -> Self;
 }
 
 #[inline(always)]
@@ -261,6 +326,23 @@ macro_rules! row_args {
             fn read_by(get: impl Fn(usize) -> Option<&'a Value>) -> Result<Self, ListenerError> {
                 Ok(($(member::<$name>(&get, $idx)?,)*))
             }
+            #[allow(unused_variables, unused_mut)]
+            fn compiled_plan(fields: &[RowField]) -> Option<Plan> {
+                let fields = fields.get(..$n)?;
+                let mut plan = Plan::default();
+                $(
+                    plan.offsets[$idx] = fields[$idx].offset;
+                    plan.ways[$idx] = $name::compiled(fields[$idx].type_id)?;
+                )*
+                Some(plan)
+            }
+            #[inline(always)]
+            #[allow(unused_variables, unused_unsafe, clippy::unused_unit)]
+            unsafe fn read_compiled(row: *const u8, plan: &Plan) -> Self {
+                // SAFETY: the caller's contract; each member is read at its
+                // own field's offset in the way the plan chose for it.
+                unsafe { ($($name::read_compiled(row.add(plan.offsets[$idx]), plan.ways[$idx]),)*) }
+            }
         }
     };
 }
@@ -305,6 +387,11 @@ impl RowReader {
             decision: RefCell::new(Decision::Undecided),
             force_reflective,
         }
+    }
+
+    /// Whether this reader keeps to the reflective path.
+    pub(crate) fn reflective_only(&self) -> bool {
+        self.force_reflective
     }
 
     /// The path taken by the last decision.
@@ -573,6 +660,11 @@ pub trait EachRowHandler<'a, Args> {
         rows: &'a [Value],
         update: &mut Update,
     ) -> Result<(), ListenerError>;
+    /// Every row of a table's Rust mirror at compiled offsets, when the
+    /// members line up with it (see [`Mirror::plan`]); `false`, having
+    /// called nothing, when they do not.
+    #[doc(hidden)]
+    fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror, update: &mut Update) -> bool;
     /// The live rows of one changed range, for a listener the hub keeps
     /// (see [`kept_rows`]). Returns whether a row was handed over at all.
     #[doc(hidden)]
@@ -704,6 +796,17 @@ macro_rules! handlers {
                 kept_rows::<($($name,)*)>(reader, hub, rows, first, update, kept,
                     |($($name,)*), update| (self)(update.row, $($name),*))
             }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror, update: &mut Update) -> bool {
+                let Some(plan) = mirror.plan::<($($name,)*)>(hub) else {
+                    return false;
+                };
+                mirror.for_each::<($($name,)*)>(&plan, |index, ($($name,)*)| {
+                    (self)(index as i32, $($name),*)
+                });
+                true
+            }
         }
 
         impl<'a, Func, $($name: FromMember<'a>),*> EachRowHandler<'a, ($($name,)* WithUpdate,)> for Func
@@ -740,6 +843,18 @@ macro_rules! handlers {
             {
                 kept_rows::<($($name,)*)>(reader, hub, rows, first, update, kept,
                     |($($name,)*), update| (self)(update.row, $($name,)* update))
+            }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror, update: &mut Update) -> bool {
+                let Some(plan) = mirror.plan::<($($name,)*)>(hub) else {
+                    return false;
+                };
+                mirror.for_each::<($($name,)*)>(&plan, |index, ($($name,)*)| {
+                    update.row = index as i32;
+                    (self)(index as i32, $($name,)* &*update)
+                });
+                true
             }
         }
     };

@@ -66,11 +66,16 @@ pub struct Update {
 impl Update {
     /// An update of a table that went from `prev_total` to `total` rows;
     /// `ranges` empty means a full reload.
+    #[inline]
     pub fn new(total: i32, prev_total: i32, ranges: &[Range]) -> Self {
         Self {
             total,
             prev_total,
-            ranges: ranges.iter().copied().collect(),
+            ranges: if ranges.is_empty() {
+                SmallVec::new()
+            } else {
+                ranges.iter().copied().collect()
+            },
             row: ALL_ROWS,
         }
     }

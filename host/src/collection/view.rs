@@ -9,6 +9,7 @@ use crate::listener::ListenerError;
 use crate::serde_bridge::{ValueSerdeError, from_value};
 use crate::value::{StructValue, Value};
 
+use super::mirror::{Mirror, Row};
 use super::rows::{EachRowHandler, RowPath, RowReader, SlotHandler};
 use super::update::Update;
 
@@ -19,12 +20,35 @@ use super::update::Update;
 pub struct TableView<'a> {
     hub: &'a Hub,
     rows: &'a [Value],
+    /// The Rust rows the values were built from, when the table was
+    /// stored from Rust and not written since (see [`super::mirror`]).
+    mirror: Option<&'a Mirror>,
 }
 
 impl<'a> TableView<'a> {
     /// A view of any rows (the hub resolves the element's declared layout).
     pub fn new(hub: &'a Hub, rows: &'a [Value]) -> Self {
-        Self { hub, rows }
+        Self {
+            hub,
+            rows,
+            mirror: None,
+        }
+    }
+
+    /// A view of rows with their Rust mirror, which is used only while it
+    /// has as many rows.
+    pub(crate) fn with_mirror(hub: &'a Hub, rows: &'a [Value], mirror: Option<&'a Mirror>) -> Self {
+        Self {
+            hub,
+            rows,
+            mirror: mirror.filter(|m| m.len() == rows.len()),
+        }
+    }
+
+    /// The Rust rows the table was stored from, when they are `T`s and
+    /// the table has not been written since ([`Hub::store_rows`]).
+    pub fn typed_rows<T: Row>(&self) -> Option<&'a [T]> {
+        self.mirror.and_then(Mirror::rows)
     }
 
     /// The number of rows.
@@ -74,9 +98,12 @@ impl<'a> TableView<'a> {
         Ok(true)
     }
 
-    /// Calls `f(row, members...)` for every row, on the fast path when the
-    /// closure's declared types line up with the element (decided on the
-    /// first row), on the reflective path otherwise. Returns the path taken.
+    /// Calls `f(row, members...)` for every row: at compiled offsets when
+    /// the table was stored from Rust rows whose fields the closure's
+    /// declared types line up with ([`RowPath::Compiled`]), else on the
+    /// values' fast path when the declared types line up with the element
+    /// (decided on the first row), else on the reflective path. Returns
+    /// the path taken.
     pub fn for_each<Args, H: EachRowHandler<'a, Args>>(
         &self,
         f: H,
@@ -99,6 +126,12 @@ impl<'a> TableView<'a> {
         f: &H,
     ) -> Result<RowPath, ListenerError> {
         let mut update = self.full_update(0);
+        if let Some(mirror) = self.mirror
+            && !reader.reflective_only()
+            && f.call_compiled(self.hub, mirror, &mut update)
+        {
+            return Ok(RowPath::Compiled);
+        }
         f.call_rows(reader, self.hub, self.rows, &mut update)?;
         Ok(reader.path())
     }

@@ -383,6 +383,9 @@ impl<'h> StoredArray<'h> {
             if in_place {
                 if let Some(kept) = s.stores.get_mut(&(self.key, self.source)) {
                     kept.once = false;
+                    // The rows now differ from the Rust ones they were
+                    // stored from.
+                    kept.mirror = None;
                 }
             } else {
                 s.stores.insert(
@@ -390,6 +393,7 @@ impl<'h> StoredArray<'h> {
                     Stored {
                         args: Rc::from(args.clone()),
                         once: false,
+                        mirror: None,
                     },
                 );
             }
