@@ -645,8 +645,16 @@ impl Hub {
                     }
                 }
             }
-            s.stores
-                .retain(|(_, source), _| source.object() != Some(object));
+            // A table stored from Rust rows drops them when it goes, which
+            // may run the rows' code: not under this borrow.
+            let gone: Vec<Stored> = s
+                .stores
+                .extract_if(|(_, source), _| source.object() == Some(object))
+                .map(|(_, stored)| stored)
+                .collect();
+            if !gone.is_empty() {
+                s.graveyard.push(Box::new(gone));
+            }
             lanes_changed(s, None);
             Ok::<_, HubError>(dropped)
         })?;
@@ -665,8 +673,14 @@ impl Hub {
         let dropped = self.with_state(|s| {
             let mut dropped = Vec::new();
             s.worlds.remove(&world);
-            s.stores
-                .retain(|(_, source), _| *source != Source::World(world));
+            let gone: Vec<Stored> = s
+                .stores
+                .extract_if(|(_, source), _| *source == Source::World(world))
+                .map(|(_, stored)| stored)
+                .collect();
+            if !gone.is_empty() {
+                s.graveyard.push(Box::new(gone));
+            }
             let keys: Vec<usize> = (0..s.slots.len()).collect();
             for k in keys {
                 let slot = &mut s.slots[k];
@@ -946,7 +960,9 @@ impl Hub {
             for id in ids {
                 remove_entry(s, id);
             }
-            s.stores.clear();
+            // Dropped after the borrow (see `destroy`).
+            let gone = std::mem::take(&mut s.stores);
+            s.graveyard.push(Box::new(gone));
         });
     }
 

@@ -126,7 +126,19 @@ impl Hub {
         // Kept for a source that is gone, it could never be removed.
         self.check_alive(source, None)?;
         let mut lists = crate::hub::Gathered::new();
+        // Rust rows are kept only beside the values built from them: if
+        // admitting them changed a row (an int widened to a declared
+        // float, which copies the list), they no longer say the same.
+        let built = mirror.as_ref().and_then(|_| match args.as_slice() {
+            [Value::Array(rows)] => Some(rows.clone()),
+            _ => None,
+        });
         self.gather(key, source, &mut args, caller, Kind::Store, &mut lists)?;
+        let mirror = mirror.filter(|_| {
+            matches!((&built, args.as_slice()),
+                (Some(built), [Value::Array(rows)]) if Rc::ptr_eq(built, rows))
+        });
+        drop(built);
         if self.is_tracing() {
             self.trace_dispatch(key, source, &args, Delivery::Store);
         }

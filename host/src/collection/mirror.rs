@@ -54,8 +54,9 @@ impl RowField {
 /// # Safety
 ///
 /// Each [`RowField`] must name a field of `Self` at that offset whose type
-/// has that `TypeId`, and [`Row::to_row_value`] must give those fields'
-/// values under those names, in that order. [`table_row!`](crate::table_row)
+/// has that `TypeId`, and [`Row::to_row_value`] must give a struct named
+/// [`Row::NAME`] holding those fields' values under those names, in that
+/// order. [`table_row!`](crate::table_row)
 /// derives all of it from the struct, which is the way to implement it.
 pub unsafe trait Row: 'static + Sized {
     /// The element struct's name in the signature table.

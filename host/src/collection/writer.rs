@@ -379,16 +379,17 @@ impl<'h> StoredArray<'h> {
             self.hub
                 .trace_dispatch(self.key, self.source, &args, crate::trace::Delivery::Store);
         }
-        self.hub.with_state(|s| {
+        // What the store held before is dropped after the borrow (Rust
+        // rows may run code of their own when dropped).
+        let _replaced = self.hub.with_state(|s| {
             if in_place {
-                if let Some(kept) = s.stores.get_mut(&(self.key, self.source)) {
-                    kept.once = false;
-                    // The rows now differ from the Rust ones they were
-                    // stored from.
-                    kept.mirror = None;
-                }
+                let kept = s.stores.get_mut(&(self.key, self.source))?;
+                kept.once = false;
+                // The rows now differ from the Rust ones they were stored
+                // from.
+                kept.mirror.take().map(|mirror| (None, Some(mirror)))
             } else {
-                s.stores.insert(
+                let old = s.stores.insert(
                     (self.key, self.source),
                     Stored {
                         args: Rc::from(args.clone()),
@@ -396,6 +397,7 @@ impl<'h> StoredArray<'h> {
                         mirror: None,
                     },
                 );
+                Some((old, None))
             }
         });
         let delivered = self
@@ -448,10 +450,17 @@ fn swap_edits_into_store(
     rows: &mut Rc<Vec<Value>>,
     edits: &mut [(usize, Value)],
 ) -> bool {
+    // Declared before the borrow, so dropped after it: Rust rows may run
+    // code of their own when dropped.
+    let _dropped;
     let mut state = hub.inner.state.borrow_mut();
     let Some(stored) = state.stores.get_mut(&at) else {
         return false;
     };
+    // The stored values are about to differ from the Rust rows they may
+    // have been stored from, before the edit is checked (a refused edit
+    // costs the table only its compiled path).
+    _dropped = stored.mirror.take();
     let Some([Value::Array(list)]) = Rc::get_mut(&mut stored.args) else {
         return false;
     };
