@@ -23,14 +23,12 @@ use support::log::{log, taken};
 
 table_row!(Item { id, name, count });
 
+/// The rows a visitor saw, or its error.
+type Seen = Result<Vec<String>, String>;
+
 /// What `for_each` (compiled when it can) and `for_each_reflective` saw
 /// for a `(row, id: i64)` visitor: each a list of rows or the error.
-fn both_ids(
-    view: &gantry_host::TableView<'_>,
-) -> (
-    (Result<Vec<String>, String>, RowPath),
-    Result<Vec<String>, String>,
-) {
+fn both_ids(view: &gantry_host::TableView<'_>) -> ((Seen, RowPath), Seen) {
     let run = |reflective: bool| {
         let seen = RefCell::new(Vec::new());
         let each = |row: i32, id: i64| seen.borrow_mut().push(format!("{row}:{id}"));
@@ -243,7 +241,7 @@ fn mirror_scalars_compiled_equal_reflective_declared_or_not() {
         let key = hub.key("Wide.Rows").unwrap();
         let rows: Vec<Wide> = (0..3)
             .map(|i| Wide {
-                small: -(i as i32) - 1,
+                small: -i - 1,
                 unsigned: u32::MAX - i as u32,
                 ratio: 0.1 + i as f32,
                 flag: i % 2 == 0,
