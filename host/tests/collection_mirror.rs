@@ -313,3 +313,32 @@ fn tuple_fast_path_reads_widened_values_not_the_int_field() {
     })
     .unwrap();
 }
+
+/// A visitor that takes the update last sees, on the compiled path too,
+/// a full reload with its own row number in it.
+#[test]
+fn tuple_fast_path_hands_an_update_taking_visitor_its_row() {
+    let (hub, key) = hub();
+    hub.store_rows(key, Source::Global, items(3)).unwrap();
+    hub.read_table(key, Source::Global, |view| {
+        for reflective in [false, true] {
+            let seen = RefCell::new(Vec::new());
+            let each = |row: i32, id: i64, update: &gantry_host::Update| {
+                seen.borrow_mut()
+                    .push((row, id, update.row, update.total, update.is_full_reload()))
+            };
+            let path = if reflective {
+                view.for_each_reflective(each)
+            } else {
+                view.for_each(each)
+            }
+            .unwrap();
+            assert_eq!(path == RowPath::Compiled, !reflective);
+            assert_eq!(
+                *seen.borrow(),
+                [(0, 0, 0, 3, true), (1, 1, 1, 3, true), (2, 2, 2, 3, true)]
+            );
+        }
+    })
+    .unwrap();
+}

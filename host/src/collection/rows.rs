@@ -389,11 +389,6 @@ impl RowReader {
         }
     }
 
-    /// Whether this reader keeps to the reflective path.
-    pub(crate) fn reflective_only(&self) -> bool {
-        self.force_reflective
-    }
-
     /// The path taken by the last decision.
     pub fn path(&self) -> RowPath {
         match &*self.decision.borrow() {
@@ -662,9 +657,10 @@ pub trait EachRowHandler<'a, Args> {
     ) -> Result<(), ListenerError>;
     /// Every row of a table's Rust mirror at compiled offsets, when the
     /// members line up with it (see [`Mirror::plan`]); `false`, having
-    /// called nothing, when they do not.
+    /// called nothing, when they do not. A closure that takes the update
+    /// sees a full reload of the mirror's rows.
     #[doc(hidden)]
-    fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror, update: &mut Update) -> bool;
+    fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror) -> bool;
     /// The live rows of one changed range, for a listener the hub keeps
     /// (see [`kept_rows`]). Returns whether a row was handed over at all.
     #[doc(hidden)]
@@ -798,7 +794,7 @@ macro_rules! handlers {
             }
             #[inline]
             #[allow(unused_variables, non_snake_case)]
-            fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror, update: &mut Update) -> bool {
+            fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror) -> bool {
                 let Some(plan) = mirror.plan::<($($name,)*)>(hub) else {
                     return false;
                 };
@@ -846,13 +842,15 @@ macro_rules! handlers {
             }
             #[inline]
             #[allow(unused_variables, non_snake_case)]
-            fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror, update: &mut Update) -> bool {
+            fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror) -> bool {
                 let Some(plan) = mirror.plan::<($($name,)*)>(hub) else {
                     return false;
                 };
+                let n = mirror.len() as i32;
+                let mut update = Update::new(n, n, &[]);
                 mirror.for_each::<($($name,)*)>(&plan, |index, ($($name,)*)| {
                     update.row = index as i32;
-                    (self)(index as i32, $($name,)* &*update)
+                    (self)(index as i32, $($name,)* &update)
                 });
                 true
             }

@@ -108,6 +108,11 @@ impl<'a> TableView<'a> {
         &self,
         f: H,
     ) -> Result<RowPath, ListenerError> {
+        if let Some(mirror) = self.mirror
+            && f.call_compiled(self.hub, mirror)
+        {
+            return Ok(RowPath::Compiled);
+        }
         self.for_each_on(&RowReader::new(false), &f)
     }
 
@@ -126,12 +131,6 @@ impl<'a> TableView<'a> {
         f: &H,
     ) -> Result<RowPath, ListenerError> {
         let mut update = self.full_update(0);
-        if let Some(mirror) = self.mirror
-            && !reader.reflective_only()
-            && f.call_compiled(self.hub, mirror, &mut update)
-        {
-            return Ok(RowPath::Compiled);
-        }
         f.call_rows(reader, self.hub, self.rows, &mut update)?;
         Ok(reader.path())
     }
