@@ -17,6 +17,31 @@ use support::collections::{
 };
 use support::log::{Log, log, taken};
 
+/// The messages of the listener failures the hub reports from now on.
+fn listener_failures(hub: &Hub) -> Rc<RefCell<Vec<String>>> {
+    let failures = Rc::new(RefCell::new(Vec::new()));
+    let f = failures.clone();
+    hub.on_report(move |report| {
+        if let Report::ListenerFailed { message, .. } = report {
+            f.borrow_mut().push(message.clone());
+        }
+    });
+    failures
+}
+
+/// An every-row listener logging `"<row>=<id>"`.
+fn row_ids(hub: &Hub, log: &Log) -> gantry_host::ListenerHandle {
+    let l = log.clone();
+    hub.listen_rows(
+        KEY,
+        Source::Global,
+        ALL_ROWS,
+        ListenOptions::default(),
+        move |row: i32, id: i64| l.borrow_mut().push(format!("{row}={id}")),
+    )
+    .unwrap()
+}
+
 /// Ten stored rows and a slot-5 listener that already saw the replay.
 fn ten_rows_and_slot(index: i32) -> (Hub, Key, Log, gantry_host::ListenerHandle) {
     let (hub, key) = hub();
@@ -1278,23 +1303,8 @@ fn table_recognised_by_its_first_row_reports_a_later_row_that_is_not_a_struct() 
     let (hub, key) = hub();
     let log = log();
     hub.set_checked(false);
-    let failures = Rc::new(RefCell::new(Vec::new()));
-    let f = failures.clone();
-    hub.on_report(move |report| {
-        if let Report::ListenerFailed { message, .. } = report {
-            f.borrow_mut().push(message.clone());
-        }
-    });
-    let l = log.clone();
-    let _rows = hub
-        .listen_rows(
-            KEY,
-            Source::Global,
-            ALL_ROWS,
-            ListenOptions::default(),
-            move |row: i32, id: i64| l.borrow_mut().push(format!("{row}={id}")),
-        )
-        .unwrap();
+    let failures = listener_failures(&hub);
+    let _rows = row_ids(&hub, &log);
     let first = to_value(&items(1)[0]).unwrap();
     let mut args = [Value::array(vec![first, Value::Int(7)])];
     hub.send_values(key, Source::Global, &mut args, Caller::Unrecorded)
@@ -1350,24 +1360,9 @@ fn row_listener_reads_each_changed_range_and_reports_a_bad_row_by_its_number() {
     let (hub, key) = hub();
     store(&hub, key, &items(10));
     hub.set_checked(false);
-    let failures = Rc::new(RefCell::new(Vec::new()));
-    let f = failures.clone();
-    hub.on_report(move |report| {
-        if let Report::ListenerFailed { message, .. } = report {
-            f.borrow_mut().push(message.clone());
-        }
-    });
+    let failures = listener_failures(&hub);
     let log = log();
-    let l = log.clone();
-    let _rows = hub
-        .listen_rows(
-            KEY,
-            Source::Global,
-            ALL_ROWS,
-            ListenOptions::default(),
-            move |row: i32, id: i64| l.borrow_mut().push(format!("{row}={id}")),
-        )
-        .unwrap();
+    let _rows = row_ids(&hub, &log);
     assert_eq!(taken(&log).len(), 10, "late replay");
     let mut rows: Vec<Value> = items(10).iter().map(|i| to_value(i).unwrap()).collect();
     rows[2] = to_value(&item(20)).unwrap();

@@ -33,6 +33,24 @@ fn visit(view: &gantry_host::TableView<'_>, reflective: bool) -> (Vec<String>, R
     (seen.into_inner(), path)
 }
 
+/// Declares struct `name` as `{ id: int, name: string, count: <count> }`.
+fn declare_item_shape(hub: &Hub, name: &str, count: Type) {
+    hub.edit_table(|t| {
+        t.declare_struct(
+            name,
+            gantry_host::StructDef {
+                parent: None,
+                doc: String::new(),
+                fields: vec![
+                    gantry_host::Param::new("id", Type::Int),
+                    gantry_host::Param::new("name", Type::String),
+                    gantry_host::Param::new("count", count),
+                ],
+            },
+        )
+    });
+}
+
 fn expected(n: i64) -> Vec<String> {
     (0..n).map(|i| format!("{i}:{i}:n{i}:{}", i * 10)).collect()
 }
@@ -126,20 +144,7 @@ fn tuple_fast_path_falls_back_when_the_rust_order_is_not_the_declared_one() {
     }
     table_row!(Swapped { name, id, count });
     let hub = Hub::new();
-    hub.edit_table(|t| {
-        t.declare_struct(
-            "Swapped",
-            gantry_host::StructDef {
-                parent: None,
-                doc: String::new(),
-                fields: vec![
-                    gantry_host::Param::new("id", Type::Int),
-                    gantry_host::Param::new("name", Type::String),
-                    gantry_host::Param::new("count", Type::Int),
-                ],
-            },
-        )
-    });
+    declare_item_shape(&hub, "Swapped", Type::Int);
     let key = hub.key("Swapped.Rows").unwrap();
     let rows = (0..3)
         .map(|i| Swapped {
@@ -274,20 +279,7 @@ fn whole_table_listener_reads_stored_rust_rows_live_and_replayed() {
 #[test]
 fn tuple_fast_path_reads_widened_values_not_the_int_field() {
     let hub = Hub::new();
-    hub.edit_table(|t| {
-        t.declare_struct(
-            "Item",
-            gantry_host::StructDef {
-                parent: None,
-                doc: String::new(),
-                fields: vec![
-                    gantry_host::Param::new("id", Type::Int),
-                    gantry_host::Param::new("name", Type::String),
-                    gantry_host::Param::new("count", Type::Float),
-                ],
-            },
-        )
-    });
+    declare_item_shape(&hub, "Item", Type::Float);
     let key = hub
         .declare(
             "Inv.Items",

@@ -686,10 +686,10 @@ pub struct KeptRows<'e> {
 /// Hands the live rows of one range (`rows`, beginning at row `first`) to
 /// a kept listener's `call`, one loop per range instead of one dynamic
 /// call per row. Each row is read by the listener's own reader, with its
-/// remembered decision; a row that cannot be read goes to `kept.fail`
-/// (a row that is no struct named by its number) and the next one is read; the rows stop as soon as
-/// the listener may no longer be called (unlistened, used up or its owner
-/// gone during the last row).
+/// remembered decision; a row that cannot be read goes to `kept.fail` (a
+/// row that is no struct named by its number) and the next one is read;
+/// the rows stop as soon as the listener may no longer be called
+/// (unlistened, used up or its owner gone during the last row).
 #[inline]
 pub(crate) fn kept_rows<'a, A: RowArgs<'a>>(
     reader: &RowReader,
