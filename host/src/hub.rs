@@ -621,40 +621,17 @@ impl Hub {
             watched.sort_unstable();
             watched.dedup();
             for key in watched {
-                let slot = &mut s.slots[key.index()];
-                let scopes: Vec<Source> = slot
+                let scopes: Vec<Source> = s.slots[key.index()]
                     .scoped
                     .keys()
                     .copied()
                     .filter(|sc| sc.object() == Some(object))
                     .collect();
                 for scope in scopes {
-                    if let Some(list) = slot.scoped.remove(&scope) {
-                        for entry in list.entries.iter() {
-                            entry.alive.set(false);
-                            if entry.partial {
-                                slot.partial_listeners -= 1;
-                            }
-                        }
-                        for entry in list.entries.iter() {
-                            if s.listeners.remove(&entry.id).is_some() {
-                                dropped.push(entry.id);
-                            }
-                        }
-                        s.graveyard.push(Box::new(list));
-                    }
+                    drop_scope(s, key, scope, &mut dropped);
                 }
             }
-            // A table stored from Rust rows drops them when it goes, which
-            // may run the rows' code: not under this borrow.
-            let gone: Vec<Stored> = s
-                .stores
-                .extract_if(|(_, source), _| source.object() == Some(object))
-                .map(|(_, stored)| stored)
-                .collect();
-            if !gone.is_empty() {
-                s.graveyard.push(Box::new(gone));
-            }
+            drop_stores(s, |source| source.object() == Some(object));
             lanes_changed(s, None);
             Ok::<_, HubError>(dropped)
         })?;
@@ -673,37 +650,46 @@ impl Hub {
         let dropped = self.with_state(|s| {
             let mut dropped = Vec::new();
             s.worlds.remove(&world);
-            let gone: Vec<Stored> = s
-                .stores
-                .extract_if(|(_, source), _| *source == Source::World(world))
-                .map(|(_, stored)| stored)
-                .collect();
-            if !gone.is_empty() {
-                s.graveyard.push(Box::new(gone));
-            }
-            let keys: Vec<usize> = (0..s.slots.len()).collect();
-            for k in keys {
-                let slot = &mut s.slots[k];
-                if let Some(list) = slot.scoped.remove(&Source::World(world)) {
-                    for entry in list.entries.iter() {
-                        entry.alive.set(false);
-                        if entry.partial {
-                            slot.partial_listeners -= 1;
-                        }
-                    }
-                    for entry in list.entries.iter() {
-                        if s.listeners.remove(&entry.id).is_some() {
-                            dropped.push(entry.id);
-                        }
-                    }
-                    s.graveyard.push(Box::new(list));
-                }
+            drop_stores(s, |source| source == Source::World(world));
+            for k in 0..s.slots.len() {
+                drop_scope(s, Key(k as u32), Source::World(world), &mut dropped);
             }
             lanes_changed(s, None);
             dropped
         });
         self.trace_dropped(&dropped, DropReason::Destroyed);
         Ok(())
+    }
+
+    /// Removes the composite source (object, name) — reference `001_…`
+    /// §14's explicit `RemoveSourceKey`, the one way besides destroying
+    /// the object: every listener scoped to it and every message stored
+    /// from it go; the object's other sources stay. Returns how many
+    /// listeners and stored messages went.
+    pub fn remove_named(&self, object: ObjectId, name: &str) -> Result<usize, HubError> {
+        let removed = self.with_state(|s| {
+            let info = s
+                .objects
+                .get(&object)
+                .ok_or(HubError::NoSuchObject(object))?;
+            let Some(&id) = s.names.get(name) else {
+                return Ok((Vec::new(), 0));
+            };
+            let source = Source::Named(object, id);
+            let mut keys = info.watched.clone();
+            keys.sort_unstable();
+            keys.dedup();
+            let mut dropped = Vec::new();
+            for key in keys {
+                drop_scope(s, key, source, &mut dropped);
+            }
+            let stores = drop_stores(s, |stored| stored == source);
+            lanes_changed(s, None);
+            Ok::<_, HubError>((dropped, stores))
+        })?;
+        let (dropped, stores) = removed;
+        self.trace_dropped(&dropped, DropReason::SourceRemoved);
+        Ok(dropped.len() + stores)
     }
 
     // ----- listening ----------------------------------------------------------
@@ -1936,6 +1922,43 @@ pub(crate) fn for_each_on_route<E>(
             .into_iter()
             .try_for_each(|(entry, _)| f(entry)),
     }
+}
+
+/// Drops the listeners of `key` scoped to `scope` (a source that is going),
+/// adding their ids to `dropped`.
+fn drop_scope(s: &mut State, key: Key, scope: Source, dropped: &mut Vec<ListenerId>) {
+    let slot = &mut s.slots[key.index()];
+    let Some(list) = slot.scoped.remove(&scope) else {
+        return;
+    };
+    for entry in list.entries.iter() {
+        entry.alive.set(false);
+        if entry.partial {
+            slot.partial_listeners -= 1;
+        }
+    }
+    for entry in list.entries.iter() {
+        if s.listeners.remove(&entry.id).is_some() {
+            dropped.push(entry.id);
+        }
+    }
+    s.graveyard.push(Box::new(list));
+}
+
+/// Drops the messages stored from the sources `gone` picks; returns how
+/// many. A table stored from Rust rows drops them when it goes, which may
+/// run the rows' code: not under the state's borrow (the graveyard).
+fn drop_stores(s: &mut State, gone: impl Fn(Source) -> bool) -> usize {
+    let gone: Vec<Stored> = s
+        .stores
+        .extract_if(|(_, source), _| gone(*source))
+        .map(|(_, stored)| stored)
+        .collect();
+    let n = gone.len();
+    if n > 0 {
+        s.graveyard.push(Box::new(gone));
+    }
+    n
 }
 
 fn intern(s: &mut State, text: &str) -> Result<Key, KeyError> {

@@ -63,6 +63,8 @@ pub enum DropReason {
     Destroyed,
     /// Unbound on purpose (`UnbindMessage`, a handle's `unlisten`).
     Unbound,
+    /// The named source it listened on was removed (`Hub::remove_named`).
+    SourceRemoved,
 }
 
 impl std::fmt::Display for DropReason {
@@ -72,6 +74,7 @@ impl std::fmt::Display for DropReason {
             DropReason::OwnerGone => "its owner was collected",
             DropReason::Destroyed => "its object was destroyed",
             DropReason::Unbound => "it was unbound",
+            DropReason::SourceRemoved => "its named source was removed",
         })
     }
 }

@@ -328,6 +328,63 @@ fn tiers_named_source_is_its_own_source() {
     assert_eq!(taken(&s.log), ["global", "world", "a/left_hand"]);
 }
 
+/// Reference 001 §14: a composite source's records go with its object or
+/// by an explicit removal (`RemoveSourceKey`), nothing else. Removing one
+/// name drops its listeners and stored messages; the object's other names
+/// and the object itself keep theirs, and the name can be used again.
+#[test]
+fn named_source_removed_explicitly_drops_its_records_and_no_others() {
+    let s = scene();
+    let hp = s.hub.named(s.a, "HP");
+    let mp = s.hub.named(s.a, "MP");
+    let key = s.hub.key("Bar.Value").unwrap();
+    let (l1, l2, l3) = (s.log.clone(), s.log.clone(), s.log.clone());
+    s.hub
+        .listen("Bar.Value", hp, move |v: i64| push(&l1, format!("hp {v}")))
+        .unwrap()
+        .detach();
+    s.hub
+        .listen("Bar.Value", mp, move |v: i64| push(&l2, format!("mp {v}")))
+        .unwrap()
+        .detach();
+    s.hub
+        .listen("Bar.Value", s.a, move |v: i64| push(&l3, format!("a {v}")))
+        .unwrap()
+        .detach();
+    s.hub.store(key, hp, (10i64,)).unwrap();
+    s.hub.store(key, mp, (20i64,)).unwrap();
+    assert_eq!(taken(&s.log), ["hp 10", "mp 20"]);
+
+    assert_eq!(
+        s.hub.remove_named(s.a, "HP").unwrap(),
+        2,
+        "a listener and a stored message"
+    );
+    assert!(s.hub.stored(key, hp).is_none());
+    assert!(s.hub.stored(key, mp).is_some());
+    s.hub.send(key, hp, (11i64,)).unwrap();
+    s.hub.send(key, mp, (21i64,)).unwrap();
+    s.hub.send(key, s.a, (1i64,)).unwrap();
+    assert_eq!(taken(&s.log), ["mp 21", "a 1"]);
+
+    // The name is free again, and a name nobody used removes nothing.
+    let l = s.log.clone();
+    let _again = s
+        .hub
+        .listen("Bar.Value", hp, move |v: i64| {
+            push(&l, format!("hp again {v}"))
+        })
+        .unwrap();
+    s.hub.send(key, hp, (12i64,)).unwrap();
+    assert_eq!(taken(&s.log), ["hp again 12"]);
+    assert_eq!(s.hub.remove_named(s.a, "Stamina").unwrap(), 0);
+    s.hub.destroy(s.b).unwrap();
+    assert!(matches!(
+        s.hub.remove_named(s.b, "HP"),
+        Err(HubError::NoSuchObject(_))
+    ));
+}
+
 // ----- order ------------------------------------------------------------------
 
 #[test]
