@@ -334,3 +334,141 @@ fn tuple_fast_path_hands_an_update_taking_visitor_its_row() {
     })
     .unwrap();
 }
+
+/// Kept listeners read a table's Rust rows too, decided per dispatch: an
+/// every-row listener and a slot listener whose members line up hear the
+/// same rows as ones that do not (an `i32` over the `i64` field), live and
+/// replayed, and only the changed rows of a re-store.
+#[test]
+fn kept_row_and_slot_listeners_read_rust_rows_with_the_values_result() {
+    let (hub, key) = hub();
+    let log = Rc::new(RefCell::new(Vec::<String>::new()));
+    let (l1, l2, l3, l4) = (log.clone(), log.clone(), log.clone(), log.clone());
+    let rows = hub
+        .listen_rows(
+            "Inv.Items",
+            Source::Global,
+            gantry_host::ALL_ROWS,
+            ListenOptions::default(),
+            move |row: i32, id: i64, name: String, u: &gantry_host::Update| {
+                l1.borrow_mut()
+                    .push(format!("rows {row} {id} {name} {}", u.row))
+            },
+        )
+        .unwrap();
+    let narrow = hub
+        .listen_rows(
+            "Inv.Items",
+            Source::Global,
+            gantry_host::ALL_ROWS,
+            ListenOptions::default(),
+            move |row: i32, id: i32| l2.borrow_mut().push(format!("narrow {row} {id}")),
+        )
+        .unwrap();
+    let slot = hub
+        .listen_slot(
+            "Inv.Items",
+            Source::Global,
+            1,
+            ListenOptions::default(),
+            move |id: i64, name: String| l3.borrow_mut().push(format!("slot {id} {name}")),
+        )
+        .unwrap();
+    hub.store_rows(key, Source::Global, items(2)).unwrap();
+    assert_eq!(
+        std::mem::take(&mut *log.borrow_mut()),
+        [
+            "rows 0 0 n0 0",
+            "rows 1 1 n1 1",
+            "narrow 0 0",
+            "narrow 1 1",
+            "slot 1 n1"
+        ]
+    );
+    assert_eq!(hub.row_path(rows.id()), Some(RowPath::Compiled));
+    assert_eq!(hub.row_path(slot.id()), Some(RowPath::Compiled));
+    assert_ne!(hub.row_path(narrow.id()), Some(RowPath::Compiled));
+
+    let mut changed = items(3);
+    changed[1] = item(11);
+    hub.store_rows(key, Source::Global, changed).unwrap();
+    assert_eq!(
+        std::mem::take(&mut *log.borrow_mut()),
+        [
+            "rows 1 11 n11 1",
+            "rows 2 2 n2 2",
+            "narrow 1 11",
+            "narrow 2 2",
+            "slot 11 n11"
+        ]
+    );
+    // A late listener is replayed the Rust rows.
+    let _late = hub
+        .listen_rows(
+            "Inv.Items",
+            Source::Global,
+            gantry_host::ALL_ROWS,
+            ListenOptions::default(),
+            move |row: i32, _id: i64, name: String| {
+                l4.borrow_mut().push(format!("late {row} {name}"))
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        std::mem::take(&mut *log.borrow_mut()),
+        ["late 0 n0", "late 1 n11", "late 2 n2"]
+    );
+    // A store of values leaves no Rust rows: the value path again.
+    hub.store(key, Source::Global, (Serde(items(3)),)).unwrap();
+    assert_eq!(hub.row_path(rows.id()), Some(RowPath::Fast));
+}
+
+/// On the compiled path as on the others, a kept listener is asked between
+/// two rows whether it may still be called: one whose owner goes during
+/// row 1 hears no row 2, and one that asked for the reflective path only
+/// never reads at offsets.
+#[test]
+fn kept_listener_on_rust_rows_stops_when_its_owner_goes_and_honours_reflective_only() {
+    let (hub, key) = hub();
+    let world = hub.create_world();
+    let owner = hub.spawn(world).unwrap();
+    let log = Rc::new(RefCell::new(Vec::<String>::new()));
+    let (l1, l2) = (log.clone(), log.clone());
+    let h = hub.clone();
+    hub.listen_rows(
+        "Inv.Items",
+        Source::Global,
+        gantry_host::ALL_ROWS,
+        ListenOptions::default().owner(gantry_host::Owner::Object(owner)),
+        move |row: i32, id: i64| {
+            l1.borrow_mut().push(format!("owned {row} {id}"));
+            if row == 1 {
+                h.destroy(owner).unwrap();
+            }
+        },
+    )
+    .unwrap()
+    .detach();
+    let reflective = hub
+        .listen_rows(
+            "Inv.Items",
+            Source::Global,
+            gantry_host::ALL_ROWS,
+            gantry_host::RowOptions::from(ListenOptions::default()).reflective_only(),
+            move |row: i32, id: i64| l2.borrow_mut().push(format!("refl {row} {id}")),
+        )
+        .unwrap();
+    hub.store_rows(key, Source::Global, items(4)).unwrap();
+    assert_eq!(
+        std::mem::take(&mut *log.borrow_mut()),
+        [
+            "owned 0 0",
+            "owned 1 1",
+            "refl 0 0",
+            "refl 1 1",
+            "refl 2 2",
+            "refl 3 3"
+        ]
+    );
+    assert_eq!(hub.row_path(reflective.id()), Some(RowPath::Reflective));
+}

@@ -19,9 +19,9 @@ use crate::types::Type;
 use crate::value::{StructValue, Value};
 
 use super::diff::diff_rows;
-use super::listen::{CollectionListen, Form, RowSink};
+use super::listen::{CollectionListen, Form, RowSink, TypedCompiledFn};
 use super::mirror::Mirror;
-use super::rows::KeptRows;
+use super::rows::{KeptRows, RowReader};
 use super::spans::Spans;
 use super::update::{ALL_ROWS, Selector, Update, should_wake};
 use super::view::TableView;
@@ -348,7 +348,8 @@ impl<'a> Visitor<'a> {
             hub,
             key,
             rows: rows.values,
-            mirror: rows.mirror,
+            // Used only while it has as many rows as the values.
+            mirror: rows.mirror.filter(|m| m.len() == rows.values.len()),
             element,
             update,
             transient,
@@ -442,23 +443,25 @@ impl<'a> Visitor<'a> {
         for range in ranges {
             let end = range.end().min(upper);
             let mut row = range.index;
-            // The live rows at once, where the listener reads them so.
+            // The live rows at once, where the listener reads them so: from
+            // the table's Rust rows when its members line up with them,
+            // else from the values.
             if let RowSink::Typed {
                 reader,
                 range: Some(live),
+                compiled,
                 ..
             } = sink
                 && row < total
             {
                 let live_end = end.min(total);
-                let (hub, key) = (self.hub, self.key);
-                let mut fail = |e| report_failure(hub, key, entry, e);
-                let mut kept = KeptRows {
-                    entry,
-                    fail: &mut fail,
-                };
-                let rows = &self.rows[row as usize..live_end as usize];
-                called |= live(reader, hub, rows, row as usize, &mut self.update, &mut kept);
+                let rows = row as usize..live_end as usize;
+                called |= self.kept(entry, |hub, values, mirror, update, kept| {
+                    by_offset(reader, compiled, hub, mirror, rows.clone(), update, kept)
+                        .unwrap_or_else(|| {
+                            live(reader, hub, &values[rows.clone()], rows.start, update, kept)
+                        })
+                });
                 row = live_end;
             }
             for row in row..end {
@@ -477,6 +480,21 @@ impl<'a> Visitor<'a> {
     fn call_row(&mut self, entry: &Rc<Entry>, sink: &RowSink, row: i32) {
         let live = row < self.update.total;
         self.update.row = if live { row } else { !row };
+        // A live row from the table's Rust rows when the members line up
+        // with them.
+        if live
+            && let RowSink::Typed {
+                reader, compiled, ..
+            } = sink
+        {
+            let row = row as usize;
+            let took = self.kept(entry, |hub, _, mirror, update, kept| {
+                by_offset(reader, compiled, hub, mirror, row..row + 1, update, kept)
+            });
+            if took.is_some() {
+                return;
+            }
+        }
         let item: &Value = if live {
             &self.rows[row as usize]
         } else {
@@ -490,6 +508,23 @@ impl<'a> Visitor<'a> {
             },
         };
         self.fail(entry, result);
+    }
+
+    /// Runs `f` with what a kept listener's rows are read with: the hub,
+    /// the table's values and Rust rows, the update, and the listener's
+    /// [`KeptRows`] (its failures reported under this dispatch's key).
+    fn kept<R>(
+        &mut self,
+        entry: &Rc<Entry>,
+        f: impl FnOnce(&Hub, &[Value], Option<&Mirror>, &mut Update, &mut KeptRows<'_>) -> R,
+    ) -> R {
+        let (hub, key) = (self.hub, self.key);
+        let mut fail = |e| report_failure(hub, key, entry, e);
+        let mut kept = KeptRows {
+            entry,
+            fail: &mut fail,
+        };
+        f(hub, self.rows, self.mirror, &mut self.update, &mut kept)
     }
 
     /// The default-valued element a removed row is delivered as: built once
@@ -524,6 +559,28 @@ impl<'a> Visitor<'a> {
     fn report_failure(&self, entry: &Entry, e: ListenerError) {
         report_failure(self.hub, self.key, entry, e)
     }
+}
+
+/// A kept listener's `rows` from the table's Rust rows at compiled
+/// offsets, when it has them, the listener may read so (not reflective
+/// only) and its members line up with them; `None` sends it to the values.
+/// The reader remembers which, for [`Hub::row_path`].
+#[allow(clippy::too_many_arguments)]
+fn by_offset(
+    reader: &RowReader,
+    compiled: &TypedCompiledFn,
+    hub: &Hub,
+    mirror: Option<&Mirror>,
+    rows: std::ops::Range<usize>,
+    update: &mut Update,
+    kept: &mut KeptRows<'_>,
+) -> Option<bool> {
+    let took = match mirror {
+        Some(mirror) if !reader.reflective_only() => compiled(hub, mirror, rows, update, kept),
+        _ => None,
+    };
+    reader.note_compiled(took.is_some());
+    took
 }
 
 /// A listener's failed call, reported under the key it was called for.

@@ -18,6 +18,7 @@ use crate::source::Source;
 use crate::types::{Mismatch, Type};
 use crate::value::{StructValue, Value};
 
+use super::mirror::Mirror;
 use super::rows::{EachRowHandler, KeptRows, RowPath, RowReader, SlotHandler};
 use super::update::{Selector, Update};
 use super::view::TableView;
@@ -32,6 +33,11 @@ type TypedRowFn = dyn Fn(&RowReader, &Hub, &StructValue, &Update) -> Result<(), 
 /// The live rows of one range at once (`EachRowHandler::call_kept_rows`).
 type TypedRangeFn =
     dyn Fn(&RowReader, &Hub, &[Value], usize, &mut Update, &mut KeptRows<'_>) -> bool;
+/// The same rows from a table's Rust rows at compiled offsets, `None` when
+/// the members do not line up with them (`call_kept_compiled`, and
+/// `call_compiled_row` for a slot).
+pub(crate) type TypedCompiledFn =
+    dyn Fn(&Hub, &Mirror, std::ops::Range<usize>, &mut Update, &mut KeptRows<'_>) -> Option<bool>;
 
 /// What a collection entry does when a table changes.
 pub(crate) struct CollectionListen {
@@ -64,6 +70,9 @@ pub(crate) enum RowSink {
         /// The live rows of a range, for an every-row listener (a slot
         /// listener has none).
         range: Option<Box<TypedRangeFn>>,
+        /// The live rows of a range (a slot: its row) from the table's
+        /// Rust rows, when it has them.
+        compiled: Box<TypedCompiledFn>,
     },
 }
 
@@ -145,8 +154,17 @@ impl Hub {
     ) -> Result<ListenerHandle, HubError> {
         let site = Site::rust(Location::caller(), Role::Listen);
         let options = options.into();
+        let handler = Rc::new(handler);
+        let one = handler.clone();
         let call: Box<TypedRowFn> =
-            Box::new(move |reader, hub, item, update| handler.call_row(reader, hub, item, update));
+            Box::new(move |reader, hub, item, update| one.call_row(reader, hub, item, update));
+        let compiled: Box<TypedCompiledFn> = Box::new(move |hub, mirror, rows, update, _| {
+            let row = rows.start;
+            update.row = row as i32;
+            handler
+                .call_compiled_row(hub, mirror, row, update)
+                .then_some(true)
+        });
         self.listen_typed_rows(
             key,
             scope.into(),
@@ -154,7 +172,7 @@ impl Hub {
             options,
             site,
             &<H as SlotHandler<'_, Args>>::member_types(),
-            (call, None),
+            (call, None, compiled),
         )
     }
 
@@ -177,8 +195,12 @@ impl Hub {
         let one = handler.clone();
         let call: Box<TypedRowFn> =
             Box::new(move |reader, hub, item, update| one.call_row(reader, hub, item, update));
+        let by_range = handler.clone();
         let range: Box<TypedRangeFn> = Box::new(move |reader, hub, rows, first, update, kept| {
-            handler.call_kept_rows(reader, hub, rows, first, update, kept)
+            by_range.call_kept_rows(reader, hub, rows, first, update, kept)
+        });
+        let compiled: Box<TypedCompiledFn> = Box::new(move |hub, mirror, rows, update, kept| {
+            handler.call_kept_compiled(hub, mirror, rows, update, kept)
         });
         self.listen_typed_rows(
             key,
@@ -187,7 +209,7 @@ impl Hub {
             options,
             site,
             &<H as EachRowHandler<'_, Args>>::member_types(),
-            (call, Some(range)),
+            (call, Some(range), compiled),
         )
     }
 
@@ -274,7 +296,11 @@ impl Hub {
         options: RowOptions,
         site: Site,
         members: &[Type],
-        (call, range): (Box<TypedRowFn>, Option<Box<TypedRangeFn>>),
+        (call, range, compiled): (
+            Box<TypedRowFn>,
+            Option<Box<TypedRangeFn>>,
+            Box<TypedCompiledFn>,
+        ),
     ) -> Result<ListenerHandle, HubError> {
         self.check_members(key, members, Some(&site))?;
         let listen = CollectionListen {
@@ -283,6 +309,7 @@ impl Hub {
                 reader: RowReader::new(options.reflective_only),
                 call,
                 range,
+                compiled,
             }),
         };
         let id = self.listen_collection(key, scope, options.listen, Some(site), listen)?;

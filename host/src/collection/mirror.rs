@@ -238,19 +238,58 @@ impl Mirror {
         plan: &Plan,
         mut each: impl FnMut(usize, A),
     ) {
+        self.for_rows(plan, 0..self.len, |index, args| {
+            each(index, args);
+            true
+        });
+    }
+
+    /// Calls `each(row, members)` for the rows of `rows` (cut to the
+    /// table), read at `plan`'s offsets, until it returns `false`.
+    #[inline]
+    pub(crate) fn for_rows<'a, A: RowArgs<'a>>(
+        &'a self,
+        plan: &Plan,
+        rows: std::ops::Range<usize>,
+        mut each: impl FnMut(usize, A) -> bool,
+    ) {
         // In locals, so that a visitor that writes memory does not make
         // the loop read them again.
         let (base, stride, plan) = (self.base, self.stride, *plan);
-        for index in 0..self.len {
+        for index in rows.start..rows.end.min(self.len) {
             // SAFETY: `index < len`, so the row lies inside the `Vec` that
             // `rows` keeps alive and never mutates; `plan` was made by
             // `Mirror::plan` from this element's fields, so each member is
             // read at its field's offset as the field's own type (see
             // `FromMember::read_compiled`), borrowed for `'a` at most.
             let args = unsafe { A::read_compiled(base.add(index * stride), &plan) };
-            each(index, args);
+            if !each(index, args) {
+                break;
+            }
         }
     }
+}
+
+/// Rows `rows` of `mirror` handed to `call` at compiled offsets, when the
+/// members `A` line up with them (`None`, having called nothing, when they
+/// do not); `call` says whether it took the row and whether to go on.
+/// Returns whether any row was taken. What the kept row and slot listeners
+/// use, decided per dispatch (the agreement is remembered per epoch).
+#[inline]
+pub(crate) fn compiled_rows<'a, A: RowArgs<'a>>(
+    hub: &Hub,
+    mirror: &'a Mirror,
+    rows: std::ops::Range<usize>,
+    mut call: impl FnMut(usize, A) -> bool,
+) -> Option<bool> {
+    let plan = mirror.plan::<A>(hub)?;
+    let mut took = false;
+    mirror.for_rows(&plan, rows, |index, args| {
+        let went_on = call(index, args);
+        took |= went_on;
+        went_on
+    });
+    Some(took)
 }
 
 /// How a visitor's members are read from a mirror row: each member's field

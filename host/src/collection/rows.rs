@@ -32,7 +32,7 @@ use crate::listener::ListenerError;
 use crate::types::Type;
 use crate::value::{FromValue, StructValue, Value, shared_name};
 
-use super::mirror::{Mirror, Plan, RowField};
+use super::mirror::{Mirror, Plan, RowField, compiled_rows};
 use super::update::Update;
 
 /// Which path a reader took for the rows it has read so far.
@@ -379,6 +379,9 @@ enum Decision {
 pub struct RowReader {
     decision: RefCell<Decision>,
     force_reflective: bool,
+    /// The last rows were read from the table's Rust rows at compiled
+    /// offsets (a kept listener's dispatch), not through the decision.
+    compiled: std::cell::Cell<bool>,
 }
 
 impl RowReader {
@@ -386,11 +389,26 @@ impl RowReader {
         Self {
             decision: RefCell::new(Decision::Undecided),
             force_reflective,
+            compiled: std::cell::Cell::new(false),
         }
     }
 
-    /// The path taken by the last decision.
+    /// Whether this reader keeps to the reflective path (a listener's
+    /// `reflective_only` option): it never takes the compiled one either.
+    pub(crate) fn reflective_only(&self) -> bool {
+        self.force_reflective
+    }
+
+    /// Notes whether the last rows were read at compiled offsets.
+    pub(crate) fn note_compiled(&self, compiled: bool) {
+        self.compiled.set(compiled);
+    }
+
+    /// The path the last rows were read on.
     pub fn path(&self) -> RowPath {
+        if self.compiled.get() {
+            return RowPath::Compiled;
+        }
         match &*self.decision.borrow() {
             Decision::Undecided => RowPath::Undecided,
             Decision::Fast { .. } => RowPath::Fast,
@@ -628,6 +646,12 @@ pub trait SlotHandler<'a, Args> {
         item: &'a StructValue,
         update: &Update,
     ) -> Result<(), ListenerError>;
+    /// Row `row` of a table's Rust rows at compiled offsets, when the
+    /// members line up with them; `false`, having called nothing, when
+    /// they do not.
+    #[doc(hidden)]
+    fn call_compiled_row(&self, hub: &Hub, mirror: &'a Mirror, row: usize, update: &Update)
+    -> bool;
 }
 
 /// A closure usable as an every-row listener or with
@@ -661,6 +685,18 @@ pub trait EachRowHandler<'a, Args> {
     /// sees a full reload of the mirror's rows.
     #[doc(hidden)]
     fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror) -> bool;
+    /// [`EachRowHandler::call_kept_rows`] over a table's Rust rows at
+    /// compiled offsets, when the members line up with them (`None`,
+    /// having called nothing, when they do not).
+    #[doc(hidden)]
+    fn call_kept_compiled(
+        &self,
+        hub: &Hub,
+        mirror: &'a Mirror,
+        rows: std::ops::Range<usize>,
+        update: &mut Update,
+        kept: &mut KeptRows<'_>,
+    ) -> Option<bool>;
     /// The live rows of one changed range, for a listener the hub keeps
     /// (see [`kept_rows`]). Returns whether a row was handed over at all.
     #[doc(hidden)]
@@ -738,6 +774,17 @@ macro_rules! handlers {
                 (self)($($name),*);
                 Ok(())
             }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_compiled_row(&self, hub: &Hub, mirror: &'a Mirror, row: usize, update: &Update)
+                -> bool
+            {
+                compiled_rows::<($($name,)*)>(hub, mirror, row..row + 1, |_, ($($name,)*)| {
+                    (self)($($name),*);
+                    true
+                })
+                .is_some()
+            }
         }
 
         impl<'a, Func, $($name: FromMember<'a>),*> SlotHandler<'a, ($($name,)* WithUpdate,)> for Func
@@ -755,6 +802,17 @@ macro_rules! handlers {
                 let ($($name,)*) = reader.read::<($($name,)*)>(hub, item)?;
                 (self)($($name,)* update);
                 Ok(())
+            }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_compiled_row(&self, hub: &Hub, mirror: &'a Mirror, row: usize, update: &Update)
+                -> bool
+            {
+                compiled_rows::<($($name,)*)>(hub, mirror, row..row + 1, |_, ($($name,)*)| {
+                    (self)($($name,)* update);
+                    true
+                })
+                .is_some()
             }
         }
 
@@ -802,6 +860,21 @@ macro_rules! handlers {
                     (self)(index as i32, $($name),*)
                 });
                 true
+            }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_kept_compiled(&self, hub: &Hub, mirror: &'a Mirror, rows: std::ops::Range<usize>,
+                update: &mut Update, kept: &mut KeptRows<'_>) -> Option<bool>
+            {
+                compiled_rows::<($($name,)*)>(hub, mirror, rows, |index, ($($name,)*)| {
+                    // As `kept_rows`: not past a listener that went.
+                    if !kept.entry.callable() {
+                        return false;
+                    }
+                    update.row = index as i32;
+                    (self)(update.row, $($name),*);
+                    true
+                })
             }
         }
 
@@ -853,6 +926,20 @@ macro_rules! handlers {
                     (self)(index as i32, $($name,)* &update)
                 });
                 true
+            }
+            #[inline]
+            #[allow(unused_variables, non_snake_case)]
+            fn call_kept_compiled(&self, hub: &Hub, mirror: &'a Mirror, rows: std::ops::Range<usize>,
+                update: &mut Update, kept: &mut KeptRows<'_>) -> Option<bool>
+            {
+                compiled_rows::<($($name,)*)>(hub, mirror, rows, |index, ($($name,)*)| {
+                    if !kept.entry.callable() {
+                        return false;
+                    }
+                    update.row = index as i32;
+                    (self)(update.row, $($name,)* &*update);
+                    true
+                })
             }
         }
     };
