@@ -494,6 +494,9 @@ impl<'a> Visitor<'a> {
             if took.is_some() {
                 return;
             }
+        } else if let RowSink::Typed { reader, .. } = sink {
+            // A removed row's stand-in is read from the values.
+            reader.note_compiled(false);
         }
         let item: &Value = if live {
             &self.rows[row as usize]
