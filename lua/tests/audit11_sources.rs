@@ -262,3 +262,40 @@ fn listener_owned_by_a_named_source_is_dropped_when_its_object_is_destroyed() {
     );
     assert_eq!(f.hub.listener_count(), 0);
 }
+
+/// Reference 001 §14's explicit removal (`RemoveSourceKey`) from Lua:
+/// `GMP.RemoveNamed(obj, name)` drops that name's listeners and stored
+/// messages, not another name's nor the object's; it returns how many went
+/// and refuses what is not an object and a name.
+#[test]
+fn gmp_remove_named_drops_one_names_records_from_lua() {
+    let f = Fixture::new();
+    f.load(
+        "a.lua",
+        r#"
+        local hp, mp = GMP.Named(self, "HP"), GMP.Named(self, "MP")
+        ListenObjectMessage(hp, "Bar", nil, function(n) print("hp " .. n) end)
+        ListenObjectMessage(mp, "Bar", nil, function(n) print("mp " .. n) end)
+        ListenObjectMessage(self, "Bar", nil, function(n) print("object " .. n) end)
+        StoreObjectMessage(hp, "Bar.Max", 100)
+        print("removed " .. GMP.RemoveNamed(self, "HP"))
+        NotifyObjectMessage(hp, "Bar", 1)
+        NotifyObjectMessage(mp, "Bar", 2)
+        NotifyObjectMessage(self, "Bar", 3)
+        ListenObjectMessage(hp, "Bar.Max", nil, function(n) print("max " .. n) end)
+        print("again " .. GMP.RemoveNamed(self, "Stamina"))
+        print(pcall(GMP.RemoveNamed, self, 7))
+        print(pcall(GMP.RemoveNamed, "self", "HP"))
+        "#,
+    );
+    let printed = f.printed();
+    assert_eq!(printed[..4], ["removed 2", "mp 2", "object 3", "again 0"]);
+    assert!(
+        printed[4].starts_with("false") && printed[4].contains("argument 2 must be a name"),
+        "{printed:?}"
+    );
+    assert!(
+        printed[5].starts_with("false") && printed[5].contains("argument 1 must be an object"),
+        "{printed:?}"
+    );
+}

@@ -197,3 +197,29 @@ fn rust_and_rhai_agree_on_a_named_source() {
     assert_eq!(f.hub.listener_count(), 0);
     assert!(f.hub.stored(key, named).is_none());
 }
+
+/// Reference 001 §14's explicit removal (`RemoveSourceKey`) from Rhai:
+/// `GMP::RemoveNamed(obj, name)` drops that name's listeners and stored
+/// messages, not another name's nor the object's, and returns how many.
+#[test]
+fn gmp_remove_named_drops_one_names_records_from_rhai() {
+    let f = Fixture::new();
+    f.load(
+        "a.rhai",
+        r#"
+        let hp = GMP::Named(SELF, "HP");
+        let mp = GMP::Named(SELF, "MP");
+        ListenObjectMessage(hp, "Bar", (), |n| print(`hp ${n}`));
+        ListenObjectMessage(mp, "Bar", (), |n| print(`mp ${n}`));
+        ListenObjectMessage(SELF, "Bar", (), |n| print(`object ${n}`));
+        StoreObjectMessage(hp, "Bar.Max", 100);
+        print(`removed ${GMP::RemoveNamed(SELF, "HP")}`);
+        NotifyObjectMessage(hp, "Bar", 1);
+        NotifyObjectMessage(mp, "Bar", 2);
+        NotifyObjectMessage(SELF, "Bar", 3);
+        ListenObjectMessage(hp, "Bar.Max", (), |n| print(`max ${n}`));
+        print(`again ${GMP::RemoveNamed(SELF, "Stamina")}`);
+        "#,
+    );
+    assert_eq!(f.printed(), ["removed 2", "mp 2", "object 3", "again 0"]);
+}

@@ -649,6 +649,7 @@ const GMP_HEAD: &str = r#"---The Gantry API table: every generic function, the r
 ---@field Spawn fun(world?: GantryWorldSource): GantryObject Creates an object (in the script's world by default).
 ---@field Destroy fun(obj: GantryObject): boolean Destroys an object and everything it owns or sources; false if it was gone.
 ---@field Named fun(obj: GantryObject, name: string): GantryNamed A composite source: the object plus a name.
+---@field RemoveNamed fun(obj: GantryObject, name: string): integer Removes the composite source (obj, name): its listeners and stored messages; returns how many went.
 ---@field World fun(): GantryWorld The world the script runs in.
 "#;
 

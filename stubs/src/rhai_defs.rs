@@ -587,7 +587,7 @@ const THIS: Fixed = (
 );
 
 /// `GMP::WithRemoval(n)` and the object helpers (the constants: [`GMP_CONSTANTS`]).
-const GMP_HELPERS: [Fixed; 6] = [
+const GMP_HELPERS: [Fixed; 7] = [
     (
         "WithRemoval",
         &[("n", "int")],
@@ -617,6 +617,12 @@ const GMP_HELPERS: [Fixed; 6] = [
         &[("obj", "Object"), ("name", "String")],
         "Named",
         "/// A composite source: the object plus a name.",
+    ),
+    (
+        "RemoveNamed",
+        &[("obj", "Object"), ("name", "String")],
+        "int",
+        "/// Removes the composite source (obj, name): its listeners and stored messages; returns how many went.",
     ),
     THIS,
 ];

@@ -105,25 +105,17 @@ fn add_object_functions(ctx: &Rc<Ctx>, lua: &Lua, gmp: &Table) -> mlua::Result<(
     gmp.raw_set(
         "Named",
         lua.create_function(move |lua, (obj, name): (LuaValue, LuaValue)| {
-            let id = match &obj {
-                LuaValue::UserData(ud) => ud.borrow::<ObjectHandle>().ok().map(|o| o.0),
-                _ => None,
-            }
-            .ok_or_else(|| error_here(lua, "GMP.Named: argument 1 must be an object"))?;
-            // A name is a string (a number would be two names: 1 and "1").
-            let LuaValue::String(name) = name else {
-                return Err(error_here(
-                    lua,
-                    format!(
-                        "GMP.Named: argument 2 must be a name (a string), got {}",
-                        describe_value(&name)
-                    ),
-                ));
-            };
-            let name = name
-                .to_str()
-                .map_err(|_| error_here(lua, "GMP.Named: argument 2 must be UTF-8 text"))?;
-            Ok(NamedHandle(c.shared.hub.named(id, name.as_ref())))
+            let (id, name) = object_and_name(lua, "GMP.Named", &obj, &name)?;
+            Ok(NamedHandle(c.shared.hub.named(id, &name)))
+        })?,
+    )?;
+    let c = ctx.clone();
+    gmp.raw_set(
+        "RemoveNamed",
+        lua.create_function(move |lua, (obj, name): (LuaValue, LuaValue)| {
+            let (id, name) = object_and_name(lua, "GMP.RemoveNamed", &obj, &name)?;
+            // A gone object has no named sources left: nothing to remove.
+            Ok(c.shared.hub.remove_named(id, &name).unwrap_or(0))
         })?,
     )?;
     let c = ctx.clone();
@@ -132,6 +124,35 @@ fn add_object_functions(ctx: &Rc<Ctx>, lua: &Lua, gmp: &Table) -> mlua::Result<(
         lua.create_function(move |_, ()| Ok(WorldHandle(c.world)))?,
     )?;
     Ok(())
+}
+
+/// The `(obj, name)` arguments of `GMP.Named` and `GMP.RemoveNamed`: an
+/// object, and a name that is a string (a number would be two names: 1 and
+/// "1").
+fn object_and_name(
+    lua: &Lua,
+    what: &str,
+    obj: &LuaValue,
+    name: &LuaValue,
+) -> mlua::Result<(gantry_host::ObjectId, String)> {
+    let id = match obj {
+        LuaValue::UserData(ud) => ud.borrow::<ObjectHandle>().ok().map(|o| o.0),
+        _ => None,
+    }
+    .ok_or_else(|| error_here(lua, format!("{what}: argument 1 must be an object")))?;
+    let LuaValue::String(name) = name else {
+        return Err(error_here(
+            lua,
+            format!(
+                "{what}: argument 2 must be a name (a string), got {}",
+                describe_value(name)
+            ),
+        ));
+    };
+    let name = name
+        .to_str()
+        .map_err(|_| error_here(lua, format!("{what}: argument 2 must be UTF-8 text")))?;
+    Ok((id, name.to_string()))
 }
 
 /// `GMP.AllRows`, `GMP.AllRowsWithRemoval` and `GMP.WithRemoval(n)`: the

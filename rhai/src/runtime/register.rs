@@ -218,6 +218,24 @@ pub(crate) fn object_functions(module: &mut Module, shared: &Weak<Shared>) {
             Ok(Dynamic::from(NamedHandle(shared.hub.named(o.0, &name))))
         },
     );
+    let weak = shared.clone();
+    add_raw(
+        module,
+        "RemoveNamed",
+        vec![
+            TypeId::of::<ObjectHandle>(),
+            TypeId::of::<ImmutableString>(),
+        ],
+        vec!["obj: Object".into(), "name: String".into(), "INT".into()],
+        move |_, args| {
+            let shared = shared_of(&weak)?;
+            let o = std::mem::take(args[0]).cast::<ObjectHandle>();
+            let name = std::mem::take(args[1]).cast::<ImmutableString>();
+            // A gone object has no named sources left: nothing to remove.
+            let removed = shared.hub.remove_named(o.0, &name).unwrap_or(0);
+            Ok(Dynamic::from(removed as INT))
+        },
+    );
 }
 
 /// `rsp.Response(...)` for every arity.

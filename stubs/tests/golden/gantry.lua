@@ -396,6 +396,7 @@ function GMP.StoredArray(obj, key) end
 ---@field Spawn fun(world?: GantryWorldSource): GantryObject Creates an object (in the script's world by default).
 ---@field Destroy fun(obj: GantryObject): boolean Destroys an object and everything it owns or sources; false if it was gone.
 ---@field Named fun(obj: GantryObject, name: string): GantryNamed A composite source: the object plus a name.
+---@field RemoveNamed fun(obj: GantryObject, name: string): integer Removes the composite source (obj, name): its listeners and stored messages; returns how many went.
 ---@field World fun(): GantryWorld The world the script runs in.
 GMP = {}
 GMP.NotifyMessage = NotifyMessage
