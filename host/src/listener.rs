@@ -168,6 +168,18 @@ impl ListenerError {
             message: message.into(),
         }
     }
+
+    /// The error as it happened reading table row `row` ("row 3: member
+    /// 2: expected ..."), unless it names its row already.
+    #[cold]
+    pub fn at_row(self, row: usize) -> Self {
+        if self.message.starts_with("row ") {
+            return self;
+        }
+        Self {
+            message: format!("row {row}: {}", self.message),
+        }
+    }
 }
 
 impl fmt::Display for ListenerError {

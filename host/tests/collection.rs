@@ -1136,11 +1136,7 @@ fn view_for_each_lends_borrowed_members_on_both_paths() {
     assert_eq!(*names.borrow(), ["n0", "n1", "n2"]);
 
     let err = view.for_each(|_row: i32, _id: &str| {}).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("member 1: expected string, got int"),
-        "{err}"
-    );
+    assert_eq!(err.to_string(), "row 0: member 1: expected string, got int");
     let slot = RefCell::new(None);
     assert!(
         view.visit_row(1, |_id: i64, name: &str| *slot.borrow_mut() =
@@ -1378,4 +1374,36 @@ fn row_listener_reads_each_changed_range_and_reports_a_bad_row_by_its_number() {
     .unwrap();
     assert_eq!(taken(&log), ["2=20", "7=70"]);
     assert_eq!(*failures.borrow(), ["row 6 is int, not a struct"]);
+}
+
+/// A row a kept listener cannot read (a member of another type, possible
+/// in unchecked mode) is reported under its row number, and the rows after
+/// it still arrive.
+#[test]
+fn row_listener_names_the_row_whose_member_it_could_not_read() {
+    let (hub, key) = hub();
+    hub.set_checked(false);
+    let failures = listener_failures(&hub);
+    let log = log();
+    let _rows = row_ids(&hub, &log);
+    let mut rows: Vec<Value> = items(4).iter().map(|i| to_value(i).unwrap()).collect();
+    rows[2] = Value::structure(
+        StructValue::new("Item")
+            .with("id", "two")
+            .with("name", "n2")
+            .with("count", 20i64),
+    );
+    hub.store_values(
+        key,
+        Source::Global,
+        vec![Value::array(rows)],
+        false,
+        Caller::Unrecorded,
+    )
+    .unwrap();
+    assert_eq!(taken(&log), ["0=0", "1=1", "3=3"]);
+    assert_eq!(
+        *failures.borrow(),
+        ["row 2: member 1: expected int, got string"]
+    );
 }

@@ -506,7 +506,9 @@ impl<'a> Visitor<'a> {
         let result = match sink {
             RowSink::Dynamic(f) => f(self.update.row, item, &self.update),
             RowSink::Typed { reader, call, .. } => match item {
-                Value::Struct(item) => call(reader, self.hub, item, &self.update),
+                Value::Struct(item) => {
+                    call(reader, self.hub, item, &self.update).map_err(|e| e.at_row(row as usize))
+                }
                 other => Err(super::rows::not_a_struct(row as usize, other)),
             },
         };

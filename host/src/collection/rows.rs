@@ -509,7 +509,7 @@ impl RowReader {
                     }
                     args
                 }
-                None => reflective_read::<A>(current, item)?,
+                None => reflective_read::<A>(current, item).map_err(|e| e.at_row(index))?,
             };
             each(index, args)?;
         }
@@ -749,7 +749,7 @@ pub(crate) fn kept_rows<'a, A: RowArgs<'a>>(
         };
         match read {
             Ok(args) => call(args, update),
-            Err(e) => (kept.fail)(e),
+            Err(e) => (kept.fail)(e.at_row(row)),
         }
         called = true;
     }

@@ -94,7 +94,8 @@ impl<'a> TableView<'a> {
             return Ok(false);
         };
         let update = self.full_update(row);
-        f.call_row(&RowReader::new(false), self.hub, item, &update)?;
+        f.call_row(&RowReader::new(false), self.hub, item, &update)
+            .map_err(|e| e.at_row(row))?;
         Ok(true)
     }
 
