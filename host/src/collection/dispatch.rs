@@ -456,12 +456,12 @@ impl<'a> Visitor<'a> {
             {
                 let live_end = end.min(total);
                 let rows = row as usize..live_end as usize;
-                called |= self.kept(entry, |hub, values, mirror, update, kept| {
-                    by_offset(reader, compiled, hub, mirror, rows.clone(), update, kept)
-                        .unwrap_or_else(|| {
-                            live(reader, hub, &values[rows.clone()], rows.start, update, kept)
-                        })
-                });
+                called |= match self.by_offset(entry, reader, compiled, rows.clone()) {
+                    Some(took) => took,
+                    None => self.kept(entry, |hub, values, update, kept| {
+                        live(reader, hub, &values[rows.clone()], rows.start, update, kept)
+                    }),
+                };
                 row = live_end;
             }
             for row in row..end {
@@ -488,10 +488,10 @@ impl<'a> Visitor<'a> {
             } = sink
         {
             let row = row as usize;
-            let took = self.kept(entry, |hub, _, mirror, update, kept| {
-                by_offset(reader, compiled, hub, mirror, row..row + 1, update, kept)
-            });
-            if took.is_some() {
+            if self
+                .by_offset(entry, reader, compiled, row..row + 1)
+                .is_some()
+            {
                 return;
             }
         } else if let RowSink::Typed { reader, .. } = sink {
@@ -516,12 +516,12 @@ impl<'a> Visitor<'a> {
     }
 
     /// Runs `f` with what a kept listener's rows are read with: the hub,
-    /// the table's values and Rust rows, the update, and the listener's
-    /// [`KeptRows`] (its failures reported under this dispatch's key).
+    /// the table's values, the update, and the listener's [`KeptRows`]
+    /// (its failures reported under this dispatch's key).
     fn kept<R>(
         &mut self,
         entry: &Rc<Entry>,
-        f: impl FnOnce(&Hub, &[Value], Option<&Mirror>, &mut Update, &mut KeptRows<'_>) -> R,
+        f: impl FnOnce(&Hub, &[Value], &mut Update, &mut KeptRows<'_>) -> R,
     ) -> R {
         let (hub, key) = (self.hub, self.key);
         let mut fail = |e| report_failure(hub, key, entry, e);
@@ -529,7 +529,29 @@ impl<'a> Visitor<'a> {
             entry,
             fail: &mut fail,
         };
-        f(hub, self.rows, self.mirror, &mut self.update, &mut kept)
+        f(hub, self.rows, &mut self.update, &mut kept)
+    }
+
+    /// A kept listener's `rows` from the table's Rust rows at compiled
+    /// offsets, when it has them, the listener may read so (not reflective
+    /// only) and its members line up with them; `None` sends it to the
+    /// values. The reader remembers which, for [`Hub::row_path`].
+    fn by_offset(
+        &mut self,
+        entry: &Rc<Entry>,
+        reader: &RowReader,
+        compiled: &TypedCompiledFn,
+        rows: std::ops::Range<usize>,
+    ) -> Option<bool> {
+        let took = match self.mirror {
+            Some(mirror) if !reader.reflective_only() => self
+                .kept(entry, |hub, _, update, kept| {
+                    compiled(hub, mirror, rows, update, kept)
+                }),
+            _ => None,
+        };
+        reader.note_compiled(took.is_some());
+        took
     }
 
     /// The default-valued element a removed row is delivered as: built once
@@ -564,28 +586,6 @@ impl<'a> Visitor<'a> {
     fn report_failure(&self, entry: &Entry, e: ListenerError) {
         report_failure(self.hub, self.key, entry, e)
     }
-}
-
-/// A kept listener's `rows` from the table's Rust rows at compiled
-/// offsets, when it has them, the listener may read so (not reflective
-/// only) and its members line up with them; `None` sends it to the values.
-/// The reader remembers which, for [`Hub::row_path`].
-#[allow(clippy::too_many_arguments)]
-fn by_offset(
-    reader: &RowReader,
-    compiled: &TypedCompiledFn,
-    hub: &Hub,
-    mirror: Option<&Mirror>,
-    rows: std::ops::Range<usize>,
-    update: &mut Update,
-    kept: &mut KeptRows<'_>,
-) -> Option<bool> {
-    let took = match mirror {
-        Some(mirror) if !reader.reflective_only() => compiled(hub, mirror, rows, update, kept),
-        _ => None,
-    };
-    reader.note_compiled(took.is_some());
-    took
 }
 
 /// A listener's failed call, reported under the key it was called for.

@@ -231,19 +231,6 @@ impl Mirror {
         Agreed { epoch, fields }
     }
 
-    /// Calls `each(row, members)` for every row, read at `plan`'s offsets.
-    #[inline]
-    pub(crate) fn for_each<'a, A: RowArgs<'a>>(
-        &'a self,
-        plan: &Plan,
-        mut each: impl FnMut(usize, A),
-    ) {
-        self.for_rows(plan, 0..self.len, |index, args| {
-            each(index, args);
-            true
-        });
-    }
-
     /// Calls `each(row, members)` for the rows of `rows` (cut to the
     /// table), read at `plan`'s offsets, until it returns `false`.
     #[inline]

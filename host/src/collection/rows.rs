@@ -853,13 +853,11 @@ macro_rules! handlers {
             #[inline]
             #[allow(unused_variables, non_snake_case)]
             fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror) -> bool {
-                let Some(plan) = mirror.plan::<($($name,)*)>(hub) else {
-                    return false;
-                };
-                mirror.for_each::<($($name,)*)>(&plan, |index, ($($name,)*)| {
-                    (self)(index as i32, $($name),*)
-                });
-                true
+                compiled_rows::<($($name,)*)>(hub, mirror, 0..mirror.len(), |index, ($($name,)*)| {
+                    (self)(index as i32, $($name),*);
+                    true
+                })
+                .is_some()
             }
             #[inline]
             #[allow(unused_variables, non_snake_case)]
@@ -916,16 +914,14 @@ macro_rules! handlers {
             #[inline]
             #[allow(unused_variables, non_snake_case)]
             fn call_compiled(&self, hub: &Hub, mirror: &'a Mirror) -> bool {
-                let Some(plan) = mirror.plan::<($($name,)*)>(hub) else {
-                    return false;
-                };
                 let n = mirror.len() as i32;
                 let mut update = Update::new(n, n, &[]);
-                mirror.for_each::<($($name,)*)>(&plan, |index, ($($name,)*)| {
+                compiled_rows::<($($name,)*)>(hub, mirror, 0..mirror.len(), |index, ($($name,)*)| {
                     update.row = index as i32;
-                    (self)(index as i32, $($name,)* &update)
-                });
-                true
+                    (self)(index as i32, $($name,)* &update);
+                    true
+                })
+                .is_some()
             }
             #[inline]
             #[allow(unused_variables, non_snake_case)]
