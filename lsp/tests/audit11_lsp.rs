@@ -163,22 +163,24 @@ fn rhai_call(function: ApiFunction, gmp: bool, key: &str) -> String {
     }
 }
 
-/// Issue #8: "Key completion inside the key argument of every API call, by
-/// hierarchy (after `Inv.` the keys under `Inv`)". DESIGN: the API exists
-/// "as globals and as fields of the `GMP` table".
-#[test]
-fn key_completion_in_the_key_argument_of_every_lua_api_function_global_and_gmp_forms() {
+/// Every API function called in both forms (global, unless `GMP`-only, and
+/// `GMP`) with the key `"Player.H`, one call a line in `file`, completes
+/// the key's last segment with the keys under `Player`.
+fn assert_key_completion_in_every_api_call(
+    file: &str,
+    call: fn(ApiFunction, bool, &str) -> String,
+) {
     let mut lines = Vec::new();
     for f in ApiFunction::ALL {
         if !f.gmp_only() {
-            lines.push(lua_call(f, false, "Player.H"));
+            lines.push(call(f, false, "Player.H"));
         }
-        lines.push(lua_call(f, true, "Player.H"));
+        lines.push(call(f, true, "Player.H"));
     }
     let text = lines.join("\n") + "\n";
-    let p = one_script("main.lua", &text);
+    let p = one_script(file, &text);
     let server = Server::start(p.dir.path());
-    let uri = server.open(&p.path("main.lua"));
+    let uri = server.open(&p.path(file));
     let mut wrong = Vec::new();
     for (n, line) in lines.iter().enumerate() {
         let column = line.find("Player.H").unwrap() + "Player.H".len();
@@ -194,33 +196,18 @@ fn key_completion_in_the_key_argument_of_every_lua_api_function_global_and_gmp_f
     );
 }
 
+/// Issue #8: "Key completion inside the key argument of every API call, by
+/// hierarchy (after `Inv.` the keys under `Inv`)". DESIGN: the API exists
+/// "as globals and as fields of the `GMP` table".
+#[test]
+fn key_completion_in_the_key_argument_of_every_lua_api_function_global_and_gmp_forms() {
+    assert_key_completion_in_every_api_call("main.lua", lua_call);
+}
+
 /// The same rule for Rhai: global functions and the `GMP::` module form.
 #[test]
 fn key_completion_in_the_key_argument_of_every_rhai_api_function_global_and_gmp_forms() {
-    let mut lines = Vec::new();
-    for f in ApiFunction::ALL {
-        if !f.gmp_only() {
-            lines.push(rhai_call(f, false, "Player.H"));
-        }
-        lines.push(rhai_call(f, true, "Player.H"));
-    }
-    let text = lines.join("\n") + "\n";
-    let p = one_script("main.rhai", &text);
-    let server = Server::start(p.dir.path());
-    let uri = server.open(&p.path("main.rhai"));
-    let mut wrong = Vec::new();
-    for (n, line) in lines.iter().enumerate() {
-        let column = line.find("Player.H").unwrap() + "Player.H".len();
-        let got = labels(&server, &uri, Position::new(n as u32, column as u32));
-        if got != ["Healed", "Hurt"] {
-            wrong.push(format!("{line}: {got:?}"));
-        }
-    }
-    assert!(
-        wrong.is_empty(),
-        "no key completion in:\n{}",
-        wrong.join("\n")
-    );
+    assert_key_completion_in_every_api_call("main.rhai", rhai_call);
 }
 
 /// "It works while the string is still unterminated": the Rhai `GMP::` form
