@@ -12,7 +12,7 @@ use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
 
 mod support;
 
-use support::{Watching, gantry, write};
+use support::{Watching, copy_dir, gantry, stderr as err, stdout as out, write};
 
 fn run(dir: &Path, extra: &[&str]) -> Output {
     gantry()
@@ -21,14 +21,6 @@ fn run(dir: &Path, extra: &[&str]) -> Output {
         .args(extra)
         .output()
         .expect("gantry runs")
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn trace_lines(o: &Output) -> Vec<String> {
@@ -648,19 +640,6 @@ fn table_command_refuses_corrupt_and_newer_files_naming_them_and_json_is_the_fil
 }
 
 // ---------------------------------------------------------------- the arena
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 /// The arena's committed table is what users commit: running the README's
 /// main job changes no byte of it.

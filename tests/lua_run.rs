@@ -3,6 +3,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+mod support;
+
+use support::{copy_dir, stderr, stdout};
+
 fn gantry(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gantry"))
         .args(args)
@@ -13,29 +17,6 @@ fn gantry(args: &[&str]) -> Output {
 
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            if entry.file_name() != ".gantry" {
-                copy_dir(&entry.path(), &target);
-            }
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,33 @@ pub fn gantry() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gantry"));
     cmd.env("GANTRY_LOG", "off");
     cmd
+}
+
+/// A run's standard output, as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A run's standard error, as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Copies a mod folder (an example) into a test's own, leaving out what
+/// `gantry stubs` generates (`.gantry/`).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() != ".gantry" {
+                copy_dir(&entry.path(), &target);
+            }
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }
 
 /// Writes `file` in one step (a temporary name, then a rename), so a
