@@ -131,8 +131,14 @@ pub fn param_name(raw: &str, lang: Lang, taken: &[String]) -> String {
 /// Rhai's identifier rule (without its `unicode-xid-ident` feature):
 /// letters, digits and `_`, with a letter before any digit.
 pub fn is_rhai_identifier(name: &str) -> bool {
+    rhai_identifier_bytes(name.bytes())
+}
+
+/// [`is_rhai_identifier`] of a name given as bytes (a name written in
+/// pieces, for one).
+pub fn rhai_identifier_bytes(bytes: impl IntoIterator<Item = u8>) -> bool {
     let mut letter = false;
-    for b in name.bytes() {
+    for b in bytes {
         match b {
             b'_' => {}
             _ if b.is_ascii_alphabetic() => letter = true,

@@ -705,7 +705,7 @@ impl Sink for Writer {
         // the parameter types only. Only a baked name can be one (a key
         // outside `[A-Za-z0-9_.]`, which a loaded table may hold); the fixed
         // names are identifiers and no baked name (it holds `__`) is a keyword.
-        let operator = !is_identifier(f.name);
+        let operator = !names::rhai_identifier_bytes(f.name.iter().flat_map(|p| p.bytes()));
         out.push_str(if operator { "op " } else { "fn " });
         f.name.iter().for_each(|piece| out.push_str(piece));
         out.push('(');
@@ -723,21 +723,6 @@ impl Sink for Writer {
         out.push_str(printed_type(f.returns));
         out.push(';');
     }
-}
-
-/// Rhai's identifier rule (without its `unicode-xid-ident` feature):
-/// letters, digits and `_`, with a letter before any digit.
-fn is_identifier(pieces: &[&str]) -> bool {
-    let mut letter = false;
-    for b in pieces.iter().flat_map(|p| p.bytes()) {
-        match b {
-            b'_' => {}
-            _ if b.is_ascii_alphabetic() => letter = true,
-            _ if b.is_ascii_digit() && letter => {}
-            _ => return false,
-        }
-    }
-    letter
 }
 
 /// A function with a short name, kept until its place among the others is known.
