@@ -11,7 +11,8 @@
 //! - `writer`: the stored-array writer value ([`StoredArrayHandle`]).
 //! - `convert`: values by the hub's value model (how maps name structs).
 //! - `handles`: objects, worlds, named sources, responders, hook contexts.
-//! - `sandbox`: the engine's packages, limits and module resolver.
+//! - `sandbox`: the engine's packages and limits; `resolver`: `import`
+//!   inside the mod folder only.
 //! - `shared`: what all scripts of a runtime share; `error`.
 //!
 //! ## Conventions in scripts
@@ -64,6 +65,7 @@ mod handles;
 mod listen;
 mod loader;
 mod register;
+mod resolver;
 mod sandbox;
 mod shared;
 mod writer;
