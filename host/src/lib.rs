@@ -10,6 +10,7 @@
 //! - [`serde_bridge`]: Rust types to and from [`Value`] through serde.
 //! - [`types`]: parameter [`Type`]s, structs and the compatibility rule.
 //! - [`signature`]: the [`SignatureTable`] — what each key carries and where it is used.
+//! - [`files`]: a mod's files read and written without trusting them.
 //! - [`persist`]: the table as a stable, atomically written JSON file.
 //! - [`source`]: global, world, object and (object, name) sources and their tiers.
 //! - [`listener`]: listen options, owners, ids and RAII handles.
@@ -33,6 +34,7 @@
 
 pub mod api;
 pub mod collection;
+pub mod files;
 pub mod handoff;
 pub mod hook;
 pub mod hub;

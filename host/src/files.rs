@@ -1,0 +1,474 @@
+//! Reading and writing a mod's files without trusting them.
+//!
+//! A mod folder is hostile: a script, a module, the signature table or a
+//! generated stub can be a symbolic link out of its folder, a FIFO whose
+//! first read blocks forever, a device that never ends (`/dev/zero`), a
+//! file too large to hold, or text with a byte-order mark or invalid UTF-8.
+//! Every file Gantry reads on a mod's behalf goes through [`read_text_in`]
+//! (or [`read_text`] for a path the user named on the command line), and
+//! every file it writes or deletes through [`write_in`] / [`remove_in`],
+//! which never pass through a symbolic link below the folder they manage.
+//!
+//! Errors name the file relative to its folder, as the user wrote it.
+
+use std::fs::{self, File, Metadata};
+use std::io::{self, Read as _, Write as _};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use thiserror::Error;
+
+/// One mebibyte, the unit sizes are given in.
+pub const MIB: u64 = 1 << 20;
+
+/// The largest script or module a runtime loads (16 MiB): far above any
+/// hand-written script, far below what would exhaust memory.
+pub const MAX_SCRIPT_BYTES: u64 = 16 * MIB;
+
+/// The largest signature table file read (64 MiB), checked before parsing:
+/// parsing takes a multiple of the file's size in memory.
+pub const MAX_TABLE_BYTES: u64 = 64 * MIB;
+
+/// Why a file could not be read or written. `path` is the file as the user
+/// knows it: relative to its folder where it is inside one.
+#[derive(Debug, Error)]
+pub enum FileError {
+    #[error("{path}: no such file")]
+    NotFound { path: String },
+    #[error(
+        "{path}: the file name is not valid UTF-8 (shown with \u{FFFD} in place of the bytes that are not); rename the file"
+    )]
+    NonUtf8Name { path: String },
+    #[error("{path} leads outside {folder} (through a symbolic link); only files inside it are used")]
+    Outside { path: String, folder: String },
+    #[error("{path} is not a name inside {folder} (no `..`, no absolute path)")]
+    NotInside { path: String, folder: String },
+    #[error("{path} is {what}, not a regular file")]
+    NotAFile { path: String, what: &'static str },
+    #[error("{path} is larger than {}", Size(*limit))]
+    TooLarge { path: String, limit: u64 },
+    #[error("{path} is not valid UTF-8 text (line {line})")]
+    NotUtf8 { path: String, line: usize },
+    #[error("{path} is a symbolic link; Gantry writes nothing through it (remove the link)")]
+    Symlink { path: String },
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: io::Error },
+    #[error("cannot write {path}: {source}")]
+    Write { path: String, source: io::Error },
+    #[error("cannot remove {path}: {source}")]
+    Remove { path: String, source: io::Error },
+}
+
+impl FileError {
+    /// The file the error is about, as shown in the message.
+    pub fn path(&self) -> &str {
+        match self {
+            FileError::NotFound { path }
+            | FileError::NonUtf8Name { path }
+            | FileError::Outside { path, .. }
+            | FileError::NotInside { path, .. }
+            | FileError::NotAFile { path, .. }
+            | FileError::TooLarge { path, .. }
+            | FileError::NotUtf8 { path, .. }
+            | FileError::Symlink { path }
+            | FileError::Read { path, .. }
+            | FileError::Write { path, .. }
+            | FileError::Remove { path, .. } => path,
+        }
+    }
+
+    /// Is this "the file is not there" (a missing file is often an empty
+    /// default rather than an error)?
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, FileError::NotFound { .. })
+    }
+}
+
+/// A size limit as a user reads it: whole mebibytes, else bytes.
+struct Size(u64);
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 >= MIB && self.0 % MIB == 0 {
+            write!(f, "{} MiB", self.0 / MIB)
+        } else {
+            write!(f, "{} bytes", self.0)
+        }
+    }
+}
+
+/// `path` as the user knows it: relative to `folder` when inside it (with
+/// `/` separators), else as given; bytes that are not UTF-8 shown as `�`.
+pub fn shown(folder: &Path, path: &Path) -> String {
+    let relative = path.strip_prefix(folder).unwrap_or(path);
+    let text = relative.to_string_lossy();
+    if cfg!(windows) {
+        text.replace('\\', "/")
+    } else {
+        text.into_owned()
+    }
+}
+
+/// Reads the text file `path` of `folder` (`path` relative to it or
+/// absolute): the file must resolve, symbolic links followed, to a regular
+/// file inside `folder`, of at most `limit` bytes, in UTF-8 (a leading
+/// byte-order mark is dropped). Never blocks on a FIFO or reads a device.
+pub fn read_text_in(folder: &Path, path: &Path, limit: u64) -> Result<String, FileError> {
+    let full = folder.join(path);
+    let name = shown(folder, &full);
+    check_name(folder, &full, &name)?;
+    decode(read_checked(&full, &name, Some(folder), limit)?, &name)
+}
+
+/// [`read_text_in`] for bytes: the same checks, no decoding.
+pub fn read_bytes_in(folder: &Path, path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+    let full = folder.join(path);
+    let name = shown(folder, &full);
+    check_name(folder, &full, &name)?;
+    read_checked(&full, &name, Some(folder), limit)
+}
+
+/// Reads a text file the user named (a `--table` path): symbolic links are
+/// followed anywhere, but a FIFO, device, socket or folder is refused, the
+/// size is bounded by `limit` and the text must be UTF-8 (a leading
+/// byte-order mark is dropped).
+pub fn read_text(path: &Path, limit: u64) -> Result<String, FileError> {
+    let name = path.to_string_lossy().into_owned();
+    if path.file_name().is_some_and(|n| n.to_str().is_none()) {
+        return Err(FileError::NonUtf8Name { path: name });
+    }
+    decode(read_checked(path, &name, None, limit)?, &name)
+}
+
+/// A file name that is not UTF-8 could not be named in a message, a call
+/// site or the table; say so rather than fail later as "no such file".
+fn check_name(folder: &Path, full: &Path, name: &str) -> Result<(), FileError> {
+    let relative = full.strip_prefix(folder).unwrap_or(full);
+    if relative.to_str().is_none() {
+        return Err(FileError::NonUtf8Name {
+            path: name.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+fn read_checked(
+    full: &Path,
+    name: &str,
+    folder: Option<&Path>,
+    limit: u64,
+) -> Result<Vec<u8>, FileError> {
+    let read_err = |source: io::Error| match source.kind() {
+        io::ErrorKind::NotFound => FileError::NotFound {
+            path: name.to_owned(),
+        },
+        _ => FileError::Read {
+            path: name.to_owned(),
+            source,
+        },
+    };
+    // The type first, links followed (a link to a FIFO is a FIFO), before
+    // anything opens it: opening a FIFO for reading blocks.
+    let meta = fs::metadata(full).map_err(read_err)?;
+    regular(&meta, name)?;
+    let real = match folder {
+        Some(folder) => {
+            let real = fs::canonicalize(full).map_err(read_err)?;
+            let root = fs::canonicalize(folder).map_err(read_err)?;
+            if !real.starts_with(&root) {
+                return Err(FileError::Outside {
+                    path: name.to_owned(),
+                    folder: folder.to_string_lossy().into_owned(),
+                });
+            }
+            real
+        }
+        None => full.to_owned(),
+    };
+    if meta.len() > limit {
+        return Err(FileError::TooLarge {
+            path: name.to_owned(),
+            limit,
+        });
+    }
+    let file = open_nonblocking(&real, folder.is_some()).map_err(read_err)?;
+    // What was opened may not be what was checked (a file swapped in
+    // between): check the opened file itself.
+    let meta = file.metadata().map_err(read_err)?;
+    regular(&meta, name)?;
+    let expected = meta.len().min(limit) as usize;
+    let mut bytes = Vec::with_capacity(expected + 1);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > limit {
+        return Err(FileError::TooLarge {
+            path: name.to_owned(),
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Opens for reading without blocking on a FIFO swapped in after the type
+/// check (its open would wait for a writer), and, for a path already
+/// resolved, without following a link swapped in at its end.
+fn open_nonblocking(path: &Path, resolved: bool) -> io::Result<File> {
+    let mut options = File::options();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY;
+        if resolved {
+            flags |= libc::O_NOFOLLOW;
+        }
+        options.custom_flags(flags);
+    }
+    #[cfg(not(unix))]
+    let _ = resolved;
+    options.open(path)
+}
+
+/// Refuses anything but a regular file, naming what it is.
+fn regular(meta: &Metadata, name: &str) -> Result<(), FileError> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    Err(FileError::NotAFile {
+        path: name.to_owned(),
+        what: describe(meta),
+    })
+}
+
+fn describe(meta: &Metadata) -> &'static str {
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return "a folder";
+    }
+    if kind.is_symlink() {
+        return "a symbolic link";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    "a special file"
+}
+
+/// Drops a leading byte-order mark and checks UTF-8, naming the first bad
+/// line.
+fn decode(mut bytes: Vec<u8>, name: &str) -> Result<String, FileError> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count();
+        FileError::NotUtf8 {
+            path: name.to_owned(),
+            line,
+        }
+    })
+}
+
+/// The components of `path` below `folder`, refusing `..`, absolute parts
+/// and a path not below `folder`.
+fn below<'p>(folder: &Path, path: &'p Path) -> Result<&'p Path, FileError> {
+    let relative = path.strip_prefix(folder).map_err(|_| FileError::NotInside {
+        path: shown(folder, path),
+        folder: folder.to_string_lossy().into_owned(),
+    })?;
+    if relative
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_)))
+    {
+        return Err(FileError::NotInside {
+            path: shown(folder, path),
+            folder: folder.to_string_lossy().into_owned(),
+        });
+    }
+    Ok(relative)
+}
+
+/// Makes `dir` (`folder` or below it) a folder that is reached through
+/// real folders only: each part below `folder` that exists must be a folder
+/// and not a symbolic link (a link is refused, never followed); missing
+/// parts are created. `folder` itself is trusted: it is the one the user
+/// named.
+pub fn create_dirs_in(folder: &Path, dir: &Path) -> Result<(), FileError> {
+    let relative = below(folder, dir)?;
+    let write_err = |at: &Path, source| FileError::Write {
+        path: shown(folder, at),
+        source,
+    };
+    fs::create_dir_all(folder).map_err(|e| write_err(folder, e))?;
+    let mut at = folder.to_path_buf();
+    for part in relative.components() {
+        at.push(part);
+        match fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(FileError::Symlink {
+                    path: shown(folder, &at),
+                });
+            }
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(write_err(
+                    &at,
+                    io::Error::other("a file is where a folder should be"),
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(&at) {
+                Ok(()) => {}
+                // Created meanwhile (another run): only a real folder will do.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    match fs::symlink_metadata(&at) {
+                        Ok(meta) if meta.file_type().is_symlink() => {
+                            return Err(FileError::Symlink {
+                                path: shown(folder, &at),
+                            });
+                        }
+                        Ok(meta) if meta.is_dir() => {}
+                        _ => return Err(write_err(&at, e)),
+                    }
+                }
+                Err(e) => return Err(write_err(&at, e)),
+            },
+            Err(e) => return Err(write_err(&at, e)),
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` (below `folder`) as a whole: a temporary file
+/// beside it, then a rename, so a reader never sees half a file and a
+/// failed write leaves the old one. The folders on the way are real ones
+/// ([`create_dirs_in`]); a symbolic link at `path` is replaced, never
+/// written through.
+pub fn write_in(folder: &Path, path: &Path, bytes: &[u8]) -> Result<(), FileError> {
+    below(folder, path)?;
+    let parent = path.parent().unwrap_or(folder);
+    create_dirs_in(folder, parent)?;
+    let name = shown(folder, path);
+    let write_err = |source| FileError::Write {
+        path: name.clone(),
+        source,
+    };
+    if fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Err(FileError::NotAFile {
+            path: name,
+            what: "a folder",
+        });
+    }
+    let tmp = temp_path(path);
+    let result = (|| {
+        // `create_new` never follows a link at the temporary name.
+        let mut file = File::options().write(true).create_new(true).open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        // A rename replaces the name itself: a link there is replaced, its
+        // target untouched.
+        fs::rename(&tmp, path)
+    })();
+    if let Err(source) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(write_err(source));
+    }
+    Ok(())
+}
+
+/// A temporary name beside `path`, unique per process and write (two
+/// writers of one file never share one).
+fn temp_path(path: &Path) -> PathBuf {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(
+        ".{file_name}.{}.{}.gantry-tmp",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// Removes the file `path` below `folder` when every folder on the way is
+/// a real folder inside `folder`; a symbolic link at `path` is removed
+/// itself (its target is untouched). Returns whether something was removed
+/// (`false` when it was not there).
+pub fn remove_in(folder: &Path, path: &Path) -> Result<bool, FileError> {
+    let relative = below(folder, path)?;
+    let mut at = folder.to_path_buf();
+    let parts: Vec<_> = relative.components().collect();
+    for part in parts.iter().take(parts.len().saturating_sub(1)) {
+        at.push(part);
+        match fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(FileError::Symlink {
+                    path: shown(folder, &at),
+                });
+            }
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(source) => {
+                return Err(FileError::Remove {
+                    path: shown(folder, &at),
+                    source,
+                });
+            }
+        }
+    }
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(FileError::NotAFile {
+            path: shown(folder, path),
+            what: "a folder",
+        }),
+        Ok(_) => match fs::remove_file(path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(source) => Err(FileError::Remove {
+                path: shown(folder, path),
+                source,
+            }),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(source) => Err(FileError::Remove {
+            path: shown(folder, path),
+            source,
+        }),
+    }
+}
+
+/// Is `path` below `folder` reached through real folders only, and is it
+/// not itself a symbolic link? (What [`remove_in`] and [`write_in`]
+/// require, asked without acting.)
+pub fn is_real_below(folder: &Path, path: &Path) -> bool {
+    let Ok(relative) = below(folder, path) else {
+        return false;
+    };
+    let mut at = folder.to_path_buf();
+    for part in relative.components() {
+        at.push(part);
+        match fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => return false,
+            Ok(_) => {}
+            Err(_) => return true,
+        }
+    }
+    true
+}
