@@ -39,7 +39,9 @@ pub enum FileError {
         "{path}: the file name is not valid UTF-8 (shown with \u{FFFD} in place of the bytes that are not); rename the file"
     )]
     NonUtf8Name { path: String },
-    #[error("{path} leads outside {folder} (through a symbolic link); only files inside it are used")]
+    #[error(
+        "{path} leads outside {folder} (through a symbolic link); only files inside it are used"
+    )]
     Outside { path: String, folder: String },
     #[error("{path} is not a name inside {folder} (no `..`, no absolute path)")]
     NotInside { path: String, folder: String },
@@ -89,7 +91,7 @@ struct Size(u64);
 
 impl std::fmt::Display for Size {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.0 >= MIB && self.0 % MIB == 0 {
+        if self.0 >= MIB && self.0.is_multiple_of(MIB) {
             write!(f, "{} MiB", self.0 / MIB)
         } else {
             write!(f, "{} bytes", self.0)
@@ -100,7 +102,10 @@ impl std::fmt::Display for Size {
 /// `path` as the user knows it: relative to `folder` when inside it (with
 /// `/` separators), else as given; bytes that are not UTF-8 shown as `�`.
 pub fn shown(folder: &Path, path: &Path) -> String {
-    let relative = path.strip_prefix(folder).unwrap_or(path);
+    let relative = match path.strip_prefix(folder) {
+        Ok(relative) if !relative.as_os_str().is_empty() => relative,
+        _ => path,
+    };
     let text = relative.to_string_lossy();
     if cfg!(windows) {
         text.replace('\\', "/")
@@ -276,7 +281,10 @@ fn decode(mut bytes: Vec<u8>, name: &str) -> Result<String, FileError> {
     }
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
-        let line = 1 + e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count();
+        let line = 1 + e.as_bytes()[..valid]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
         FileError::NotUtf8 {
             path: name.to_owned(),
             line,
@@ -287,10 +295,12 @@ fn decode(mut bytes: Vec<u8>, name: &str) -> Result<String, FileError> {
 /// The components of `path` below `folder`, refusing `..`, absolute parts
 /// and a path not below `folder`.
 fn below<'p>(folder: &Path, path: &'p Path) -> Result<&'p Path, FileError> {
-    let relative = path.strip_prefix(folder).map_err(|_| FileError::NotInside {
-        path: shown(folder, path),
-        folder: folder.to_string_lossy().into_owned(),
-    })?;
+    let relative = path
+        .strip_prefix(folder)
+        .map_err(|_| FileError::NotInside {
+            path: shown(folder, path),
+            folder: folder.to_string_lossy().into_owned(),
+        })?;
     if relative
         .components()
         .any(|c| !matches!(c, Component::Normal(_)))

@@ -69,7 +69,7 @@ pub use key::{Key, KeyError};
 pub use listener::{
     ListenOptions, ListenerError, ListenerHandle, ListenerId, ListenerParams, Match, Owner,
 };
-pub use persist::{DEFAULT_TABLE_PATH, TableError};
+pub use persist::{Conflict, DEFAULT_TABLE_PATH, Saved, TableError, TableFile};
 pub use report::Report;
 pub use request::{Reply, Responder};
 pub use router::Router;

@@ -1,41 +1,54 @@
 //! Loading and saving the signature table as JSON.
 //!
 //! The file is committed by users, so it must be stable (sorted keys, a
-//! trailing newline, no byte changes when nothing changed), written atomically
-//! (a temp file beside it, then a rename), and never overwritten when it could
-//! not be read: a corrupt file or one from a newer Gantry is an error that
-//! names the file and leaves it alone.
+//! trailing newline, no byte changes when nothing changed, its line endings
+//! kept), written atomically (a temp file beside it, then a rename), and
+//! never overwritten when it could not be read: a corrupt file or one from
+//! a newer Gantry is an error that names the file and leaves it alone.
+//! Fields this Gantry does not know are kept.
+//!
+//! It is also a file a mod ships: it is read through [`crate::files`] (no
+//! FIFO, device or folder; at most [`MAX_TABLE_BYTES`], checked before
+//! parsing) and written only through real folders.
+//!
+//! A [`TableFile`] remembers the table as it read it, so its save merges:
+//! what the run changed is laid over what is on disk now (a hand edit made
+//! meanwhile, or another run's save), under a lock file, and a part changed
+//! on both sides differently is reported as a [`Conflict`].
+
+mod lock;
+mod merge;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fs;
-use std::io::Write;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use serde::Deserializer;
 use serde::de::{self, Deserialize, MapAccess, Visitor};
+use serde_json::{Map, Value as Json};
 use thiserror::Error;
 
+pub use crate::files::MAX_TABLE_BYTES;
+use crate::files::{self, FileError};
 use crate::key::validate_key;
-use crate::signature::{SignatureTable, TABLE_VERSION};
+use crate::signature::{KeyEntry, SignatureTable, TABLE_VERSION};
+pub use merge::Conflict;
 
 /// The conventional place of the table, relative to the scripts folder.
 pub const DEFAULT_TABLE_PATH: &str = ".gantry/signatures.json";
 
 #[derive(Debug, Error)]
 pub enum TableError {
-    #[error("cannot read signature table {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("cannot write signature table {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// The file could not be read or written (missing folder, FIFO,
+    /// device, too large, invalid UTF-8, a symbolic link in the way).
+    #[error("signature table {0}")]
+    File(FileError),
+    /// The file could not be written where it is (a folder in the way, a
+    /// symbolic link on the way, no permission).
+    #[error("cannot save signature table {path}: {source}")]
+    Save { path: PathBuf, source: FileError },
     #[error(
         "signature table {path} is corrupt at line {line}, column {column}: {message} (the file was left untouched)"
     )]
@@ -58,21 +71,114 @@ pub enum TableError {
         path: PathBuf,
         source: crate::key::KeyError,
     },
+    #[error(
+        "signature table {path} is being saved by another Gantry (lock file {lock}); try again, or remove the lock file if no Gantry is running"
+    )]
+    Locked { path: PathBuf, lock: PathBuf },
+}
+
+/// The fields of a table file this Gantry does not know, at the top level
+/// and per key, kept to be written back in place.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Extra {
+    pub(crate) top: Map<String, Json>,
+    pub(crate) keys: BTreeMap<String, Map<String, Json>>,
+}
+
+impl Extra {
+    fn is_empty(&self) -> bool {
+        self.top.is_empty() && self.keys.is_empty()
+    }
+
+    /// The names in `raw` that `T` does not deserialize.
+    fn of(raw: &Json) -> Extra {
+        let Some(object) = raw.as_object() else {
+            return Extra::default();
+        };
+        let mut extra = Extra {
+            top: unknown(object, field_names::<SignatureTable>()),
+            keys: BTreeMap::new(),
+        };
+        if let Some(keys) = object.get("keys").and_then(Json::as_object) {
+            let known = field_names::<KeyEntry>();
+            for (key, entry) in keys {
+                if let Some(entry) = entry.as_object() {
+                    let fields = unknown(entry, known);
+                    if !fields.is_empty() {
+                        extra.keys.insert(key.clone(), fields);
+                    }
+                }
+            }
+        }
+        extra
+    }
+}
+
+fn unknown(object: &Map<String, Json>, known: &[&str]) -> Map<String, Json> {
+    object
+        .iter()
+        .filter(|(name, _)| !known.contains(&name.as_str()))
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect()
+}
+
+/// The field names `T`'s derived `Deserialize` knows, asked of serde
+/// itself (so a field added to the table's types is never taken for an
+/// unknown one).
+fn field_names<T: for<'de> Deserialize<'de> + 'static>() -> &'static [&'static str] {
+    struct Names<'a>(&'a mut &'static [&'static str]);
+
+    impl<'de> Deserializer<'de> for Names<'_> {
+        type Error = de::value::Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("field names only"))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            *self.0 = fields;
+            Err(de::Error::custom("field names only"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+
+    static TABLE: OnceLock<&'static [&'static str]> = OnceLock::new();
+    static ENTRY: OnceLock<&'static [&'static str]> = OnceLock::new();
+    let cell = if std::any::TypeId::of::<T>() == std::any::TypeId::of::<SignatureTable>() {
+        &TABLE
+    } else {
+        &ENTRY
+    };
+    cell.get_or_init(|| {
+        let mut fields: &'static [&'static str] = &[];
+        let _ = T::deserialize(Names(&mut fields));
+        fields
+    })
 }
 
 impl SignatureTable {
     /// Parses a table from JSON text; `path` is only used in errors.
     pub fn from_json(text: &str, path: &Path) -> Result<Self, TableError> {
-        let raw: serde_json::Value = serde_json::from_str(text).map_err(|e| corrupt(path, &e))?;
-        let version = raw
-            .get("version")
-            .and_then(serde_json::Value::as_u64)
-            .ok_or_else(|| TableError::Corrupt {
-                path: path.to_owned(),
-                line: 1,
-                column: 1,
-                message: "missing or non-numeric \"version\"".to_owned(),
-            })?;
+        let raw: Json = serde_json::from_str(text).map_err(|e| corrupt(path, &e))?;
+        let version =
+            raw.get("version")
+                .and_then(Json::as_u64)
+                .ok_or_else(|| TableError::Corrupt {
+                    path: path.to_owned(),
+                    line: 1,
+                    column: 1,
+                    message: "missing or non-numeric \"version\"".to_owned(),
+                })?;
         if version > u64::from(TABLE_VERSION) {
             return Err(TableError::NewerVersion {
                 path: path.to_owned(),
@@ -80,89 +186,242 @@ impl SignatureTable {
                 supported: TABLE_VERSION,
             });
         }
-        let table: SignatureTable = serde_json::from_str(text).map_err(|e| corrupt(path, &e))?;
+        // Parsed again from the text, for errors that say where.
+        let mut table: SignatureTable =
+            serde_json::from_str(text).map_err(|e| corrupt(path, &e))?;
         for key in table.keys.keys() {
             validate_key(key).map_err(|source| TableError::InvalidKey {
                 path: path.to_owned(),
                 source,
             })?;
         }
+        table.extra = Extra::of(&raw);
         Ok(table)
     }
 
-    /// The exact text [`Self::save`] writes.
+    /// The exact text [`Self::save`] writes (with `\n` line endings).
     pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).expect("a table always serializes");
+        let mut text = if self.extra.is_empty() {
+            serde_json::to_string_pretty(self)
+        } else {
+            serde_json::to_string_pretty(&self.with_extra())
+        }
+        .expect("a table always serializes");
         text.push('\n');
         text
     }
 
-    /// Loads a table; a missing file is an empty table.
+    /// The table as JSON with the unknown fields back in place (after the
+    /// known ones; a known name is never written twice).
+    fn with_extra(&self) -> Json {
+        let mut json = serde_json::to_value(self).expect("a table always serializes");
+        let Some(object) = json.as_object_mut() else {
+            return json;
+        };
+        for (name, value) in &self.extra.top {
+            if !object.contains_key(name) {
+                object.insert(name.clone(), value.clone());
+            }
+        }
+        if let Some(keys) = object.get_mut("keys").and_then(Json::as_object_mut) {
+            for (key, fields) in &self.extra.keys {
+                if let Some(entry) = keys.get_mut(key).and_then(Json::as_object_mut) {
+                    for (name, value) in fields {
+                        if !entry.contains_key(name) {
+                            entry.insert(name.clone(), value.clone());
+                        }
+                    }
+                }
+            }
+        }
+        json
+    }
+
+    /// Loads a table from a path the user named; a missing file is an
+    /// empty table. A FIFO, device, folder or file over
+    /// [`MAX_TABLE_BYTES`] is an error, before anything is parsed.
     pub fn load(path: &Path) -> Result<Self, TableError> {
-        match fs::read_to_string(path) {
+        match files::read_text(path, MAX_TABLE_BYTES) {
             Ok(text) => Self::from_json(&text, path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::new()),
-            Err(source) => Err(TableError::Read {
-                path: path.to_owned(),
-                source,
-            }),
+            Err(e) if e.is_not_found() => Ok(Self::new()),
+            Err(e) => Err(TableError::File(e)),
         }
     }
 
-    /// Saves atomically. Writes nothing when the file already holds exactly
-    /// this table; refuses to replace a file it could not read. Returns
-    /// whether the file was written.
+    /// [`Self::load`] for the table of a mod folder (`path` relative to
+    /// `folder`, or inside it): it must also resolve inside `folder`.
+    pub fn load_in(folder: &Path, path: &Path) -> Result<Self, TableError> {
+        match files::read_text_in(folder, path, MAX_TABLE_BYTES) {
+            Ok(text) => Self::from_json(&text, &folder.join(path)),
+            Err(e) if e.is_not_found() => Ok(Self::new()),
+            Err(e) => Err(TableError::File(e)),
+        }
+    }
+
+    /// Saves this table as it is, atomically, keeping the file's line
+    /// endings. Writes nothing when the file already holds exactly this
+    /// table; refuses to replace a file it could not read. Returns whether
+    /// the file was written. (A run that read the table saves through
+    /// [`TableFile::save`], which keeps what changed on disk meanwhile.)
     pub fn save(&self, path: &Path) -> Result<bool, TableError> {
-        let text = self.to_json();
-        match fs::read_to_string(path) {
-            Ok(existing) if existing == text => return Ok(false),
-            Ok(existing) => {
-                // Never clobber what we could not have loaded.
-                Self::from_json(&existing, path)?;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(TableError::Read {
-                    path: path.to_owned(),
-                    source,
-                });
-            }
-        }
-        let write_err = |source| TableError::Write {
-            path: path.to_owned(),
-            source,
+        let folder = folder_of(path);
+        files::create_dirs_in(&folder, &folder).map_err(|e| save_error(path, e))?;
+        let _lock = lock::Lock::acquire(path)?;
+        let existing = match files::read_text(path, MAX_TABLE_BYTES) {
+            Ok(text) => Some(text),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(TableError::File(e)),
         };
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        fs::create_dir_all(dir).map_err(write_err)?;
-        let file_name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        // Unique per save, so two saves of one path (two threads, two hubs)
-        // never share a temporary file.
-        static SAVES: AtomicU64 = AtomicU64::new(0);
-        let tmp = dir.join(format!(
-            ".{file_name}.{}.{}.tmp",
-            std::process::id(),
-            SAVES.fetch_add(1, Ordering::Relaxed)
-        ));
-        let result = (|| {
-            let mut file = fs::File::options()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            fs::rename(&tmp, path)
-        })();
-        if let Err(source) = result {
-            let _ = fs::remove_file(&tmp);
-            return Err(write_err(source));
+        let crlf = existing.as_deref().is_some_and(uses_crlf);
+        let text = line_endings(self.to_json(), crlf);
+        match &existing {
+            Some(existing) if *existing == text => return Ok(false),
+            // Never clobber what we could not have loaded.
+            Some(existing) => drop(Self::from_json(existing, path)?),
+            None => {}
         }
+        files::write_in(&folder, path, text.as_bytes()).map_err(|e| save_error(path, e))?;
         Ok(true)
+    }
+}
+
+fn save_error(path: &Path, source: FileError) -> TableError {
+    TableError::Save {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// The folder a table file lives in (`.` for a bare name).
+fn folder_of(path: &Path) -> PathBuf {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_owned()
+}
+
+fn uses_crlf(text: &str) -> bool {
+    text.contains("\r\n")
+}
+
+fn line_endings(text: String, crlf: bool) -> String {
+    if crlf {
+        text.replace('\n', "\r\n")
+    } else {
+        text
+    }
+}
+
+/// A table file as a run read it: [`TableFile::save`] merges what the run
+/// changed with what is on disk at save time.
+#[derive(Debug)]
+pub struct TableFile {
+    path: PathBuf,
+    /// The folder the table belongs to: reads stay inside it, writes go
+    /// through real folders under it only.
+    folder: Option<PathBuf>,
+    /// The table as last read or saved: what "changed since" is against.
+    base: SignatureTable,
+    crlf: bool,
+}
+
+/// What a [`TableFile::save`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use = "conflicts are for the user to see"]
+pub struct Saved {
+    /// Whether the file was written (nothing is when it already held the
+    /// merged table).
+    pub written: bool,
+    /// Parts changed both in the file and by this run, differently (the
+    /// file's version was kept).
+    pub conflicts: Vec<Conflict>,
+}
+
+impl TableFile {
+    /// Reads the table at a path the user named (`--table`); a missing
+    /// file is an empty table.
+    pub fn open(path: &Path) -> Result<Self, TableError> {
+        Self::read(path.to_owned(), None)
+    }
+
+    /// Reads the table of the mod folder `folder` (`path` relative to it,
+    /// usually [`DEFAULT_TABLE_PATH`], or inside it): it must resolve
+    /// inside `folder`, and saving writes through real folders below
+    /// `folder` only (a `.gantry` that is a symbolic link is refused).
+    pub fn open_in(folder: &Path, path: &Path) -> Result<Self, TableError> {
+        let full = folder.join(path);
+        Self::read(full, Some(folder.to_owned()))
+    }
+
+    fn read(path: PathBuf, folder: Option<PathBuf>) -> Result<Self, TableError> {
+        let mut file = TableFile {
+            path,
+            folder,
+            base: SignatureTable::new(),
+            crlf: false,
+        };
+        if let Some(text) = file.read_disk()? {
+            file.base = SignatureTable::from_json(&text, &file.path)?;
+            file.crlf = uses_crlf(&text);
+        }
+        Ok(file)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The table as read (or as last saved).
+    pub fn table(&self) -> &SignatureTable {
+        &self.base
+    }
+
+    /// Saves `table` (the one read, changed by a run): under the lock file
+    /// `<name>.lock`, reads the file again, keeps every change made there
+    /// since it was read (a hand edit, another run's keys), adds this run's
+    /// changes, and replaces the file atomically if that changed a byte. A
+    /// part changed on both sides, differently, keeps the file's version
+    /// and is returned as a conflict. The file's line endings are kept.
+    pub fn save(&mut self, table: &SignatureTable) -> Result<Saved, TableError> {
+        let folder = match &self.folder {
+            Some(folder) => folder.clone(),
+            None => folder_of(&self.path),
+        };
+        let parent = self.path.parent().unwrap_or(&folder);
+        files::create_dirs_in(&folder, parent).map_err(|e| save_error(&self.path, e))?;
+        let _lock = lock::Lock::acquire(&self.path)?;
+        let disk = self.read_disk()?;
+        let theirs = match &disk {
+            Some(text) => SignatureTable::from_json(text, &self.path)?,
+            None => SignatureTable::new(),
+        };
+        let (merged, conflicts) = merge::merge3(&self.base, table, &theirs);
+        for conflict in &conflicts {
+            tracing::warn!(table = %self.path.display(), "{conflict}");
+        }
+        let crlf = disk.as_deref().map_or(self.crlf, uses_crlf);
+        let text = line_endings(merged.to_json(), crlf);
+        let written = disk.as_deref() != Some(text.as_str());
+        if written {
+            files::write_in(&folder, &self.path, text.as_bytes())
+                .map_err(|e| save_error(&self.path, e))?;
+        }
+        self.base = merged;
+        self.crlf = crlf;
+        Ok(Saved { written, conflicts })
+    }
+
+    /// The file's text now, `None` when there is none.
+    fn read_disk(&self) -> Result<Option<String>, TableError> {
+        let read = match &self.folder {
+            Some(folder) => files::read_text_in(folder, &self.path, MAX_TABLE_BYTES),
+            None => files::read_text(&self.path, MAX_TABLE_BYTES),
+        };
+        match read {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(TableError::File(e)),
+        }
     }
 }
 

@@ -275,6 +275,10 @@ pub struct SignatureTable {
     pub structs: StructRegistry,
     #[serde(default, deserialize_with = "crate::persist::unique_names")]
     pub keys: BTreeMap<String, KeyEntry>,
+    /// Fields of the file this Gantry does not know (a newer Gantry's, a
+    /// tool's), kept to be written back.
+    #[serde(skip)]
+    pub(crate) extra: crate::persist::Extra,
 }
 
 fn is_empty_registry(r: &StructRegistry) -> bool {
@@ -287,6 +291,7 @@ impl Default for SignatureTable {
             version: TABLE_VERSION,
             structs: StructRegistry::default(),
             keys: BTreeMap::new(),
+            extra: Default::default(),
         }
     }
 }
