@@ -1,12 +1,16 @@
 //! Audit 11: `gantry stubs DIR [--out OUT]` (issue 9) as a user runs it:
 //! paths, flags, exit codes, regeneration, a corrupt table, and the
-//! generated editor config driving the real checker.
+//! generated editor config driving EmmyLua's own analysis.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use gantry_host::{KeyDecl, Kind, SignatureTable, Type};
+
+/// The stubs crate's in-process EmmyLua checker, one copy for both crates.
+#[path = "../stubs/tests/emmylua_checker/mod.rs"]
+mod emmylua_checker;
 
 fn gantry(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gantry"))
@@ -183,61 +187,19 @@ fn a_mod_folder_that_does_not_exist_is_an_error() {
 
 // ----- the generated editor config with the real checker -------------------
 
-fn emmylua_check() -> Option<PathBuf> {
-    if std::env::var("GANTRY_SKIP_EMMYLUA").is_ok_and(|v| v == "1") {
-        return None;
-    }
-    let home = PathBuf::from(std::env::var_os("HOME")?);
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    dirs.push(home.join(".cargo/bin"));
-    Some(
-        dirs.into_iter()
-            .map(|d| d.join("emmylua_check"))
-            .find(|p| p.is_file())
-            .expect("emmylua_check installed"),
-    )
-}
-
-/// (file name, line, code) of every warning `emmylua_check` gives for DIR
-/// with `config` (unused-variable hints left out).
-fn check(exe: &Path, config: &Path, dir: &Path) -> Vec<(String, u32, String)> {
-    let report = dir.parent().unwrap().join(format!(
-        "{}.report.json",
-        dir.file_name().unwrap().to_string_lossy()
-    ));
-    let run = Command::new(exe)
-        .arg("--config")
-        .arg(config)
-        .args(["--output-format", "json", "--output"])
-        .arg(&report)
-        .arg(dir)
-        .output()
-        .unwrap();
-    let text = fs::read_to_string(&report)
-        .unwrap_or_else(|_| panic!("no report: {}", String::from_utf8_lossy(&run.stderr)));
-    // The report is an array of {file, diagnostics: [{code, range}]}; read
-    // it without a JSON dependency: the root package has none for tests.
-    // Each file object lists its diagnostics before its "file".
-    let mut out = Vec::new();
-    let mut pending = Vec::new();
-    for part in text.split('"').collect::<Vec<_>>().windows(3) {
-        if part[0] == "code" && part[2] != "unused" {
-            pending.push(part[2].to_owned());
-        }
-        if part[0] == "file" {
-            let file = Path::new(part[2])
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            for code in pending.drain(..) {
-                out.push((file.clone(), 0, code));
-            }
-        }
-    }
-    out
+/// (file name, line, code) of every warning EmmyLua's own analysis (that of
+/// `emmylua_check` 0.25.1, in-process) gives for DIR with `config`
+/// (unused-variable hints left out).
+fn check(config: &Path, dir: &Path) -> Vec<(String, u32, String)> {
+    emmylua_checker::check(dir, config)
+        .into_iter()
+        .flat_map(|(file, diags)| {
+            diags
+                .into_iter()
+                .filter(|d| d.code != "unused")
+                .map(move |d| (file.clone(), d.line, d.code))
+        })
+        .collect()
 }
 
 /// Issue 9: "A `.luarc.json` / `.emmyrc.json` snippet (or file) that points
@@ -246,7 +208,6 @@ fn check(exe: &Path, config: &Path, dir: &Path) -> Vec<(String, u32, String)> {
 /// wrong argument is flagged.
 #[test]
 fn the_generated_emmyrc_makes_the_checker_see_the_stubs() {
-    let Some(exe) = emmylua_check() else { return };
     let dir = mod_dir();
     assert!(gantry(&["stubs", s(dir.path())]).status.success());
     let scripts = dir.path().join("scripts");
@@ -263,7 +224,7 @@ fn the_generated_emmyrc_makes_the_checker_see_the_stubs() {
     .unwrap();
     let config = dir.path().join(".emmyrc.json");
     fs::copy(dir.path().join(".gantry/stubs/emmyrc.json"), &config).unwrap();
-    let found = check(&exe, &config, &scripts);
+    let found = check(&config, &scripts);
     let good: Vec<_> = found.iter().filter(|d| d.0 == "good.lua").collect();
     let bad: Vec<_> = found.iter().filter(|d| d.0 == "bad.lua").collect();
     assert!(good.is_empty(), "{found:?}");
@@ -279,7 +240,6 @@ fn the_generated_emmyrc_makes_the_checker_see_the_stubs() {
 /// checker reading `gantry stubs`' output must not flag it.
 #[test]
 fn a_script_that_runs_cleanly_is_not_flagged_by_the_stubs() {
-    let Some(exe) = emmylua_check() else { return };
     let dir = mod_dir();
     let script = r#"
 local w = GMP.World()
@@ -310,7 +270,7 @@ SendObjectMessage(self, "Shop.Ask", 21, function(v) print("reply", v) end)
     let scripts = dir.path().join("scripts");
     fs::create_dir_all(&scripts).unwrap();
     fs::write(scripts.join("main.lua"), script).unwrap();
-    let found = check(&exe, &config, &scripts);
+    let found = check(&config, &scripts);
     assert!(
         found.is_empty(),
         "a script that runs was flagged: {found:?}"

@@ -1,16 +1,17 @@
 //! Audit 11: `gantry stubs` against DESIGN.md, reference 002 (stubs part)
 //! and issue 9. Each test is named after the rule it holds the stubs to.
 //!
-//! The Lua probes run the real checker (`emmylua_check` 0.25) over the
-//! generated meta file and small scripts, as `tests/emmylua.rs` does; the
+//! The Lua probes run EmmyLua's own analysis (that of `emmylua_check`
+//! 0.25.1, in-process) over the generated meta file and small scripts, as
+//! `tests/emmylua.rs` does; the
 //! Rhai probes read the `.d.rhai` text.
 
 mod common;
+mod emmylua_checker;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Instant;
 
 use common::{array, sample_table, strukt};
@@ -19,75 +20,28 @@ use gantry_stubs::{lua_stubs, rhai_definitions, stub_files};
 
 // ----- the checker harness ------------------------------------------------
 
-fn emmylua_check() -> Option<PathBuf> {
-    if std::env::var("GANTRY_SKIP_EMMYLUA").is_ok_and(|v| v == "1") {
-        return None;
-    }
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    if let Some(home) = std::env::var_os("HOME") {
-        dirs.push(PathBuf::from(home).join(".cargo/bin"));
-    }
-    let found = dirs
-        .into_iter()
-        .map(|d| d.join("emmylua_check"))
-        .find(|p| p.is_file());
-    Some(found.expect("emmylua_check is installed (cargo install emmylua_check --locked)"))
-}
-
 /// (line, code, message), 1-based lines.
 type Diags = Vec<(u32, String, String)>;
 
-fn run_check(exe: &Path, ws: &Path, config: &Path) -> BTreeMap<String, Diags> {
-    let out = ws.with_extension("diagnostics.json");
-    let run = Command::new(exe)
-        .arg("--config")
-        .arg(config)
-        .args(["--output-format", "json", "--output"])
-        .arg(&out)
-        .arg(ws)
-        .output()
-        .expect("emmylua_check runs");
-    let text = fs::read_to_string(&out).unwrap_or_else(|e| {
-        panic!(
-            "no report ({e}); stderr: {}",
-            String::from_utf8_lossy(&run.stderr)
-        )
-    });
-    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let mut by_file: BTreeMap<String, Diags> = BTreeMap::new();
-    for file in report.as_array().unwrap() {
-        let name = Path::new(file["file"].as_str().unwrap())
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let diags = by_file.entry(name).or_default();
-        for d in file["diagnostics"].as_array().unwrap() {
-            let code = d["code"].as_str().unwrap_or("").to_owned();
-            // Hints about unused locals say nothing about the stubs.
-            if code == "unused" {
-                continue;
-            }
-            diags.push((
-                d["range"]["start"]["line"].as_u64().unwrap() as u32 + 1,
-                code,
-                d["message"].as_str().unwrap_or("").to_owned(),
-            ));
-        }
-        diags.sort();
-    }
-    by_file
+/// The in-process checker's diagnostics by file name, without the hints
+/// about unused locals (they say nothing about the stubs).
+fn run_check(ws: &Path, config: &Path) -> BTreeMap<String, Diags> {
+    emmylua_checker::check(ws, config)
+        .into_iter()
+        .map(|(name, diags)| {
+            let diags = diags
+                .into_iter()
+                .filter(|d| d.code != "unused")
+                .map(|d| (d.line, d.code, d.message))
+                .collect();
+            (name, diags)
+        })
+        .collect()
 }
 
 /// Checks `scripts` (name, source) against the stubs of `table`; the
 /// diagnostics of each script by name (every script present, maybe empty).
-fn check_scripts(
-    table: &SignatureTable,
-    scripts: &[(&str, &str)],
-) -> Option<BTreeMap<String, Diags>> {
-    let exe = emmylua_check()?;
+fn check_scripts(table: &SignatureTable, scripts: &[(&str, &str)]) -> BTreeMap<String, Diags> {
     let root = tempfile::tempdir().unwrap();
     let lib = root.path().join("lib");
     fs::create_dir_all(&lib).unwrap();
@@ -107,16 +61,15 @@ fn check_scripts(
         .to_string(),
     )
     .unwrap();
-    let mut found = run_check(&exe, &ws, &config);
+    let mut found = run_check(&ws, &config);
     for (name, _) in scripts {
         found.entry((*name).to_owned()).or_default();
     }
-    Some(found)
+    found
 }
 
 /// Lints the meta file itself (without `---@meta`), as `emmylua.rs` does.
-fn lint_stubs(table: &SignatureTable) -> Option<Diags> {
-    let exe = emmylua_check()?;
+fn lint_stubs(table: &SignatureTable) -> Diags {
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().join("stubs");
     fs::create_dir_all(&ws).unwrap();
@@ -135,11 +88,9 @@ fn lint_stubs(table: &SignatureTable) -> Option<Diags> {
         .to_string(),
     )
     .unwrap();
-    Some(
-        run_check(&exe, &ws, &config)
-            .remove("gantry.lua")
-            .unwrap_or_default(),
-    )
+    run_check(&ws, &config)
+        .remove("gantry.lua")
+        .unwrap_or_default()
 }
 
 /// Every line marked `--! code` gets that code, and no other line any
@@ -179,9 +130,7 @@ fn assert_marked(found: &BTreeMap<String, Diags>, scripts: &[(&str, &str)]) {
 }
 
 fn check_marked(table: &SignatureTable, scripts: &[(&str, &str)]) {
-    if let Some(found) = check_scripts(table, scripts) {
-        assert_marked(&found, scripts);
-    }
+    assert_marked(&check_scripts(table, scripts), scripts);
 }
 
 fn declare(t: &mut SignatureTable, key: &str, decl: KeyDecl) {
@@ -456,9 +405,8 @@ fn naming_table() -> SignatureTable {
 #[test]
 fn reserved_word_and_digit_keys_are_typed_and_the_stubs_lint_clean() {
     let table = naming_table();
-    if let Some(diags) = lint_stubs(&table) {
-        assert!(diags.is_empty(), "the stubs were diagnosed: {diags:#?}");
-    }
+    let diags = lint_stubs(&table);
+    assert!(diags.is_empty(), "the stubs were diagnosed: {diags:#?}");
     let good = r#"
 NotifyMessage("Game.end", "red")
 NotifyMessage("UI.2D.Show", { ["end"] = 1, x = 0.5 }, true)
@@ -493,9 +441,8 @@ NotifyMessage("Game.End", "red") --! param-type-mismatch
 #[test]
 fn the_empty_table_gives_stubs_that_lint_clean_and_flag_every_literal_key() {
     let table = SignatureTable::new();
-    if let Some(diags) = lint_stubs(&table) {
-        assert!(diags.is_empty(), "the stubs were diagnosed: {diags:#?}");
-    }
+    let diags = lint_stubs(&table);
+    assert!(diags.is_empty(), "the stubs were diagnosed: {diags:#?}");
     let text = lua_stubs(&table);
     for f in [
         "NotifyMessage",
@@ -596,7 +543,7 @@ ListenRowMessage(self, "Area1.Thing93.Event9991", nil, GMP.AllRows, function() e
 "#;
     let start = Instant::now();
     check_marked(&table, &[("big.lua", script)]);
-    eprintln!("emmylua_check over 10k keys: {:?}", start.elapsed());
+    eprintln!("EmmyLua over 10k keys: {:?}", start.elapsed());
 }
 
 // ----- Rhai: the definition syntax and what it covers -------------------------

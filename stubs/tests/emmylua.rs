@@ -1,5 +1,6 @@
-//! The independent checker: `emmylua_check` over the generated meta file and
-//! the fixture scripts in `tests/fixtures/lua/`.
+//! The independent checker: EmmyLua's analysis (that of `emmylua_check`
+//! 0.25.1) over the generated meta file and the fixture scripts in
+//! `tests/fixtures/lua/`.
 //!
 //! - every script in `good/` must produce no diagnostic;
 //! - every line of a script in `bad/` that ends with `--! code[, code]`
@@ -8,98 +9,18 @@
 //!   diagnosed), with `unknown-doc-tag` on and only `missing-return` and `unused`
 //!   (empty declaration bodies) off, must lint clean.
 //!
-//! `emmylua_check` must be installed (`cargo install emmylua_check --locked`;
-//! CI's `.ci/run` does it). Without it this test fails, on purpose: only a
-//! developer may skip it, with `GANTRY_SKIP_EMMYLUA=1`.
+//! It runs in-process (`emmylua_checker/`): nothing to install, never skipped.
 
 mod common;
+mod emmylua_checker;
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use emmylua_checker::check;
 use gantry_stubs::lua_stubs;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lua");
-
-fn emmylua_check() -> Option<PathBuf> {
-    if std::env::var("GANTRY_SKIP_EMMYLUA").is_ok_and(|v| v == "1") {
-        eprintln!("GANTRY_SKIP_EMMYLUA=1: the emmylua_check stub test is skipped");
-        return None;
-    }
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    if let Some(cargo_home) = std::env::var_os("CARGO_HOME") {
-        dirs.push(PathBuf::from(cargo_home).join("bin"));
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        dirs.push(PathBuf::from(home).join(".cargo/bin"));
-    }
-    let found = dirs
-        .into_iter()
-        .map(|d| d.join("emmylua_check"))
-        .find(|p| p.is_file());
-    match found {
-        Some(path) => Some(path),
-        None => panic!(
-            "emmylua_check is not installed, so the generated Lua stubs cannot be checked. \
-             Install it with `cargo install emmylua_check --locked` (CI's .ci/run does), \
-             or set GANTRY_SKIP_EMMYLUA=1 to skip this test on a developer machine."
-        ),
-    }
-}
-
-/// One diagnostic: 1-based line and its code.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Diag {
-    line: u32,
-    code: String,
-    message: String,
-}
-
-/// Runs the checker over `workspace` with `config`; diagnostics by file name.
-fn check(exe: &Path, workspace: &Path, config: &Path) -> BTreeMap<String, Vec<Diag>> {
-    let out = workspace.join("..").join(format!(
-        "{}.diagnostics.json",
-        workspace.file_name().unwrap().to_string_lossy()
-    ));
-    let run = Command::new(exe)
-        .arg("--config")
-        .arg(config)
-        .args(["--output-format", "json", "--output"])
-        .arg(&out)
-        .arg(workspace)
-        .output()
-        .expect("emmylua_check runs");
-    let text = fs::read_to_string(&out).unwrap_or_else(|e| {
-        panic!(
-            "emmylua_check wrote no report ({e}); status {}, stderr:\n{}",
-            run.status,
-            String::from_utf8_lossy(&run.stderr)
-        )
-    });
-    let report: serde_json::Value = serde_json::from_str(&text).expect("json report");
-    let mut by_file: BTreeMap<String, Vec<Diag>> = BTreeMap::new();
-    for file in report.as_array().expect("an array of files") {
-        let name = Path::new(file["file"].as_str().unwrap())
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let diags = by_file.entry(name).or_default();
-        for d in file["diagnostics"].as_array().unwrap() {
-            diags.push(Diag {
-                line: d["range"]["start"]["line"].as_u64().unwrap() as u32 + 1,
-                code: d["code"].as_str().unwrap_or("").to_owned(),
-                message: d["message"].as_str().unwrap_or("").to_owned(),
-            });
-        }
-        diags.sort();
-    }
-    by_file
-}
 
 /// `--! code, code` markers of a bad script: (line, code), sorted.
 fn expected_markers(script: &str) -> Vec<(u32, String)> {
@@ -143,20 +64,18 @@ fn workspace_with(root: &Path, kind: &str) -> (PathBuf, PathBuf) {
 
 #[test]
 fn good_scripts_produce_no_diagnostics() {
-    let Some(exe) = emmylua_check() else { return };
     let root = tempfile::tempdir().unwrap();
     let (ws, config) = workspace_with(root.path(), "good");
-    let found = check(&exe, &ws, &config);
+    let found = check(&ws, &config);
     let noisy: Vec<_> = found.iter().filter(|(_, d)| !d.is_empty()).collect();
     assert!(noisy.is_empty(), "good scripts were diagnosed: {noisy:#?}");
 }
 
 #[test]
 fn each_bad_line_gets_the_expected_diagnostic() {
-    let Some(exe) = emmylua_check() else { return };
     let root = tempfile::tempdir().unwrap();
     let (ws, config) = workspace_with(root.path(), "bad");
-    let found = check(&exe, &ws, &config);
+    let found = check(&ws, &config);
     let mut scripts = 0;
     let mut wrong = Vec::new();
     for entry in fs::read_dir(&ws).unwrap() {
@@ -184,7 +103,6 @@ fn each_bad_line_gets_the_expected_diagnostic() {
 
 #[test]
 fn the_stubs_lint_clean() {
-    let Some(exe) = emmylua_check() else { return };
     let root = tempfile::tempdir().unwrap();
     let ws = root.path().join("stubs");
     fs::create_dir_all(&ws).unwrap();
@@ -203,7 +121,7 @@ fn the_stubs_lint_clean() {
         emmyrc(&empty, &["unknown-doc-tag"], &["missing-return", "unused"]),
     )
     .unwrap();
-    let found = check(&exe, &ws, &config);
+    let found = check(&ws, &config);
     let noisy: Vec<_> = found.iter().filter(|(_, d)| !d.is_empty()).collect();
     assert!(
         noisy.is_empty(),
