@@ -259,3 +259,110 @@ fn a_listener_sending_its_own_key_stops_at_the_nesting_limit() {
         "{failures:?}"
     );
 }
+
+// ----- require reads a module as every mod file is read ----------------------
+
+/// Loads `script` in a runtime whose mod folder is `dir`, on its own thread,
+/// and returns what it printed; fails if that takes over five seconds (a
+/// `require` that blocks on a FIFO shows as a failure, not a hang).
+fn printed_by_script_in(dir: &std::path::Path, script: &'static str) -> Vec<String> {
+    let dir = dir.to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let f = Fixture::with(RuntimeOptions {
+            mod_dir: Some(dir),
+            ..RuntimeOptions::default()
+        });
+        f.load("main.lua", script);
+        let _ = tx.send(f.printed());
+    });
+    rx.recv_timeout(Duration::from_secs(5))
+        .expect("require blocked: the script did not finish within 5 s")
+}
+
+fn assert_refused(printed: &[String], needle: &str) {
+    assert_eq!(printed.len(), 1, "{printed:?}");
+    assert!(
+        printed[0].starts_with("false") && printed[0].contains(needle),
+        "{printed:?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn require_refuses_a_module_that_links_out_of_the_mod_folder() {
+    let root = tempfile::tempdir().unwrap();
+    let mod_dir = root.path().join("mod");
+    std::fs::create_dir_all(&mod_dir).unwrap();
+    std::fs::write(root.path().join("secret.lua"), "return 'secret'").unwrap();
+    std::os::unix::fs::symlink("../secret.lua", mod_dir.join("evil.lua")).unwrap();
+    // A folder link out is refused the same way.
+    std::os::unix::fs::symlink("..", mod_dir.join("up")).unwrap();
+    let printed = printed_by_script_in(&mod_dir, "print(pcall(require, 'evil'))");
+    assert_refused(&printed, "evil.lua leads outside");
+    let printed = printed_by_script_in(&mod_dir, "print(pcall(require, 'up.secret'))");
+    assert_refused(&printed, "up/secret.lua leads outside");
+}
+
+#[cfg(unix)]
+#[test]
+fn require_follows_a_link_that_stays_inside_the_mod_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("real")).unwrap();
+    std::fs::write(dir.path().join("real/util.lua"), "return 42").unwrap();
+    std::os::unix::fs::symlink("real/util.lua", dir.path().join("util.lua")).unwrap();
+    let printed = printed_by_script_in(dir.path(), "print(require('util'))");
+    assert_eq!(printed, ["42"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn require_of_a_fifo_fails_at_once_instead_of_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe.lua"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let printed = printed_by_script_in(dir.path(), "print(pcall(require, 'pipe'))");
+    assert_refused(
+        &printed,
+        "pipe.lua is a FIFO (named pipe), not a regular file",
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn require_of_a_module_linked_to_dev_zero_fails_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.lua")).unwrap();
+    let printed = printed_by_script_in(dir.path(), "print(pcall(require, 'zero'))");
+    assert_refused(&printed, "zero.lua is a character device");
+}
+
+#[test]
+fn require_refuses_a_module_larger_than_the_script_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::File::create(dir.path().join("huge.lua")).unwrap();
+    file.set_len(gantry_host::files::MAX_SCRIPT_BYTES + 1)
+        .unwrap();
+    drop(file);
+    let printed = printed_by_script_in(dir.path(), "print(pcall(require, 'huge'))");
+    assert_refused(&printed, "huge.lua is larger than 16 MiB");
+}
+
+#[test]
+fn require_loads_a_module_starting_with_a_byte_order_mark() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bom.lua"), "\u{FEFF}return 'read'").unwrap();
+    let printed = printed_by_script_in(dir.path(), "print(require('bom'))");
+    assert_eq!(printed, ["read"]);
+}
+
+#[test]
+fn require_of_a_module_that_is_not_utf8_names_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("latin1.lua"), b"-- ok\nreturn '\xE9t\xE9'").unwrap();
+    let printed = printed_by_script_in(dir.path(), "print(pcall(require, 'latin1'))");
+    assert_refused(&printed, "latin1.lua is not valid UTF-8 text (line 2)");
+}

@@ -1,16 +1,27 @@
 //! Loading a chunk: rewrite literal-key calls into baked calls (see
 //! [`crate::syntax::rewrite()`] for the contract), record their call sites
-//! once, and run the top level inside the instruction budget.
+//! once, and run the top level inside the instruction budget; and the
+//! reading of a module's file for `require`.
 
 use std::cell::RefCell;
+use std::path::Path;
 use std::rc::Rc;
 
-use gantry_host::{ApiFunction, Language, Site};
+use gantry_host::{ApiFunction, Language, Site, files};
 use mlua::{Lua, Table, Value as LuaValue, chunk::ChunkMode};
 
 use super::api::{Ctx, KeyRef, baked_function};
 use super::sandbox::{make_env, wrap_request};
 use crate::syntax;
+
+/// The source of a module `require` loads (`path` in the mod folder
+/// `dir`), read as every file of a mod is: it must resolve inside `dir`
+/// with symbolic links followed, be a regular file (a FIFO never blocks
+/// the load, a device is never read) of at most
+/// [`files::MAX_SCRIPT_BYTES`], in UTF-8 (a byte-order mark is dropped).
+pub(crate) fn read_module(dir: &Path, path: &Path) -> Result<String, files::FileError> {
+    files::read_text_in(dir, path, files::MAX_SCRIPT_BYTES)
+}
 
 /// Runs `source` as the chunk `ctx.file` in a fresh environment and returns
 /// what the chunk returns.

@@ -229,8 +229,8 @@ fn require_function(ctx: &Rc<Ctx>, lua: &Lua) -> mlua::Result<Function> {
                 format!("require \"{name}\": not a module name of the mod folder (letters, digits, _ and dots)"),
             )
         })?;
-        let source = std::fs::read_to_string(&path)
-            .map_err(|e| error_here(lua, format!("require \"{name}\": {}: {e}", path.display())))?;
+        let source = super::loader::read_module(&dir, &path)
+            .map_err(|e| error_here(lua, format!("require \"{name}\": {e}")))?;
         let file: Rc<str> = Rc::from(
             path.strip_prefix(&dir)
                 .unwrap_or(&path)
