@@ -198,3 +198,177 @@ fn a_failing_top_level_is_returned_with_the_authors_position() {
     let err = f.load_err("parse.rhai", "let a = ;\n");
     assert!(err.starts_with("parse.rhai:1:"), "{err}");
 }
+// ----- import reads a module as every mod file is read -----------------------
+
+/// A fresh folder under the system's temporary folder, removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new() -> Self {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "gantry-rhai-import-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Loads `script` (as `main.rhai`) in a runtime whose mod folder is `dir`,
+/// on its own thread: what it printed, or its load error. Fails if that
+/// takes over five seconds (an import that blocks on a FIFO shows as a
+/// failure, not a hang).
+fn import_in(dir: &std::path::Path, script: &'static str) -> Result<Vec<String>, String> {
+    let dir = dir.to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let f = small(|o| o.mod_dir = Some(dir));
+        let object = f.spawn();
+        let result = match f.rt.load_script("main.rhai", script, object) {
+            Ok(_) => Ok(f.printed()),
+            Err(e) => Err(e.to_string()),
+        };
+        let _ = tx.send(result);
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(5))
+        .expect("import blocked: the script did not finish within 5 s")
+}
+
+fn assert_import_refused(result: Result<Vec<String>, String>, needle: &str) {
+    let err = result.expect_err("the import should have failed");
+    assert!(err.starts_with("main.rhai:1:"), "{err}");
+    assert!(err.contains(needle), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn import_refuses_a_module_that_links_out_of_the_mod_folder() {
+    let root = TempDir::new();
+    let mod_dir = root.path().join("mod");
+    std::fs::create_dir_all(&mod_dir).unwrap();
+    std::fs::write(root.path().join("secret.rhai"), "fn secret() { 1 }\n").unwrap();
+    std::os::unix::fs::symlink("../secret.rhai", mod_dir.join("evil.rhai")).unwrap();
+    std::os::unix::fs::symlink("..", mod_dir.join("up")).unwrap();
+    assert_import_refused(
+        import_in(&mod_dir, "import \"evil\" as e;\n"),
+        "evil.rhai leads outside",
+    );
+    assert_import_refused(
+        import_in(&mod_dir, "import \"up/secret\" as e;\n"),
+        "up/secret.rhai leads outside",
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn import_follows_a_link_that_stays_inside_the_mod_folder() {
+    let dir = TempDir::new();
+    std::fs::create_dir(dir.path().join("real")).unwrap();
+    std::fs::write(dir.path().join("real/util.rhai"), "fn twice(x) { x * 2 }\n").unwrap();
+    std::os::unix::fs::symlink("real/util.rhai", dir.path().join("util.rhai")).unwrap();
+    let printed = import_in(
+        dir.path(),
+        "import \"util\" as u;\nprint(`${u::twice(21)}`);\n",
+    );
+    assert_eq!(printed.unwrap(), ["42"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn import_of_a_fifo_fails_at_once_instead_of_blocking() {
+    let dir = TempDir::new();
+    let status = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe.rhai"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_import_refused(
+        import_in(dir.path(), "import \"pipe\" as p;\n"),
+        "pipe.rhai is a FIFO (named pipe), not a regular file",
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn import_of_a_module_linked_to_dev_zero_fails_without_reading_it() {
+    let dir = TempDir::new();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero.rhai")).unwrap();
+    assert_import_refused(
+        import_in(dir.path(), "import \"zero\" as z;\n"),
+        "zero.rhai is a character device",
+    );
+}
+
+#[test]
+fn import_refuses_a_module_larger_than_the_script_bound() {
+    let dir = TempDir::new();
+    let file = std::fs::File::create(dir.path().join("huge.rhai")).unwrap();
+    file.set_len(gantry_host::files::MAX_SCRIPT_BYTES + 1)
+        .unwrap();
+    drop(file);
+    assert_import_refused(
+        import_in(dir.path(), "import \"huge\" as h;\n"),
+        "huge.rhai is larger than 16 MiB",
+    );
+}
+
+#[test]
+fn import_loads_a_module_starting_with_a_byte_order_mark() {
+    let dir = TempDir::new();
+    std::fs::write(
+        dir.path().join("bom.rhai"),
+        "\u{FEFF}fn read() { \"read\" }\n",
+    )
+    .unwrap();
+    let printed = import_in(dir.path(), "import \"bom\" as b;\nprint(b::read());\n");
+    assert_eq!(printed.unwrap(), ["read"]);
+}
+
+#[test]
+fn an_imported_module_that_is_missing_or_broken_is_named_in_the_error() {
+    let dir = TempDir::new();
+    std::fs::write(dir.path().join("broken.rhai"), "fn ok() { 1 }\nlet = ;\n").unwrap();
+    std::fs::write(dir.path().join("latin1.rhai"), b"// \xE9t\xE9\n").unwrap();
+    assert_import_refused(
+        import_in(dir.path(), "import \"missing\" as m;\n"),
+        "missing",
+    );
+    assert_import_refused(import_in(dir.path(), "import \"broken\" as b;\n"), "broken");
+    assert_import_refused(
+        import_in(dir.path(), "import \"latin1\" as l;\n"),
+        "latin1.rhai is not valid UTF-8 text (line 1)",
+    );
+}
+
+#[test]
+fn a_module_imported_by_two_scripts_is_evaluated_once() {
+    let dir = TempDir::new();
+    std::fs::write(
+        dir.path().join("noisy.rhai"),
+        "print(\"evaluated\");\nfn one() { 1 }\n",
+    )
+    .unwrap();
+    let f = small(|o| o.mod_dir = Some(dir.path().to_path_buf()));
+    f.load(
+        "a.rhai",
+        "import \"noisy\" as n;\nprint(`a ${n::one()}`);\n",
+    );
+    f.load(
+        "b.rhai",
+        "import \"noisy\" as n;\nprint(`b ${n::one()}`);\n",
+    );
+    assert_eq!(f.printed(), ["evaluated", "a 1", "b 1"]);
+}
