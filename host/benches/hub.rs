@@ -1,13 +1,15 @@
 //! The hub's dispatch costs (a baked `Key`, a `TypedKey`, key text through
 //! `send` and through `send_str`), each
 //! beside the baseline it must beat, measured
-//! in the same run (see BENCHMARKS.md for the recorded ratios).
+//! in the same run (see BENCHMARKS.md for the recorded ratios); and the
+//! cost of registering many listeners on one key beside the linear
+//! baselines it must approach.
 
 use std::cell::Cell;
 use std::hint::black_box;
 use std::rc::Rc;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use gantry_host::{HookOptions, Hub, ListenOptions, Reply, Source, Value};
 use rustc_hash::FxHashMap;
 
@@ -277,5 +279,75 @@ fn trace_off(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, send, stored_requests_hooks, trace_off);
+/// Registering N listeners on one key must stay linear in N (a hostile
+/// mod registers 100,000): beside it, in the same run, the linear floors —
+/// N boxed closures pushed into a `Vec`, and N listeners on N distinct keys
+/// (no key's list grows past one). Each iteration registers all N on a
+/// fresh hub; dropping the hub is outside the measure.
+fn listen_many(c: &mut Criterion) {
+    let mut group = c.benchmark_group("listen_many");
+    group.sample_size(10);
+    for n in [10_000usize, 100_000] {
+        let sink = Rc::new(Cell::new(0i64));
+        group.bench_function(format!("floor_boxed_closure_vec_push/{n}"), |b| {
+            b.iter_batched(
+                || Vec::with_capacity(0),
+                |mut closures: Vec<Box<dyn Fn(i64)>>| {
+                    for _ in 0..n {
+                        let s = sink.clone();
+                        closures.push(Box::new(move |x: i64| s.set(s.get() + x)));
+                    }
+                    closures
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        let keys: Vec<String> = (0..n).map(|i| format!("Many.K{i}")).collect();
+        group.bench_function(format!("hub_distinct_keys/{n}"), |b| {
+            b.iter_batched(
+                || {
+                    let hub = Hub::new();
+                    for key in &keys {
+                        hub.key(key).unwrap();
+                    }
+                    hub
+                },
+                |hub| {
+                    for key in &keys {
+                        let s = sink.clone();
+                        hub.listen(key, Source::Global, move |x: i64| s.set(s.get() + x))
+                            .unwrap()
+                            .detach();
+                    }
+                    hub
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        group.bench_function(format!("hub_one_key/{n}"), |b| {
+            b.iter_batched(
+                || {
+                    let hub = Hub::new();
+                    hub.key("Many.One").unwrap();
+                    hub
+                },
+                |hub| {
+                    for _ in 0..n {
+                        let s = sink.clone();
+                        hub.listen("Many.One", Source::Global, move |x: i64| {
+                            s.set(s.get() + x)
+                        })
+                        .unwrap()
+                        .detach();
+                    }
+                    hub
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, send, stored_requests_hooks, trace_off, listen_many);
 criterion_main!(benches);

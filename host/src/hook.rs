@@ -189,11 +189,11 @@ impl Hub {
     /// payload itself, until one cancels.
     pub fn run_hook_key(&self, key: Key, payload: &mut Value) -> HookResult {
         let (lists, unrecorded) = {
-            let state = self.inner.state.borrow();
+            let mut state = self.inner.state.borrow_mut();
             // A hook's first run records its payload type, as a first send
             // records its arguments (one branch once the key is known).
             let unrecorded = crate::hub::has_no_params(&state, key);
-            (collect_lists(&state, key, Source::Global, true), unrecorded)
+            (collect_lists(&mut state, key, Source::Global, true), unrecorded)
         };
         if unrecorded {
             self.record_hook_payload(key, payload);
@@ -297,7 +297,7 @@ fn partial_hook_above(state: &State, key: &str) -> bool {
             let mut current = Some(k);
             while let Some(k) = current {
                 let slot = &state.slots[k.index()];
-                if slot.hooks.is_some() && (depth == 0 || slot.partial_hooks > 0) {
+                if !slot.hooks.is_empty() && (depth == 0 || slot.partial_hooks > 0) {
                     return true;
                 }
                 current = state.keys.info(k).parent;
@@ -340,6 +340,9 @@ pub(crate) struct HookedKeys {
     /// One bit per hooked key (see [`HookedKeys::bit`]); a clear bit proves
     /// the key is not hooked, a set bit sends the question to the map.
     filter: u64,
+    /// Keys that left since the filter was last rebuilt: their bits may
+    /// still be set (a stale bit only costs a lookup).
+    left: usize,
 }
 
 impl HookedKeys {
@@ -369,8 +372,10 @@ impl HookedKeys {
         self.filter |= Self::bit(key);
     }
 
-    /// One listener of `key` fewer; the filter is rebuilt when the key
-    /// leaves (rare: listeners come and go with mods, not per frame).
+    /// One listener of `key` fewer. The filter is rebuilt once as many
+    /// keys have left as are still hooked (rare: listeners come and go
+    /// with mods, not per frame), so removing the hooks of many keys one
+    /// by one stays linear.
     pub(crate) fn remove(&mut self, key: &str) {
         let Some(n) = self.counts.get_mut(key) else {
             return;
@@ -378,7 +383,11 @@ impl HookedKeys {
         *n -= 1;
         if *n == 0 {
             self.counts.remove(key);
-            self.filter = self.counts.keys().fold(0, |f, k| f | Self::bit(k));
+            self.left += 1;
+            if self.left > self.counts.len() {
+                self.filter = self.counts.keys().fold(0, |f, k| f | Self::bit(k));
+                self.left = 0;
+            }
         }
     }
 }

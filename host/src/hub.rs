@@ -22,6 +22,8 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use thiserror::Error;
 
+pub(crate) use crate::channel::{CollectionEntry, List};
+use crate::channel::Channel;
 use crate::collection::Spans;
 use crate::key::{Key, KeyError, Keys};
 use crate::lane::Lane;
@@ -107,60 +109,6 @@ impl Caller<'_> {
     }
 }
 
-/// A snapshot of the listeners on one (key, scope) channel, in channel order
-/// (order, then registration).
-pub(crate) struct List {
-    pub entries: Box<[Rc<Entry>]>,
-    /// The largest arity a typed entry declares: a send with fewer arguments
-    /// must look closer before calling anyone.
-    pub max_arity: usize,
-    /// How many entries the message deliverer calls (not collection
-    /// listeners): a list of only collection listeners is skipped whole.
-    pub messages: usize,
-    /// The collection entries, in channel order, with what wakes them read
-    /// out of the entry: a publish decides for each slot listener without
-    /// following a pointer, which is most of its work when 64 slots listen
-    /// and one wakes.
-    pub collections: Box<[CollectionEntry]>,
-}
-
-/// A collection listener in a [`List`], with its selector beside it.
-#[derive(Clone)]
-pub(crate) struct CollectionEntry {
-    pub entry: Rc<Entry>,
-    pub selector: crate::collection::Selector,
-}
-
-impl List {
-    fn build(mut entries: Vec<Rc<Entry>>, hooks: bool) -> Option<Rc<List>> {
-        if entries.is_empty() {
-            return None;
-        }
-        entries.sort_by_key(|e| sort_key(e, 0, hooks));
-        let max_arity = entries.iter().map(|e| e.params.arity()).max().unwrap_or(0);
-        let collections: Box<[CollectionEntry]> = entries
-            .iter()
-            .filter_map(|e| match &e.callback {
-                Callback::Collection(listen) => Some(CollectionEntry {
-                    entry: e.clone(),
-                    selector: listen.selector,
-                }),
-                _ => None,
-            })
-            .collect();
-        let either = collections
-            .iter()
-            .filter(|c| c.entry.takes_messages())
-            .count();
-        Some(Rc::new(List {
-            messages: entries.len() - collections.len() + either,
-            entries: entries.into_boxed_slice(),
-            max_arity,
-            collections,
-        }))
-    }
-}
-
 /// Delivery order, one rule for every tier: lower order first; at equal
 /// order the key's own listeners (exact or partial, in registration
 /// order), then partial listeners on each channel above it, nearest first
@@ -204,9 +152,9 @@ impl SlotSig {
 
 #[derive(Default)]
 pub(crate) struct Slot {
-    global: Option<Rc<List>>,
-    scoped: FxHashMap<Source, Rc<List>>,
-    pub(crate) hooks: Option<Rc<List>>,
+    global: Channel,
+    scoped: FxHashMap<Source, Channel>,
+    pub(crate) hooks: Channel,
     partial_listeners: u32,
     pub(crate) partial_hooks: u32,
     sig: Option<SlotSig>,
@@ -218,6 +166,8 @@ pub(crate) struct Slot {
     lanes: SmallVec<[Rc<Lane>; 2]>,
     /// The typed view of one of `lanes` that a typed send used last.
     hot: Option<crate::lane::HotView>,
+    /// Listed in `State::laned` (it may have a lane).
+    laned: bool,
 }
 
 impl Slot {
@@ -233,20 +183,23 @@ impl Slot {
         Some(sig.params.clone())
     }
 
-    fn list(&self, scope: Source) -> Option<&Rc<List>> {
+    /// The channel of `scope`'s listeners, if anyone listens there.
+    fn channel_mut(&mut self, scope: Source) -> Option<&mut Channel> {
         match scope {
-            Source::Global => self.global.as_ref(),
-            other => self.scoped.get(&other),
+            Source::Global => Some(&mut self.global),
+            other => self.scoped.get_mut(&other),
         }
     }
+}
 
-    fn set_list(&mut self, scope: Source, list: Option<Rc<List>>) -> Option<Rc<List>> {
-        match (scope, list) {
-            (Source::Global, list) => std::mem::replace(&mut self.global, list),
-            (other, Some(list)) => self.scoped.insert(other, list),
-            (other, None) => self.scoped.remove(&other),
-        }
-    }
+/// The listeners one owner registered, in registration order. Removing one
+/// only counts it (`live`); the ids of removed listeners are swept out when
+/// they outnumber the live ones, so a mod unlistening its listeners one by
+/// one stays linear.
+#[derive(Default)]
+struct Owned {
+    ids: Vec<ListenerId>,
+    live: usize,
 }
 
 struct ObjectInfo {
@@ -273,7 +226,7 @@ pub(crate) struct State {
     names: FxHashMap<Rc<str>, NameId>,
     name_list: Vec<Rc<str>>,
     pub(crate) listeners: FxHashMap<ListenerId, Rc<Entry>>,
-    by_owner: FxHashMap<OwnerKey, Vec<ListenerId>>,
+    by_owner: FxHashMap<OwnerKey, Owned>,
     pub(crate) stores: FxHashMap<(Key, Source), Stored>,
     /// Hook listeners by key text, so an unheard hook costs a bit test or
     /// one lookup of the text it is run with (no interning, no walk up the
@@ -285,6 +238,9 @@ pub(crate) struct State {
     /// channel list, a signature, an object's tiers): lanes stamped with an
     /// older epoch are merged again.
     pub(crate) epoch: u64,
+    /// The keys that made a lane since every lane was last dropped (each
+    /// once: see `Slot::laned`).
+    laned: Vec<Key>,
     /// The last struct row shape the signature check verified (see
     /// [`crate::types::RowShape`]; kept for one epoch).
     row_shape: crate::types::RowShape,
@@ -357,6 +313,7 @@ impl Hub {
             hooked: Default::default(),
             partial_hooks: 0,
             epoch: 0,
+            laned: Vec::new(),
             row_shape: Default::default(),
             reports: Vec::new(),
             next_id: 0,
@@ -917,8 +874,10 @@ impl Hub {
             let ids: Vec<ListenerId> = s
                 .by_owner
                 .get(&owner.identity())
-                .map(|ids| {
-                    ids.iter()
+                .map(|owned| {
+                    owned
+                        .ids
+                        .iter()
                         .copied()
                         .filter(|id| s.listeners.get(id).is_some_and(|e| e.key == key))
                         .collect()
@@ -1788,7 +1747,7 @@ pub(crate) fn has_no_params(s: &State, key: Key) -> bool {
     })
 }
 
-pub(crate) fn collect_lists(s: &State, key: Key, source: Source, hooks: bool) -> Gathered {
+pub(crate) fn collect_lists(s: &mut State, key: Key, source: Source, hooks: bool) -> Gathered {
     let mut out = Gathered::new();
     collect_lists_into(s, key, source, hooks, &mut out);
     out
@@ -1797,9 +1756,11 @@ pub(crate) fn collect_lists(s: &State, key: Key, source: Source, hooks: bool) ->
 /// Collects into the caller's buffer: the send path keeps its `Gathered`
 /// in its own frame instead of copying a hundred-byte `SmallVec` back up
 /// through every return.
+/// Mutable: a channel changed since its last dispatch makes its snapshot
+/// here (see [`crate::channel`]).
 #[inline]
 pub(crate) fn collect_lists_into(
-    s: &State,
+    s: &mut State,
     key: Key,
     source: Source,
     hooks: bool,
@@ -1809,16 +1770,16 @@ pub(crate) fn collect_lists_into(
     let mut current = Some(key);
     let mut depth = 0;
     while let Some(k) = current {
-        let slot = &s.slots[k.index()];
+        let slot = &mut s.slots[k.index()];
         if hooks {
             if (depth == 0 || slot.partial_hooks > 0)
-                && let Some(list) = &slot.hooks
+                && let Some(list) = slot.hooks.list()
             {
                 out.push((list.clone(), depth));
             }
         } else if depth == 0 || slot.partial_listeners > 0 {
             for tier in tiers.iter().flatten() {
-                if let Some(list) = slot.list(*tier) {
+                if let Some(list) = slot.channel_mut(*tier).and_then(Channel::list) {
                     out.push((list.clone(), depth));
                 }
             }
@@ -1891,13 +1852,17 @@ fn route(s: &mut State, key: Key, source: Source, lists: &mut Gathered) -> Route
         return Route::Lists;
     }
     let lane = Rc::new(Lane::merge(lists, epoch, source));
-    let lanes = &mut s.slots[key.index()].lanes;
+    let slot = &mut s.slots[key.index()];
     match reuse {
         Some(at) => {
-            let old = std::mem::replace(&mut lanes[at], lane.clone());
+            let old = std::mem::replace(&mut slot.lanes[at], lane.clone());
             s.graveyard.push(Box::new(old));
         }
-        None => lanes.push(lane.clone()),
+        None => slot.lanes.push(lane.clone()),
+    }
+    if !slot.laned {
+        slot.laned = true;
+        s.laned.push(key);
     }
     Route::Lane(lane)
 }
@@ -1928,21 +1893,22 @@ pub(crate) fn for_each_on_route<E>(
 /// adding their ids to `dropped`.
 fn drop_scope(s: &mut State, key: Key, scope: Source, dropped: &mut Vec<ListenerId>) {
     let slot = &mut s.slots[key.index()];
-    let Some(list) = slot.scoped.remove(&scope) else {
+    let Some(channel) = slot.scoped.remove(&scope) else {
         return;
     };
-    for entry in list.entries.iter() {
+    for entry in channel.entries() {
         entry.alive.set(false);
         if entry.partial {
             slot.partial_listeners -= 1;
         }
     }
-    for entry in list.entries.iter() {
+    for entry in channel.entries() {
         if s.listeners.remove(&entry.id).is_some() {
+            forget_owned(s, entry);
             dropped.push(entry.id);
         }
     }
-    s.graveyard.push(Box::new(list));
+    s.graveyard.push(Box::new(channel));
 }
 
 /// Drops the messages stored from the sources `gone` picks; returns how
@@ -2037,10 +2003,9 @@ fn check_listener_types(
 fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
     let key = entry.key;
     if let Some(owner) = &entry.owner {
-        s.by_owner
-            .entry(owner.identity())
-            .or_default()
-            .push(entry.id);
+        let owned = s.by_owner.entry(owner.identity()).or_default();
+        owned.ids.push(entry.id);
+        owned.live += 1;
     }
     if let Some(object) = entry.scope.object()
         && let Some(info) = s.objects.get_mut(&object)
@@ -2049,31 +2014,23 @@ fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
     }
     s.listeners.insert(entry.id, entry.clone());
     let slot = &mut s.slots[key.index()];
-    let old = if hooks {
+    let channel = if hooks {
         s.hooked.add(s.keys.name(key));
         if entry.partial {
             slot.partial_hooks += 1;
             s.partial_hooks += 1;
         }
-        slot.hooks.clone()
+        &mut slot.hooks
     } else {
         if entry.partial {
             slot.partial_listeners += 1;
         }
-        slot.list(entry.scope).cloned()
+        match entry.scope {
+            Source::Global => &mut slot.global,
+            scope => slot.scoped.entry(scope).or_default(),
+        }
     };
-    let mut entries: Vec<Rc<Entry>> = old.map(|l| l.entries.to_vec()).unwrap_or_default();
-    let scope = entry.scope;
-    entries.push(entry);
-    let list = List::build(entries, hooks);
-    let old = if hooks {
-        std::mem::replace(&mut slot.hooks, list)
-    } else {
-        slot.set_list(scope, list)
-    };
-    if let Some(old) = old {
-        s.graveyard.push(Box::new(old));
-    }
+    channel.insert(entry, &mut s.graveyard);
     if !hooks {
         lanes_changed(s, Some(key));
     }
@@ -2084,11 +2041,17 @@ fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
 /// in the graveyard until the borrow ends), so that no lane keeps an
 /// unlistened closure alive: the key's own (`Some(key)`), or every lane
 /// (`None`) when the change was a partial listener, which the lanes of all
-/// keys under its key hold too.
+/// keys under its key hold too. Every lane goes through the keys that made
+/// one since the last such change (`State::laned`), not through every key:
+/// a mod adding and removing partial listeners among many keys stays
+/// linear.
 fn lanes_changed(s: &mut State, key: Option<Key>) {
     s.epoch += 1;
     let State {
-        slots, graveyard, ..
+        slots,
+        graveyard,
+        laned,
+        ..
     } = s;
     let mut drop_lane = |slot: &mut Slot| {
         if !slot.lanes.is_empty() {
@@ -2100,7 +2063,13 @@ fn lanes_changed(s: &mut State, key: Option<Key>) {
     };
     match key {
         Some(key) => drop_lane(&mut slots[key.index()]),
-        None => slots.iter_mut().for_each(drop_lane),
+        None => {
+            for key in laned.drain(..) {
+                let slot = &mut slots[key.index()];
+                slot.laned = false;
+                drop_lane(slot);
+            }
+        }
     }
 }
 
@@ -2109,14 +2078,7 @@ fn remove_entry(s: &mut State, id: ListenerId) -> bool {
         return false;
     };
     entry.alive.set(false);
-    if let Some(owner) = &entry.owner
-        && let Some(ids) = s.by_owner.get_mut(&owner.identity())
-    {
-        ids.retain(|i| *i != id);
-        if ids.is_empty() {
-            s.by_owner.remove(&owner.identity());
-        }
-    }
+    forget_owned(s, &entry);
     let hooks = matches!(entry.callback, Callback::Hook(_));
     if hooks {
         s.hooked.remove(s.keys.name(entry.key));
@@ -2125,33 +2087,25 @@ fn remove_entry(s: &mut State, id: ListenerId) -> bool {
         }
     }
     let slot = &mut s.slots[entry.key.index()];
-    let current = if hooks {
-        slot.hooks.clone()
+    let channel = if hooks {
+        Some(&mut slot.hooks)
     } else {
-        slot.list(entry.scope).cloned()
+        slot.channel_mut(entry.scope)
     };
-    if let Some(list) = current {
-        let remaining: Vec<Rc<Entry>> = list
-            .entries
-            .iter()
-            .filter(|e| e.id != id)
-            .cloned()
-            .collect();
-        let rebuilt = List::build(remaining, hooks);
-        let old = if hooks {
-            std::mem::replace(&mut slot.hooks, rebuilt)
-        } else {
-            slot.set_list(entry.scope, rebuilt)
-        };
+    if let Some(channel) = channel
+        && channel.remove(&entry, &mut s.graveyard)
+    {
+        if channel.is_empty() && entry.scope != Source::Global && !hooks {
+            if let Some(gone) = slot.scoped.remove(&entry.scope) {
+                s.graveyard.push(Box::new(gone));
+            }
+        }
         if entry.partial {
             if hooks {
                 slot.partial_hooks -= 1;
             } else {
                 slot.partial_listeners -= 1;
             }
-        }
-        if let Some(old) = old {
-            s.graveyard.push(Box::new(old));
         }
     }
     if !hooks {
@@ -2161,8 +2115,26 @@ fn remove_entry(s: &mut State, id: ListenerId) -> bool {
     true
 }
 
+/// Counts out `entry`, just unregistered, from its owner's listeners.
+fn forget_owned(s: &mut State, entry: &Entry) {
+    let Some(owner) = &entry.owner else {
+        return;
+    };
+    let identity = owner.identity();
+    let Some(owned) = s.by_owner.get_mut(&identity) else {
+        return;
+    };
+    owned.live -= 1;
+    if owned.live == 0 {
+        s.by_owner.remove(&identity);
+    } else if owned.ids.len() > 2 * owned.live + 8 {
+        // Ids are never reused: one no longer registered is gone.
+        owned.ids.retain(|id| s.listeners.contains_key(id));
+    }
+}
+
 /// Removes everything `owner` owns; returns the ids removed.
 fn drop_owned(s: &mut State, owner: OwnerKey) -> Vec<ListenerId> {
-    let ids = s.by_owner.remove(&owner).unwrap_or_default();
+    let ids = s.by_owner.remove(&owner).unwrap_or_default().ids;
     ids.into_iter().filter(|id| remove_entry(s, *id)).collect()
 }

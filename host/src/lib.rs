@@ -17,6 +17,8 @@
 //! - [`handoff`]: a key's delivery handed to a script runtime that calls
 //!   its own listeners itself, valid while the hub's epoch stands.
 //! - [`hub`]: the [`Hub`] and its one dispatch core (gather, then call).
+//! - `channel`: the listeners of one (key, scope) channel, in and out in
+//!   O(log n), and the snapshot dispatches read.
 //! - `lane`: a key's merged delivery list, kept between sends, and its
 //!   typed view for [`TypedKey`] sends.
 //! - [`typed`]: tuples in, typed closures out — the Rust face.
@@ -33,6 +35,7 @@
 //! hot path).
 
 pub mod api;
+mod channel;
 pub mod collection;
 pub mod files;
 pub mod handoff;

@@ -225,18 +225,28 @@ impl Hub {
 pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
     let pending: Vec<(Key, Rc<[Value]>, bool)> = {
         let state = hub.inner.state.borrow();
-        let mut found: Vec<(Key, Rc<[Value]>, bool)> = state
-            .stores
-            .iter()
-            .filter(|((key, source), _)| {
-                *source == entry.scope
-                    && (*key == entry.key
-                        || (entry.partial && descends_from(&state.keys, *key, entry.key)))
-            })
-            .map(|((key, _), stored)| (*key, stored.args.clone(), stored.once))
-            .collect();
-        found.sort_by_key(|(key, _, _)| *key);
-        found
+        if !entry.partial {
+            // One lookup: a listener arriving costs nothing more for the
+            // stores of other keys.
+            state
+                .stores
+                .get(&(entry.key, entry.scope))
+                .map(|stored| (entry.key, stored.args.clone(), stored.once))
+                .into_iter()
+                .collect()
+        } else {
+            let mut found: Vec<(Key, Rc<[Value]>, bool)> = state
+                .stores
+                .iter()
+                .filter(|((key, source), _)| {
+                    *source == entry.scope
+                        && (*key == entry.key || descends_from(&state.keys, *key, entry.key))
+                })
+                .map(|((key, _), stored)| (*key, stored.args.clone(), stored.once))
+                .collect();
+            found.sort_by_key(|(key, _, _)| *key);
+            found
+        }
     };
     for (key, args, once) in pending {
         if !entry.callable() {

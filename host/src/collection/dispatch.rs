@@ -162,21 +162,31 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
     type Pending = (Key, Rc<[Value]>, bool, Option<Rc<Mirror>>);
     let pending: Vec<Pending> = {
         let state = hub.inner.state.borrow();
-        let mut found: Vec<Pending> = state
-            .stores
-            .iter()
-            .filter(|((key, source), _)| {
-                *source == entry.scope
-                    && (*key == entry.key
-                        || (entry.partial && descends_from(&state.keys, *key, entry.key)))
-            })
-            .map(|((key, _), stored)| {
-                let mirror = stored.mirror.clone();
-                (*key, stored.args.clone(), stored.once, mirror)
-            })
-            .collect();
-        found.sort_by_key(|(key, ..)| *key);
-        found
+        let pending = |key: Key, stored: &crate::hub::Stored| -> Pending {
+            let mirror = stored.mirror.clone();
+            (key, stored.args.clone(), stored.once, mirror)
+        };
+        if !entry.partial {
+            // One lookup, whatever else is stored (see `store::replay`).
+            state
+                .stores
+                .get(&(entry.key, entry.scope))
+                .map(|stored| pending(entry.key, stored))
+                .into_iter()
+                .collect()
+        } else {
+            let mut found: Vec<Pending> = state
+                .stores
+                .iter()
+                .filter(|((key, source), _)| {
+                    *source == entry.scope
+                        && (*key == entry.key || descends_from(&state.keys, *key, entry.key))
+                })
+                .map(|((key, _), stored)| pending(*key, stored))
+                .collect();
+            found.sort_by_key(|(key, ..)| *key);
+            found
+        }
     };
     for (key, args, once, mirror) in pending {
         let Some(rows) = table_of(&args) else {
