@@ -14,9 +14,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gantry_host::{DEFAULT_TABLE_PATH, Role, SignatureTable};
+use gantry_host::{Role, SignatureTable};
 use gantry_lsp::index::WorkspaceIndex;
 use gantry_lsp::workspace::{index_files, script_files};
+
+use crate::out::{out, outln};
 
 /// Keys this many edits away (or closer) are near misses.
 const NEAR: usize = 2;
@@ -37,8 +39,11 @@ pub fn run_then_explain(
     table: Option<std::path::PathBuf>,
     ticks: Option<u32>,
 ) -> anyhow::Result<ExitCode> {
+    // Before the run's header: a typo in the folder is the whole answer.
+    crate::folder::mod_folder(&dir)?;
+    crate::folder::table_path(&dir, table.as_deref())?;
     if let Some(ticks) = ticks {
-        println!("== a run of {ticks} tick(s) ==");
+        outln!("== a run of {ticks} tick(s) ==");
         crate::run::run(crate::run::RunArgs {
             dir: dir.clone(),
             ticks: Some(ticks),
@@ -51,15 +56,13 @@ pub fn run_then_explain(
             why: vec![key.clone()],
             why_on_stdout: true,
         })?;
-        println!("== from the table and the scripts ==");
+        outln!("== from the table and the scripts ==");
     }
     run(&dir, &key, table.as_deref())
 }
 
 pub fn run(dir: &Path, key: &str, table: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let path = table
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| dir.join(DEFAULT_TABLE_PATH));
+    let path = crate::folder::table_path(dir, table)?;
     let table = if path.exists() {
         SignatureTable::load(&path).with_context(|| format!("loading {}", path.display()))?
     } else {
@@ -67,7 +70,7 @@ pub fn run(dir: &Path, key: &str, table: Option<&Path>) -> anyhow::Result<ExitCo
     };
     let files = script_files(dir);
     let index = index_files(&files, |_, _| {});
-    print!("{}", explain(dir, key, &table, &index));
+    out!("{}", explain(dir, key, &table, &index));
     Ok(ExitCode::SUCCESS)
 }
 

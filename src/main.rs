@@ -6,7 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod out;
+
+mod error_printer;
 mod explain;
+mod folder;
 mod run;
 mod table_cmd;
 mod tools;
@@ -160,7 +164,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("gantry: {error:#}");
+            out::errln!("gantry: {error:#}");
             ExitCode::from(2)
         }
     }

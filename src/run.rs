@@ -12,7 +12,7 @@
 //! and exits. With `--trace` every dispatch is printed to stderr; with
 //! `--why KEY` a report on KEY's listeners follows the run ([`crate::why`]).
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,14 +22,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use gantry_host::files::FileError;
 use gantry_host::key::validate_key;
 use gantry_host::{
-    Caller, DEFAULT_TABLE_PATH, Hub, Language, ObjectId, Role, SignatureTable, Site, Source,
-    TraceEvent, Value, WorldId,
+    Caller, Hub, Language, ObjectId, Role, SignatureTable, Site, Source, TraceEvent, Value, WorldId,
 };
 use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
 use gantry_rhai::{RhaiOptions, RhaiRuntime};
 
+use crate::error_printer::ErrorPrinter;
+use crate::out::{err, errln, out, outln};
 use crate::trace_out::{KeyFilter, TracePrinter};
 use crate::watch::{Change, Watcher};
 use crate::why::{Describe, WhyRecorder};
@@ -98,10 +100,12 @@ fn engines(hub: &Hub, dir: &Path) -> anyhow::Result<Vec<Box<dyn ScriptEngine>>> 
         mod_dir: Some(dir.to_path_buf()),
         ..RhaiOptions::default()
     };
-    Ok(vec![
-        Box::new(LuaRuntime::new(hub.clone(), lua).context("starting Lua")?),
-        Box::new(RhaiRuntime::new(hub.clone(), rhai).context("starting Rhai")?),
-    ])
+    let lua = LuaRuntime::new(hub.clone(), lua).context("starting Lua")?;
+    let rhai = RhaiRuntime::new(hub.clone(), rhai).context("starting Rhai")?;
+    // A script's `print` must not panic when stdout is closed (`| head`).
+    lua.on_print(|line| outln!("{line}"));
+    rhai.on_print(|line| outln!("{line}"));
+    Ok(vec![Box::new(lua), Box::new(rhai)])
 }
 
 /// What `gantry run` was asked to do.
@@ -140,43 +144,7 @@ struct ModHost {
     world: WorldId,
     engines: Vec<Box<dyn ScriptEngine>>,
     scripts: Vec<Loaded>,
-    errors: Rc<Errors>,
-}
-
-/// The errors printed so far: how many, and the hub's reports of the load
-/// or tick under way. A refused send is the hub's report *and* an error
-/// raised in the script that sent it (which may fail a handler in turn):
-/// one fault, printed and counted once.
-#[derive(Default)]
-struct Errors {
-    count: Cell<usize>,
-    recent: RefCell<Vec<String>>,
-}
-
-impl Errors {
-    /// Prints `error` unless it only repeats a report of this load or tick.
-    fn print(&self, error: &str) {
-        let repeat = self
-            .recent
-            .borrow()
-            .iter()
-            .any(|report| error.contains(report.as_str()));
-        if repeat {
-            return;
-        }
-        self.count.set(self.count.get() + 1);
-        eprintln!("error: {error}");
-    }
-
-    /// A hub report: printed, and kept until the load or tick ends.
-    fn report(&self, report: String) {
-        self.print(&report);
-        self.recent.borrow_mut().push(report);
-    }
-
-    fn end_of_step(&self) {
-        self.recent.borrow_mut().clear();
-    }
+    errors: Rc<ErrorPrinter>,
 }
 
 impl ModHost {
@@ -246,16 +214,16 @@ impl ModHost {
             return;
         }
         let old = self.scripts.remove(at);
-        println!("[reloading {file}]");
+        outln!("[reloading {file}]");
         // Its listeners, what it stored and what it owns go with its object.
         let _ = self.hub.destroy(old.object);
-        let failures = self.errors.count.get();
+        let failures = self.errors.count();
         let object = self.load(file, &source);
-        if self.errors.count.get() > failures {
+        if self.errors.count() > failures {
             if let Some(object) = object {
                 let _ = self.hub.destroy(object);
             }
-            eprintln!("note: {file}: the previous version keeps running");
+            errln!("note: {file}: the previous version keeps running");
             if let Some(object) = self.load(file, &old.source) {
                 self.scripts.insert(at, Loaded { object, ..old });
             }
@@ -273,19 +241,29 @@ impl ModHost {
         }
     }
 
+    /// A new version of a script that cannot be read: said, and the
+    /// previous version (if any) keeps running.
+    fn unreadable(&mut self, file: &str, error: &FileError) {
+        if self.scripts.iter().any(|s| s.file == file) {
+            self.error(&format!("{error}; the previous version keeps running"));
+        } else {
+            self.error(&error.to_string());
+        }
+    }
+
     /// A script's file is gone: so is the script.
     fn remove(&mut self, file: &str) {
         if let Some(at) = self.scripts.iter().position(|s| s.file == file) {
             let old = self.scripts.remove(at);
             let _ = self.hub.destroy(old.object);
-            println!("[unloaded {file}]");
+            outln!("[unloaded {file}]");
         }
     }
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let dir = &args.dir;
-    anyhow::ensure!(dir.is_dir(), "{} is not a folder", dir.display());
+    crate::folder::mod_folder(dir)?;
     // A key the run could never hear is a mistake to say now, not an
     // empty report after the run.
     for key in &args.why {
@@ -295,18 +273,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         validate_key(pattern.trim_end_matches(".*"))
             .with_context(|| format!("--trace-key {pattern:?}"))?;
     }
-    let table_path = (!args.no_table).then(|| {
-        args.table
-            .clone()
-            .unwrap_or_else(|| dir.join(DEFAULT_TABLE_PATH))
-    });
+    let table_path = if args.no_table {
+        None
+    } else {
+        Some(crate::folder::table_path(dir, args.table.as_deref())?)
+    };
     let table = match &table_path {
         Some(path) => SignatureTable::load(path)
             .with_context(|| format!("loading the signature table {}", path.display()))?,
         None => SignatureTable::new(),
     };
     let hub = Hub::with_table(table);
-    let errors = Rc::new(Errors::default());
+    let errors = Rc::new(ErrorPrinter::new(|error| errln!("error: {error}")));
     let printed = errors.clone();
     hub.on_report(move |report| printed.report(report.to_string()));
     let tick_now = Rc::new(Cell::new(0u32));
@@ -315,7 +293,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             hub.clone(),
             tick_now.clone(),
             KeyFilter::new(args.trace_key.as_deref()),
-            Box::new(|line| eprintln!("trace: {line}")),
+            Box::new(|line| errln!("trace: {line}")),
         )
     });
     let why = (!args.why.is_empty()).then(|| Rc::new(WhyRecorder::new(hub.clone())));
@@ -341,10 +319,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         errors,
     };
     let mut watcher = Watcher::new(dir, &extensions);
-    for (file, path) in watcher.scan()? {
-        let source = std::fs::read_to_string(&path)
-            .with_context(|| format!("reading {}", path.display()))?;
-        host.add(&file, source);
+    // A script that cannot be read (a name or text that is not UTF-8, a
+    // special file, a link out of the folder) is an error like one that
+    // does not compile: said, and the others still run.
+    for change in watcher.scan()? {
+        match change {
+            Change::Changed { file, source } => host.add(&file, source),
+            Change::Unreadable { error, .. } => host.error(&error.to_string()),
+            Change::Removed { .. } => {}
+        }
     }
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -379,6 +362,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 match change {
                     Change::Changed { file, source } => host.reload(&file, source),
                     Change::Removed { file } => host.remove(&file),
+                    Change::Unreadable { file, error } => host.unreadable(&file, &error),
                 }
             }
             if stop.load(Ordering::SeqCst) {
@@ -416,13 +400,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         for key in &args.why {
             let report = why.report(key, &describe);
             if args.why_on_stdout {
-                print!("{report}");
+                out!("{report}");
             } else {
-                eprint!("why: {report}");
+                err!("why: {report}");
             }
         }
     }
-    let failed = host.errors.count.get() > 0;
+    let failed = host.errors.count() > 0;
     drop(host);
     Ok(if failed {
         ExitCode::from(1)

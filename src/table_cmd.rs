@@ -4,16 +4,24 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gantry_host::{DEFAULT_TABLE_PATH, SignatureTable};
+use gantry_host::SignatureTable;
+
+use crate::out::{errln, out, outln};
 
 pub fn run(dir: &Path, table: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
-    let path = table
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| dir.join(DEFAULT_TABLE_PATH));
+    crate::folder::mod_folder(dir)?;
+    let path = crate::folder::table_path(dir, table)?;
+    if !path.exists() {
+        errln!(
+            "note: no signature table at {} yet (`gantry run {}` records one)",
+            path.display(),
+            dir.display()
+        );
+    }
     let table =
         SignatureTable::load(&path).with_context(|| format!("loading {}", path.display()))?;
     if json {
-        print!("{}", table.to_json());
+        out!("{}", table.to_json());
         return Ok(ExitCode::SUCCESS);
     }
     for (name, def) in &table.structs.defs {
@@ -27,12 +35,12 @@ pub fn run(dir: &Path, table: Option<&Path>, json: bool) -> anyhow::Result<ExitC
             .as_ref()
             .map(|p| format!(" : {p}"))
             .unwrap_or_default();
-        println!("struct {name}{parent} {{ {} }}", fields.join(", "));
+        outln!("struct {name}{parent} {{ {} }}", fields.join(", "));
     }
     for (key, entry) in table.entries() {
         let senders = entry.sites_with_role(gantry_host::Role::Send).count();
         let listeners = entry.sites_with_role(gantry_host::Role::Listen).count();
-        println!(
+        outln!(
             "{key} {} [{}, {:?}] senders: {senders}, listeners: {listeners}{}",
             entry.signature_label(),
             entry.kind,

@@ -5,7 +5,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gantry_host::{DEFAULT_TABLE_PATH, SignatureTable};
+use gantry_host::SignatureTable;
+
+use crate::out::{out, outln};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum Format {
@@ -16,11 +18,15 @@ pub enum Format {
 }
 
 pub fn check(dir: &Path, format: Format) -> anyhow::Result<ExitCode> {
+    crate::folder::mod_folder(dir)?;
+    // The checker looks for the nearest table file and would pass over a
+    // folder in its place, checking against a parent's table or none.
+    crate::folder::table_path(dir, None)?;
     let files =
         gantry_lsp::check::check_dir(dir).with_context(|| format!("checking {}", dir.display()))?;
     match format {
-        Format::Text => print!("{}", gantry_lsp::check::format_text(&files)),
-        Format::Json => println!("{}", gantry_lsp::check::format_json(&files)),
+        Format::Text => out!("{}", gantry_lsp::check::format_text(&files)),
+        Format::Json => outln!("{}", gantry_lsp::check::format_json(&files)),
     }
     Ok(if gantry_lsp::check::has_errors(&files) {
         ExitCode::from(1)
@@ -32,15 +38,8 @@ pub fn check(dir: &Path, format: Format) -> anyhow::Result<ExitCode> {
 pub fn stubs(dir: &Path, out: Option<&Path>, table: Option<&Path>) -> anyhow::Result<ExitCode> {
     // A mod folder that is not there is most likely a typo: say so rather
     // than create it and write the stubs of an empty table into it.
-    anyhow::ensure!(
-        dir.exists(),
-        "the mod folder {} does not exist",
-        dir.display()
-    );
-    anyhow::ensure!(dir.is_dir(), "{} is not a folder", dir.display());
-    let table_path = table
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| dir.join(DEFAULT_TABLE_PATH));
+    crate::folder::mod_folder(dir)?;
+    let table_path = crate::folder::table_path(dir, table)?;
     let table = SignatureTable::load(&table_path)
         .with_context(|| format!("loading {}", table_path.display()))?;
     let out = out
@@ -49,12 +48,12 @@ pub fn stubs(dir: &Path, out: Option<&Path>, table: Option<&Path>) -> anyhow::Re
     let report = gantry_stubs::write_stubs(&table, &out)
         .with_context(|| format!("writing stubs to {}", out.display()))?;
     for file in &report.written {
-        println!("wrote {file}");
+        outln!("wrote {file}");
     }
     for file in &report.removed {
-        println!("removed {file}");
+        outln!("removed {file}");
     }
-    println!(
+    outln!(
         "{} written, {} unchanged, {} removed in {}",
         report.written.len(),
         report.unchanged.len(),

@@ -1,4 +1,5 @@
-//! Finding the mod's script files, and noticing when they change.
+//! Finding the mod's script files, reading them, and noticing when they
+//! change.
 //!
 //! Polling, not OS notifications: a mod folder holds a handful of files and
 //! the host already wakes every tick. Editors save in several steps
@@ -6,20 +7,31 @@
 //! looked the same for two polls in a row, and only if its text differs
 //! from the version last handed out. A renamed file is a removal and an
 //! addition; a file that vanishes between listing and reading is skipped.
+//!
+//! Scripts are read with [`gantry_host::files::read_text_in`]: a leading
+//! byte-order mark is dropped, and a file that cannot be a script (a name
+//! that is not UTF-8, text that is not, a FIFO or device, a link out of
+//! the folder, an oversized file) is handed out as [`Change::Unreadable`]
+//! with the reason, once per version of the file, never silently skipped.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Context;
+use gantry_host::files::{FileError, MAX_SCRIPT_BYTES, read_text_in};
 
 /// What a poll found.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Change {
     /// A new file, or a new version of a known one.
     Changed { file: String, source: String },
     /// The file is gone (deleted or renamed away).
     Removed { file: String },
+    /// A new file, or a new version of a known one, that cannot be read as
+    /// a script.
+    Unreadable { file: String, error: FileError },
 }
 
 /// What a file looked like on the disk.
@@ -31,13 +43,49 @@ struct Tracked {
     seen: Stamp,
     /// The text last handed out (`None`: not handed out yet).
     source: Option<String>,
+    /// The stamp whose version could not be read (said once).
+    refused: Option<Stamp>,
+}
+
+impl Tracked {
+    /// Hands out what was read of the version `stamp` of `name`,
+    /// remembering it.
+    fn hand_out(
+        &mut self,
+        name: &OsString,
+        stamp: Stamp,
+        read: Result<String, FileError>,
+    ) -> Change {
+        let file = name.to_string_lossy().into_owned();
+        match read {
+            Ok(source) => {
+                self.refused = None;
+                self.source = Some(source.clone());
+                Change::Changed { file, source }
+            }
+            Err(error) => {
+                self.refused = Some(stamp);
+                Change::Unreadable { file, error }
+            }
+        }
+    }
+}
+
+/// Reads the script `name` of `dir` (`None`: it is not there any more).
+fn read(dir: &Path, name: &OsString) -> Option<Result<String, FileError>> {
+    match read_text_in(dir, Path::new(name), MAX_SCRIPT_BYTES) {
+        Err(error) if error.is_not_found() => None,
+        read => Some(read),
+    }
 }
 
 /// Watches the script files directly in one folder.
 pub struct Watcher {
     dir: PathBuf,
     extensions: Vec<&'static str>,
-    files: BTreeMap<String, Tracked>,
+    /// By file name as on the disk: a name that is not UTF-8 is still told
+    /// apart from others, and read (and refused) under its own name.
+    files: BTreeMap<OsString, Tracked>,
 }
 
 impl Watcher {
@@ -49,23 +97,23 @@ impl Watcher {
         }
     }
 
-    /// The script files now, by file name, and remembers them as loaded.
-    pub fn scan(&mut self) -> anyhow::Result<Vec<(String, PathBuf)>> {
+    /// The script files now, in file name order, each with its text or why
+    /// it cannot be read, and remembers them as loaded.
+    pub fn scan(&mut self) -> anyhow::Result<Vec<Change>> {
         let listed = self
             .list()
             .with_context(|| format!("reading {}", self.dir.display()))?;
         let mut out = Vec::new();
-        for (file, stamp) in listed {
-            let path = self.dir.join(&file);
-            let source = std::fs::read_to_string(&path).ok();
-            self.files.insert(
-                file.clone(),
-                Tracked {
-                    seen: stamp,
-                    source,
-                },
-            );
-            out.push((file, path));
+        for (name, stamp) in listed {
+            let mut tracked = Tracked {
+                seen: stamp,
+                source: None,
+                refused: None,
+            };
+            if let Some(read) = read(&self.dir, &name) {
+                out.push(tracked.hand_out(&name, stamp, read));
+            }
+            self.files.insert(name, tracked);
         }
         Ok(out)
     }
@@ -76,38 +124,49 @@ impl Watcher {
             return Vec::new();
         };
         let mut changes = Vec::new();
-        let gone: Vec<String> = self
+        let gone: Vec<OsString> = self
             .files
             .keys()
             .filter(|f| !listed.contains_key(*f))
             .cloned()
             .collect();
-        for file in gone {
-            self.files.remove(&file);
-            changes.push(Change::Removed { file });
+        for name in gone {
+            self.files.remove(&name);
+            changes.push(Change::Removed {
+                file: name.to_string_lossy().into_owned(),
+            });
         }
-        for (file, stamp) in listed {
-            let tracked = self.files.entry(file.clone()).or_insert(Tracked {
+        for (name, stamp) in listed {
+            let tracked = self.files.entry(name.clone()).or_insert(Tracked {
                 seen: (None, u64::MAX),
                 source: None,
+                refused: None,
             });
             if tracked.seen != stamp {
                 // Still being written, or just appeared: look again next poll.
                 tracked.seen = stamp;
                 continue;
             }
-            let Ok(source) = std::fs::read_to_string(self.dir.join(&file)) else {
+            if tracked.refused == Some(stamp) {
+                continue;
+            }
+            // `None`: gone between listing and reading; the next poll says so.
+            let Some(read) = read(&self.dir, &name) else {
                 continue;
             };
-            if tracked.source.as_deref() != Some(source.as_str()) {
-                tracked.source = Some(source.clone());
-                changes.push(Change::Changed { file, source });
+            if read.as_ref().ok() == tracked.source.as_ref() {
+                tracked.refused = None;
+                continue;
             }
+            changes.push(tracked.hand_out(&name, stamp, read));
         }
         changes
     }
 
-    fn list(&self) -> std::io::Result<BTreeMap<String, Stamp>> {
+    /// The entries of the folder with a script's extension that are not
+    /// folders: special files and links are listed too, so that reading
+    /// them says why they are refused.
+    fn list(&self) -> std::io::Result<BTreeMap<OsString, Stamp>> {
         let mut out = BTreeMap::new();
         for entry in std::fs::read_dir(&self.dir)? {
             let Ok(entry) = entry else { continue };
@@ -116,12 +175,17 @@ impl Watcher {
                 .extension()
                 .and_then(|e| e.to_str())
                 .is_some_and(|ext| self.extensions.contains(&ext));
-            let Ok(meta) = entry.metadata() else { continue };
-            if !known || !meta.is_file() {
+            if !known {
                 continue;
             }
-            let name = entry.file_name().to_string_lossy().into_owned();
-            out.insert(name, (meta.modified().ok(), meta.len()));
+            // Links followed: a link to a folder is a folder.
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if meta.is_dir() {
+                continue;
+            }
+            out.insert(entry.file_name(), (meta.modified().ok(), meta.len()));
         }
         Ok(out)
     }
@@ -135,6 +199,19 @@ mod tests {
         std::fs::write(dir.join(file), text).unwrap();
     }
 
+    /// A change as text, to compare.
+    fn said(change: &Change) -> String {
+        match change {
+            Change::Changed { file, source } => format!("changed {file}: {source}"),
+            Change::Removed { file } => format!("removed {file}"),
+            Change::Unreadable { file, error } => format!("unreadable {file}: {error}"),
+        }
+    }
+
+    fn all_said(changes: &[Change]) -> Vec<String> {
+        changes.iter().map(said).collect()
+    }
+
     #[test]
     fn scan_lists_script_files_in_file_name_order() {
         let dir = tempfile::tempdir().unwrap();
@@ -143,8 +220,10 @@ mod tests {
         write(dir.path(), "notes.txt", "");
         std::fs::create_dir(dir.path().join("lib.lua")).unwrap();
         let mut w = Watcher::new(dir.path(), &["lua"]);
-        let files: Vec<String> = w.scan().unwrap().into_iter().map(|(f, _)| f).collect();
-        assert_eq!(files, ["a.lua", "b.lua"]);
+        assert_eq!(
+            all_said(&w.scan().unwrap()),
+            ["changed a.lua: ", "changed b.lua: "]
+        );
     }
 
     #[test]
@@ -159,16 +238,9 @@ mod tests {
         assert!(w.poll().is_empty());
         assert!(w.poll().is_empty());
         write(dir.path(), "a.lua", "print(2) -- longer");
-        let first = w.poll();
-        let second = w.poll();
-        let all: Vec<Change> = first.into_iter().chain(second).collect();
-        assert_eq!(
-            all,
-            [Change::Changed {
-                file: "a.lua".into(),
-                source: "print(2) -- longer".into()
-            }]
-        );
+        let mut all = w.poll();
+        all.extend(w.poll());
+        assert_eq!(all_said(&all), ["changed a.lua: print(2) -- longer"]);
         assert!(w.poll().is_empty());
     }
 
@@ -184,19 +256,37 @@ mod tests {
         let mut all = w.poll();
         all.extend(w.poll());
         assert_eq!(
-            all,
-            [
-                Change::Removed {
-                    file: "a.lua".into()
-                },
-                Change::Removed {
-                    file: "b.lua".into()
-                },
-                Change::Changed {
-                    file: "c.lua".into(),
-                    source: "y = 1".into()
-                },
-            ]
+            all_said(&all),
+            ["removed a.lua", "removed b.lua", "changed c.lua: y = 1"]
         );
+    }
+
+    #[test]
+    fn a_script_rewritten_as_invalid_utf8_is_said_once_then_its_fix_is_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a.lua", "x = 1");
+        let mut w = Watcher::new(dir.path(), &["lua"]);
+        w.scan().unwrap();
+        std::fs::write(dir.path().join("a.lua"), b"x = 1\ny = \"\xff\"").unwrap();
+        let mut all = Vec::new();
+        for _ in 0..4 {
+            all.extend(w.poll());
+        }
+        assert_eq!(
+            all_said(&all),
+            ["unreadable a.lua: a.lua is not valid UTF-8 text (line 2)"]
+        );
+        write(dir.path(), "a.lua", "x = 2 -- fixed");
+        let mut all = w.poll();
+        all.extend(w.poll());
+        assert_eq!(all_said(&all), ["changed a.lua: x = 2 -- fixed"]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_script() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a.lua", "\u{feff}print(1)");
+        let mut w = Watcher::new(dir.path(), &["lua"]);
+        assert_eq!(all_said(&w.scan().unwrap()), ["changed a.lua: print(1)"]);
     }
 }

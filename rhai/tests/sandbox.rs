@@ -1,8 +1,12 @@
-//! Issue 7's sandbox and isolation rules: limits per handler call and per
-//! top level, call depth, sizes, `import` only from the mod folder, one
-//! script's failure not stopping the others.
+//! The sandbox and isolation rules: limits of operations and of time per
+//! handler call and per top level (final once spent, whatever catches or
+//! ignores the error), the host's interrupt, call depth, sizes (also
+//! inside one built-in call), no `sleep`, `import` only from the mod
+//! folder, one script's failure not stopping the others.
 
 mod common;
+
+use std::time::{Duration, Instant};
 
 use common::Fixture;
 use gantry_host::Source;
@@ -56,6 +60,7 @@ fn operation_limit_per_top_level_is_separate_from_the_per_call_limit() {
     let f = small(|o| {
         o.max_operations_per_call = 2_000;
         o.max_operations_top_level = 1_000_000;
+        o.time_limit = Duration::from_secs(60);
     });
     // The top level may run longer than one call may.
     f.load(
@@ -197,6 +202,320 @@ fn a_failing_top_level_is_returned_with_the_authors_position() {
     assert!(err.starts_with("top.rhai:3:"), "{err}");
     let err = f.load_err("parse.rhai", "let a = ;\n");
     assert!(err.starts_with("parse.rhai:1:"), "{err}");
+}
+
+/// Operations bounded, time practically not: what stops a call here is
+/// its operation count.
+fn by_operations(per_call: u64, top_level: u64) -> Fixture {
+    small(|o| {
+        o.max_operations_per_call = per_call;
+        o.max_operations_top_level = top_level;
+        o.time_limit = Duration::from_secs(60);
+    })
+}
+
+/// Time bounded, operations not: what stops a call here is the clock.
+fn by_time(limit: Duration) -> Fixture {
+    small(|o| {
+        o.max_operations_per_call = 0;
+        o.max_operations_top_level = 0;
+        o.time_limit = limit;
+    })
+}
+
+/// Loads `source` expecting it to fail within `within`; its error.
+fn fails_within(f: &Fixture, within: Duration, file: &str, source: &str) -> String {
+    let started = Instant::now();
+    let err = f.load_err(file, source);
+    let took = started.elapsed();
+    assert!(took < within, "{file} took {took:?} to fail: {err}");
+    err
+}
+
+#[test]
+fn sleep_is_refused_with_an_error_naming_it() {
+    let f = Fixture::new();
+    for (file, source) in [
+        (
+            "int.rhai",
+            "let x = 1;
+sleep(1000000000);
+print(\"woke\");\n",
+        ),
+        (
+            "float.rhai",
+            "let x = 1;
+sleep(1e9);
+print(\"woke\");\n",
+        ),
+    ] {
+        let err = fails_within(&f, Duration::from_secs(5), file, source);
+        assert!(err.starts_with(&format!("{file}:2:")), "{err}");
+        assert!(err.contains("`sleep` is not available"), "{err}");
+    }
+    assert!(f.printed().is_empty());
+}
+
+#[test]
+fn a_top_level_loop_stops_at_the_time_limit_and_names_its_line() {
+    let f = by_time(Duration::from_millis(200));
+    let started = Instant::now();
+    let err = fails_within(
+        &f,
+        Duration::from_secs(5),
+        "spin.rhai",
+        "let x = 0;\nloop { x += 1; }\n",
+    );
+    assert!(started.elapsed() >= Duration::from_millis(200), "{err}");
+    assert!(err.starts_with("spin.rhai:2:"), "{err}");
+    assert!(
+        err.contains("time limit exceeded") && err.contains("200ms"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_listener_stopped_at_the_time_limit_fails_and_the_next_one_runs() {
+    let f = by_time(Duration::from_millis(200));
+    f.load(
+        "spin.rhai",
+        "ListenMessage(\"Spin\", (), || {\n    loop { }\n});\nListenMessage(\"Spin\", (), || print(\"second ran\"));\n",
+    );
+    let started = Instant::now();
+    f.hub
+        .send(f.hub.key("Spin").unwrap(), Source::Global, ())
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(f.printed(), vec!["second ran"]);
+    let errors = f.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    // As for the operation limit, Rhai gives a stop inside a closure no
+    // position: the error names the line the listener was registered at.
+    assert!(errors[0].starts_with("spin.rhai:1:"), "{errors:?}");
+    assert!(errors[0].contains("listener registered"), "{errors:?}");
+    assert!(errors[0].contains("time limit exceeded"), "{errors:?}");
+}
+
+#[test]
+fn the_time_limit_counts_each_call_from_its_start() {
+    let f = by_time(Duration::from_millis(400));
+    // Each call spends about a third of the limit: together they spend
+    // more than the limit, and none may inherit the time of those before.
+    f.load(
+        "busy.rhai",
+        "ListenMessage(\"Busy\", (), || { let t = timestamp(); while t.elapsed < 0.13 { } print(\"done\"); });\n",
+    );
+    let key = f.hub.key("Busy").unwrap();
+    for _ in 0..5 {
+        f.hub.send(key, Source::Global, ()).unwrap();
+    }
+    assert_eq!(f.errors(), Vec::<String>::new());
+    assert_eq!(f.printed(), vec!["done"; 5]);
+}
+
+#[test]
+fn a_comparator_stopped_by_the_operation_limit_fails_the_sort() {
+    let f = by_operations(10_000, 10_000);
+    let err = fails_within(
+        &f,
+        Duration::from_secs(5),
+        "sort.rhai",
+        "let a = [2, 1];\na.sort(|x, y| { loop { } });\nprint(\"sorted\");\n",
+    );
+    assert!(err.starts_with("sort.rhai:"), "{err}");
+    assert!(err.contains("operation limit exceeded"), "{err}");
+    assert!(f.printed().is_empty());
+}
+
+#[test]
+fn a_loop_of_sorts_with_looping_comparators_stops() {
+    let f = by_operations(10_000, 10_000);
+    let err = fails_within(
+        &f,
+        Duration::from_secs(5),
+        "sorts.rhai",
+        "let n = 0;\nloop {\n    [2, 1].sort(|x, y| { loop { } });\n    n += 1;\n}\n",
+    );
+    assert!(err.starts_with("sorts.rhai:"), "{err}");
+    assert!(err.contains("operation limit exceeded"), "{err}");
+    // The same in a listener, stopped by time instead.
+    let f = by_time(Duration::from_millis(200));
+    f.load(
+        "sorts.rhai",
+        "ListenMessage(\"Sort\", (), || {\n    loop { [2, 1].sort(|x, y| { loop { } }); }\n});\n",
+    );
+    let started = Instant::now();
+    f.hub
+        .send(f.hub.key("Sort").unwrap(), Source::Global, ())
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let errors = f.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("time limit exceeded"), "{errors:?}");
+}
+
+#[test]
+fn a_limit_hit_in_the_callback_of_any_built_in_stops_the_call() {
+    let f = by_operations(10_000, 10_000);
+    let calls = [
+        "a.map(|x| { loop { } })",
+        "a.filter(|x| { loop { } })",
+        "a.reduce(|sum, x| { loop { } }, 0)",
+        "a.reduce_rev(|sum, x| { loop { } }, 0)",
+        "a.retain(|x| { loop { } })",
+        "a.drain(|x| { loop { } })",
+        "a.some(|x| { loop { } })",
+        "a.all(|x| { loop { } })",
+        "a.index_of(|x| { loop { } })",
+        "a.find(|x| { loop { } })",
+        "a.find_map(|x| { loop { } })",
+        "a.for_each(|| { loop { } })",
+        "a.zip([3, 4], |x, y| { loop { } })",
+        "a.dedup(|x, y| { loop { } })",
+        "a.sort(|x, y| { loop { } })",
+        "a.order_by(|x, y| { loop { } })",
+        "m.filter(|k, v| { loop { } })",
+        "m.map(|k, v| { loop { } })",
+        "m.drain(|k, v| { loop { } })",
+        "m.retain(|k, v| { loop { } })",
+    ];
+    for call in calls {
+        let source = format!(
+            "let a = [2, 1, 1];\nlet m = #{{ x: 1, y: 2 }};\nlet r = {call};\nprint(\"went on\");\n"
+        );
+        let err = fails_within(&f, Duration::from_secs(5), "cb.rhai", &source);
+        assert!(err.contains("operation limit exceeded"), "{call}: {err}");
+    }
+    assert!(f.printed().is_empty(), "{:?}", f.printed());
+}
+
+#[test]
+fn the_operations_of_built_in_callbacks_count_against_the_limit() {
+    let f = by_operations(100_000, 100_000);
+    // A thousand maps of a thousand short callbacks: few operations of the
+    // loop itself, a million in the callbacks.
+    let err = fails_within(
+        &f,
+        Duration::from_secs(8),
+        "maps.rhai",
+        "let a = [];\na.pad(1000, 0);\nfor i in 0..1000 {\n    a.map(|x| x + 1);\n}\nprint(\"all mapped\");\n",
+    );
+    assert!(err.contains("operation limit exceeded"), "{err}");
+    assert!(f.printed().is_empty());
+}
+
+#[test]
+fn catching_a_limit_error_gives_the_script_no_more_operations() {
+    let f = by_operations(10_000, 10_000);
+    for (file, source) in [
+        (
+            "plain.rhai",
+            "try {\n    loop { }\n} catch {\n    print(\"caught\");\n}\nprint(\"went on\");\n",
+        ),
+        (
+            "in_fn.rhai",
+            "fn spin() { loop { } }\ntry { spin(); } catch (e) { print(`caught ${e}`); }\nprint(\"went on\");\n",
+        ),
+        (
+            "in_map.rhai",
+            "try { [1].map(|x| { loop { } }); } catch (e) { print(`caught ${e}`); }\nprint(\"went on\");\n",
+        ),
+        (
+            "in_sort.rhai",
+            "try { [2, 1].sort(|x, y| { loop { } }); } catch (e) { print(`caught ${e}`); }\nprint(\"went on\");\n",
+        ),
+    ] {
+        let err = fails_within(&f, Duration::from_secs(5), file, source);
+        assert!(err.contains("operation limit exceeded"), "{err}");
+        assert!(f.printed().is_empty(), "{file}: {:?}", f.printed());
+    }
+}
+
+#[test]
+fn catching_a_time_limit_error_gives_the_script_no_more_time() {
+    let f = by_time(Duration::from_millis(200));
+    let err = fails_within(
+        &f,
+        Duration::from_secs(5),
+        "catch.rhai",
+        "try {\n    loop { }\n} catch {\n    loop { }\n}\n",
+    );
+    assert!(err.contains("time limit exceeded"), "{err}");
+    let err = fails_within(
+        &f,
+        Duration::from_secs(5),
+        "catch_map.rhai",
+        "loop {\n    try { [1].map(|x| { loop { } }); } catch { }\n}\n",
+    );
+    assert!(err.contains("time limit exceeded"), "{err}");
+}
+
+#[test]
+fn one_built_in_call_cannot_build_more_than_the_size_limits() {
+    let f = by_time(Duration::from_secs(60));
+    // A 100 KB string: replacing each of its characters by itself would
+    // ask for 10 GB.
+    let big = "let s = \"a\"; s.pad(100000, \"a\");\n";
+    for (what, source) in [
+        (
+            "string pad",
+            "let s = \"a\";\ns.pad(1 << 40, \"b\");\n".to_owned(),
+        ),
+        ("array pad", "let a = [];\na.pad(1 << 40, 0);\n".to_owned()),
+        ("blob", "let x = 1;\nlet b = blob(1 << 40);\n".to_owned()),
+        ("replace", format!("{big}let t = s.replace(\"a\", s);\n")),
+        (
+            "replace empty",
+            format!("{big}let t = s.replace(\"\", s);\n"),
+        ),
+        ("replace char", format!("{big}let t = s.replace('a', s);\n")),
+        (
+            "replace twice",
+            format!("{big}s.replace(\"a\", \"bb\"); s.replace(\"b\", s);\n"),
+        ),
+    ] {
+        let err = fails_within(&f, Duration::from_secs(5), "big.rhai", &source);
+        assert!(err.starts_with("big.rhai:2:"), "{what}: {err}");
+        assert!(err.contains("too large"), "{what}: {err}");
+    }
+    // Within the limit, `replace` replaces as before.
+    f.load(
+        "small.rhai",
+        "let s = \"abca\";\ns.replace(\"a\", \"xy\");\nlet t = \"abc\";\nt.replace('b', 'B');\nprint(`${s} ${t}`);\n",
+    );
+    assert_eq!(f.printed(), vec!["xybcxy aBc"]);
+}
+
+#[test]
+fn an_interrupt_from_another_thread_stops_a_running_loop() {
+    let f = by_time(Duration::ZERO);
+    let interrupter = f.rt.interrupter();
+    let pressed = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        interrupter.interrupt();
+    });
+    let err = fails_within(
+        &f,
+        Duration::from_secs(5),
+        "spin.rhai",
+        "let x = 0;\nloop { x += 1; }\n",
+    );
+    pressed.join().unwrap();
+    assert!(err.starts_with("spin.rhai:2:"), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    // The interrupt was spent on the call it stopped.
+    f.load("after.rhai", "print(\"ran\");\n");
+    assert_eq!(f.printed(), vec!["ran"]);
+}
+
+#[test]
+fn an_interrupt_while_no_call_runs_stops_the_next_call_only() {
+    let f = Fixture::new();
+    f.rt.interrupter().interrupt();
+    let err = f.load_err("first.rhai", "print(\"first\");\n");
+    assert!(err.contains("interrupted"), "{err}");
+    f.load("second.rhai", "print(\"second\");\n");
+    assert_eq!(f.printed(), vec!["second"]);
 }
 // ----- import reads a module as every mod file is read -----------------------
 

@@ -13,6 +13,8 @@
 //! - `handles`: objects, worlds, named sources, responders, hook contexts.
 //! - `sandbox`: the engine's packages and limits; `resolver`: `import`
 //!   inside the mod folder only.
+//! - `watchdog`: the time limit of calls and the host's interrupt.
+//! - `bounded`: the built-ins the sandbox replaces (`sleep`, `replace`).
 //! - `shared`: what all scripts of a runtime share; `error`.
 //!
 //! ## Conventions in scripts
@@ -59,6 +61,7 @@
 //! Single-threaded like the hub: the runtime is `!Send`.
 
 mod api;
+mod bounded;
 mod convert;
 mod error;
 mod handles;
@@ -68,11 +71,13 @@ mod register;
 mod resolver;
 mod sandbox;
 mod shared;
+mod watchdog;
 mod writer;
 
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::time::Duration;
 
 use gantry_host::{Hub, ObjectId};
 use rhai::Dynamic;
@@ -82,6 +87,7 @@ pub use error::{RhaiRuntimeError, ScriptError};
 pub use handles::{HookCtx, NamedHandle, ObjectHandle, ResponderHandle, WorldHandle};
 pub use loader::SELF_CONSTANT;
 pub use register::MAX_ARGS;
+pub use watchdog::Interrupter;
 pub use writer::{RowHandle, StoredArrayHandle};
 
 use shared::{Limits, PrintSink, Script, Shared};
@@ -93,6 +99,14 @@ pub struct RhaiOptions {
     pub max_operations_per_call: u64,
     /// Operations a script's top level may run.
     pub max_operations_top_level: u64,
+    /// Wall-clock time one outermost call (a top level, or a listener,
+    /// hook or reply the host runs) may take, with every handler call it
+    /// sets off; zero: unbounded. The default, 2 s, is far beyond what a
+    /// game's handler should spend yet short enough that a mod stuck in a
+    /// loop the operation limit does not see (time spent in built-ins, in
+    /// callbacks they run, in calls it sets off) cannot freeze the host for
+    /// long. Stopped calls fail with `time limit exceeded`.
+    pub time_limit: Duration,
     /// How deep script function calls may nest.
     pub max_call_depth: usize,
     /// Longest string a script may build (bytes).
@@ -111,6 +125,7 @@ impl Default for RhaiOptions {
         Self {
             max_operations_per_call: 1_000_000,
             max_operations_top_level: 10_000_000,
+            time_limit: Duration::from_secs(2),
             max_call_depth: 64,
             max_string_size: 1 << 20,
             max_array_size: 100_000,
@@ -119,6 +134,13 @@ impl Default for RhaiOptions {
             mod_dir: None,
         }
     }
+}
+
+/// The error of a runtime whose time limit cannot be kept.
+fn no_watchdog(e: std::io::Error) -> RhaiRuntimeError {
+    RhaiRuntimeError::Setup(format!(
+        "cannot start the time limit's watchdog thread: {e}"
+    ))
 }
 
 /// A loaded script, for reading its top-level variables.
@@ -134,9 +156,7 @@ pub struct RhaiRuntime {
 impl RhaiRuntime {
     /// A runtime on `hub`.
     pub fn new(hub: Hub, options: RhaiOptions) -> Result<Self, RhaiRuntimeError> {
-        let limits = Rc::new(Limits::default());
-        limits.per_call.set(options.max_operations_per_call);
-        limits.top_level.set(options.max_operations_top_level);
+        let limits = Rc::new(Limits::new(&options).map_err(no_watchdog)?);
         let print: Rc<RefCell<PrintSink>> =
             Rc::new(RefCell::new(Rc::new(|line: &str| println!("{line}"))));
         let shared = Rc::new_cyclic(|weak| {
@@ -165,6 +185,22 @@ impl RhaiRuntime {
     pub fn set_operation_limits(&self, per_call: u64, top_level: u64) {
         self.shared.limits.per_call.set(per_call);
         self.shared.limits.top_level.set(top_level);
+    }
+
+    /// Changes the time limit of each outermost call (zero: unbounded).
+    pub fn set_time_limit(&self, limit: Duration) -> Result<(), RhaiRuntimeError> {
+        self.shared
+            .limits
+            .clock
+            .set_limit(limit)
+            .map_err(no_watchdog)
+    }
+
+    /// A handle another thread (a Ctrl-C handler) uses to stop the script
+    /// call running now: it fails at its next operation with an
+    /// `interrupted` error. See [`Interrupter`].
+    pub fn interrupter(&self) -> Interrupter {
+        self.shared.limits.clock.interrupter()
     }
 
     /// Where `print` and `debug` go (stdout by default).

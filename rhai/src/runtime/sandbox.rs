@@ -2,17 +2,20 @@
 //! process access of its own; `eval` is disabled), `import` only of
 //! modules inside the mod folder, and the limits of [`RhaiOptions`].
 //!
-//! Operation limits are per call: the engine counts operations for every
-//! top level and every handler call separately, and the progress callback
-//! stops the one that passes the limit in force ([`Limits::current`]).
+//! Operation limits are per call: every top level and every handler call
+//! counts its operations from zero, and the progress callback stops the one
+//! that passes the limit in force ([`Limits::progress`]). The progress
+//! callback also stops a call whose time is up or that the host
+//! interrupted (see `watchdog`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use rhai::Engine;
 use rhai::packages::{Package, StandardPackage};
-use rhai::{Dynamic, Engine};
 
 use super::RhaiOptions;
+use super::bounded;
 use super::resolver::ModDirResolver;
 use super::shared::{Limits, PrintSink};
 
@@ -29,19 +32,8 @@ pub(crate) fn engine(
     engine.set_max_string_size(options.max_string_size);
     engine.set_max_array_size(options.max_array_size);
     engine.set_max_map_size(options.max_map_size);
-    engine.on_progress(move |ops| {
-        let limit = limits.current.get();
-        (limit > 0 && ops > limit).then(|| {
-            Dynamic::from(format!(
-                "operation limit exceeded: more than {limit} operations in one {}",
-                if limit == limits.top_level.get() && limit != limits.per_call.get() {
-                    "top level"
-                } else {
-                    "call"
-                }
-            ))
-        })
-    });
+    engine.on_progress(move |_| limits.progress());
+    bounded::install(&mut engine);
     let out = print.clone();
     engine.on_print(move |text| (out.borrow())(text));
     engine.on_debug(move |text, _, _| (print.borrow())(text));

@@ -1,15 +1,17 @@
 //! What every script of one runtime shares: the hub, the engine, the stack
-//! of scripts running now, the operation limit in force and the error sink.
+//! of scripts running now, the limits of the running call and the error sink.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use gantry_host::{Hub, Key, Role, Type, Value};
-use rhai::{AST, Dynamic, Engine, GlobalRuntimeState, Scope};
+use rhai::{AST, Dynamic, Engine, EvalAltResult, GlobalRuntimeState, Position, Scope};
 use std::collections::HashSet;
 
+use super::RhaiOptions;
 use super::convert::{to_value, to_value_untyped};
 use super::error::ScriptError;
+use super::watchdog::{Clock, Stop};
 
 /// How many Rhai calls may nest through the hub (a handler sending to a
 /// handler sending ...) before the next one fails instead of running.
@@ -45,13 +47,83 @@ impl Script {
     }
 }
 
-/// The operation limits, read by the engine's progress callback.
-#[derive(Default)]
+/// The bounds of the running call, read by the engine's progress callback:
+/// its operation limit and count, and the clock of its time limit.
+///
+/// Operations are counted here, once per progress callback, rather than
+/// read from Rhai's count: Rhai runs a callback a built-in calls (a `sort`
+/// comparator, a `map` function) on a copy of the caller's state and drops
+/// its count afterwards, so by Rhai's count a loop of `map`s over a large
+/// array never spends its budget.
+///
+/// A spent budget stays spent: the count only grows and the clock's signal
+/// stays raised until the outermost call ends, so once a call was stopped,
+/// every later operation of it stops again — after a built-in that ignores
+/// the error (`sort` ignores its comparator's), in a `catch` block, in any
+/// code the call still reaches.
+#[derive(Debug)]
 pub(crate) struct Limits {
-    /// The limit in force for the running call (0: none).
+    /// The operation limit in force for the running call (0: none).
     pub current: Cell<u64>,
+    /// Operations the running call has run so far.
+    pub ops: Cell<u64>,
     pub per_call: Cell<u64>,
     pub top_level: Cell<u64>,
+    pub clock: Clock,
+}
+
+impl Limits {
+    pub fn new(options: &RhaiOptions) -> std::io::Result<Self> {
+        Ok(Self {
+            current: Cell::new(0),
+            ops: Cell::new(0),
+            per_call: Cell::new(options.max_operations_per_call),
+            top_level: Cell::new(options.max_operations_top_level),
+            clock: Clock::new(options.time_limit)?,
+        })
+    }
+
+    /// The engine's progress callback: counts one operation and says why
+    /// the running call must stop, if it must.
+    #[inline]
+    pub fn progress(&self) -> Option<Dynamic> {
+        self.ops.set(self.ops.get() + 1);
+        if self.within() {
+            return None;
+        }
+        self.stopped().map(Dynamic::from)
+    }
+
+    /// Is the running call within its bounds? (No signal raised, no more
+    /// operations than its limit.)
+    #[inline]
+    fn within(&self) -> bool {
+        let limit = self.current.get();
+        (limit == 0 || self.ops.get() <= limit) && !self.clock.signalled()
+    }
+
+    /// Why the running call is stopped: its operations are spent, its
+    /// outermost call's time is up, or the host interrupted.
+    #[cold]
+    pub fn stopped(&self) -> Option<String> {
+        let limit = self.current.get();
+        if limit > 0 && self.ops.get() > limit {
+            let what = if limit == self.top_level.get() && limit != self.per_call.get() {
+                "top level"
+            } else {
+                "call"
+            };
+            return Some(format!(
+                "operation limit exceeded: more than {limit} operations in one {what}"
+            ));
+        }
+        self.clock.stop().map(|stop| match stop {
+            Stop::TimeUp(limit) => {
+                format!("time limit exceeded: the call ran longer than {limit:?}")
+            }
+            Stop::Interrupted => "interrupted: the host stopped the script".to_owned(),
+        })
+    }
 }
 
 pub(crate) struct Shared {
@@ -101,20 +173,59 @@ impl Shared {
         self.stack.borrow().len() as u32 >= MAX_NESTING
     }
 
-    /// Runs `f` as `script`'s code under `limit` operations; the previous
-    /// script and limit come back afterwards, even on error.
-    pub fn running<R>(&self, script: &Rc<Script>, limit: u64, f: impl FnOnce() -> R) -> R {
-        struct Exit<'a>(&'a Shared, u64);
+    /// Runs `f` as `script`'s code under `limit` operations, counted from
+    /// zero, and — when no script code runs yet — under the time limit; the
+    /// previous script, limit and count come back afterwards, even on error.
+    ///
+    /// A call stopped by a limit fails with the limit's error even when it
+    /// returned normally: a built-in may ignore the error of the callback
+    /// it ran (`sort` ignores its comparator's) and the call may have no
+    /// operation left after it to stop again.
+    pub fn running<T>(
+        &self,
+        script: &Rc<Script>,
+        limit: u64,
+        f: impl FnOnce() -> Result<T, Box<EvalAltResult>>,
+    ) -> Result<T, Box<EvalAltResult>> {
+        struct Exit<'a> {
+            shared: &'a Shared,
+            limit: u64,
+            ops: u64,
+            outermost: bool,
+        }
         impl Drop for Exit<'_> {
             fn drop(&mut self) {
-                self.0.stack.borrow_mut().pop();
-                self.0.limits.current.set(self.1);
+                let limits = &self.shared.limits;
+                self.shared.stack.borrow_mut().pop();
+                limits.current.set(self.limit);
+                limits.ops.set(self.ops);
+                if self.outermost {
+                    limits.clock.end();
+                }
             }
         }
-        let previous = self.limits.current.replace(limit);
+        let outermost = self.stack.borrow().is_empty();
+        if outermost {
+            self.limits.clock.begin();
+        }
+        let _exit = Exit {
+            shared: self,
+            limit: self.limits.current.replace(limit),
+            ops: self.limits.ops.replace(0),
+            outermost,
+        };
         self.stack.borrow_mut().push(script.clone());
-        let _exit = Exit(self, previous);
-        f()
+        let result = f()?;
+        if self.limits.within() {
+            return Ok(result);
+        }
+        match self.limits.stopped() {
+            None => Ok(result),
+            Some(why) => Err(Box::new(EvalAltResult::ErrorTerminated(
+                why.into(),
+                Position::NONE,
+            ))),
+        }
     }
 
     /// Files an error no hub report carries (top levels, replies): the
