@@ -1,7 +1,8 @@
 //! Message keys: validation and interning.
 //!
 //! A key is a hierarchical tag such as `Player.Hurt`: dot-separated segments of
-//! `[A-Za-z0-9_]`. Keys arrive from scripts and table files, so a bad one is an
+//! `[A-Za-z0-9_]`, at most [`MAX_KEY_BYTES`] bytes and [`MAX_KEY_SEGMENTS`]
+//! segments. Keys arrive from scripts and table files, so a bad one is an
 //! error value that names the text and the byte position, never a panic.
 //!
 //! Interning turns the text into a [`Key`], a small copyable handle. A caller
@@ -16,12 +17,33 @@ use hashbrown::HashTable;
 use rustc_hash::FxHasher;
 use thiserror::Error;
 
+/// The longest key, in bytes. Keys come from scripts, and every key used
+/// is kept for the whole run (interned with its ancestors, recorded in the
+/// table, saved in its file): one bound, checked before anything else.
+pub const MAX_KEY_BYTES: usize = 256;
+
+/// The most segments (`A.B.C` has three) a key may have: each ancestor is
+/// interned too, and partial matching walks them on every send.
+pub const MAX_KEY_SEGMENTS: usize = 16;
+
+/// How much of an overlong key an error quotes.
+const QUOTED_CHARS: usize = 64;
+
 /// Why a piece of text is not a valid key.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum KeyError {
     /// The text is empty.
     #[error("message key is empty")]
     Empty,
+    /// Longer than [`MAX_KEY_BYTES`]. `key` quotes its first 64 characters
+    /// (then `…`): the error of a megabyte of text is not a megabyte.
+    #[error("message key `{key}` is {len} bytes long; a key has at most {MAX_KEY_BYTES} bytes")]
+    TooLong { key: String, len: usize },
+    /// More segments than [`MAX_KEY_SEGMENTS`].
+    #[error(
+        "message key `{key}` has {segments} segments; a key has at most {MAX_KEY_SEGMENTS}"
+    )]
+    TooManySegments { key: String, segments: usize },
     /// Two dots in a row, or a leading or trailing dot.
     #[error("message key `{key}` has an empty segment at byte {position}")]
     EmptySegment { key: String, position: usize },
@@ -53,10 +75,24 @@ pub(crate) fn is_well_formed(text: &str) -> bool {
     match bytes.len() {
         // Most keys: one window, inline.
         8..=16 => return vector::window(bytes, 0, bytes.len()),
-        17.. => return vector::well_formed(bytes),
+        17.. => return within_bounds(bytes) && vector::well_formed(bytes),
         _ => {}
     }
-    well_formed_bytes(bytes)
+    within_bounds(bytes) && well_formed_bytes(bytes)
+}
+
+/// [`MAX_KEY_BYTES`] and [`MAX_KEY_SEGMENTS`] for [`is_well_formed`]: a
+/// key too short to have more segments than allowed (a letter and a dot
+/// per segment) is within both at one compare.
+#[inline]
+fn within_bounds(bytes: &[u8]) -> bool {
+    bytes.len() < 2 * MAX_KEY_SEGMENTS + 1 || long_within_bounds(bytes)
+}
+
+#[inline(never)]
+fn long_within_bounds(bytes: &[u8]) -> bool {
+    bytes.len() <= MAX_KEY_BYTES
+        && bytes.iter().filter(|&&b| b == b'.').count() < MAX_KEY_SEGMENTS
 }
 
 /// Every byte a segment character or a dot, no dot right after a dot.
@@ -153,7 +189,16 @@ pub fn validate_key(text: &str) -> Result<(), KeyError> {
     if text.is_empty() {
         return Err(KeyError::Empty);
     }
+    if text.len() > MAX_KEY_BYTES {
+        let mut key: String = text.chars().take(QUOTED_CHARS).collect();
+        key.push('…');
+        return Err(KeyError::TooLong {
+            key,
+            len: text.len(),
+        });
+    }
     let mut segment_start = 0;
+    let mut segments = 1;
     for (position, ch) in text.char_indices() {
         match ch {
             '.' => {
@@ -164,6 +209,7 @@ pub fn validate_key(text: &str) -> Result<(), KeyError> {
                     });
                 }
                 segment_start = position + 1;
+                segments += 1;
             }
             'A'..='Z' | 'a'..='z' | '0'..='9' | '_' => {}
             _ => {
@@ -179,6 +225,12 @@ pub fn validate_key(text: &str) -> Result<(), KeyError> {
         return Err(KeyError::EmptySegment {
             key: text.to_owned(),
             position: text.len(),
+        });
+    }
+    if segments > MAX_KEY_SEGMENTS {
+        return Err(KeyError::TooManySegments {
+            key: text.to_owned(),
+            segments,
         });
     }
     Ok(())
@@ -425,6 +477,53 @@ mod tests {
         proptest::proptest!(|(text in "[A-Za-z0-9_. é-]{0,24}")| {
             proptest::prop_assert_eq!(is_well_formed(&text), validate_key(&text).is_ok());
         });
+    }
+
+    #[test]
+    fn a_key_over_the_length_or_segment_limit_is_refused_naming_the_limit() {
+        let longest = "K".repeat(MAX_KEY_BYTES);
+        assert!(validate_key(&longest).is_ok());
+        let long = "K".repeat(MAX_KEY_BYTES + 1);
+        let err = validate_key(&long).unwrap_err();
+        assert_eq!(
+            err,
+            KeyError::TooLong {
+                key: format!("{}…", "K".repeat(64)),
+                len: MAX_KEY_BYTES + 1
+            }
+        );
+        assert!(err.to_string().contains("at most 256 bytes"), "{err}");
+        let huge = "K".repeat(1 << 20);
+        assert!(validate_key(&huge).unwrap_err().to_string().len() < 200);
+        let most = vec!["S"; MAX_KEY_SEGMENTS].join(".");
+        assert!(validate_key(&most).is_ok());
+        let more = vec!["S"; MAX_KEY_SEGMENTS + 1].join(".");
+        let err = validate_key(&more).unwrap_err();
+        assert_eq!(
+            err,
+            KeyError::TooManySegments {
+                key: more.clone(),
+                segments: 17
+            }
+        );
+        assert!(err.to_string().contains("at most 16"), "{err}");
+        for text in [&longest, &long, &huge, &most, &more] {
+            assert_eq!(is_well_formed(text), validate_key(text).is_ok(), "{text}");
+        }
+        // Around the bounds, with dots at every place.
+        for len in [31, 32, 33, 34, 255, 256, 257] {
+            for dots in [15, 16, 17] {
+                let mut text = vec![b'a'; len];
+                for i in 0..dots {
+                    let at = 1 + 2 * i;
+                    if at + 1 < len {
+                        text[at] = b'.';
+                    }
+                }
+                let text = String::from_utf8(text).unwrap();
+                assert_eq!(is_well_formed(&text), validate_key(&text).is_ok(), "{text}");
+            }
+        }
     }
 
     #[test]

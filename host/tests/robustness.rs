@@ -586,3 +586,24 @@ fn struct_defaults_from_a_table_file_are_bounded() {
     }
     assert!(count(&value) <= 4096, "{}", count(&value));
 }
+
+// ----- what a mod can make the hub keep is bounded ---------------------------
+
+#[test]
+fn a_key_over_256_bytes_or_16_segments_is_refused_at_every_entry_point() {
+    let hub = Hub::new();
+    let long = "K".repeat(gantry_host::key::MAX_KEY_BYTES + 1);
+    let deep = vec!["S"; gantry_host::key::MAX_KEY_SEGMENTS + 1].join(".");
+    for (text, limit) in [(&long, "at most 256 bytes"), (&deep, "at most 16")] {
+        let err = hub.key(text).unwrap_err().to_string();
+        assert!(err.contains(limit), "{err}");
+        assert!(err.len() < 200, "the error quotes the key, not all of it: {err}");
+        assert!(hub.listen(text, Source::Global, |_: i64| {}).is_err());
+        assert!(hub.send_str(text, Source::Global, (1i64,)).is_err());
+        assert!(hub.declare(text, KeyDecl::event()).is_err());
+        assert!(hub.run_hook(text, &mut Value::Nil).is_err(), "unheard, still refused");
+    }
+    assert!(hub.table_snapshot().entries().next().is_none(), "nothing recorded");
+    let longest = "K".repeat(gantry_host::key::MAX_KEY_BYTES);
+    hub.send_str(&longest, Source::Global, (1i64,)).unwrap();
+}
