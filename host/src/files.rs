@@ -416,11 +416,11 @@ fn temp_path(path: &Path) -> PathBuf {
     ))
 }
 
-/// Removes the file `path` below `folder` when every folder on the way is
-/// a real folder inside `folder`; a symbolic link at `path` is removed
-/// itself (its target is untouched). Returns whether something was removed
-/// (`false` when it was not there).
-pub fn remove_in(folder: &Path, path: &Path) -> Result<bool, FileError> {
+/// Checks the folders between `folder` and `path` (not `path` itself):
+/// each that exists must be a real folder, never a symbolic link (named
+/// in the error). Returns whether they all exist (when one does not,
+/// neither does `path`).
+pub fn check_parents_in(folder: &Path, path: &Path) -> Result<bool, FileError> {
     let relative = below(folder, path)?;
     let mut at = folder.to_path_buf();
     let parts: Vec<_> = relative.components().collect();
@@ -436,13 +436,28 @@ pub fn remove_in(folder: &Path, path: &Path) -> Result<bool, FileError> {
             Ok(_) => return Ok(false),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
             Err(source) => {
-                return Err(FileError::Remove {
+                return Err(FileError::Read {
                     path: shown(folder, &at),
                     source,
                 });
             }
         }
     }
+    Ok(true)
+}
+
+/// Removes the file `path` below `folder` when every folder on the way is
+/// a real folder ([`check_parents_in`]); a symbolic link at `path` is
+/// removed itself (its target is untouched). Returns whether something
+/// was removed (`false` when it was not there).
+pub fn remove_in(folder: &Path, path: &Path) -> Result<bool, FileError> {
+    if !check_parents_in(folder, path)? {
+        return Ok(false);
+    }
+    let remove_err = |source| FileError::Remove {
+        path: shown(folder, path),
+        source,
+    };
     match fs::symlink_metadata(path) {
         Ok(meta) if meta.is_dir() => Err(FileError::NotAFile {
             path: shown(folder, path),
@@ -451,34 +466,9 @@ pub fn remove_in(folder: &Path, path: &Path) -> Result<bool, FileError> {
         Ok(_) => match fs::remove_file(path) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(source) => Err(FileError::Remove {
-                path: shown(folder, path),
-                source,
-            }),
+            Err(source) => Err(remove_err(source)),
         },
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(source) => Err(FileError::Remove {
-            path: shown(folder, path),
-            source,
-        }),
+        Err(source) => Err(remove_err(source)),
     }
-}
-
-/// Is `path` below `folder` reached through real folders only, and is it
-/// not itself a symbolic link? (What [`remove_in`] and [`write_in`]
-/// require, asked without acting.)
-pub fn is_real_below(folder: &Path, path: &Path) -> bool {
-    let Ok(relative) = below(folder, path) else {
-        return false;
-    };
-    let mut at = folder.to_path_buf();
-    for part in relative.components() {
-        at.push(part);
-        match fs::symlink_metadata(&at) {
-            Ok(meta) if meta.file_type().is_symlink() => return false,
-            Ok(_) => {}
-            Err(_) => return true,
-        }
-    }
-    true
 }

@@ -29,7 +29,9 @@ use gantry_host::SignatureTable;
 pub use config::{emmyrc_json, luarc_json};
 pub use lua::lua_stubs;
 pub use rhai_defs::rhai_definitions;
-pub use write::{MANIFEST, StubsError, WriteReport, write_files, write_stubs};
+pub use write::{
+    MANIFEST, StubsError, WriteReport, write_files, write_files_in, write_stubs, write_stubs_in,
+};
 
 /// The conventional stubs folder, relative to the scripts folder.
 pub const DEFAULT_STUBS_DIR: &str = ".gantry/stubs";

@@ -243,3 +243,219 @@ fn rhai_definition_parameter_names_with_newlines_stay_in_their_doc_lines() {
         assert_rhai_lines(&name, &text);
     }
 }
+
+// ----- the stubs folder may come with a mod: links, FIFOs, a manifest ------
+
+/// A small table with one key, so the stubs have content.
+fn one_key_table() -> SignatureTable {
+    let mut table = SignatureTable::new();
+    table
+        .declare(
+            "Door.Open",
+            gantry_host::KeyDecl::event().param("door", gantry_host::Type::Object),
+            None,
+        )
+        .unwrap();
+    table
+}
+
+/// A mod folder `mod` beside a `victim` folder holding `important.txt`,
+/// both in a fresh temporary folder.
+struct Layout {
+    _root: tempfile::TempDir,
+    mod_dir: std::path::PathBuf,
+    victim: std::path::PathBuf,
+}
+
+impl Layout {
+    fn new() -> Self {
+        let root = tempfile::tempdir().unwrap();
+        let mod_dir = root.path().join("mod");
+        let victim = root.path().join("victim");
+        std::fs::create_dir_all(mod_dir.join(".gantry/stubs")).unwrap();
+        std::fs::create_dir_all(&victim).unwrap();
+        std::fs::write(victim.join("important.txt"), "keep me").unwrap();
+        Layout {
+            _root: root,
+            mod_dir,
+            victim,
+        }
+    }
+
+    fn stubs(&self) -> std::path::PathBuf {
+        self.mod_dir.join(".gantry/stubs")
+    }
+
+    fn write(&self) -> Result<gantry_stubs::WriteReport, gantry_stubs::StubsError> {
+        gantry_stubs::write_stubs_in(&one_key_table(), &self.mod_dir, &self.stubs())
+    }
+
+    fn victim_untouched(&self) {
+        let names: Vec<_> = std::fs::read_dir(&self.victim)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["important.txt"]);
+        assert_eq!(
+            std::fs::read_to_string(self.victim.join("important.txt")).unwrap(),
+            "keep me"
+        );
+    }
+}
+
+/// Runs `f` on its own thread; fails if it has not returned in 5 s.
+fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(5))
+        .expect("blocked: the call did not return within 5 s")
+}
+
+#[cfg(unix)]
+#[test]
+fn a_shipped_link_and_manifest_line_cannot_make_stubs_delete_outside_the_folder() {
+    let layout = Layout::new();
+    std::os::unix::fs::symlink("../../../victim", layout.stubs().join("evil")).unwrap();
+    std::fs::write(
+        layout.stubs().join(gantry_stubs::MANIFEST),
+        "evil/important.txt\n",
+    )
+    .unwrap();
+    let report = layout.write().unwrap();
+    layout.victim_untouched();
+    assert!(report.removed.is_empty(), "{report:?}");
+    assert_eq!(report.ignored.len(), 1, "{report:?}");
+    assert!(
+        report.ignored[0].starts_with("evil/important.txt: ")
+            && report.ignored[0].contains("evil is a symbolic link"),
+        "{report:?}"
+    );
+    // The manifest now lists only what this run generated.
+    let manifest = std::fs::read_to_string(layout.stubs().join(gantry_stubs::MANIFEST)).unwrap();
+    assert!(!manifest.contains("evil"), "{manifest}");
+}
+
+#[test]
+fn manifest_lines_leading_out_of_the_folder_are_ignored() {
+    let layout = Layout::new();
+    let absolute = layout.victim.join("important.txt");
+    std::fs::write(
+        layout.stubs().join(gantry_stubs::MANIFEST),
+        format!(
+            "../../../victim/important.txt\n{}\n./lua/../../x\n",
+            absolute.display()
+        ),
+    )
+    .unwrap();
+    let report = layout.write().unwrap();
+    layout.victim_untouched();
+    assert!(report.removed.is_empty(), "{report:?}");
+    assert_eq!(report.ignored.len(), 3, "{report:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_shipped_lua_folder_link_is_refused_and_nothing_is_written_through_it() {
+    let layout = Layout::new();
+    std::os::unix::fs::symlink("../../../victim", layout.stubs().join("lua")).unwrap();
+    let err = layout.write().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("lua is a symbolic link; Gantry writes nothing through it"),
+        "{err}"
+    );
+    layout.victim_untouched();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_gantry_folder_that_links_out_of_the_mod_folder_gets_no_stubs() {
+    let layout = Layout::new();
+    std::fs::remove_dir_all(layout.mod_dir.join(".gantry")).unwrap();
+    std::os::unix::fs::symlink("../victim", layout.mod_dir.join(".gantry")).unwrap();
+    let err = layout.write().unwrap_err();
+    assert!(
+        err.to_string().contains(".gantry is a symbolic link"),
+        "{err}"
+    );
+    layout.victim_untouched();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_generated_stub_replaced_by_a_link_is_replaced_again_not_written_through() {
+    let layout = Layout::new();
+    layout.write().unwrap();
+    let stub = layout.stubs().join(gantry_stubs::LUA_FILE);
+    let generated = std::fs::read_to_string(&stub).unwrap();
+    std::fs::remove_file(&stub).unwrap();
+    std::os::unix::fs::symlink(layout.victim.join("important.txt"), &stub).unwrap();
+    let report = layout.write().unwrap();
+    assert!(
+        report.written.contains(&gantry_stubs::LUA_FILE.to_owned()),
+        "{report:?}"
+    );
+    layout.victim_untouched();
+    assert!(!std::fs::symlink_metadata(&stub).unwrap().is_symlink());
+    assert_eq!(std::fs::read_to_string(&stub).unwrap(), generated);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_where_a_stub_goes_that_no_run_generated_is_not_ours() {
+    let layout = Layout::new();
+    std::fs::create_dir_all(layout.stubs().join("lua")).unwrap();
+    let stub = layout.stubs().join(gantry_stubs::LUA_FILE);
+    std::os::unix::fs::symlink(layout.victim.join("important.txt"), &stub).unwrap();
+    let err = layout.write().unwrap_err();
+    assert!(
+        matches!(err, gantry_stubs::StubsError::NotOurs { .. }),
+        "{err}"
+    );
+    assert!(std::fs::symlink_metadata(&stub).unwrap().is_symlink());
+    layout.victim_untouched();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_where_a_stub_goes_is_an_error_not_a_hang() {
+    let layout = Layout::new();
+    layout.write().unwrap();
+    let stub = layout.stubs().join(gantry_stubs::LUA_FILE);
+    std::fs::remove_file(&stub).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(&stub)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (mod_dir, out) = (layout.mod_dir.clone(), layout.stubs());
+    let err = within_seconds(move || {
+        gantry_stubs::write_stubs_in(&one_key_table(), &mod_dir, &out)
+            .unwrap_err()
+            .to_string()
+    });
+    assert!(
+        err.contains("lua/gantry.lua is a FIFO (named pipe), not a regular file"),
+        "{err}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_manifest_linked_to_a_device_is_not_read() {
+    let layout = Layout::new();
+    std::os::unix::fs::symlink("/dev/zero", layout.stubs().join(gantry_stubs::MANIFEST)).unwrap();
+    let (mod_dir, stubs) = (layout.mod_dir.clone(), layout.stubs());
+    let out = stubs.clone();
+    let report = within_seconds(move || {
+        gantry_stubs::write_stubs_in(&one_key_table(), &mod_dir, &out).unwrap()
+    });
+    assert!(!report.written.is_empty(), "{report:?}");
+    assert!(
+        !std::fs::symlink_metadata(stubs.join(gantry_stubs::MANIFEST))
+            .unwrap()
+            .is_symlink()
+    );
+}
