@@ -366,3 +366,271 @@ fn require_of_a_module_that_is_not_utf8_names_the_file_and_line() {
     let printed = printed_by_script_in(dir.path(), "print(pcall(require, 'latin1'))");
     assert_refused(&printed, "latin1.lua is not valid UTF-8 text (line 2)");
 }
+
+// ------------------------------------------------------------ bounded library functions
+
+/// Calls one library function the same way in a script of the sandbox and
+/// in a plain Lua state (Lua's own C functions), and describes what it
+/// gave: each value with its type, or the error (whatever line it names).
+const LIBRARY_CALL: &str = r#"
+function library_call(kind, s, p, a, b)
+  local function pack(...) return { n = select('#', ...), ... } end
+  local r
+  if kind == "find" then r = pack(pcall(string.find, s, p, a, b))
+  elseif kind == "match" then r = pack(pcall(string.match, s, p, a))
+  elseif kind == "gmatch" then
+    r = pack(pcall(function()
+      local out = {}
+      for x, y, z in string.gmatch(s, p, a) do
+        out[#out + 1] = tostring(x) .. "|" .. tostring(y) .. "|" .. tostring(z)
+        if #out > 50 then break end
+      end
+      return table.concat(out, ",")
+    end))
+  elseif kind == "gsub" then r = pack(pcall(string.gsub, s, p, a, b))
+  elseif kind == "gsub_function" then
+    r = pack(pcall(string.gsub, s, p, function(x, y)
+      if x == "b" then return nil end
+      return "<" .. tostring(x) .. "," .. tostring(y) .. ">"
+    end, b))
+  elseif kind == "gsub_table" then
+    r = pack(pcall(string.gsub, s, p, { a = "A", b = false, [1] = "one" }, b))
+  elseif kind == "sort_long" then
+    r = pack(pcall(function()
+      local t = {}
+      for i = 1, 20000 do t[i] = (i * 7919) % 20011 end
+      if a == "mixed" then t[10000] = "x" end
+      table.sort(t, b and function(x, y) return x > y end or nil)
+      return t[1], t[2], t[20000], #t
+    end))
+  else
+    -- table[kind](t, a, b, s as a number), trailing nils left out.
+    local f = table[kind]
+    local t = { 1, 2, 3, "x", 5 }
+    local args = pack(a, b, tonumber(s))
+    local n = args.n
+    while n > 0 and args[n] == nil do n = n - 1 end
+    r = pack(pcall(function()
+      local v = f(t, table.unpack(args, 1, n))
+      return v, table.concat(t, ",", 1, #t)
+    end))
+  end
+  local out = {}
+  for i = 1, r.n do
+    local v = r[i]
+    if type(v) == "string" then v = v:gsub("^[%w%.]+:%d+: ", "") end
+    if type(v) == "table" then v = "" end
+    out[i] = type(r[i]) .. ":" .. tostring(v)
+  end
+  return table.concat(out, " ")
+end
+"#;
+
+/// The same [`LIBRARY_CALL`] in a sandboxed script and in plain Lua.
+struct LibraryPair {
+    f: Fixture,
+    sandboxed: mlua::Function,
+    plain: mlua::Lua,
+    original: mlua::Function,
+}
+
+impl LibraryPair {
+    fn new() -> Self {
+        let f = Fixture::new();
+        let (id, _) = f.load("library.lua", LIBRARY_CALL);
+        let sandboxed = f.rt.global::<mlua::Function>(id, "library_call").unwrap();
+        let plain = mlua::Lua::new();
+        plain
+            .load(LIBRARY_CALL)
+            .set_name("@library.lua")
+            .exec()
+            .unwrap();
+        let original = plain.globals().get("library_call").unwrap();
+        Self {
+            f,
+            sandboxed,
+            plain,
+            original,
+        }
+    }
+
+    /// Both sides' description of `kind(s, p, a, b)`: (sandboxed, Lua's).
+    fn both(&self, kind: &str, s: &[u8], p: &[u8], a: &Arg, b: &Arg) -> (String, String) {
+        let call = |function: &mlua::Function, lua: &mlua::Lua| -> String {
+            let args = (
+                kind,
+                lua.create_string(s).unwrap(),
+                lua.create_string(p).unwrap(),
+                a.value(lua),
+                b.value(lua),
+            );
+            let described = function
+                .call::<mlua::String>(args)
+                .unwrap_or_else(|e| panic!("{kind}({s:?}, {p:?}, {a:?}, {b:?}): {e}"));
+            described.as_bytes().escape_ascii().to_string()
+        };
+        (
+            call(&self.sandboxed, self.f.rt.lua()),
+            call(&self.original, &self.plain),
+        )
+    }
+
+    fn assert_same(&self, kind: &str, s: &[u8], p: &[u8], a: &Arg, b: &Arg) {
+        let (sandboxed, original) = self.both(kind, s, p, a, b);
+        assert_eq!(
+            sandboxed,
+            original,
+            "{kind}({:?}, {:?}, {a:?}, {b:?})",
+            String::from_utf8_lossy(s),
+            String::from_utf8_lossy(p)
+        );
+    }
+}
+
+/// An optional argument of a library call.
+#[derive(Debug, Clone)]
+enum Arg {
+    None,
+    Int(i64),
+    Bool(bool),
+    Text(&'static str),
+}
+
+impl Arg {
+    fn value(&self, lua: &mlua::Lua) -> mlua::Value {
+        match self {
+            Arg::None => mlua::Value::Nil,
+            Arg::Int(i) => mlua::Value::Integer(*i),
+            Arg::Bool(b) => mlua::Value::Boolean(*b),
+            Arg::Text(t) => mlua::Value::String(lua.create_string(t).unwrap()),
+        }
+    }
+}
+
+#[test]
+fn bounded_pattern_functions_give_what_lua_gives_on_chosen_cases() {
+    use Arg::{Bool, Int, None as No, Text};
+    let pair = LibraryPair::new();
+    let subjects: [&[u8]; 6] = [
+        b"hello world from Lua",
+        b"key = value; other=1",
+        b"(a(b)c) [x] {y}",
+        b"THE (quick) fox",
+        b"aaa\0bbb\x0b\xff",
+        b"",
+    ];
+    let patterns: [&[u8]; 40] = [
+        b"o", b"o w", b"^h", b"^w", b"d$", b"$", b"^$", b"%w+", b"(%w+)%s*=%s*(%w+)",
+        b"%a+", b"%A+", b"%d", b"%s", b"%S+", b"%p", b"%c", b"%x+", b"%u", b"%l+", b"%g+",
+        b"[aeiou]", b"[^aeiou ]+", b"[a-f]+", b"[%a_][%w_]*", b"[]]", b"[^]]",
+        b"%b()", b"%b[]", b"%f[%w]%w+", b"%f[%W]", b"()o()", b"(l)(l)", b"(%w)%1",
+        b"a-b", b".-", b".*", b"x?y", b"(h)(e)(l)", b"\0", b"[%z]",
+    ];
+    for s in subjects {
+        for p in patterns {
+            for kind in ["find", "match", "gmatch", "gsub_function", "gsub_table"] {
+                pair.assert_same(kind, s, p, &No, &No);
+            }
+            pair.assert_same("find", s, p, &Int(3), &No);
+            pair.assert_same("find", s, p, &Int(-4), &Bool(true));
+            pair.assert_same("match", s, p, &Int(100), &No);
+            pair.assert_same("gmatch", s, p, &Int(-3), &No);
+            pair.assert_same("gsub", s, p, &Text("[%0|%1]%%"), &No);
+            pair.assert_same("gsub", s, p, &Int(7), &Int(2));
+        }
+    }
+    // Lua's errors, word for word.
+    for p in [
+        &b"%"[..],
+        b"[a",
+        b"[^",
+        b"%b",
+        b"%b(",
+        b"%f",
+        b"%fa",
+        b"(()",
+        b"a)",
+        b"%1",
+        b"(a)%2",
+        b"%0",
+        b"((((((((((((((((((((((((((((((((((a))))))))))))))))))))))))))))))))))",
+    ] {
+        for kind in ["find", "match", "gmatch", "gsub_function"] {
+            pair.assert_same(kind, b"aa(b)", p, &No, &No);
+        }
+    }
+    for repl in ["%2", "%", "x%y", "%9"] {
+        pair.assert_same("gsub", b"abc", b"(b)", &Text(repl), &No);
+    }
+    pair.assert_same("gsub", b"abc", b"b", &Bool(true), &No);
+    pair.assert_same("gsub", b"abc", b"b", &Text("x"), &Text("2"));
+    pair.assert_same("gsub", b"abc", b"b", &Text("x"), &Text("z"));
+    pair.assert_same("find", b"abc", b"b", &Text("2"), &No);
+    pair.assert_same("find", b"abc", b"b", &Text("two"), &No);
+    // Deep recursion is Lua's "pattern too complex".
+    pair.assert_same("match", &[b'a'; 300], &b"a?".repeat(300), &No, &No);
+}
+
+#[test]
+fn bounded_table_functions_give_what_lua_gives() {
+    use Arg::{Bool, Int, None as No, Text};
+    let pair = LibraryPair::new();
+    // table[kind](t, a, b, s) on t = { 1, 2, 3, "x", 5 }.
+    let cases: [(&str, Arg, Arg, &[u8]); 26] = [
+        ("insert", Int(9), No, b""),
+        ("insert", Int(1), Text("new"), b""),
+        ("insert", Int(6), Text("new"), b""),
+        ("insert", Int(7), Text("new"), b""),
+        ("insert", Int(0), Text("new"), b""),
+        ("insert", Int(1), Text("new"), b"3"),
+        ("insert", Text("x"), Text("new"), b""),
+        ("remove", No, No, b""),
+        ("remove", Int(1), No, b""),
+        ("remove", Int(6), No, b""),
+        ("remove", Int(7), No, b""),
+        ("remove", Text("x"), No, b""),
+        ("move", Int(1), Int(3), b"2"),
+        ("move", Int(2), Int(5), b"1"),
+        ("move", Int(3), Int(1), b"1"),
+        ("move", Int(0), Int(i64::MAX), b"1"),
+        ("move", Int(1), Int(3), b"9223372036854775807"),
+        ("concat", Text("-"), Int(2), b"4"),
+        ("concat", Text("-"), Int(0), b""),
+        ("concat", Text(","), Int(4), b"9"),
+        ("concat", No, No, b""),
+        ("sort", No, No, b""),
+        ("sort_long", No, No, b""),
+        ("sort_long", No, Bool(true), b""),
+        ("sort_long", Text("mixed"), No, b""),
+        ("sort_long", Text("mixed"), Bool(true), b""),
+    ];
+    for (kind, a, b, s) in &cases {
+        pair.assert_same(kind, s, b"", a, b);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, ..Default::default() })]
+
+    #[test]
+    fn bounded_pattern_functions_give_what_lua_gives_on_random_patterns(
+        pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "a", "b", ".", "%a", "%d", "%s", "%w", "%W", "[ab]", "[^a]", "[a-c]", "[%d)]",
+            "%%", "(", ")", "()", "*", "+", "-", "?", "^", "$", "%b()", "%f[%w]", "%f[%W]",
+            "%1", "%2", "]", "[", "%",
+        ]), 0..8),
+        subject in proptest::collection::vec(
+            proptest::sample::select(b"aab()[] 1,x%\0".to_vec()), 0..24),
+        init in -6i64..30,
+    ) {
+        let pair = LibraryPair::new();
+        let p = pieces.concat();
+        let p = p.as_bytes();
+        for kind in ["find", "match", "gmatch", "gsub_function", "gsub_table"] {
+            pair.assert_same(kind, &subject, p, &Arg::None, &Arg::None);
+        }
+        pair.assert_same("find", &subject, p, &Arg::Int(init), &Arg::None);
+        pair.assert_same("gmatch", &subject, p, &Arg::Int(init), &Arg::None);
+        pair.assert_same("gsub", &subject, p, &Arg::Text("<%0%1>"), &Arg::Int(init));
+    }
+}

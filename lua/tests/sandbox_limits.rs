@@ -316,3 +316,379 @@ fn string_dump_is_not_reachable_through_the_string_metatable() {
     f.load("other.lua", "print(string.upper('x'), ('y'):upper())");
     assert_eq!(f.printed(), vec!["X\tY"]);
 }
+
+// ------------------------------------------------------------ rule 5: time
+
+/// A time limit short enough for a test, the instruction budget out of
+/// the way: what stops a call here is the clock.
+fn time_options(limit: Duration) -> RuntimeOptions {
+    RuntimeOptions {
+        instruction_budget: u64::MAX,
+        time_limit: limit,
+        watchdog_interval: Duration::from_millis(5),
+        ..RuntimeOptions::default()
+    }
+}
+
+/// Loads `source` and returns its top level's error and how long it ran.
+fn stopped_top_level(f: &Fixture, file: &str, source: &str) -> (String, Duration) {
+    let started = Instant::now();
+    let err =
+        f.rt.load_script(file, source, f.spawn())
+            .expect_err("the script was stopped")
+            .to_string();
+    (err, started.elapsed())
+}
+
+#[test]
+fn a_loop_of_costly_c_calls_is_stopped_by_the_time_limit_at_its_line() {
+    let f = Fixture::with(time_options(Duration::from_secs(5)));
+    f.load(
+        "costly.lua",
+        "local t = {}\n\
+         for i = 1, 200000 do t[i] = i end\n\
+         ListenMessage('Go', nil, function()\n\
+           for i = 1, 1e9 do table.insert(t, 1, 0); table.remove(t, 1) end\n\
+         end)\n\
+         ListenMessage('Go', nil, function() print('next listener') end)\n",
+    );
+    f.rt.set_time_limit(Duration::from_millis(200));
+    let go = f.hub.key("Go").unwrap();
+    let started = Instant::now();
+    f.hub.send(go, Source::Global, ()).unwrap();
+    let elapsed = started.elapsed();
+    let failures = f.failures();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].starts_with("costly.lua:4: time limit exceeded: the call ran longer than 200ms"),
+        "{failures:?}"
+    );
+    assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
+    // The stop was that listener's: the next one ran.
+    assert_eq!(f.printed(), vec!["next listener"]);
+}
+
+#[test]
+fn a_pcall_loop_cannot_swallow_the_time_limit() {
+    let f = Fixture::with(time_options(Duration::from_millis(200)));
+    let (err, elapsed) = stopped_top_level(
+        &f,
+        "swallow.lua",
+        "local caught = 0\n\
+         while true do\n\
+           local ok, e = pcall(function() while true do end end)\n\
+           caught = caught + 1\n\
+           if caught % 100000 == 0 then print('still running', e) end\n\
+         end\n",
+    );
+    assert!(err.starts_with("swallow.lua:3: time limit exceeded"), "{err}");
+    assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
+    assert!(f.printed().is_empty());
+}
+
+#[test]
+fn an_xpcall_message_handler_that_loops_does_not_run_after_a_stop() {
+    for (options, stop) in [
+        (budget_options(), "instruction budget"),
+        (time_options(Duration::from_millis(200)), "time limit exceeded"),
+    ] {
+        let f = Fixture::with(options);
+        // An ordinary error still reaches the handler.
+        f.load(
+            "handled.lua",
+            "print(xpcall(function() error('boom', 0) end, function(e) return 'handled ' .. e end))",
+        );
+        assert_eq!(f.printed(), vec!["false\thandled boom"]);
+        let (err, elapsed) = stopped_top_level(
+            &f,
+            "handler.lua",
+            "xpcall(function() while true do end end,\n\
+             function(e) while true do end end)\n",
+        );
+        assert!(err.starts_with("handler.lua:1: "), "{err}");
+        assert!(err.contains(stop), "{err}");
+        assert!(elapsed < Duration::from_secs(5), "ran {elapsed:?}");
+    }
+}
+
+#[test]
+fn a_sort_comparator_that_loops_is_stopped() {
+    let f = Fixture::with(time_options(Duration::from_millis(200)));
+    let (err, elapsed) = stopped_top_level(
+        &f,
+        "sort.lua",
+        "local t = { 3, 1, 2 }\n\
+         table.sort(t, function(a, b)\n\
+           while true do end\n\
+         end)\n",
+    );
+    assert!(err.starts_with("sort.lua:3: time limit exceeded"), "{err}");
+    assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
+}
+
+#[test]
+fn a_long_sort_with_a_c_comparator_stops_at_the_time_limit() {
+    // `math.ult` compares in C: without a Lua comparison between the
+    // sort's steps, sorting millions of rows would be one long C call.
+    let f = Fixture::with(time_options(Duration::from_secs(5)));
+    f.load(
+        "rows.lua",
+        "rows = {}\nfor i = 1, 2000000 do rows[i] = (i * 7919) % 2000003 end\n\
+         ListenMessage('Sort', nil, function() table.sort(rows, math.ult) end)\n\
+         ListenMessage('Small', nil, function()\n\
+           local t = { 5, 3, 9, 1 }\n\
+           table.sort(t, math.ult)\n\
+           local u = { 'b', 'c', 'a' }\n\
+           table.sort(u)\n\
+           print(table.concat(t, ' '), table.concat(u, ' '))\n\
+         end)\n",
+    );
+    f.rt.set_time_limit(Duration::from_millis(100));
+    let started = Instant::now();
+    f.hub.send(f.hub.key("Sort").unwrap(), Source::Global, ()).unwrap();
+    let elapsed = started.elapsed();
+    let failures = f.failures();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(failures[0].starts_with("rows.lua:3: time limit exceeded"), "{failures:?}");
+    assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
+    // Short sorts sort as they always did.
+    f.hub.send(f.hub.key("Small").unwrap(), Source::Global, ()).unwrap();
+    assert_eq!(f.failures(), Vec::<String>::new());
+    assert_eq!(f.printed(), vec!["1 3 5 9\ta b c"]);
+}
+
+#[test]
+fn a_coroutine_that_loops_is_stopped_by_the_time_limit() {
+    let f = Fixture::with(time_options(Duration::from_millis(200)));
+    // Few instructions, costly C calls, inside a coroutine.
+    let (err, elapsed) = stopped_top_level(
+        &f,
+        "co.lua",
+        "local t = {}\nfor i = 1, 100000 do t[i] = i end\n\
+         local co = coroutine.wrap(function()\n\
+           for i = 1, 1e9 do table.insert(t, 1, 0); table.remove(t, 1) end\n\
+         end)\n\
+         co()\n",
+    );
+    assert!(err.starts_with("co.lua:4: time limit exceeded"), "{err}");
+    assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
+    let (err, elapsed) = stopped_top_level(
+        &f,
+        "co2.lua",
+        "local co = coroutine.create(function() while true do end end)\n\
+         print(coroutine.resume(co))\n\
+         while true do end\n",
+    );
+    assert!(err.starts_with("co2.lua:1: time limit exceeded"), "{err}");
+    assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
+    assert!(f.printed().is_empty());
+}
+
+#[test]
+fn a_close_handler_that_loops_is_stopped_by_the_time_limit() {
+    let f = Fixture::with(time_options(Duration::from_millis(200)));
+    let (err, elapsed) = stopped_top_level(
+        &f,
+        "close.lua",
+        "local t = {}\nfor i = 1, 100000 do t[i] = i end\n\
+         do\n\
+           local c <close> = setmetatable({}, { __close = function()\n\
+             for i = 1, 1e9 do table.insert(t, 1, 0); table.remove(t, 1) end\n\
+           end })\n\
+         end\n",
+    );
+    assert!(err.starts_with("close.lua:5: time limit exceeded"), "{err}");
+    assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
+}
+
+#[test]
+fn closing_a_coroutine_stopped_by_a_limit_runs_none_of_its_close_handlers() {
+    // Lua leaves a coroutine killed inside the budget's hook with its hooks
+    // off: its `__close` would run unbounded. On another thread, so that a
+    // hang fails the test instead of stalling it.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let f = Fixture::with(budget_options());
+        f.load(
+            "co.lua",
+            "co = coroutine.create(function()\n\
+               local c <close> = setmetatable({}, { __close = function() while true do end end })\n\
+               while true do end\n\
+             end)\n\
+             ListenMessage('Run', nil, function() coroutine.resume(co) end)\n\
+             ListenMessage('Close', nil, function() print(coroutine.close(co)) end)\n",
+        );
+        f.hub.send(f.hub.key("Run").unwrap(), Source::Global, ()).unwrap();
+        let stopped = f.failures();
+        f.hub.send(f.hub.key("Close").unwrap(), Source::Global, ()).unwrap();
+        let _ = tx.send((stopped, f.failures(), f.printed()));
+    });
+    let (stopped, failures, printed) = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("coroutine.close returned: the __close handler did not run away");
+    assert_eq!(stopped.len(), 1, "{stopped:?}");
+    assert!(stopped[0].contains("instruction budget"), "{stopped:?}");
+    assert_eq!(failures, Vec::<String>::new());
+    assert_eq!(printed.len(), 1, "{printed:?}");
+    assert!(
+        printed[0].starts_with("false\tthe coroutine was stopped by a sandbox limit"),
+        "{printed:?}"
+    );
+}
+
+#[test]
+fn an_interrupter_stops_a_running_loop_from_another_thread() {
+    let f = Fixture::with(time_options(Duration::from_secs(60)));
+    let interrupter = f.rt.interrupter();
+    assert!(!interrupter.is_interrupted());
+    let remote = interrupter.clone();
+    let ctrl_c = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        remote.interrupt();
+    });
+    let (err, elapsed) = stopped_top_level(
+        &f,
+        "spin.lua",
+        "local caught = 0\n\
+         while true do\n\
+           pcall(function() while true do end end)\n\
+           caught = caught + 1\n\
+         end\n",
+    );
+    ctrl_c.join().unwrap();
+    assert!(err.starts_with("spin.lua:"), "{err}");
+    assert!(err.contains("interrupted by the host"), "{err}");
+    assert!(elapsed < Duration::from_secs(5), "ran {elapsed:?}");
+    assert!(interrupter.is_interrupted());
+    // The interrupt stays: a call after it is stopped too.
+    let (err, _) = stopped_top_level(&f, "after.lua", "while true do end\n");
+    assert!(err.starts_with("after.lua:1: interrupted by the host"), "{err}");
+}
+
+// ------------------------------------------------------------ rule 6: long C calls
+
+#[test]
+fn a_pattern_with_many_lazy_quantifiers_is_stopped_in_time() {
+    // The time limit out of the way: the pattern's own step limit stops it.
+    let f = Fixture::with(time_options(Duration::from_secs(60)));
+    for (i, call) in [
+        "string.find(s, p)",
+        "s:match(p)",
+        "for m in s:gmatch(p) do end",
+        "s:gsub(p, 'x')",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let file = format!("bomb{i}.lua");
+        let (err, elapsed) = stopped_top_level(
+            &f,
+            &file,
+            &format!("local s, p = ('a'):rep(20000), ('a-'):rep(12) .. 'b'\n{call}\n"),
+        );
+        assert!(err.starts_with(&format!("{file}:2: string.")), "{err}");
+        assert!(err.contains("pattern too complex"), "{err}");
+        assert!(elapsed < Duration::from_secs(5), "{call} ran {elapsed:?}");
+    }
+    // A script may catch it, as Lua's own pattern errors.
+    f.load(
+        "caught.lua",
+        "print(pcall(string.find, ('a'):rep(20000), ('a-'):rep(12) .. 'b'))",
+    );
+    let printed = f.printed();
+    assert!(printed[0].starts_with("false\tstring.find: pattern too complex"), "{printed:?}");
+}
+
+#[test]
+fn a_plain_find_of_a_long_needle_runs_in_linear_time() {
+    let f = Fixture::new();
+    let started = Instant::now();
+    f.load(
+        "needle.lua",
+        "local hay, needle = ('a'):rep(1000000), ('a'):rep(500000) .. 'b'\n\
+         print(hay:find(needle, 1, true), (hay .. 'b'):find(needle, 1, true))\n",
+    );
+    assert_eq!(f.printed(), vec!["nil\t500001\t1000001"]);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn repeating_an_empty_string_a_huge_number_of_times_returns_at_once() {
+    let f = Fixture::new();
+    let started = Instant::now();
+    f.load(
+        "rep.lua",
+        "print(#string.rep('', math.maxinteger), #(''):rep(math.maxinteger, ''), #string.rep('', 2^53))\n\
+         print(pcall(string.rep, '', math.maxinteger, {}))\n",
+    );
+    let printed = f.printed();
+    assert_eq!(printed[0], "0\t0\t0");
+    // Wrong arguments are still Lua's errors.
+    assert!(printed[1].starts_with("false\t") && printed[1].contains("#3"), "{printed:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn table_functions_refuse_a_range_no_table_can_hold() {
+    let f = Fixture::new();
+    let started = Instant::now();
+    let (err, _) = stopped_top_level(
+        &f,
+        "move.lua",
+        "local t = {}\ntable.move({}, 1, math.maxinteger - 1, 1, {})\n",
+    );
+    assert!(
+        err.starts_with("move.lua:2: table.move: a range of 9223372036854775806 elements"),
+        "{err}"
+    );
+    // A length a `__len` makes up, with C metamethods that no hook stops.
+    let (err, _) = stopped_top_level(
+        &f,
+        "insert.lua",
+        "local t = setmetatable({}, { __len = function() return math.maxinteger - 1 end,\n\
+           __index = table.concat, __newindex = rawequal })\n\
+         table.insert(t, 1, 0)\n",
+    );
+    assert!(err.starts_with("insert.lua:3: table.insert: a range of"), "{err}");
+    let (err, _) = stopped_top_level(
+        &f,
+        "concat.lua",
+        "print(table.concat({}, '', 1, math.maxinteger))\n",
+    );
+    assert!(err.starts_with("concat.lua:1: table.concat: a range of"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // What a table holds works as in Lua, errors included.
+    f.load(
+        "fine.lua",
+        "local t = table.move({ 1, 2, 3 }, 1, 3, 2)\n\
+         table.insert(t, 1, 0)\n\
+         print(table.concat(t, ','), table.remove(t, 1), table.remove(t), #t)\n\
+         print(pcall(table.insert, t, 9, 1))\n\
+         print(pcall(table.concat, { 1, {}, 3 }))\n\
+         print(pcall(table.insert, t))\n",
+    );
+    assert_eq!(
+        f.printed(),
+        vec![
+            "0,1,1,2,3\t0\t3\t3",
+            "false\tbad argument #2 to 'table.insert' (position out of bounds)",
+            "false\tinvalid value (table) at index 2 in table for 'concat'",
+            "false\twrong number of arguments to 'insert'",
+        ]
+    );
+}
+
+#[test]
+fn a_table_loop_of_c_metamethods_stops_at_the_time_limit() {
+    // `__index = table.concat` gives "" for any index in one C call each:
+    // concatenating two billion of them runs no instruction at all.
+    let f = Fixture::with(time_options(Duration::from_millis(200)));
+    let (err, elapsed) = stopped_top_level(
+        &f,
+        "virtual.lua",
+        "local t = setmetatable({}, { __index = table.concat })\n\
+         print(#table.concat(t, '', 1, 2^31))\n",
+    );
+    assert!(err.starts_with("virtual.lua:2: time limit exceeded"), "{err}");
+    assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
+}

@@ -1,4 +1,5 @@
-//! The instruction budget, without slowing normal dispatch.
+//! The instruction budget and the time limit, without slowing normal
+//! dispatch.
 //!
 //! A Lua count hook makes every instruction go through the hook check (it
 //! roughly doubles the cost of plain Lua code), so the hook is *not* set while
@@ -34,6 +35,32 @@
 //! touches the time before the budget is spent: the hook still runs once
 //! per [`STEP`] and only once armed.
 //!
+//! **The time limit.** The watchdog also notes when it first saw a call's
+//! generation; once that call has run for longer than the time limit, it
+//! marks the call timed out and arms the hook at one instruction, on the
+//! main thread and on the coroutine the sandbox resumed last (see
+//! [`Budget::track`]), so the next instruction raises — however few
+//! instructions the call runs between costly C calls. No clock is read on
+//! the hot path: the time is the watchdog's, so a call is stopped between
+//! `time_limit` and `time_limit` plus two intervals after it started. A C
+//! function that can itself run long (pattern matching, the table
+//! functions' loops: see `bounded`) asks [`Budget::stop_due`] as it goes
+//! and stops with the same error ([`raise_stop`]).
+//!
+//! **Interrupting.** An [`Interrupter`] (another thread: the CLI's Ctrl-C)
+//! sets a flag that stays set and wakes the watchdog, which arms the hook
+//! at one instruction: the running call stops at its next instruction, and
+//! any later call once it has run for an interval.
+//!
+//! **Every stop is final.** The budget, the time limit, an interrupt and
+//! the soft memory limit all mark the budget spent: the error is raised
+//! again at every instruction until the outermost call returns (a
+//! forgiven listener aside, [`Budget::forgive`]). An error raised inside
+//! the hook reaches a message handler with Lua's hooks off, so the
+//! sandbox's `xpcall` does not call the script's handler for a stop
+//! (`bounded::calls`); and a coroutine killed inside the hook keeps its
+//! hooks off, so closing it runs none of its `__close` handlers.
+//!
 //! **The soft memory limit.** Lua raises an allocation refused at the
 //! memory limit as a memory error, which calls no message handler, so
 //! nothing can tell where it happened. The armed hook therefore also checks
@@ -49,8 +76,8 @@
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::thread::{JoinHandle, Thread};
+use std::time::{Duration, Instant};
 
 use mlua::ffi;
 
@@ -82,6 +109,21 @@ pub struct Budget {
     memory_limit: u64,
     /// [`soft_memory_limit`] of `memory_limit` (0: none).
     memory_soft: u64,
+    /// The time limit of one outermost call, in nanoseconds.
+    time_limit: AtomicU64,
+    /// The [`Budget::token`] of the call the watchdog found past its time
+    /// limit (0: none). A token, not a flag: a stale one (the call has
+    /// returned, or a listener's stop was forgiven) matches nothing.
+    timed_out: AtomicU64,
+    /// Set by an [`Interrupter`]; stays set.
+    interrupted: AtomicBool,
+    /// The coroutine the sandbox resumed and that runs now (null: the main
+    /// thread), which the watchdog arms with the main thread. Kept alive by
+    /// a registry slot while it is here ([`Budget::track`]).
+    running: AtomicPtr<ffi::lua_State>,
+    /// Set while the watchdog arms `running`: [`Budget::track`] waits for
+    /// it before the thread it replaced can be collected.
+    arming: AtomicBool,
 }
 
 /// The memory in use past which the armed hook raises an ordinary error:
@@ -95,6 +137,9 @@ pub fn soft_memory_limit(limit: u64) -> u64 {
 
 /// Budgets by main-thread pointer, for the hook (a plain C function).
 static BUDGETS: Mutex<Vec<(usize, Arc<Budget>)>> = Mutex::new(Vec::new());
+
+/// The registry slot that keeps [`Budget::running`] alive.
+static RUNNING_KEY: u8 = 0;
 
 impl Budget {
     fn find(main: *mut ffi::lua_State) -> Option<Arc<Budget>> {
@@ -138,13 +183,16 @@ impl Budget {
     /// A listener's call, stopped by the budget, has returned to the host,
     /// which reports it: the stop was that listener's, and its caller and
     /// the other listeners go on (DESIGN: one failing handler does not stop
-    /// the others). The call under way goes on with half a budget; after
+    /// the others). The call under way goes on with half a budget (and,
+    /// stopped by the time limit, half a time limit: the watchdog restarts
+    /// its clock when it sees the forgiven count move); after
     /// [`MAX_FORGIVEN`] stopped listeners it stays spent, so that a caller
     /// that sends again and again to a runaway listener is itself stopped:
     /// one outermost call runs at most `(1 + MAX_FORGIVEN / 2)` budgets.
-    /// A no-op when the budget is not spent.
+    /// An interrupt is never forgiven. A no-op when the budget is not spent.
     pub fn forgive(&self) {
         if !self.spent.load(Ordering::Acquire)
+            || self.interrupted.load(Ordering::Acquire)
             || self.forgiven.fetch_add(1, Ordering::Relaxed) >= MAX_FORGIVEN
         {
             return;
@@ -161,6 +209,38 @@ impl Budget {
         self.limit.store(instructions, Ordering::Relaxed);
     }
 
+    pub fn set_time_limit(&self, limit: Duration) {
+        self.time_limit.store(nanos(limit), Ordering::Relaxed);
+    }
+
+    fn time_limit(&self) -> Duration {
+        Duration::from_nanos(self.time_limit.load(Ordering::Relaxed))
+    }
+
+    /// Identifies the running outermost call and how many of its listeners
+    /// were forgiven; never 0 while a call runs (the generation is odd).
+    fn token(&self) -> u64 {
+        let generation = self.generation.load(Ordering::Acquire);
+        let forgiven = self.forgiven.load(Ordering::Relaxed).min(0xff);
+        (generation << 8) | forgiven
+    }
+
+    /// The stop the watchdog or an interrupter asked for, if any.
+    fn requested(&self) -> Option<Stop> {
+        if self.interrupted.load(Ordering::Acquire) {
+            return Some(Stop::Interrupted);
+        }
+        let timed_out = self.timed_out.load(Ordering::Acquire);
+        (timed_out != 0 && timed_out == self.token()).then(|| Stop::Time(self.time_limit()))
+    }
+
+    /// Should a long C function stop now ([`raise_stop`])? Cheap: a few
+    /// atomic loads, for a C loop to ask every thousand steps or so.
+    #[inline]
+    pub fn stop_due(&self) -> bool {
+        self.spent.load(Ordering::Acquire) || self.requested().is_some()
+    }
+
     /// Sets the hook on a coroutine for its whole life.
     ///
     /// # Safety
@@ -169,6 +249,105 @@ impl Budget {
     pub unsafe fn hook_thread(thread: *mut ffi::lua_State) {
         unsafe { ffi::lua_sethook(thread, Some(budget_hook), ffi::LUA_MASKCOUNT, STEP) };
     }
+
+    /// Notes that `thread` runs now (the sandbox's resume, before resuming
+    /// it, and with the resuming thread after), so that the watchdog arms
+    /// it when the call runs out of time. The registry keeps it alive while
+    /// it is noted; a noted thread that has stopped running (an error
+    /// between the two notes) is harmless: arming it only makes its next
+    /// hook call set its count back. A thread resumed while a stop is due is
+    /// armed here at one instruction.
+    ///
+    /// # Safety
+    /// `state` is the running thread of this budget's Lua state, with
+    /// `thread` at stack index `index` (a live thread of the same state).
+    pub unsafe fn track(&self, state: *mut ffi::lua_State, index: i32) {
+        // SAFETY: as the caller promises.
+        unsafe {
+            let thread = ffi::lua_tothread(state, index);
+            // Alive through the registry first, then published.
+            ffi::lua_pushvalue(state, index);
+            ffi::lua_rawsetp(state, ffi::LUA_REGISTRYINDEX, &RUNNING_KEY as *const u8 as _);
+            self.running.store(thread, Ordering::SeqCst);
+            // The watchdog may be arming the thread noted before, which the
+            // registry no longer keeps: it must finish before the next
+            // collection, which cannot happen before this returns.
+            while self.arming.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+            if thread != state && self.requested().is_some() {
+                ffi::lua_sethook(thread, Some(budget_hook), ffi::LUA_MASKCOUNT, 1);
+            }
+        }
+    }
+
+    /// Arms the main thread and the noted running thread at one
+    /// instruction (from the watchdog thread), for a stop that is due.
+    fn arm_stop(&self, main: *mut ffi::lua_State) {
+        self.armed.store(true, Ordering::Release);
+        self.arming.store(true, Ordering::SeqCst);
+        let running = self.running.load(Ordering::SeqCst);
+        // SAFETY: lua_sethook only stores the hook and sets the trap flags
+        // of the running frames; Lua allows calling it asynchronously
+        // (lua.c does so from a signal handler). `main` lives until the
+        // watchdog stops; `running` is kept alive by the registry until
+        // `track` replaces it, which then waits for `arming` to clear.
+        unsafe {
+            ffi::lua_sethook(main, Some(budget_hook), ffi::LUA_MASKCOUNT, 1);
+            if !running.is_null() && running != main {
+                ffi::lua_sethook(running, Some(budget_hook), ffi::LUA_MASKCOUNT, 1);
+            }
+        }
+        self.arming.store(false, Ordering::SeqCst);
+    }
+}
+
+/// A handle that stops the scripts of one runtime from any thread (the
+/// CLI's Ctrl-C): see [`Interrupter::interrupt`].
+#[derive(Clone)]
+pub struct Interrupter {
+    budget: Arc<Budget>,
+    watchdog: Thread,
+}
+
+impl Interrupter {
+    /// Stops the call running in the runtime at its next instruction, with
+    /// an error "interrupted by the host" at the script's line (a long
+    /// pattern match or table loop stops within a few thousand steps). The
+    /// interrupt stays: every later call is stopped as well, at the latest
+    /// once it has run for one watchdog interval, and no message handler,
+    /// `pcall` or listener forgiveness gets past it. A host stops calling
+    /// into the runtime after interrupting it (the CLI saves the table and
+    /// exits).
+    pub fn interrupt(&self) {
+        self.budget.interrupted.store(true, Ordering::SeqCst);
+        self.watchdog.unpark();
+    }
+
+    /// Has [`Interrupter::interrupt`] been called on this runtime?
+    pub fn is_interrupted(&self) -> bool {
+        self.budget.interrupted.load(Ordering::SeqCst)
+    }
+}
+
+impl std::fmt::Debug for Interrupter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interrupter")
+            .field("interrupted", &self.is_interrupted())
+            .finish()
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// What the watchdog watches with.
+pub struct Limits {
+    pub instructions: u64,
+    pub memory: Option<usize>,
+    pub time: Duration,
+    pub interval: Duration,
 }
 
 /// Owns the watchdog thread; stops it (and forgets the state) when dropped,
@@ -185,19 +364,14 @@ impl Watchdog {
     /// `main` must be the main thread of a Lua state that outlives this
     /// watchdog, and Lua code of that state must run only on the thread that
     /// creates the watchdog.
-    pub unsafe fn start(
-        main: *mut ffi::lua_State,
-        limit: u64,
-        memory_limit: Option<usize>,
-        interval: Duration,
-    ) -> std::io::Result<Watchdog> {
-        let memory_limit = memory_limit.map_or(0, |m| m as u64);
+    pub unsafe fn start(main: *mut ffi::lua_State, limits: Limits) -> std::io::Result<Watchdog> {
+        let memory_limit = limits.memory.map_or(0, |m| m as u64);
         let budget = Arc::new(Budget {
             generation: AtomicU64::new(0),
             armed: AtomicBool::new(false),
             main: AtomicPtr::new(main),
             used: AtomicU64::new(0),
-            limit: AtomicU64::new(limit),
+            limit: AtomicU64::new(limits.instructions),
             stop: AtomicBool::new(false),
             spent: AtomicBool::new(false),
             spent_error: Mutex::new(String::new()),
@@ -208,12 +382,18 @@ impl Watchdog {
             } else {
                 soft_memory_limit(memory_limit)
             },
+            time_limit: AtomicU64::new(nanos(limits.time)),
+            timed_out: AtomicU64::new(0),
+            interrupted: AtomicBool::new(false),
+            running: AtomicPtr::new(std::ptr::null_mut()),
+            arming: AtomicBool::new(false),
         });
         BUDGETS
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push((main as usize, budget.clone()));
         let watched = budget.clone();
+        let interval = limits.interval;
         let thread = std::thread::Builder::new()
             .name("gantry-lua-watchdog".into())
             .spawn(move || watch(&watched, interval))?;
@@ -226,25 +406,66 @@ impl Watchdog {
     pub fn budget(&self) -> &Arc<Budget> {
         &self.budget
     }
+
+    /// A handle that interrupts this runtime's calls from any thread.
+    pub fn interrupter(&self) -> Interrupter {
+        let watchdog = match &self.thread {
+            Some(thread) => thread.thread().clone(),
+            None => std::thread::current(),
+        };
+        Interrupter {
+            budget: self.budget.clone(),
+            watchdog,
+        }
+    }
 }
 
+/// The watchdog: arms the instruction budget's hook once a call has run for
+/// an interval, marks it timed out past the time limit, and arms the hook
+/// at one instruction while a stop is due.
 fn watch(budget: &Budget, interval: Duration) {
     let mut last = u64::MAX;
+    // When `last` was first seen running, and its forgiven count then.
+    let mut since = Instant::now();
+    let mut forgiven_seen = 0;
     while !budget.stop.load(Ordering::Acquire) {
         std::thread::park_timeout(interval);
         let generation = budget.generation.load(Ordering::Acquire);
-        if generation % 2 == 1 && generation == last && !budget.armed.load(Ordering::Acquire) {
-            let main = budget.main.load(Ordering::Acquire);
-            if !main.is_null() && !budget.stop.load(Ordering::Acquire) {
+        let main = budget.main.load(Ordering::Acquire);
+        if generation % 2 == 0 || main.is_null() || budget.stop.load(Ordering::Acquire) {
+            last = generation;
+            continue;
+        }
+        let now = Instant::now();
+        if generation != last {
+            last = generation;
+            since = now;
+            forgiven_seen = budget.forgiven.load(Ordering::Relaxed);
+        } else {
+            if !budget.armed.load(Ordering::Acquire) {
                 budget.armed.store(true, Ordering::Release);
                 tracing::debug!("a Lua call runs long; arming the instruction budget");
-                // SAFETY: lua_sethook only stores the hook and sets the
-                // trap flags of the running frames; Lua allows calling it
-                // asynchronously (lua.c does so from a signal handler).
+                // SAFETY: as in `Budget::arm_stop`.
                 unsafe { ffi::lua_sethook(main, Some(budget_hook), ffi::LUA_MASKCOUNT, STEP) };
             }
+            let limit = budget.time_limit();
+            let forgiven = budget.forgiven.load(Ordering::Relaxed);
+            if forgiven != forgiven_seen {
+                // A listener stopped by the limit was forgiven: its caller
+                // goes on with half a time limit.
+                forgiven_seen = forgiven;
+                since = now.checked_sub(limit / 2).unwrap_or(now);
+            }
+            if now.duration_since(since) >= limit {
+                let token = budget.token();
+                if budget.timed_out.swap(token, Ordering::AcqRel) != token {
+                    tracing::debug!(?limit, "a Lua call ran past its time limit; stopping it");
+                }
+            }
         }
-        last = generation;
+        if budget.requested().is_some() {
+            budget.arm_stop(main);
+        }
     }
 }
 
@@ -266,17 +487,15 @@ impl Drop for Watchdog {
     }
 }
 
-/// The count hook: adds a step; past the budget, marks it spent and raises
-/// an error at the running line (and at every instruction after, until the
-/// outermost call exits); past the soft memory limit, raises an error at
-/// the running line.
+/// The count hook: a stop that is due (time limit, interrupt) or the
+/// budget spent raise at the running line, and mark the budget spent so
+/// that every instruction after raises too, until the outermost call
+/// exits; past the soft memory limit likewise.
 unsafe extern "C-unwind" fn budget_hook(state: *mut ffi::lua_State, ar: *mut ffi::lua_Debug) {
     // SAFETY: called by Lua with a valid state and activation record, on
     // the thread that runs the state.
     unsafe {
-        ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_MAINTHREAD);
-        let main = ffi::lua_tothread(state, -1);
-        ffi::lua_pop(state, 1);
+        let main = main_of(state);
         let Some(budget) = Budget::find(main) else {
             return;
         };
@@ -294,49 +513,144 @@ unsafe extern "C-unwind" fn budget_hook(state: *mut ffi::lua_State, ar: *mut ffi
                 .clone();
             drop(budget);
             if again.is_empty() {
-                raise(state, ar, Stop::Budget(limit));
+                raise_text(state, message_of(state, ar, Stop::Budget(limit)));
             } else {
                 raise_text(state, again);
             }
-            return;
+        }
+        if let Some(stop) = budget.requested() {
+            let message = spend(&budget, state, main, ar, stop);
+            drop(budget);
+            raise_text(state, message);
         }
         if ffi::lua_gethookcount(state) != STEP {
-            // A thread left at one instruction by a spent budget, now
-            // running under a new one: back to a hook call per STEP.
+            // A thread left at one instruction by a spent budget or a stop
+            // no longer due, now running under a new one: back to a hook
+            // call per STEP.
             ffi::lua_sethook(state, Some(budget_hook), ffi::LUA_MASKCOUNT, STEP);
             return;
         }
         let used = budget.used.fetch_add(STEP as u64, Ordering::Relaxed) + STEP as u64;
         if used > limit {
-            budget.spent.store(true, Ordering::Release);
-            // Exit must disarm the main thread (the hook may have been
-            // armed on a coroutine only).
-            budget.armed.store(true, Ordering::Release);
-            ffi::lua_sethook(state, Some(budget_hook), ffi::LUA_MASKCOUNT, 1);
-            if main != state {
-                ffi::lua_sethook(main, Some(budget_hook), ffi::LUA_MASKCOUNT, 1);
-            }
-            let message = message_of(state, ar, Stop::Budget(limit));
-            budget
-                .spent_error
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone_from(&message);
+            let message = spend(&budget, state, main, ar, Stop::Budget(limit));
             drop(budget);
             raise_text(state, message);
-            return;
         }
         let (soft, hard) = (budget.memory_soft, budget.memory_limit);
-        drop(budget);
         if soft != 0 && memory_in_use(state) > soft {
             // Garbage counts until it is collected; the hard limit collects
             // before it refuses, so do the same before calling it exceeded.
             ffi::lua_gc(state, ffi::LUA_GCCOLLECT, 0);
             let in_use = memory_in_use(state);
             if in_use > soft {
-                raise(state, ar, Stop::Memory { hard, in_use });
+                let message = spend(&budget, state, main, ar, Stop::Memory { hard, in_use });
+                drop(budget);
+                raise_text(state, message);
             }
         }
+    }
+}
+
+/// The main thread of `state`'s Lua state.
+///
+/// # Safety
+/// `state` is a live Lua state, on the thread running it.
+unsafe fn main_of(state: *mut ffi::lua_State) -> *mut ffi::lua_State {
+    // SAFETY: as the caller promises.
+    unsafe {
+        ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_MAINTHREAD);
+        let main = ffi::lua_tothread(state, -1);
+        ffi::lua_pop(state, 1);
+        main
+    }
+}
+
+/// Marks the budget spent by `stop` (the hook at one instruction on
+/// `state` and on the main thread, so that every instruction after raises
+/// again) and returns the error to raise, which names the running line.
+///
+/// # Safety
+/// `state` is the running thread, `main` its main thread, `ar` a frame of
+/// `state`.
+unsafe fn spend(
+    budget: &Budget,
+    state: *mut ffi::lua_State,
+    main: *mut ffi::lua_State,
+    ar: *mut ffi::lua_Debug,
+    stop: Stop,
+) -> String {
+    // SAFETY: as the caller promises.
+    unsafe {
+        budget.spent.store(true, Ordering::Release);
+        // Exit must disarm the main thread (the hook may have been armed
+        // on a coroutine only).
+        budget.armed.store(true, Ordering::Release);
+        ffi::lua_sethook(state, Some(budget_hook), ffi::LUA_MASKCOUNT, 1);
+        if main != state {
+            ffi::lua_sethook(main, Some(budget_hook), ffi::LUA_MASKCOUNT, 1);
+        }
+        let message = message_of(state, ar, stop);
+        budget
+            .spent_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone_from(&message);
+        message
+    }
+}
+
+/// Raises the stop that [`Budget::stop_due`] found, from a C function
+/// (not the hook): the same error the hook raises, naming the script line
+/// that called the function, and the budget spent from then on.
+///
+/// # Safety
+/// `state` is the running thread of `budget`'s state, inside a C function
+/// called from Lua, with no Rust value that needs dropping in the frames
+/// this error unwinds.
+pub unsafe fn raise_stop(budget: &Budget, state: *mut ffi::lua_State) -> ! {
+    // SAFETY: as the caller promises; level 0 is the C function itself.
+    unsafe {
+        let mut frame: ffi::lua_Debug = std::mem::zeroed();
+        ffi::lua_getstack(state, 0, &mut frame);
+        let message = if budget.spent.load(Ordering::Acquire) {
+            let again = budget
+                .spent_error
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            if again.is_empty() {
+                let limit = budget.limit.load(Ordering::Relaxed);
+                message_of(state, &mut frame, Stop::Budget(limit))
+            } else {
+                again
+            }
+        } else {
+            let stop = budget
+                .requested()
+                .unwrap_or(Stop::Time(budget.time_limit()));
+            spend(budget, state, main_of(state), &mut frame, stop)
+        };
+        raise_text(state, message)
+    }
+}
+
+/// Is `thread` dead from an error raised inside the budget's hook? Lua
+/// leaves such a thread with its hooks off (`allowhook`), so closing it
+/// would run its `__close` handlers out of the budget's reach. The hook
+/// sets a thread's count to one before it raises there, which nothing
+/// else leaves on a dead thread (the sandbox sets no other hook).
+///
+/// # Safety
+/// `thread` is a live Lua thread, not running on another OS thread.
+pub unsafe fn stopped_by_hook(thread: *mut ffi::lua_State) -> bool {
+    // SAFETY: as the caller promises.
+    unsafe {
+        let status = ffi::lua_status(thread);
+        status != ffi::LUA_OK
+            && status != ffi::LUA_YIELD
+            && ffi::lua_gethook(thread).is_some()
+            && ffi::lua_gethookmask(thread) == ffi::LUA_MASKCOUNT
+            && ffi::lua_gethookcount(thread) == 1
     }
 }
 
@@ -357,28 +671,21 @@ unsafe fn memory_in_use(state: *mut ffi::lua_State) -> u64 {
 enum Stop {
     Budget(u64),
     Memory { hard: u64, in_use: u64 },
-}
-
-/// Raises the error of `stop` at the running line (does not return).
-///
-/// # Safety
-/// Called from the hook with its state and activation record.
-unsafe fn raise(state: *mut ffi::lua_State, ar: *mut ffi::lua_Debug, stop: Stop) {
-    // SAFETY: as the caller promises.
-    unsafe { raise_text(state, message_of(state, ar, stop)) }
+    Time(Duration),
+    Interrupted,
 }
 
 /// Raises `message` as a Lua error (does not return).
 ///
 /// # Safety
-/// Called from the hook, with its state.
-unsafe fn raise_text(state: *mut ffi::lua_State, message: String) {
+/// Called from the hook or a C function, with its state.
+unsafe fn raise_text(state: *mut ffi::lua_State, message: String) -> ! {
     // SAFETY: as the caller promises; the message is dropped before
     // `lua_error` unwinds past this frame.
     unsafe {
         ffi::lua_pushlstring(state, message.as_ptr().cast(), message.len());
         drop(message);
-        ffi::lua_error(state);
+        ffi::lua_error(state)
     }
 }
 
@@ -408,6 +715,10 @@ unsafe fn message_of(state: *mut ffi::lua_State, ar: *mut ffi::lua_Debug, stop: 
             Stop::Memory { hard, in_use } => {
                 format!("{place}memory limit of {hard} bytes exceeded ({in_use} bytes in use)")
             }
+            Stop::Time(limit) => {
+                format!("{place}time limit exceeded: the call ran longer than {limit:?}")
+            }
+            Stop::Interrupted => format!("{place}interrupted by the host"),
         }
     }
 }

@@ -9,12 +9,15 @@
 //! - `convert`: values by the hub's value model (how tables name structs).
 //! - `handles`: userdata for objects, worlds, named sources, responders.
 //! - `sandbox` (+ `sandbox.lua`): per-script environments, `require`.
-//! - `budget`: the instruction budget that costs nothing until a call runs
-//!   long; `shared`: what all scripts of a runtime share; `error`.
+//! - `budget`: the instruction budget and time limit that cost nothing
+//!   until a call runs long, and the [`Interrupter`]; `bounded`: library
+//!   functions that stop in time; `shared`: what all scripts of a runtime
+//!   share; `error`.
 //!
 //! Single-threaded like the hub: the runtime is `!Send`.
 
 mod api;
+mod bounded;
 mod budget;
 mod collection;
 mod convert;
@@ -33,12 +36,13 @@ use std::time::Duration;
 use gantry_host::{Hub, ObjectId, WorldId};
 use mlua::{FromLua, Lua, LuaOptions, StdLib, Table};
 
+pub use budget::Interrupter;
 pub use convert::STRUCT_FIELD;
 pub use error::{RuntimeError, ScriptError};
 pub use handles::{NamedHandle, ObjectHandle, WorldHandle};
 
 use api::Ctx;
-use budget::Watchdog;
+use budget::{Limits, Watchdog};
 use shared::{Shared, error_text};
 
 /// How a runtime is set up.
@@ -58,6 +62,21 @@ pub struct RuntimeOptions {
     pub memory_limit: Option<usize>,
     /// Instructions a call may run once it is found running long.
     pub instruction_budget: u64,
+    /// How long one call from the host into Lua may run, in wall-clock time
+    /// (a top level, a handler call, a reply; what it calls — coroutines,
+    /// message handlers, `__close`, comparators, listeners it sends to —
+    /// runs within it). Past it the call stops at its next instruction with
+    /// "time limit exceeded" at the script's line, and stays stopped as the
+    /// instruction budget does; the C functions a script could make run
+    /// long are bounded or stop as well. Measured by the watchdog: a call
+    /// stops between this and this plus two `watchdog_interval`s.
+    ///
+    /// Two seconds by default: a game calls its handlers every frame and
+    /// they take milliseconds, so this is far beyond any handler that works,
+    /// yet a mod that hangs is stopped before the user gives up on the host.
+    /// A mod whose top level really takes longer (building large tables at
+    /// load) needs a larger limit (`--time-limit`).
+    pub time_limit: Duration,
     /// How long a call runs before the budget's hook is armed.
     pub watchdog_interval: Duration,
     /// Rewrite literal-key calls into baked calls at load (on by default;
@@ -78,6 +97,7 @@ impl Default for RuntimeOptions {
         Self {
             memory_limit: Some(256 * 1024 * 1024),
             instruction_budget: 100_000_000,
+            time_limit: Duration::from_secs(2),
             watchdog_interval: Duration::from_millis(10),
             rewrite: true,
             mod_dir: None,
@@ -114,17 +134,17 @@ impl LuaRuntime {
         let watchdog = unsafe {
             Watchdog::start(
                 main,
-                options.instruction_budget,
-                options.memory_limit,
-                options.watchdog_interval,
+                Limits {
+                    instructions: options.instruction_budget,
+                    memory: options.memory_limit,
+                    time: options.time_limit,
+                    interval: options.watchdog_interval,
+                },
             )
         }
         .map_err(|e| RuntimeError::Setup(format!("cannot start the watchdog thread: {e}")))?;
         let fast = fast::FastLane::new(&lua)?;
-        let factory: Table = lua
-            .load(sandbox::SANDBOX_LUA)
-            .set_name("=gantry-sandbox")
-            .call((&fast.block, &fast.unblock, options.memory_limit))?;
+        let factory = sandbox::factory(&lua, &fast, watchdog.budget(), options.memory_limit)?;
         let owned = lua.create_table()?;
         let mode = lua.create_table()?;
         mode.raw_set("__mode", "k")?;
@@ -176,6 +196,19 @@ impl LuaRuntime {
     /// Changes the instruction budget.
     pub fn set_instruction_budget(&self, instructions: u64) {
         self.watchdog.budget().set_limit(instructions);
+    }
+
+    /// Changes the time limit of each call (see
+    /// [`RuntimeOptions::time_limit`]).
+    pub fn set_time_limit(&self, limit: Duration) {
+        self.watchdog.budget().set_time_limit(limit);
+    }
+
+    /// A handle that stops this runtime's scripts from another thread (the
+    /// CLI's Ctrl-C): see [`Interrupter::interrupt`]. `Send`, `Sync` and
+    /// cheap to clone.
+    pub fn interrupter(&self) -> Interrupter {
+        self.watchdog.interrupter()
     }
 
     /// Where `print` goes (stdout by default).

@@ -19,11 +19,16 @@ end
 -- `string.rep` turns a small input into a string of any size in one
 -- allocation, which Lua refuses at the memory limit with a memory error that
 -- names no line. Checked here first, the error names the caller's line.
+-- An empty string repeated is empty at once: Lua's loop would still turn
+-- `n` times, one uninterruptible C call of up to 2^63 turns.
+-- (The library functions whose C loops a script could make run long are
+-- already bounded ones here: see bounded/mod.rs.)
 local real_rep = string.rep
 local function checked_rep(s, n, sep)
+  local count = nil
+  if type(n) == "number" or type(n) == "string" then count = tointeger(n) end
+  if s == "" and (sep == nil or sep == "") and count ~= nil then return "" end
   if memory_limit ~= nil and (type(s) == "string" or type(s) == "number") then
-    local count = nil
-    if type(n) == "number" or type(n) == "string" then count = tointeger(n) end
     local lsep = 0
     if type(sep) == "string" or type(sep) == "number" then lsep = #tostring(sep) end
     if count ~= nil and count > 0 then

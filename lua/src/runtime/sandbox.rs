@@ -12,6 +12,10 @@
 //! - `string` (no `dump`; `rep` checks its result against the memory limit
 //!   first), `table`, `math`, `utf8`, `coroutine`, and `os`
 //!   reduced to `clock`, `time` and `date`; no `io`, `debug` or `package`;
+//!   the functions whose one C call a script could make run long (pattern
+//!   matching, the table loops, `table.sort`) are bounded ones (`bounded`),
+//!   and `xpcall`, `coroutine.resume` and `coroutine.close` keep the
+//!   budget's stops final;
 //! - `collectgarbage` limited to `collect`, `count`, `step`, `isrunning`;
 //! - `require(name)`: another `.lua` file of the mod folder, run (rewritten
 //!   like any script) in its own environment with the same `self`, once per
@@ -22,6 +26,7 @@
 
 use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 use gantry_host::ApiFunction;
 use mlua::{Function, Lua, MultiValue, Table, Thread, Value as LuaValue};
@@ -32,7 +37,21 @@ use super::handles::{NamedHandle, ObjectHandle, WorldHandle};
 use super::shared::{Shared, describe_value, error_here, whole_number};
 
 /// The sandbox's Lua half, compiled once per state.
-pub(crate) const SANDBOX_LUA: &str = include_str!("sandbox.lua");
+const SANDBOX_LUA: &str = include_str!("sandbox.lua");
+
+/// Runs the sandbox's Lua half once for the state: the functions that build
+/// each script's environment (`make_env`, `wrap_request`).
+pub(crate) fn factory(
+    lua: &Lua,
+    fast: &super::fast::FastLane,
+    budget: &Arc<Budget>,
+    memory_limit: Option<usize>,
+) -> mlua::Result<Table> {
+    super::bounded::install(lua, budget)?;
+    lua.load(SANDBOX_LUA)
+        .set_name("=gantry-sandbox")
+        .call((&fast.block, &fast.unblock, memory_limit))
+}
 
 /// Builds the environment of one chunk.
 pub(crate) fn make_env(ctx: &Rc<Ctx>, lua: &Lua) -> mlua::Result<Table> {
