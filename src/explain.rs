@@ -13,7 +13,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use gantry_host::{Role, SignatureTable};
 use gantry_lsp::index::WorkspaceIndex;
 use gantry_lsp::workspace::{index_files, script_files};
@@ -62,12 +61,7 @@ pub fn run_then_explain(
 }
 
 pub fn run(dir: &Path, key: &str, table: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let path = crate::folder::table_path(dir, table)?;
-    let table = if path.exists() {
-        SignatureTable::load(&path).with_context(|| format!("loading {}", path.display()))?
-    } else {
-        SignatureTable::new()
-    };
+    let table = crate::folder::load_table(dir, table)?;
     let files = script_files(dir);
     let index = index_files(&files, |_, _| {});
     out!("{}", explain(dir, key, &table, &index));

@@ -7,11 +7,14 @@
 //! regular file there (a folder, a FIFO, a device) is refused before
 //! anything opens it: reading a FIFO would block, and a checker that skips
 //! it would silently check against some other table.
+//!
+//! The table of a mod folder is read inside it (a `.gantry` linked out of
+//! the folder is refused); a `--table` the user named is read where it is.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
-use gantry_host::DEFAULT_TABLE_PATH;
+use anyhow::{Context, bail};
+use gantry_host::{DEFAULT_TABLE_PATH, SignatureTable, TableFile};
 
 /// `dir` exists and is a folder.
 pub fn mod_folder(dir: &Path) -> anyhow::Result<()> {
@@ -47,4 +50,26 @@ pub fn table_path(dir: &Path, table: Option<&Path>) -> anyhow::Result<PathBuf> {
         Err(e) => bail!("cannot open the signature table {}: {e}", path.display()),
     }
     Ok(path)
+}
+
+/// The table of `dir` (or the `table` named), as [`table_path`] finds it;
+/// a missing file is an empty table.
+pub fn load_table(dir: &Path, table: Option<&Path>) -> anyhow::Result<SignatureTable> {
+    let path = table_path(dir, table)?;
+    match table {
+        Some(path) => SignatureTable::load(path),
+        None => SignatureTable::load_in(dir, Path::new(DEFAULT_TABLE_PATH)),
+    }
+    .with_context(|| format!("loading {}", path.display()))
+}
+
+/// The table file of `dir` (or the `table` named) for a run, which saves
+/// back to it merging with what changed on disk meanwhile.
+pub fn open_table(dir: &Path, table: Option<&Path>) -> anyhow::Result<TableFile> {
+    let path = table_path(dir, table)?;
+    match table {
+        Some(path) => TableFile::open(path),
+        None => TableFile::open_in(dir, Path::new(DEFAULT_TABLE_PATH)),
+    }
+    .with_context(|| format!("loading the signature table {}", path.display()))
 }

@@ -25,7 +25,7 @@ use anyhow::Context;
 use gantry_host::files::FileError;
 use gantry_host::key::validate_key;
 use gantry_host::{
-    Caller, Hub, Language, ObjectId, Role, SignatureTable, Site, Source, TraceEvent, Value, WorldId,
+    Caller, Hub, Language, ObjectId, Role, Site, Source, TraceEvent, Value, WorldId,
 };
 use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
 use gantry_rhai::{RhaiOptions, RhaiRuntime};
@@ -273,16 +273,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         validate_key(pattern.trim_end_matches(".*"))
             .with_context(|| format!("--trace-key {pattern:?}"))?;
     }
-    let table_path = if args.no_table {
+    let mut table_file = if args.no_table {
         None
     } else {
-        Some(crate::folder::table_path(dir, args.table.as_deref())?)
+        Some(crate::folder::open_table(dir, args.table.as_deref())?)
     };
-    let table = match &table_path {
-        Some(path) => SignatureTable::load(path)
-            .with_context(|| format!("loading the signature table {}", path.display()))?,
-        None => SignatureTable::new(),
-    };
+    let table = table_file
+        .as_ref()
+        .map(|file| file.table().clone())
+        .unwrap_or_default();
     let hub = Hub::with_table(table);
     let errors = Rc::new(ErrorPrinter::new(|error| errln!("error: {error}")));
     let printed = errors.clone();
@@ -378,10 +377,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         let _ = hub.send_values(tick, Source::Global, &mut args, Caller::Unrecorded);
         host.report_engine_errors();
     }
-    if let Some(path) = &table_path {
-        hub.table_snapshot()
-            .save(path)
-            .with_context(|| format!("saving the signature table {}", path.display()))?;
+    if let Some(file) = &mut table_file {
+        // Merged with what changed on disk since the run read it (a hand
+        // edit, another run's keys); a part both changed keeps the file's
+        // version, said here.
+        let path = file.path().display().to_string();
+        let saved = file
+            .save(&hub.table_snapshot())
+            .with_context(|| format!("saving the signature table {path}"))?;
+        for conflict in &saved.conflicts {
+            errln!("warning: {path}: {conflict}");
+        }
     }
     if let Some(why) = &why {
         let files: HashMap<ObjectId, String> = host

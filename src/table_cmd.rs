@@ -3,9 +3,6 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use gantry_host::SignatureTable;
-
 use crate::out::{errln, out, outln};
 
 pub fn run(dir: &Path, table: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
@@ -18,8 +15,7 @@ pub fn run(dir: &Path, table: Option<&Path>, json: bool) -> anyhow::Result<ExitC
             dir.display()
         );
     }
-    let table =
-        SignatureTable::load(&path).with_context(|| format!("loading {}", path.display()))?;
+    let table = crate::folder::load_table(dir, table)?;
     if json {
         out!("{}", table.to_json());
         return Ok(ExitCode::SUCCESS);

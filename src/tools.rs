@@ -5,7 +5,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use gantry_host::SignatureTable;
 
 use crate::out::{out, outln};
 
@@ -39,9 +38,7 @@ pub fn stubs(dir: &Path, out: Option<&Path>, table: Option<&Path>) -> anyhow::Re
     // A mod folder that is not there is most likely a typo: say so rather
     // than create it and write the stubs of an empty table into it.
     crate::folder::mod_folder(dir)?;
-    let table_path = crate::folder::table_path(dir, table)?;
-    let table = SignatureTable::load(&table_path)
-        .with_context(|| format!("loading {}", table_path.display()))?;
+    let table = crate::folder::load_table(dir, table)?;
     let out = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| dir.join(".gantry/stubs"));

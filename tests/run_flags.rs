@@ -457,3 +457,37 @@ ListenMessage("Game.Tick", nil, function(n) NotifyMessage("Player.Hurt", 1.5) en
     assert!(table.contains("(gantry run)"), "{table}");
     assert!(!table.contains("src/run.rs"), "{table}");
 }
+
+#[test]
+fn a_hand_edit_of_the_table_made_during_a_watch_run_survives_its_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.lua", "NotifyMessage('Mod.Loaded', 1)");
+    let first = gantry()
+        .args(["run", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(first.status.success());
+    let table = dir.path().join(".gantry/signatures.json");
+    write(
+        dir.path(),
+        "b.lua",
+        "ListenMessage('Game.Tick', nil, function(n) if n == 2 then print('b ticking') end end)\n\
+         NotifyMessage('Mod.Ready', true)",
+    );
+    let run = Watching::start(dir.path());
+    run.wait_for("b ticking");
+    // The user documents a key by hand while the game runs.
+    let text = std::fs::read_to_string(&table).unwrap();
+    let edited = text.replacen(
+        "\"keys\": {",
+        "\"keys\": {\n    \"Hand.Made\": { \"kind\": \"event\", \"origin\": \"declared\", \"doc\": \"written by hand\" },",
+        1,
+    );
+    assert_ne!(text, edited);
+    std::fs::write(&table, edited).unwrap();
+    let (_, stderr) = run.interrupt();
+    let saved = std::fs::read_to_string(&table).unwrap();
+    assert!(saved.contains("written by hand"), "{stderr}\n{saved}");
+    assert!(saved.contains("Mod.Ready"), "the run's key too:\n{saved}");
+    assert!(saved.contains("Mod.Loaded"), "{saved}");
+}
