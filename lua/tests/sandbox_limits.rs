@@ -538,8 +538,10 @@ fn closing_a_coroutine_stopped_by_a_limit_runs_none_of_its_close_handlers() {
 
 #[test]
 fn an_interrupter_stops_a_running_loop_from_another_thread() {
+    fn shareable<T: Send + Sync + Clone + 'static>(_: &T) {}
     let f = Fixture::with(time_options(Duration::from_secs(60)));
     let interrupter = f.rt.interrupter();
+    shareable(&interrupter);
     assert!(!interrupter.is_interrupted());
     let remote = interrupter.clone();
     let ctrl_c = std::thread::spawn(move || {
@@ -691,4 +693,24 @@ fn a_table_loop_of_c_metamethods_stops_at_the_time_limit() {
     );
     assert!(err.starts_with("virtual.lua:2: time limit exceeded"), "{err}");
     assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
+}
+
+#[test]
+fn load_refuses_a_chunk_larger_than_a_script_may_be() {
+    // Compiling is one C call as long as the text.
+    let f = Fixture::new();
+    let started = Instant::now();
+    f.load(
+        "big.lua",
+        "local chunk = ('x = 1 '):rep(3 * 1024 * 1024)\n\
+         print(load(chunk))\n\
+         print(load('return 1 + 1')())\n",
+    );
+    let printed = f.printed();
+    assert_eq!(
+        printed[0],
+        "nil\tload: a chunk of 18874368 bytes is larger than a script may be (16777216 bytes)"
+    );
+    assert_eq!(printed[1], "2");
+    assert!(started.elapsed() < Duration::from_secs(5));
 }

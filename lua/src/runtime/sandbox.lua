@@ -1,7 +1,8 @@
 -- Gantry's sandbox, run once per Lua state with the full standard library.
 -- Returns the functions the runtime uses to build each script's environment.
--- `memory_limit` is the state's memory limit in bytes, or nil.
-local lane_block, lane_unblock, memory_limit = ...
+-- `memory_limit` is the state's memory limit in bytes, or nil; `max_chunk`,
+-- the most bytes a script may have (what `load` compiles in one C call).
+local lane_block, lane_unblock, memory_limit, max_chunk = ...
 local G = _G
 local pairs, ipairs, type, error, select, tostring = pairs, ipairs, type, error, select, tostring
 local rawget, real_setmetatable = rawget, setmetatable
@@ -127,6 +128,13 @@ local function make_env(api, gmp, print, require, hook_thread)
       error("load: only text chunks are allowed (mode \"t\")", 2)
     end
     if chunk_env == nil then chunk_env = env end
+    -- Compiling is one C call, as long as the text: bounded as a script
+    -- file is. (A reader function's pieces are read by Lua code, which
+    -- the budget stops.)
+    if type(chunk) == "string" and #chunk > max_chunk then
+      return nil, string_format(
+        "load: a chunk of %d bytes is larger than a script may be (%d bytes)", #chunk, max_chunk)
+    end
     return real_load(chunk, name, "t", chunk_env)
   end
   env.collectgarbage = function(option, ...)

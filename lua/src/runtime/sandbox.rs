@@ -6,7 +6,8 @@
 //! string metatable is hidden, and its `__index` is the sandbox's string
 //! table, so `("").dump` is nil too). What a script gets:
 //! - the base functions except `dofile`, `loadfile` and the raw `load`
-//!   (`load` takes text chunks only, in the script's environment by default);
+//!   (`load` takes text chunks only, no larger than a script file may be,
+//!   in the script's environment by default);
 //!   `setmetatable` refuses a metatable with `__gc` (finalizers run with
 //!   Lua's hooks off, out of the instruction budget's reach);
 //! - `string` (no `dump`; `rep` checks its result against the memory limit
@@ -50,7 +51,12 @@ pub(crate) fn factory(
     super::bounded::install(lua, budget)?;
     lua.load(SANDBOX_LUA)
         .set_name("=gantry-sandbox")
-        .call((&fast.block, &fast.unblock, memory_limit))
+        .call((
+            &fast.block,
+            &fast.unblock,
+            memory_limit,
+            gantry_host::files::MAX_SCRIPT_BYTES,
+        ))
 }
 
 /// Builds the environment of one chunk.
