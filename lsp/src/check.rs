@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use gantry_host::files::{self, FileError};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -18,11 +19,10 @@ use crate::workspace::script_files;
 pub enum CheckError {
     #[error("cannot check {path}: not a directory")]
     NotADirectory { path: PathBuf },
-    #[error("cannot read script {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// A script could not be read (not UTF-8, too large, a link out of
+    /// the folder); the error names it.
+    #[error("{0}")]
+    Read(#[from] FileError),
 }
 
 /// One finding, with 1-based line and column (in characters).
@@ -56,10 +56,7 @@ pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
     let mut scripts = Vec::with_capacity(files.len());
     let mut workspace = crate::index::WorkspaceIndex::default();
     for path in files {
-        let text = std::fs::read_to_string(&path).map_err(|source| CheckError::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let text = files::read_text_in(dir, &path, files::MAX_SCRIPT_BYTES)?;
         let Some(language) = language_of(&path) else {
             continue;
         };

@@ -33,7 +33,14 @@ impl LoadedTable {
             .map(Path::to_owned)
             .unwrap_or_default();
         let stamp = stamp(file);
-        let (table, error) = match SignatureTable::load(file) {
+        // The table belongs to the folder holding `.gantry`: read only
+        // if it stays inside it.
+        let loaded = if root.as_os_str().is_empty() {
+            SignatureTable::load(file)
+        } else {
+            SignatureTable::load_in(&root, file)
+        };
+        let (table, error) = match loaded {
             Ok(table) => (table, None),
             Err(e) => {
                 tracing::warn!(table = %file.display(), error = %e, "cannot load signature table");
@@ -60,12 +67,15 @@ fn stamp(file: &Path) -> Option<(SystemTime, u64)> {
     Some((meta.modified().ok()?, meta.len()))
 }
 
-/// The nearest `.gantry/signatures.json` at or above `start` (a file or a directory).
+/// The nearest `.gantry/signatures.json` at or above `start` (a file or a
+/// directory). Anything there counts, not only a regular file: a folder or
+/// FIFO in its place is then a table error the user sees, not a silently
+/// missing table (nothing is opened to find it).
 pub fn find_table(start: &Path) -> Option<PathBuf> {
     start
         .ancestors()
         .map(|dir| dir.join(DEFAULT_TABLE_PATH))
-        .find(|candidate| candidate.is_file())
+        .find(|candidate| candidate.symlink_metadata().is_ok())
 }
 
 /// Every table in use, by file.

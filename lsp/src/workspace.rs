@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use gantry_host::files::{self, FileError};
+
 use crate::index::{WorkspaceIndex, index_calls};
 use crate::syntax::{language_of, scan};
 use crate::text::LineIndex;
@@ -47,7 +49,7 @@ pub fn script_files(dir: &Path) -> Vec<PathBuf> {
 pub fn index_files(files: &[PathBuf], mut progress: impl FnMut(usize, usize)) -> WorkspaceIndex {
     let mut index = WorkspaceIndex::default();
     for (done, path) in files.iter().enumerate() {
-        if let (Some(language), Ok(text)) = (language_of(path), std::fs::read_to_string(path)) {
+        if let (Some(language), Some(text)) = (language_of(path), read_or_skip(&[], path)) {
             let lines = LineIndex::new(&text);
             let calls = scan(language, &text);
             index.set_file(path.clone(), language, index_calls(&text, &lines, &calls));
@@ -55,4 +57,24 @@ pub fn index_files(files: &[PathBuf], mut progress: impl FnMut(usize, usize)) ->
         progress(done + 1, files.len());
     }
     index
+}
+
+/// Reads a script of the workspace as every file of a mod is read: a
+/// regular file (a FIFO never blocks the server, a device is never read)
+/// of at most [`files::MAX_SCRIPT_BYTES`], in UTF-8 (a byte-order mark is
+/// dropped); inside one of `roots` (the workspace folders), it must stay
+/// inside it after symbolic links.
+pub fn read_script(roots: &[PathBuf], path: &Path) -> Result<String, FileError> {
+    match roots.iter().find(|root| path.starts_with(root)) {
+        Some(root) => files::read_text_in(root, path, files::MAX_SCRIPT_BYTES),
+        None => files::read_text(path, files::MAX_SCRIPT_BYTES),
+    }
+}
+
+/// [`read_script`], a file that cannot be read skipped (logged): the
+/// index goes on without it.
+pub(crate) fn read_or_skip(roots: &[PathBuf], path: &Path) -> Option<String> {
+    read_script(roots, path)
+        .map_err(|e| tracing::warn!(error = %e, "script not indexed"))
+        .ok()
 }

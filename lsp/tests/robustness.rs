@@ -157,3 +157,124 @@ proptest! {
         server.sync();
     }
 }
+
+// ----- a mod's files: the table and scripts are read without trusting them --
+
+/// Runs `f` on its own thread; fails if it has not returned in 5 s (a read
+/// that blocks on a FIFO shows as a failure, not a hang).
+fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(5))
+        .expect("blocked: the call did not return within 5 s")
+}
+
+#[cfg(unix)]
+fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// A mod folder with one script and a `.gantry` folder, no table yet.
+fn mod_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".gantry")).unwrap();
+    std::fs::write(dir.path().join("a.lua"), "NotifyMessage(\"A.B\", 1)\n").unwrap();
+    dir
+}
+
+/// The table error `gantry check` reports for `dir`, in 5 s at most.
+fn table_error_of(dir: &std::path::Path) -> String {
+    let dir = dir.to_owned();
+    let files = within_seconds(move || gantry_lsp::check::check_dir(&dir).unwrap());
+    assert!(gantry_lsp::check::has_errors(&files), "{files:?}");
+    let table = files
+        .iter()
+        .find(|f| f.path.ends_with(".gantry/signatures.json"))
+        .unwrap_or_else(|| panic!("no table error in {files:?}"));
+    table.diagnostics[0].message.clone()
+}
+
+#[cfg(unix)]
+#[test]
+fn check_reports_a_table_that_is_a_fifo_instead_of_blocking() {
+    let dir = mod_folder();
+    mkfifo(&dir.path().join(".gantry/signatures.json"));
+    let message = table_error_of(dir.path());
+    assert!(message.contains("FIFO"), "{message}");
+}
+
+#[test]
+fn check_reports_a_table_path_that_is_a_folder_as_an_error() {
+    let dir = mod_folder();
+    std::fs::create_dir(dir.path().join(".gantry/signatures.json")).unwrap();
+    let message = table_error_of(dir.path());
+    assert!(message.contains("is a folder"), "{message}");
+}
+
+#[cfg(unix)]
+#[test]
+fn check_reports_a_table_that_links_out_of_the_mod_folder() {
+    let dir = mod_folder();
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(outside.path(), "{\"version\": 1}").unwrap();
+    std::os::unix::fs::symlink(outside.path(), dir.path().join(".gantry/signatures.json")).unwrap();
+    let message = table_error_of(dir.path());
+    assert!(message.contains("leads outside"), "{message}");
+}
+
+#[test]
+fn check_places_findings_of_a_script_with_a_byte_order_mark_as_without_it() {
+    let table = "{\"version\": 1, \"keys\": {\"A.B\": {\"origin\": \"declared\", \"params\": [{\"name\": \"n\", \"type\": \"int\"}]}}}";
+    let places = |script: &str| {
+        let dir = mod_folder();
+        std::fs::write(dir.path().join(".gantry/signatures.json"), table).unwrap();
+        std::fs::write(dir.path().join("a.lua"), script).unwrap();
+        let files = gantry_lsp::check::check_dir(dir.path()).unwrap();
+        assert_eq!(files.len(), 1, "{files:?}");
+        files[0]
+            .diagnostics
+            .iter()
+            .map(|d| (d.line, d.column, d.message.clone()))
+            .collect::<Vec<_>>()
+    };
+    let plain = places("NotifyMessage(\"A.B\", \"x\")\n");
+    assert!(!plain.is_empty());
+    assert_eq!(places("\u{FEFF}NotifyMessage(\"A.B\", \"x\")\n"), plain);
+}
+
+#[test]
+fn check_of_a_script_that_is_not_utf8_is_an_error_naming_it_and_its_line() {
+    let dir = mod_folder();
+    std::fs::write(dir.path().join("latin1.lua"), b"-- ok\n-- \xE9t\xE9\n").unwrap();
+    let err = gantry_lsp::check::check_dir(dir.path()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "latin1.lua is not valid UTF-8 text (line 2)"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn the_server_keeps_answering_when_the_workspace_table_is_a_fifo() {
+    let dir = mod_folder();
+    mkfifo(&dir.path().join(".gantry/signatures.json"));
+    let root = dir.path().to_owned();
+    let answered = within_seconds(move || {
+        let server = Server::start(&root);
+        let uri = server.open(&root.join("a.lua"));
+        let diagnostics = render_diagnostics(&server.diagnostics(&uri));
+        let hover = server.request::<HoverRequest>(HoverParams {
+            text_document_position_params: at(&uri, 0, 16),
+            work_done_progress_params: WorkDoneProgressParams::default(),
+        });
+        drop(hover);
+        diagnostics
+    });
+    assert!(answered.contains("FIFO"), "{answered}");
+}

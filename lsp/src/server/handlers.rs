@@ -242,7 +242,8 @@ pub fn did_change_watched_files(
 }
 
 fn reindex_from_disk(state: &mut GlobalState, path: std::path::PathBuf) {
-    let (Some(language), Ok(text)) = (language_of(&path), std::fs::read_to_string(&path)) else {
+    let text = crate::workspace::read_or_skip(&state.roots, &path);
+    let (Some(language), Some(text)) = (language_of(&path), text) else {
         state.workspace.remove_file(&path);
         return;
     };
