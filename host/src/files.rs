@@ -125,6 +125,13 @@ pub fn read_text_in(folder: &Path, path: &Path, limit: u64) -> Result<String, Fi
     decode(read_checked(&full, &name, Some(folder), limit)?, &name)
 }
 
+/// A script or module of the mod folder `folder`: [`read_text_in`] bounded
+/// by [`MAX_SCRIPT_BYTES`]. What every runtime and tool reads a mod's
+/// script with.
+pub fn read_script(folder: &Path, path: &Path) -> Result<String, FileError> {
+    read_text_in(folder, path, MAX_SCRIPT_BYTES)
+}
+
 /// [`read_text_in`] for bytes: the same checks, no decoding.
 pub fn read_bytes_in(folder: &Path, path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
     let full = folder.join(path);
@@ -470,5 +477,108 @@ pub fn remove_in(folder: &Path, path: &Path) -> Result<bool, FileError> {
         },
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(source) => Err(remove_err(source)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_name_that_is_not_utf8_is_named_as_such_not_as_missing() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let dir = folder();
+        let name = std::ffi::OsStr::from_bytes(b"caf\xE9.lua");
+        fs::write(dir.path().join(name), "print(1)").unwrap();
+        let err = read_script(dir.path(), Path::new(name)).unwrap_err();
+        assert!(matches!(err, FileError::NonUtf8Name { .. }), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("caf\u{FFFD}.lua: the file name is not valid UTF-8"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_missing_script_is_named_relative_to_its_folder() {
+        let dir = folder();
+        let err = read_script(dir.path(), Path::new("lib/none.lua")).unwrap_err();
+        assert!(err.is_not_found());
+        assert_eq!(err.to_string(), "lib/none.lua: no such file");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_and_the_text_kept() {
+        let dir = folder();
+        fs::write(dir.path().join("a.lua"), "\u{FEFF}print(1)\n").unwrap();
+        assert_eq!(
+            read_script(dir.path(), Path::new("a.lua")).unwrap(),
+            "print(1)\n"
+        );
+    }
+
+    #[test]
+    fn a_file_at_the_limit_is_read_and_one_byte_more_is_refused() {
+        let dir = folder();
+        fs::write(dir.path().join("a.lua"), "x".repeat(100)).unwrap();
+        assert_eq!(
+            read_text_in(dir.path(), Path::new("a.lua"), 100)
+                .unwrap()
+                .len(),
+            100
+        );
+        let err = read_text_in(dir.path(), Path::new("a.lua"), 99).unwrap_err();
+        assert_eq!(err.to_string(), "a.lua is larger than 99 bytes");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_inside_the_folder_is_read_and_one_out_of_it_is_refused() {
+        let root = folder();
+        let dir = root.path().join("mod");
+        fs::create_dir_all(dir.join("real")).unwrap();
+        fs::write(dir.join("real/a.lua"), "inside").unwrap();
+        fs::write(root.path().join("secret.lua"), "outside").unwrap();
+        std::os::unix::fs::symlink("real/a.lua", dir.join("in.lua")).unwrap();
+        std::os::unix::fs::symlink("../secret.lua", dir.join("out.lua")).unwrap();
+        assert_eq!(read_script(&dir, Path::new("in.lua")).unwrap(), "inside");
+        let err = read_script(&dir, Path::new("out.lua")).unwrap_err();
+        assert!(matches!(err, FileError::Outside { .. }), "{err}");
+        assert!(
+            err.to_string().starts_with("out.lua leads outside"),
+            "{err}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn nothing_is_written_or_removed_through_a_linked_folder() {
+        let root = folder();
+        let dir = root.path().join("mod");
+        let victim = root.path().join("victim");
+        fs::create_dir_all(&dir).unwrap();
+        fs::create_dir_all(&victim).unwrap();
+        fs::write(victim.join("keep.txt"), "keep").unwrap();
+        std::os::unix::fs::symlink("../victim", dir.join("link")).unwrap();
+        let err = write_in(&dir, &dir.join("link/keep.txt"), b"overwritten").unwrap_err();
+        assert!(matches!(err, FileError::Symlink { .. }), "{err}");
+        let err = remove_in(&dir, &dir.join("link/keep.txt")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "link is a symbolic link; Gantry writes nothing through it (remove the link)"
+        );
+        assert_eq!(fs::read_to_string(victim.join("keep.txt")).unwrap(), "keep");
+        // A link as the file itself is removed, its target kept.
+        std::os::unix::fs::symlink("../victim/keep.txt", dir.join("file")).unwrap();
+        assert!(remove_in(&dir, &dir.join("file")).unwrap());
+        assert_eq!(fs::read_to_string(victim.join("keep.txt")).unwrap(), "keep");
+        // `..` is not a name inside the folder.
+        let err = write_in(&dir, &dir.join("../victim/keep.txt"), b"x").unwrap_err();
+        assert!(matches!(err, FileError::NotInside { .. }), "{err}");
     }
 }
