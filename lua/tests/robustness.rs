@@ -135,6 +135,7 @@ fn fixture(rewrite: bool) -> Fixture {
         rewrite,
         mod_dir: None,
         max_table_rows: Some(1000),
+        ..RuntimeOptions::default()
     })
 }
 

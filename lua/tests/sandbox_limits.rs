@@ -360,7 +360,8 @@ fn a_loop_of_costly_c_calls_is_stopped_by_the_time_limit_at_its_line() {
     let failures = f.failures();
     assert_eq!(failures.len(), 1, "{failures:?}");
     assert!(
-        failures[0].starts_with("costly.lua:4: time limit exceeded: the call ran longer than 200ms"),
+        failures[0]
+            .starts_with("costly.lua:4: time limit exceeded: the call ran longer than 200ms"),
         "{failures:?}"
     );
     assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
@@ -381,7 +382,10 @@ fn a_pcall_loop_cannot_swallow_the_time_limit() {
            if caught % 100000 == 0 then print('still running', e) end\n\
          end\n",
     );
-    assert!(err.starts_with("swallow.lua:3: time limit exceeded"), "{err}");
+    assert!(
+        err.starts_with("swallow.lua:3: time limit exceeded"),
+        "{err}"
+    );
     assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
     assert!(f.printed().is_empty());
 }
@@ -390,7 +394,10 @@ fn a_pcall_loop_cannot_swallow_the_time_limit() {
 fn an_xpcall_message_handler_that_loops_does_not_run_after_a_stop() {
     for (options, stop) in [
         (budget_options(), "instruction budget"),
-        (time_options(Duration::from_millis(200)), "time limit exceeded"),
+        (
+            time_options(Duration::from_millis(200)),
+            "time limit exceeded",
+        ),
     ] {
         let f = Fixture::with(options);
         // An ordinary error still reaches the handler.
@@ -445,14 +452,21 @@ fn a_long_sort_with_a_c_comparator_stops_at_the_time_limit() {
     );
     f.rt.set_time_limit(Duration::from_millis(100));
     let started = Instant::now();
-    f.hub.send(f.hub.key("Sort").unwrap(), Source::Global, ()).unwrap();
+    f.hub
+        .send(f.hub.key("Sort").unwrap(), Source::Global, ())
+        .unwrap();
     let elapsed = started.elapsed();
     let failures = f.failures();
     assert_eq!(failures.len(), 1, "{failures:?}");
-    assert!(failures[0].starts_with("rows.lua:3: time limit exceeded"), "{failures:?}");
+    assert!(
+        failures[0].starts_with("rows.lua:3: time limit exceeded"),
+        "{failures:?}"
+    );
     assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
     // Short sorts sort as they always did.
-    f.hub.send(f.hub.key("Small").unwrap(), Source::Global, ()).unwrap();
+    f.hub
+        .send(f.hub.key("Small").unwrap(), Source::Global, ())
+        .unwrap();
     assert_eq!(f.failures(), Vec::<String>::new());
     assert_eq!(f.printed(), vec!["1 3 5 9\ta b c"]);
 }
@@ -518,9 +532,13 @@ fn closing_a_coroutine_stopped_by_a_limit_runs_none_of_its_close_handlers() {
              ListenMessage('Run', nil, function() coroutine.resume(co) end)\n\
              ListenMessage('Close', nil, function() print(coroutine.close(co)) end)\n",
         );
-        f.hub.send(f.hub.key("Run").unwrap(), Source::Global, ()).unwrap();
+        f.hub
+            .send(f.hub.key("Run").unwrap(), Source::Global, ())
+            .unwrap();
         let stopped = f.failures();
-        f.hub.send(f.hub.key("Close").unwrap(), Source::Global, ()).unwrap();
+        f.hub
+            .send(f.hub.key("Close").unwrap(), Source::Global, ())
+            .unwrap();
         let _ = tx.send((stopped, f.failures(), f.printed()));
     });
     let (stopped, failures, printed) = rx
@@ -564,7 +582,10 @@ fn an_interrupter_stops_a_running_loop_from_another_thread() {
     assert!(interrupter.is_interrupted());
     // The interrupt stays: a call after it is stopped too.
     let (err, _) = stopped_top_level(&f, "after.lua", "while true do end\n");
-    assert!(err.starts_with("after.lua:1: interrupted by the host"), "{err}");
+    assert!(
+        err.starts_with("after.lua:1: interrupted by the host"),
+        "{err}"
+    );
 }
 
 // ------------------------------------------------------------ rule 6: long C calls
@@ -598,7 +619,10 @@ fn a_pattern_with_many_lazy_quantifiers_is_stopped_in_time() {
         "print(pcall(string.find, ('a'):rep(20000), ('a-'):rep(12) .. 'b'))",
     );
     let printed = f.printed();
-    assert!(printed[0].starts_with("false\tstring.find: pattern too complex"), "{printed:?}");
+    assert!(
+        printed[0].starts_with("false\tstring.find: pattern too complex"),
+        "{printed:?}"
+    );
 }
 
 #[test]
@@ -626,7 +650,10 @@ fn repeating_an_empty_string_a_huge_number_of_times_returns_at_once() {
     let printed = f.printed();
     assert_eq!(printed[0], "0\t0\t0");
     // Wrong arguments are still Lua's errors.
-    assert!(printed[1].starts_with("false\t") && printed[1].contains("#3"), "{printed:?}");
+    assert!(
+        printed[1].starts_with("false\t") && printed[1].contains("#3"),
+        "{printed:?}"
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
@@ -651,13 +678,19 @@ fn table_functions_refuse_a_range_no_table_can_hold() {
            __index = table.concat, __newindex = rawequal })\n\
          table.insert(t, 1, 0)\n",
     );
-    assert!(err.starts_with("insert.lua:3: table.insert: a range of"), "{err}");
+    assert!(
+        err.starts_with("insert.lua:3: table.insert: a range of"),
+        "{err}"
+    );
     let (err, _) = stopped_top_level(
         &f,
         "concat.lua",
         "print(table.concat({}, '', 1, math.maxinteger))\n",
     );
-    assert!(err.starts_with("concat.lua:1: table.concat: a range of"), "{err}");
+    assert!(
+        err.starts_with("concat.lua:1: table.concat: a range of"),
+        "{err}"
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
     // What a table holds works as in Lua, errors included.
     f.load(
@@ -691,7 +724,10 @@ fn a_table_loop_of_c_metamethods_stops_at_the_time_limit() {
         "local t = setmetatable({}, { __index = table.concat })\n\
          print(#table.concat(t, '', 1, 2^31))\n",
     );
-    assert!(err.starts_with("virtual.lua:2: time limit exceeded"), "{err}");
+    assert!(
+        err.starts_with("virtual.lua:2: time limit exceeded"),
+        "{err}"
+    );
     assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
 }
 

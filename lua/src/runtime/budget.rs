@@ -267,7 +267,11 @@ impl Budget {
             let thread = ffi::lua_tothread(state, index);
             // Alive through the registry first, then published.
             ffi::lua_pushvalue(state, index);
-            ffi::lua_rawsetp(state, ffi::LUA_REGISTRYINDEX, &RUNNING_KEY as *const u8 as _);
+            ffi::lua_rawsetp(
+                state,
+                ffi::LUA_REGISTRYINDEX,
+                &RUNNING_KEY as *const u8 as _,
+            );
             self.running.store(thread, Ordering::SeqCst);
             // The watchdog may be arming the thread noted before, which the
             // registry no longer keeps: it must finish before the next
@@ -432,7 +436,7 @@ fn watch(budget: &Budget, interval: Duration) {
         std::thread::park_timeout(interval);
         let generation = budget.generation.load(Ordering::Acquire);
         let main = budget.main.load(Ordering::Acquire);
-        if generation % 2 == 0 || main.is_null() || budget.stop.load(Ordering::Acquire) {
+        if generation & 1 == 0 || main.is_null() || budget.stop.load(Ordering::Acquire) {
             last = generation;
             continue;
         }

@@ -49,14 +49,12 @@ pub(crate) fn factory(
     memory_limit: Option<usize>,
 ) -> mlua::Result<Table> {
     super::bounded::install(lua, budget)?;
-    lua.load(SANDBOX_LUA)
-        .set_name("=gantry-sandbox")
-        .call((
-            &fast.block,
-            &fast.unblock,
-            memory_limit,
-            gantry_host::files::MAX_SCRIPT_BYTES,
-        ))
+    lua.load(SANDBOX_LUA).set_name("=gantry-sandbox").call((
+        &fast.block,
+        &fast.unblock,
+        memory_limit,
+        gantry_host::files::MAX_SCRIPT_BYTES,
+    ))
 }
 
 /// Builds the environment of one chunk.

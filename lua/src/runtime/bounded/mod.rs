@@ -74,28 +74,29 @@ pub(crate) fn install(lua: &Lua, budget: &Arc<Budget>) -> mlua::Result<()> {
             // Sets `lib.name` (a global when `lib` is empty) to `f`, with
             // the budget as upvalue 1, the original as upvalue 2 when
             // `wraps`, and `extra` sort helpers after.
-            let set = |lib: &CStr, name: &CStr, f: ffi::lua_CFunction, wraps: bool, extra: c_int| {
-                if lib.is_empty() {
-                    ffi::lua_pushglobaltable(l);
-                } else {
-                    ffi::lua_getglobal(l, lib.as_ptr());
-                }
-                let table = ffi::lua_gettop(l);
-                ffi::lua_pushlightuserdata(l, ptr);
-                let mut upvalues = 1;
-                if wraps {
-                    ffi::lua_getfield(l, table, name.as_ptr());
-                    upvalues += 1;
-                }
-                for i in 0..extra {
-                    // The sort helpers: fields 1.. of the argument table.
-                    ffi::lua_rawgeti(l, 1, ffi::lua_Integer::from(i + 1));
-                    upvalues += 1;
-                }
-                ffi::lua_pushcclosure(l, f, upvalues);
-                ffi::lua_setfield(l, table, name.as_ptr());
-                ffi::lua_pop(l, 1);
-            };
+            let set =
+                |lib: &CStr, name: &CStr, f: ffi::lua_CFunction, wraps: bool, extra: c_int| {
+                    if lib.is_empty() {
+                        ffi::lua_pushglobaltable(l);
+                    } else {
+                        ffi::lua_getglobal(l, lib.as_ptr());
+                    }
+                    let table = ffi::lua_gettop(l);
+                    ffi::lua_pushlightuserdata(l, ptr);
+                    let mut upvalues = 1;
+                    if wraps {
+                        ffi::lua_getfield(l, table, name.as_ptr());
+                        upvalues += 1;
+                    }
+                    for i in 0..extra {
+                        // The sort helpers: fields 1.. of the argument table.
+                        ffi::lua_rawgeti(l, 1, ffi::lua_Integer::from(i + 1));
+                        upvalues += 1;
+                    }
+                    ffi::lua_pushcclosure(l, f, upvalues);
+                    ffi::lua_setfield(l, table, name.as_ptr());
+                    ffi::lua_pop(l, 1);
+                };
             set(c"string", c"find", strings::find, false, 0);
             set(c"string", c"match", strings::match_, false, 0);
             set(c"string", c"gmatch", strings::gmatch, false, 0);

@@ -117,7 +117,11 @@ impl<'a> Matcher<'a> {
     /// How many values a match gives: its captures, or the whole match
     /// when it has none and `whole` (find gives none then).
     pub fn count(&self, whole: bool) -> usize {
-        if self.level == 0 && whole { 1 } else { self.level }
+        if self.level == 0 && whole {
+            1
+        } else {
+            self.level
+        }
     }
 
     /// Capture `i` (0-based) of the match `s..e`; with no captures,
@@ -410,10 +414,7 @@ impl<'a> Matcher<'a> {
         if self.level >= MAX_CAPTURES {
             return Err(PatternError::TooManyCaptures);
         }
-        self.capture[self.level] = Slot {
-            init: s,
-            len: what,
-        };
+        self.capture[self.level] = Slot { init: s, len: what };
         self.level += 1;
         let result = self.do_match(s, p)?;
         if result.is_none() {
@@ -536,9 +537,15 @@ mod tests {
         assert_eq!(find("a", "[a"), Err(PatternError::MissingBracket));
         assert_eq!(find("a", "%b("), Err(PatternError::MissingBalanceArguments));
         assert_eq!(find("a", "%fa"), Err(PatternError::MissingFrontierBracket));
-        assert_eq!(find("a", "(a)%2"), Err(PatternError::InvalidCaptureIndex(2)));
+        assert_eq!(
+            find("a", "(a)%2"),
+            Err(PatternError::InvalidCaptureIndex(2))
+        );
         assert_eq!(find("a", "a)"), Err(PatternError::InvalidPatternCapture));
-        assert_eq!(find("a", &"(".repeat(33)), Err(PatternError::TooManyCaptures));
+        assert_eq!(
+            find("a", &"(".repeat(33)),
+            Err(PatternError::TooManyCaptures)
+        );
     }
 
     #[test]

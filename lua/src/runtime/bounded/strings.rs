@@ -214,8 +214,8 @@ pub unsafe extern "C-unwind" fn gmatch(l: *mut ffi::lua_State) -> c_int {
             init
         };
         ffi::lua_settop(l, 2);
-        let state = ffi::lua_newuserdatauv(l, std::mem::size_of::<GmatchState>(), 0)
-            .cast::<GmatchState>();
+        let state =
+            ffi::lua_newuserdatauv(l, std::mem::size_of::<GmatchState>(), 0).cast::<GmatchState>();
         state.write(GmatchState {
             src: init,
             last_match: None,
@@ -239,7 +239,10 @@ unsafe extern "C-unwind" fn gmatch_next(l: *mut ffi::lua_State) -> c_int {
         let ptr = ffi::lua_tolstring(l, ffi::lua_upvalueindex(3), &mut len);
         let pat = std::slice::from_raw_parts(ptr.cast::<u8>(), len);
         let state = ffi::lua_touserdata(l, ffi::lua_upvalueindex(4)).cast::<GmatchState>();
-        let GmatchState { src: start, last_match } = *state;
+        let GmatchState {
+            src: start,
+            last_match,
+        } = *state;
         let stop = || budget.stop_due();
         let mut m = Matcher::new(src, pat, steps_for(src.len()), &stop);
         let mut s = start;

@@ -172,7 +172,11 @@ pub unsafe extern "C-unwind" fn move_(l: *mut ffi::lua_State) -> c_int {
         let f = ffi::luaL_checkinteger(l, 2);
         let e = ffi::luaL_checkinteger(l, 3);
         let t = ffi::luaL_checkinteger(l, 4);
-        let tt = if ffi::lua_isnoneornil(l, 5) == 0 { 5 } else { 1 };
+        let tt = if ffi::lua_isnoneornil(l, 5) == 0 {
+            5
+        } else {
+            1
+        };
         check_table(l, 1, TAB_R);
         check_table(l, tt, TAB_W);
         if e >= f {
