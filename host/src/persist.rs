@@ -264,9 +264,9 @@ impl SignatureTable {
     /// the file was written. (A run that read the table saves through
     /// [`TableFile::save`], which keeps what changed on disk meanwhile.)
     pub fn save(&self, path: &Path) -> Result<bool, TableError> {
-        let folder = folder_of(path);
+        let (folder, placed) = placed(path);
         files::create_dirs_in(&folder, &folder).map_err(|e| save_error(path, e))?;
-        let _lock = lock::Lock::acquire(path)?;
+        let _lock = lock::Lock::acquire(&placed)?;
         let existing = match files::read_text(path, MAX_TABLE_BYTES) {
             Ok(text) => Some(text),
             Err(e) if e.is_not_found() => None,
@@ -280,7 +280,7 @@ impl SignatureTable {
             Some(existing) => drop(Self::from_json(existing, path)?),
             None => {}
         }
-        files::write_in(&folder, path, text.as_bytes()).map_err(|e| save_error(path, e))?;
+        files::write_in(&folder, &placed, text.as_bytes()).map_err(|e| save_error(path, e))?;
         Ok(true)
     }
 }
@@ -292,12 +292,13 @@ fn save_error(path: &Path, source: FileError) -> TableError {
     }
 }
 
-/// The folder a table file lives in (`.` for a bare name).
-fn folder_of(path: &Path) -> PathBuf {
-    path.parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_owned()
+/// The folder a table file lives in, and the file's path starting with
+/// it (`./signatures.json` for a bare name).
+fn placed(path: &Path) -> (PathBuf, PathBuf) {
+    match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(folder) => (folder.to_owned(), path.to_owned()),
+        None => (PathBuf::from("."), Path::new(".").join(path)),
+    }
 }
 
 fn uses_crlf(text: &str) -> bool {
@@ -341,7 +342,7 @@ impl TableFile {
     /// Reads the table at a path the user named (`--table`); a missing
     /// file is an empty table.
     pub fn open(path: &Path) -> Result<Self, TableError> {
-        Self::read(path.to_owned(), None)
+        Self::read(placed(path).1, None)
     }
 
     /// Reads the table of the mod folder `folder` (`path` relative to it,
@@ -385,7 +386,7 @@ impl TableFile {
     pub fn save(&mut self, table: &SignatureTable) -> Result<Saved, TableError> {
         let folder = match &self.folder {
             Some(folder) => folder.clone(),
-            None => folder_of(&self.path),
+            None => placed(&self.path).0,
         };
         let parent = self.path.parent().unwrap_or(&folder);
         files::create_dirs_in(&folder, parent).map_err(|e| save_error(&self.path, e))?;
