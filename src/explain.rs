@@ -37,6 +37,7 @@ pub fn run_then_explain(
     key: String,
     table: Option<std::path::PathBuf>,
     ticks: Option<u32>,
+    limits: crate::limits::LimitArgs,
 ) -> anyhow::Result<ExitCode> {
     // Before the run's header: a typo in the folder is the whole answer.
     crate::folder::mod_folder(&dir)?;
@@ -54,6 +55,7 @@ pub fn run_then_explain(
             trace_key: None,
             why: vec![key.clone()],
             why_on_stdout: true,
+            limits,
         })?;
         outln!("== from the table and the scripts ==");
     }

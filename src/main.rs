@@ -11,6 +11,8 @@ mod out;
 mod error_printer;
 mod explain;
 mod folder;
+mod interrupt;
+mod limits;
 mod run;
 mod table_cmd;
 mod tools;
@@ -63,6 +65,8 @@ enum Command {
         /// if not, why (repeatable).
         #[arg(long, value_name = "KEY")]
         why: Vec<String>,
+        #[command(flatten)]
+        limits: limits::LimitArgs,
     },
     /// Check every script in DIR against the signature table, like the
     /// language server would; exits 1 when any finding is an error.
@@ -100,6 +104,8 @@ enum Command {
         /// Run the mod for this many ticks first and report what happened.
         #[arg(long)]
         ticks: Option<u32>,
+        #[command(flatten)]
+        limits: limits::LimitArgs,
     },
     /// Serve the language server over stdio.
     Lsp,
@@ -138,6 +144,7 @@ fn main() -> ExitCode {
             trace,
             trace_key,
             why,
+            limits,
         } => run::run(run::RunArgs {
             dir,
             ticks,
@@ -149,6 +156,7 @@ fn main() -> ExitCode {
             trace_key,
             why,
             why_on_stdout: false,
+            limits,
         }),
         Command::Check { dir, format } => tools::check(&dir, format),
         Command::Stubs { dir, out, table } => tools::stubs(&dir, out.as_deref(), table.as_deref()),
@@ -157,7 +165,8 @@ fn main() -> ExitCode {
             key,
             table,
             ticks,
-        } => explain::run_then_explain(dir, key, table, ticks),
+            limits,
+        } => explain::run_then_explain(dir, key, table, ticks, limits),
         Command::Lsp => tools::lsp(),
         Command::Table { dir, table, json } => table_cmd::run(&dir, table.as_deref(), json),
     };

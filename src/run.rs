@@ -8,8 +8,10 @@
 //! file:line, and makes the exit status 1.
 //!
 //! With `--watch` the host keeps ticking every `--tick-ms` and reloads a
-//! script whose file changed (see [`crate::watch`]); Ctrl-C saves the table
-//! and exits. With `--trace` every dispatch is printed to stderr; with
+//! script whose file changed (see [`crate::watch`]). Ctrl-C stops any run
+//! after its tick, interrupting a script that does not return
+//! ([`crate::interrupt`]), saves the table and exits. `--budget`,
+//! `--time-limit` and `--memory` bound each script call ([`crate::limits`]). With `--trace` every dispatch is printed to stderr; with
 //! `--why KEY` a report on KEY's listeners follows the run ([`crate::why`]).
 
 use std::cell::Cell;
@@ -18,7 +20,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -31,6 +32,8 @@ use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
 use gantry_rhai::{RhaiOptions, RhaiRuntime};
 
 use crate::error_printer::ErrorPrinter;
+use crate::interrupt::{CtrlC, INTERRUPTED, Interrupt};
+use crate::limits::LimitArgs;
 use crate::out::{err, errln, out, outln};
 use crate::trace_out::{KeyFilter, TracePrinter};
 use crate::watch::{Change, Watcher};
@@ -90,22 +93,38 @@ macro_rules! script_engine {
 script_engine!(LuaRuntime, "lua");
 script_engine!(RhaiRuntime, "rhai");
 
-/// Both languages, each resolving `require`/`import` in the mod folder.
-fn engines(hub: &Hub, dir: &Path) -> anyhow::Result<Vec<Box<dyn ScriptEngine>>> {
-    let lua = RuntimeOptions {
+/// Both languages, each resolving `require`/`import` in the mod folder,
+/// under the run's limits.
+fn engines(hub: &Hub, dir: &Path, limits: &LimitArgs) -> anyhow::Result<Engines> {
+    let mut lua = RuntimeOptions {
         mod_dir: Some(dir.to_path_buf()),
         ..RuntimeOptions::default()
     };
-    let rhai = RhaiOptions {
+    let mut rhai = RhaiOptions {
         mod_dir: Some(dir.to_path_buf()),
         ..RhaiOptions::default()
     };
+    limits.apply(&mut lua, &mut rhai);
     let lua = LuaRuntime::new(hub.clone(), lua).context("starting Lua")?;
     let rhai = RhaiRuntime::new(hub.clone(), rhai).context("starting Rhai")?;
     // A script's `print` must not panic when stdout is closed (`| head`).
     lua.on_print(|line| outln!("{line}"));
     rhai.on_print(|line| outln!("{line}"));
-    Ok(vec![Box::new(lua), Box::new(rhai)])
+    let (lua_stop, rhai_stop) = (lua.interrupter(), rhai.interrupter());
+    Ok(Engines {
+        interrupt: Arc::new(move || {
+            lua_stop.interrupt();
+            rhai_stop.interrupt();
+        }),
+        engines: vec![Box::new(lua), Box::new(rhai)],
+    })
+}
+
+/// The run's engines, and what stops the call running in any of them
+/// from another thread (Ctrl-C).
+struct Engines {
+    engines: Vec<Box<dyn ScriptEngine>>,
+    interrupt: Interrupt,
 }
 
 /// What `gantry run` was asked to do.
@@ -129,6 +148,8 @@ pub struct RunArgs {
     pub why: Vec<String>,
     /// Print those reports on stdout (`gantry explain --ticks`), not stderr.
     pub why_on_stdout: bool,
+    /// What one script call may spend.
+    pub limits: LimitArgs,
 }
 
 /// A loaded script: which object it lives on and the source it runs.
@@ -307,7 +328,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         })));
     }
-    let engines = engines(&hub, dir)?;
+    let Engines { engines, interrupt } = engines(&hub, dir, &args.limits)?;
+    // Before the first script runs: a top level can loop too.
+    let ctrl_c = CtrlC::install(interrupt)?;
     let extensions: Vec<&'static str> = engines.iter().map(|e| e.extension()).collect();
     let world = hub.create_world();
     let mut host = ModHost {
@@ -322,6 +345,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // special file, a link out of the folder) is an error like one that
     // does not compile: said, and the others still run.
     for change in watcher.scan()? {
+        if ctrl_c.pressed() {
+            break;
+        }
         match change {
             Change::Changed { file, source } => host.add(&file, source),
             Change::Unreadable { error, .. } => host.error(&error.to_string()),
@@ -329,12 +355,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
 
-    let stop = Arc::new(AtomicBool::new(false));
-    if args.watch {
-        let flag = stop.clone();
-        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
-            .context("installing the Ctrl-C handler")?;
-    }
     let ticks = args.ticks.or((!args.watch).then_some(1));
     let tick = hub.key(TICK_KEY)?;
     hub.record_site(
@@ -351,11 +371,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let mut n: u32 = 0;
     let mut next = Instant::now();
-    while ticks.is_none_or(|t| n < t) && !stop.load(Ordering::SeqCst) {
+    while ticks.is_none_or(|t| n < t) && !ctrl_c.pressed() {
         if args.watch {
             next += tick_len;
             if let Some(wait) = next.checked_duration_since(Instant::now()) {
-                std::thread::sleep(wait);
+                ctrl_c.sleep(wait);
+            }
+            if ctrl_c.pressed() {
+                break;
             }
             for change in watcher.poll() {
                 match change {
@@ -364,7 +387,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                     Change::Unreadable { file, error } => host.unreadable(&file, &error),
                 }
             }
-            if stop.load(Ordering::SeqCst) {
+            if ctrl_c.pressed() {
                 break;
             }
         }
@@ -377,6 +400,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         let _ = hub.send_values(tick, Source::Global, &mut args, Caller::Unrecorded);
         host.report_engine_errors();
     }
+    ctrl_c.finished();
     if let Some(file) = &mut table_file {
         // Merged with what changed on disk since the run read it (a hand
         // edit, another run's keys); a part both changed keeps the file's
@@ -414,6 +438,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let failed = host.errors.count() > 0;
     drop(host);
+    // Ctrl-C is how a watching run ends; any other run it cuts short.
+    if ctrl_c.pressed() && !args.watch {
+        return Ok(ExitCode::from(INTERRUPTED));
+    }
     Ok(if failed {
         ExitCode::from(1)
     } else {

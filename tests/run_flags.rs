@@ -491,3 +491,219 @@ fn a_hand_edit_of_the_table_made_during_a_watch_run_survives_its_exit() {
     assert!(saved.contains("Mod.Ready"), "the run's key too:\n{saved}");
     assert!(saved.contains("Mod.Loaded"), "{saved}");
 }
+
+/// A `gantry run` child with piped output, the first stdout line read.
+struct Running {
+    child: std::process::Child,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Running {
+    fn start(dir: &Path, flags: &[&str]) -> Self {
+        let mut child = gantry()
+            .args(["run", dir.to_str().unwrap()])
+            .args(flags)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        Self { child, stdout }
+    }
+
+    /// Blocks until the mod printed `want`.
+    fn wait_for(&mut self, want: &str) {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let read = std::io::BufRead::read_line(&mut self.stdout, &mut line).unwrap();
+            assert_ne!(read, 0, "the run ended before printing {want:?}");
+            if line.trim_end() == want {
+                return;
+            }
+        }
+    }
+
+    /// Ctrl-C; the exit status and stderr, within 10 s.
+    fn interrupt(mut self) -> (std::process::ExitStatus, String) {
+        let pid = self.child.id().to_string();
+        let killed = std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("Ctrl-C did not stop the run within 10 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut self.child.stderr.take().unwrap(), &mut stderr).unwrap();
+        (status, stderr)
+    }
+}
+
+#[test]
+fn ctrl_c_stops_a_lua_listener_stuck_in_a_loop_and_the_run_saves_its_table() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        "NotifyMessage('Mod.Loaded', 1)\n\
+         ListenMessage('Game.Tick', nil, function()\n\
+           print('looping')\n\
+           while true do end\n\
+         end)\n",
+    );
+    // A time limit far beyond the test: only Ctrl-C can end this call.
+    let mut run = Running::start(dir.path(), &["--time-limit", "600000"]);
+    run.wait_for("looping");
+    let (status, stderr) = run.interrupt();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("a.lua:4: "),
+        "names where it looped: {stderr}"
+    );
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let table = std::fs::read_to_string(dir.path().join(".gantry/signatures.json")).unwrap();
+    assert!(
+        table.contains("Mod.Loaded"),
+        "the run saved its table: {table}"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_a_rhai_top_level_stuck_in_a_loop_and_the_run_saves_its_table() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.lua", "NotifyMessage('Mod.Loaded', 1)");
+    write(
+        dir.path(),
+        "b.rhai",
+        "print(\"looping\");\nlet n = 0;\nloop { n += 1; }\n",
+    );
+    let mut run = Running::start(
+        dir.path(),
+        &["--time-limit", "600000", "--budget", "1000000000000"],
+    );
+    run.wait_for("looping");
+    let (status, stderr) = run.interrupt();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("b.rhai:3"),
+        "names where it looped: {stderr}"
+    );
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let table = std::fs::read_to_string(dir.path().join(".gantry/signatures.json")).unwrap();
+    assert!(
+        table.contains("Mod.Loaded"),
+        "the run saved its table: {table}"
+    );
+}
+
+#[test]
+fn a_small_time_limit_stops_a_looping_mod_at_its_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        "ListenMessage('Game.Tick', nil, function()\n  while true do end\nend)\n",
+    );
+    write(dir.path(), "b.rhai", "let n = 0;\nloop { n += 1; }\n");
+    let started = std::time::Instant::now();
+    let o = gantry()
+        .args(["run", dir.path().to_str().unwrap(), "--time-limit", "200"])
+        // Only the clock can stop these loops.
+        .args(["--budget", "1000000000000"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(8), "{stderr}");
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("time limit"))
+        .collect();
+    assert!(
+        lines.iter().any(|l| l.contains("a.lua:2:")),
+        "the Lua loop, at its line: {stderr}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("b.rhai:2")),
+        "the Rhai loop, at its line: {stderr}"
+    );
+}
+
+#[test]
+fn a_small_budget_stops_a_mod_that_runs_fine_under_the_default_one() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.rhai",
+        "let n = 0;\nfor i in 0..20000 { n += i; }\nprint(`sum ${n}`);\n",
+    );
+    let run = |flags: &[&str]| {
+        gantry()
+            .args(["run", dir.path().to_str().unwrap(), "--no-table"])
+            .args(flags)
+            .output()
+            .unwrap()
+    };
+    let default = run(&[]);
+    assert!(
+        default.status.success(),
+        "{}",
+        String::from_utf8_lossy(&default.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&default.stdout), "sum 199990000\n");
+    let small = run(&["--budget", "1000"]);
+    let stderr = String::from_utf8_lossy(&small.stderr);
+    assert_eq!(small.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("a.rhai:2"), "{stderr}");
+    assert!(stderr.contains("operation limit exceeded"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&small.stdout), "");
+}
+
+#[test]
+fn a_small_memory_limit_stops_a_hoarding_mod_with_a_clear_error_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        "local t = {}\nfor i = 1, 10000000 do\n  t[i] = ('x'):rep(64) .. i\nend\nprint('kept all')\n",
+    );
+    let o = gantry()
+        .args([
+            "run",
+            dir.path().to_str().unwrap(),
+            "--no-table",
+            "--memory",
+            "16",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "an error, not an abort: {stderr}");
+    assert!(stderr.contains("memory"), "{stderr}");
+    assert!(stderr.contains("a.lua:"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "");
+}
+
+#[test]
+fn run_help_states_each_limit_and_its_default() {
+    let o = gantry().args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    for flag in ["--budget <N>", "--time-limit <MS>", "--memory <MIB>"] {
+        let at = help.find(flag).unwrap_or_else(|| panic!("{flag}: {help}"));
+        let text: String = help[at..].chars().take(400).collect();
+        let entry = &text[..text.find("\n  -").unwrap_or(text.len())];
+        assert!(entry.contains("[default: "), "{flag}: {entry}");
+    }
+    assert!(help.contains("[default: 2000]"), "{help}");
+    assert!(help.contains("[default: 256]"), "{help}");
+}

@@ -1,0 +1,124 @@
+//! `--budget`, `--time-limit` and `--memory`: what one script call may
+//! spend, set from the command line for `gantry run` and `explain --ticks`.
+//!
+//! Each flag overrides the runtimes' own defaults, which the help states
+//! from the options themselves (so help and behaviour cannot drift apart).
+//! Zero is refused: a run in which no call may run at all is a typo, and an
+//! unlimited budget is what the time limit is there to prevent.
+
+use std::time::Duration;
+
+use gantry_lua::runtime::RuntimeOptions;
+use gantry_rhai::RhaiOptions;
+
+/// One mebibyte.
+const MIB: u64 = 1 << 20;
+
+/// The limits one run's script calls live under (the help of each flag,
+/// with its default, is built from the runtimes' options below).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LimitArgs {
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u64).range(1..),
+        help = budget_help(),
+    )]
+    pub budget: Option<u64>,
+    #[arg(
+        long,
+        value_name = "MS",
+        value_parser = clap::value_parser!(u64).range(1..),
+        help = time_limit_help(),
+    )]
+    pub time_limit: Option<u64>,
+    #[arg(
+        long,
+        value_name = "MIB",
+        value_parser = clap::value_parser!(u64).range(1..=1 << 20),
+        help = memory_help(),
+    )]
+    pub memory: Option<u64>,
+}
+
+impl LimitArgs {
+    /// Both runtimes' options with these limits in place of the defaults.
+    pub fn apply(&self, lua: &mut RuntimeOptions, rhai: &mut RhaiOptions) {
+        if let Some(budget) = self.budget {
+            lua.instruction_budget = budget;
+            rhai.max_operations_per_call = budget;
+            rhai.max_operations_top_level = budget;
+        }
+        if let Some(ms) = self.time_limit {
+            let limit = Duration::from_millis(ms);
+            lua.time_limit = limit;
+            rhai.time_limit = limit;
+        }
+        if let Some(mib) = self.memory {
+            lua.memory_limit = Some(usize::try_from(mib * MIB).unwrap_or(usize::MAX));
+        }
+    }
+}
+
+fn budget_help() -> String {
+    let (lua, rhai) = (RuntimeOptions::default(), RhaiOptions::default());
+    format!(
+        "Instructions (Lua) or operations (Rhai) one script call may run, top levels included \
+         [default: Lua {}; Rhai {} per handler call, {} per top level]",
+        lua.instruction_budget, rhai.max_operations_per_call, rhai.max_operations_top_level
+    )
+}
+
+fn time_limit_help() -> String {
+    let (lua, rhai) = (RuntimeOptions::default(), RhaiOptions::default());
+    let same = lua.time_limit == rhai.time_limit;
+    let default = if same {
+        format!("{}", lua.time_limit.as_millis())
+    } else {
+        format!(
+            "Lua {}, Rhai {}",
+            lua.time_limit.as_millis(),
+            rhai.time_limit.as_millis()
+        )
+    };
+    format!(
+        "Wall-clock milliseconds one script call may take, everything it sets off included \
+         [default: {default}]"
+    )
+}
+
+fn memory_help() -> String {
+    let lua = RuntimeOptions::default();
+    let default = lua.memory_limit.map_or("unlimited".to_owned(), |bytes| {
+        (bytes as u64 / MIB).to_string()
+    });
+    format!("MiB of memory the scripts' Lua state may use [default: {default}]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_flag_sets_its_limit_in_both_runtimes_and_the_rest_stay_default() {
+        let (mut lua, mut rhai) = (RuntimeOptions::default(), RhaiOptions::default());
+        LimitArgs {
+            budget: Some(5_000),
+            time_limit: Some(250),
+            memory: None,
+        }
+        .apply(&mut lua, &mut rhai);
+        assert_eq!(lua.instruction_budget, 5_000);
+        assert_eq!(rhai.max_operations_per_call, 5_000);
+        assert_eq!(rhai.max_operations_top_level, 5_000);
+        assert_eq!(lua.time_limit, Duration::from_millis(250));
+        assert_eq!(rhai.time_limit, Duration::from_millis(250));
+        assert_eq!(lua.memory_limit, RuntimeOptions::default().memory_limit);
+        LimitArgs {
+            memory: Some(64),
+            ..LimitArgs::default()
+        }
+        .apply(&mut lua, &mut rhai);
+        assert_eq!(lua.memory_limit, Some(64 << 20));
+    }
+}
