@@ -669,3 +669,14 @@ proptest::proptest! {
         pair.assert_same("gsub", &subject, p, &Arg::Text("<%0%1>"), &Arg::Int(init));
     }
 }
+
+#[test]
+fn a_script_handed_over_with_a_byte_order_mark_runs() {
+    let f = Fixture::new();
+    f.load(
+        "bom.lua",
+        "\u{FEFF}print('ran')\nNotifyMessage('Bom.Sent', 1)\n",
+    );
+    assert_eq!(f.printed(), ["ran"]);
+    assert!(f.failures().is_empty());
+}

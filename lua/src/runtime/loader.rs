@@ -36,6 +36,9 @@ pub(crate) fn run_chunk_keeping_env(
     source: &str,
     env_out: &RefCell<Option<Table>>,
 ) -> mlua::Result<LuaValue> {
+    // A byte-order mark some editors write is no Lua: a host that hands
+    // the text over as read must not get a syntax error at 1:1.
+    let source = source.strip_prefix('\u{FEFF}').unwrap_or(source);
     let shared = &ctx.shared;
     let env = make_env(ctx, lua)?;
     *env_out.borrow_mut() = Some(env.clone());
