@@ -51,6 +51,15 @@ pub enum HubError {
     /// The listener's parameters contradict the signature; not registered.
     #[error("listener on `{key}` rejected: {mismatch}")]
     ListenRejected { key: String, mismatch: Mismatch },
+    /// A table row written through a writer contradicts the key's element
+    /// type; the row was not written. `row` counts from 0, as the hub does.
+    #[error("`{key}` row {row}: expected {expected}, got {got}")]
+    RowMismatch {
+        key: String,
+        row: usize,
+        expected: String,
+        got: String,
+    },
     #[error("{0} does not exist (destroyed?)")]
     NoSuchObject(ObjectId),
     #[error("{0} does not exist")]
@@ -1276,7 +1285,8 @@ impl Hub {
                                 ty,
                                 changed,
                             ) {
-                                failure = Some((position, ty.to_string(), arg.kind_name()));
+                                let got = s.table.structs.describe(arg, ty);
+                                failure = Some((position, ty.to_string(), got));
                                 break;
                             }
                             if sig.nested_floats >> position.min(63) & 1 != 0 {
@@ -1309,23 +1319,31 @@ impl Hub {
             let name = s.keys.name(key).clone();
             if needs_record {
                 if checked && let Err(m) = s.table.check_args(&name, args) {
-                    return Err(Refused {
-                        key: name.to_string(),
-                        position: m.position,
-                        expected: m.expected,
-                        got: m.got,
-                    });
+                    return Err(refused_args(&s.table, &name, m, args));
+                }
+                let undo = checked.then(|| Recording::before(&s.table, &name, args));
+                if s.table.record_args(&name, kind, args) == Recorded::Changed {
+                    // What a first send records is what later sends are held
+                    // to; a send that fails it (an array mixing types, rows
+                    // of one struct with fields of different types) is
+                    // refused now, as each later one would be, and leaves
+                    // nothing recorded.
+                    if let Err(m) = s.table.check_args(&name, args) {
+                        let refused = refused_args(&s.table, &name, m, args);
+                        if let Some(undo) = undo {
+                            undo.restore(&mut s.table, &name);
+                        }
+                        return Err(refused);
+                    }
+                    self.inner.table_dirty.set(true);
                 }
                 // An int for a float is converted here too: the fast check
                 // above converts only a send that fits the slot's parameters
-                // (not one that appends to an observed key).
+                // (not one that appends to an observed key, nor a first one).
                 if let Some(entry) = s.table.get(&name) {
                     for (arg, param) in args.iter_mut().zip(&entry.params) {
                         s.table.structs.widen_ints(arg, &param.ty);
                     }
-                }
-                if s.table.record_args(&name, kind, args) == Recorded::Changed {
-                    self.inner.table_dirty.set(true);
                 }
                 refresh_sig(s, key);
             }
@@ -1786,6 +1804,83 @@ pub(crate) fn collect_lists_into(
         }
         current = s.keys.info(k).parent;
         depth += 1;
+    }
+}
+
+/// The refusal of `args` by the table entry of `key`, saying what the
+/// refused argument is where the table's check only named its kind.
+fn refused_args(table: &SignatureTable, key: &str, m: Mismatch, args: &[Value]) -> Refused {
+    let param = table.get(key).and_then(|e| e.params.get(m.position));
+    let got = match (param, args.get(m.position)) {
+        (Some(param), Some(arg)) if param.ty.to_string() == m.expected => {
+            table.structs.describe(arg, &param.ty)
+        }
+        _ => m.got,
+    };
+    Refused {
+        key: key.to_owned(),
+        position: m.position,
+        expected: m.expected,
+        got,
+    }
+}
+
+/// What recording a send's types may change in the table, kept to put
+/// back when the send contradicts what it recorded.
+struct Recording {
+    /// The entry's kind and parameters (`None`: there was no entry).
+    entry: Option<(Kind, Vec<crate::types::Param>)>,
+    /// The structs, when the send may define new ones.
+    structs: Option<StructRegistry>,
+}
+
+impl Recording {
+    fn before(table: &SignatureTable, key: &str, args: &[Value]) -> Recording {
+        Recording {
+            entry: table.get(key).map(|e| (e.kind, e.params.clone())),
+            structs: args
+                .iter()
+                .any(|arg| names_unknown_struct(&table.structs, arg, 0))
+                .then(|| table.structs.clone()),
+        }
+    }
+
+    fn restore(self, table: &mut SignatureTable, key: &str) {
+        match self.entry {
+            Some((kind, params)) => {
+                if let Some(entry) = table.keys.get_mut(key) {
+                    entry.kind = kind;
+                    entry.params = params;
+                }
+            }
+            None => {
+                table.keys.remove(key);
+            }
+        }
+        if let Some(structs) = self.structs {
+            table.structs = structs;
+        }
+    }
+}
+
+/// Whether recording `value` may define a struct (the values
+/// `SignatureTable::record_args` reads: struct values, their fields, an
+/// array's first element).
+fn names_unknown_struct(structs: &StructRegistry, value: &Value, depth: usize) -> bool {
+    if depth > crate::types::MAX_TYPE_DEPTH {
+        return true;
+    }
+    match value {
+        Value::Struct(s) => {
+            !structs.defs.contains_key(&*s.name)
+                || s.fields
+                    .iter()
+                    .any(|(_, field)| names_unknown_struct(structs, field, depth + 1))
+        }
+        Value::Array(items) => items
+            .first()
+            .is_some_and(|item| names_unknown_struct(structs, item, depth + 1)),
+        _ => false,
     }
 }
 

@@ -566,6 +566,53 @@ impl StructRegistry {
         true
     }
 
+    /// What `value` is, for a message saying it does not carry `expected`:
+    /// its kind (`string`, `array mixing int and string`), and for an array
+    /// or a struct whose kind reads the same as `expected`, the element or
+    /// field that differs (`array<int> whose 3rd element is string`, `Item
+    /// whose field `count` is string`). Counts elements from 1, as the 1st, 2nd...,
+    /// whatever the script language counts from.
+    pub fn describe(&self, value: &Value, expected: &Type) -> String {
+        self.describe_in(value, expected, 0)
+    }
+
+    fn describe_in(&self, value: &Value, expected: &Type, depth: usize) -> String {
+        let kind = value.kind_name();
+        // The top level names the element of an array that fails, whatever
+        // the array's kind; an element names its own parts only where its
+        // kind reads as what was expected of it.
+        let arrays = depth == 0 && matches!((expected, value), (Type::Array(_), Value::Array(_)));
+        if depth > MAX_TYPE_DEPTH || !arrays && kind != expected.to_string() {
+            return kind;
+        }
+        match (expected, value) {
+            (Type::Array(inner), Value::Array(items)) => {
+                match items.iter().position(|item| !self.value_matches(item, inner)) {
+                    Some(at) => format!(
+                        "{kind} whose {} element is {}",
+                        ordinal(at + 1),
+                        self.describe_in(&items[at], inner, depth + 1)
+                    ),
+                    None => kind,
+                }
+            }
+            (Type::Struct(_), Value::Struct(row)) => {
+                let wrong = row.fields.iter().find_map(|(field, v)| {
+                    let ty = self.field_type(&row.name, field)?;
+                    (!self.field_matches(Some(v), ty, 0)).then_some((field, v, ty))
+                });
+                match wrong {
+                    Some((field, v, ty)) => format!(
+                        "{kind} whose field `{field}` is {}",
+                        self.describe_in(v, ty, depth + 1)
+                    ),
+                    None => kind,
+                }
+            }
+            _ => kind,
+        }
+    }
+
     /// Does a parameter declared as `expected` accept what the message records
     /// as `got`?
     pub fn accepts(&self, expected: &Type, got: &Type) -> bool {
@@ -602,6 +649,18 @@ impl StructRegistry {
         }
         Ok(())
     }
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`, ..., `11th`, ..., `21st`.
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// One position where two signatures disagree. `position` is 0-based;

@@ -154,9 +154,40 @@ impl Value {
         Value::Struct(Rc::new(value))
     }
 
-    /// The type this value has on its own, as recorded on first use. An array
-    /// takes the type of its first element (`array<any>` when empty).
+    /// The type this value has on its own, as recorded on first use. An
+    /// array takes the one type its elements share (ints beside floats are
+    /// floats; `array<any>` when empty); an array of mixed elements takes
+    /// its first element's type, which it then fails to match, as every
+    /// send of it does (see [`Value::element_type`]).
     pub fn type_of(&self) -> Type {
+        self.inferred().unwrap_or_else(|_| self.first_type())
+    }
+
+    /// [`Value::type_of`], or the two element types an array (at any
+    /// depth) mixes.
+    pub fn element_type(&self) -> Result<Type, Mixed> {
+        self.inferred()
+    }
+
+    fn inferred(&self) -> Result<Type, Mixed> {
+        Ok(match self {
+            Value::Array(items) => {
+                let mut common = Type::Any;
+                for item in items.iter() {
+                    let ty = item.inferred()?;
+                    common = unify(&common, &ty).ok_or_else(|| Mixed {
+                        first: common.clone(),
+                        other: ty,
+                    })?;
+                }
+                Type::Array(Box::new(common))
+            }
+            scalar => scalar.first_type(),
+        })
+    }
+
+    /// The type by an array's first element alone.
+    fn first_type(&self) -> Type {
         match self {
             Value::Nil => Type::Nil,
             Value::Bool(_) => Type::Bool,
@@ -171,9 +202,13 @@ impl Value {
         }
     }
 
-    /// A short name of the value's kind for messages (`int`, `Item`, ...).
+    /// A short name of the value's kind for messages (`int`, `Item`,
+    /// `array<int>`, `array mixing int and string`).
     pub fn kind_name(&self) -> String {
-        self.type_of().to_string()
+        match self.inferred() {
+            Ok(ty) => ty.to_string(),
+            Err(mixed) => mixed.to_string(),
+        }
     }
 
     pub fn as_int(&self) -> Option<i64> {
@@ -514,6 +549,28 @@ fn default_in(
     }
 }
 
+/// Two element types one array holds: it has no one type to record, and
+/// matches none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("array mixing {first} and {other}")]
+pub struct Mixed {
+    pub first: Type,
+    pub other: Type,
+}
+
+/// The one type values of `a` and of `b` both match, if any: equal types;
+/// an int where floats are (the one conversion); an empty array's `any`
+/// element beside anything.
+fn unify(a: &Type, b: &Type) -> Option<Type> {
+    match (a, b) {
+        _ if a == b => Some(a.clone()),
+        (Type::Any, other) | (other, Type::Any) => Some(other.clone()),
+        (Type::Int, Type::Float) | (Type::Float, Type::Int) => Some(Type::Float),
+        (Type::Array(x), Type::Array(y)) => unify(x, y).map(|t| Type::Array(Box::new(t))),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -539,5 +596,21 @@ mod tests {
                 .to_string(),
             "array<Item>"
         );
+    }
+
+    #[test]
+    fn an_array_has_the_type_its_elements_share_or_says_what_it_mixes() {
+        let array = |items: Vec<Value>| Value::array(items);
+        let ints_and_floats = array(vec![Value::Int(1), Value::Float(2.5)]);
+        assert_eq!(ints_and_floats.kind_name(), "array<float>");
+        let nested = array(vec![array(vec![]), array(vec![Value::Int(1)])]);
+        assert_eq!(nested.kind_name(), "array<array<int>>");
+        let mixed = array(vec![Value::Int(1), Value::str("a")]);
+        assert_eq!(mixed.kind_name(), "array mixing int and string");
+        assert_eq!(mixed.type_of().to_string(), "array<int>", "by its first");
+        let with_nil = array(vec![Value::Int(1), Value::Nil]);
+        assert_eq!(with_nil.kind_name(), "array mixing int and nil");
+        let deep = array(vec![array(vec![Value::Bool(true), Value::Int(1)])]);
+        assert_eq!(deep.kind_name(), "array mixing bool and int");
     }
 }

@@ -607,3 +607,104 @@ fn a_key_over_256_bytes_or_16_segments_is_refused_at_every_entry_point() {
     let longest = "K".repeat(gantry_host::key::MAX_KEY_BYTES);
     hub.send_str(&longest, Source::Global, (1i64,)).unwrap();
 }
+
+// ----- type rules hold every run ----------------------------------------------
+
+/// What the first send of a key records is what every later send is held
+/// to: a send that fails it is refused on the first run as on the second.
+#[test]
+fn an_array_mixing_types_is_refused_the_same_way_every_run() {
+    let mixed = || vec![Value::array(vec![Value::Int(1), Value::str("a")])];
+    let first_run = Hub::new();
+    let key = first_run.key("Mixed").unwrap();
+    let first = first_run
+        .send_values(key, Source::Global, &mut mixed(), Caller::Unrecorded)
+        .unwrap_err()
+        .to_string();
+    assert!(first.contains("array mixing int and string"), "{first}");
+    let recorded = first_run.table_snapshot();
+    assert!(
+        recorded.get("Mixed").is_none_or(|e| e.params.is_empty()),
+        "a refused first send records nothing: {:?}",
+        recorded.get("Mixed")
+    );
+    let second_run = Hub::with_table(recorded);
+    let key = second_run.key("Mixed").unwrap();
+    let second = second_run
+        .send_values(key, Source::Global, &mut mixed(), Caller::Unrecorded)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(first, second);
+    // Ints beside floats are floats, and stay so.
+    let floats = Value::array(vec![Value::Int(1), Value::Float(2.5)]);
+    second_run
+        .send_str("Floats", Source::Global, (floats,))
+        .unwrap();
+    assert_eq!(
+        second_run.table().get("Floats").unwrap().signature_label(),
+        "(arg1: array<float>)"
+    );
+    let ints = Value::array(vec![Value::Int(3)]);
+    second_run.send_str("Floats", Source::Global, (ints,)).unwrap();
+}
+
+#[test]
+fn rows_of_one_struct_with_fields_of_different_types_are_refused_on_the_first_send() {
+    let hub = Hub::new();
+    let row = |count: Value| Value::structure(StructValue::new("Slot").with("count", count));
+    let rows = Value::array(vec![row(Value::Int(1)), row(Value::str("many"))]);
+    let err = hub
+        .send_str("Slots", Source::Global, (rows,))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("array<Slot> whose 2nd element is Slot whose field `count` is string"),
+        "{err}"
+    );
+    let table = hub.table_snapshot();
+    assert!(table.structs.get("Slot").is_none(), "the struct is not recorded either");
+    assert!(table.get("Slots").is_none_or(|e| e.params.is_empty()));
+}
+
+#[test]
+fn the_writer_refuses_a_row_that_contradicts_the_element_type_naming_key_and_row() {
+    let hub = Hub::new();
+    let key = hub.key("Nums").unwrap();
+    let nums = |ns: &[i64]| vec![Value::array(ns.iter().map(|n| Value::Int(*n)).collect())];
+    hub.store_values(key, Source::Global, nums(&[1, 2]), false, Caller::Unrecorded)
+        .unwrap();
+    let mut writer = hub.stored_array(key, Source::Global);
+    for bad in [
+        Value::str("x"),
+        Value::Bool(true),
+        Value::array(vec![Value::Int(3)]),
+    ] {
+        let err = writer.try_add(bad).unwrap_err();
+        assert!(
+            matches!(&err, HubError::RowMismatch { key, row: 2, expected, .. }
+                if key == "Nums" && expected == "int"),
+            "{err}"
+        );
+        assert!(err.to_string().starts_with("`Nums` row 2: expected int, got "), "{err}");
+    }
+    assert!(matches!(
+        writer.try_set(0, Value::str("y")),
+        Err(HubError::RowMismatch { row: 0, .. })
+    ));
+    assert!(matches!(
+        writer.try_insert(1, Value::Nil),
+        Err(HubError::RowMismatch { row: 1, .. })
+    ));
+    writer.try_add(Value::Int(3)).unwrap();
+    writer.publish().unwrap();
+    assert_eq!(hub.stored(key, Source::Global).unwrap().to_vec(), nums(&[1, 2, 3]));
+    // A row written past the check is refused at the publish, saying which.
+    let mut writer = hub.stored_array(key, Source::Global);
+    writer.add(Value::str("z"));
+    let err = writer.publish().unwrap_err().to_string();
+    assert!(
+        err.contains("got array mixing int and string whose 4th element is string"),
+        "{err}"
+    );
+    assert_eq!(hub.stored(key, Source::Global).unwrap().to_vec(), nums(&[1, 2, 3]));
+}

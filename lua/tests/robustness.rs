@@ -293,3 +293,64 @@ fn lua_listener_resending_its_own_key_is_stopped_not_a_crash() {
         );
     }
 }
+
+// ----- type rules and bounds, at the line that broke them ---------------------
+
+/// The Lua error of a script that must fail to load, with its line.
+fn load_error(f: &Fixture, file: &str, source: &str) -> (Option<u32>, String) {
+    load_error_on(f, file, source, f.spawn())
+}
+
+fn load_error_on(f: &Fixture, file: &str, source: &str, object: ObjectId) -> (Option<u32>, String) {
+    match f.rt.load_script(file, source, object) {
+        Err(RuntimeError::Script(e)) => (e.line, e.message),
+        Err(other) => panic!("a script error was expected, got {other}"),
+        Ok(_) => panic!("{file} loaded: it should have failed"),
+    }
+}
+
+#[test]
+fn lua_an_array_mixing_types_is_refused_at_its_line_on_every_run() {
+    let source = "local n = 1\nNotifyMessage(\"Mixed\", {1, \"a\"})\n";
+    let first_run = Fixture::new();
+    let (line, first) = load_error(&first_run, "mixed.lua", source);
+    assert_eq!(line, Some(2), "{first}");
+    assert!(first.contains("array mixing int and string"), "{first}");
+    let second_run = Fixture::new();
+    second_run.hub.merge_table(&first_run.hub.table_snapshot());
+    let (line, second) = load_error(&second_run, "mixed.lua", source);
+    assert_eq!(line, Some(2));
+    assert_eq!(first.lines().next(), second.lines().next());
+}
+
+#[test]
+fn lua_stored_array_refuses_a_row_of_the_wrong_type_at_its_line_naming_key_and_row() {
+    for (item, got) in [("\"x\"", "string"), ("true", "bool"), ("{3}", "array<int>")] {
+        let f = Fixture::new();
+        let source = format!(
+            "StoreObjectMessage(self, \"Nums\", {{1, 2}})\n\
+             local w <close> = GMP.StoredArray(self, \"Nums\")\n\
+             w:Add({item})\n"
+        );
+        let object = f.spawn();
+        let (line, message) = load_error_on(&f, "nums.lua", &source, object);
+        assert_eq!(line, Some(3), "{message}");
+        let expected = format!("`Nums` row 3: expected int, got {got}");
+        assert!(message.contains(&expected), "{message}");
+        let key = f.hub.key("Nums").unwrap();
+        let stored = f.hub.stored(key, object).unwrap();
+        assert_eq!(stored[0].to_string(), "[1, 2]", "the table is as it was");
+    }
+}
+
+#[test]
+fn lua_a_key_over_the_length_limit_is_an_error_at_its_line() {
+    let f = Fixture::new();
+    let (line, message) = load_error(
+        &f,
+        "long.lua",
+        "local k = string.rep(\"K\", 300)\nNotifyMessage(k, 1)\n",
+    );
+    assert_eq!(line, Some(2), "{message}");
+    assert!(message.contains("at most 256 bytes"), "{message}");
+}

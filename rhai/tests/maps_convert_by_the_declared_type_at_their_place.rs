@@ -367,7 +367,7 @@ fn arguments_without_maps_convert_as_before_with_or_without_a_signature() {
         "mix.rhai",
         r#"
         NotifyObjectMessage(SELF, "Mix.Args", 1, [[1.5], []]);
-        NotifyObjectMessage(SELF, "Mix.Unknown", "s", [1, [true]], ());
+        NotifyObjectMessage(SELF, "Mix.Unknown", "s", [[1], [2, 3]], ());
         "#,
     );
     assert!(f.errors().is_empty(), "{:?}", f.errors());
@@ -385,7 +385,10 @@ fn arguments_without_maps_convert_as_before_with_or_without_a_signature() {
         other.borrow()[0],
         [
             Value::Str("s".into()),
-            Value::array(vec![Value::Int(1), Value::array(vec![Value::Bool(true)])]),
+            Value::array(vec![
+                Value::array(vec![Value::Int(1)]),
+                Value::array(vec![Value::Int(2), Value::Int(3)])
+            ]),
             Value::Nil
         ]
     );

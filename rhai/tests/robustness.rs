@@ -306,3 +306,63 @@ fn rhai_a_chain_of_handlers_sending_from_shallow_calls_runs_to_its_end() {
         .join();
     assert!(joined.is_ok());
 }
+
+// ----- type rules and bounds, at the line that broke them ---------------------
+
+/// The error of a script that must fail to load, with its line.
+fn load_error(f: &Fixture, file: &str, source: &str) -> (Option<u32>, String) {
+    let object = f.spawn();
+    match f.rt.load_script(file, source, object) {
+        Err(RhaiRuntimeError::Script(e)) => (e.line, e.message),
+        Err(other) => panic!("a script error was expected, got {other}"),
+        Ok(_) => panic!("{file} loaded: it should have failed"),
+    }
+}
+
+#[test]
+fn rhai_an_array_mixing_types_is_refused_at_its_line_on_every_run() {
+    let source = "let n = 1;\nNotifyMessage(\"Mixed\", [1, \"a\"]);\n";
+    let first_run = Fixture::new();
+    let (line, first) = load_error(&first_run, "mixed.rhai", source);
+    assert_eq!(line, Some(2), "{first}");
+    assert!(first.contains("array mixing int and string"), "{first}");
+    let second_run = Fixture::new();
+    second_run.hub.merge_table(&first_run.hub.table_snapshot());
+    let (line, second) = load_error(&second_run, "mixed.rhai", source);
+    assert_eq!(line, Some(2));
+    assert_eq!(first, second);
+}
+
+#[test]
+fn rhai_stored_array_refuses_a_row_of_the_wrong_type_at_its_line_naming_key_and_row() {
+    let (f, key) = common::inventory(RhaiOptions::default());
+    let object = f.spawn();
+    f.hub
+        .store(key, object, (gantry_host::Value::array(vec![common::item(1)]),))
+        .unwrap();
+    let source = "let items = GMP::StoredArray(SELF, \"Inv.Items\");\n\
+                  items.Add(#{ id: 2, name: \"b\", count: \"many\" });\n";
+    let (line, message) = match f.rt.load_script("items.rhai", source, object) {
+        Err(RhaiRuntimeError::Script(e)) => (e.line, e.message),
+        other => panic!("a script error was expected, got {other:?}"),
+    };
+    assert_eq!(line, Some(2), "{message}");
+    assert!(
+        message.contains("`Inv.Items` row 1: expected Item, got Item whose field `count` is string"),
+        "{message}"
+    );
+    assert_eq!(f.hub.stored(key, object).unwrap()[0].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn rhai_a_key_over_the_segment_limit_is_an_error_at_its_line() {
+    let f = Fixture::new();
+    let source = "let k = \"S\";\nfor i in 0..16 { k += \".S\"; }\nNotifyMessage(k, 1);\n";
+    let (line, message) = load_error(&f, "deep.rhai", source);
+    assert_eq!(line, Some(3), "{message}");
+    assert!(message.contains("has 17 segments; a key has at most 16"), "{message}");
+    // A literal one is refused as the script loads, naming it.
+    let deep = vec!["S"; 17].join(".");
+    let (_, message) = load_error(&f, "deep.rhai", &format!("NotifyMessage(\"{deep}\", 1);"));
+    assert!(message.contains(&deep) && message.contains("at most 16"), "{message}");
+}

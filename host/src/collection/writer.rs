@@ -94,6 +94,10 @@ pub struct StoredArray<'h> {
     prev_total: usize,
     spans: Spans,
     element: Option<Rc<str>>,
+    /// What each row must carry: the element type of the key's table, as
+    /// the signature table had it when the writer opened (`None`: the key
+    /// carries no table yet; its first publish records one).
+    row_type: Option<Type>,
     published: bool,
 }
 
@@ -107,12 +111,22 @@ impl<'h> StoredArray<'h> {
 
     #[track_caller]
     fn open_ref(hub: HubRef<'h>, key: Key, source: Source) -> Self {
-        let (rows, element) = {
+        let (rows, element, row_type) = {
             let state = hub.inner.state.borrow();
             let rows = match state.stores.get(&(key, source)).map(|s| &*s.args) {
                 Some([Value::Array(rows)]) => rows.clone(),
                 _ => Rc::new(Vec::new()),
             };
+            let row_type = state
+                .table
+                .get(state.keys.name(key))
+                .and_then(|e| match e.params.as_slice() {
+                    [param] => match &param.ty {
+                        Type::Array(element) => Some((**element).clone()),
+                        _ => None,
+                    },
+                    _ => None,
+                });
             let element = rows
                 .first()
                 .and_then(Value::as_struct)
@@ -125,7 +139,7 @@ impl<'h> StoredArray<'h> {
                         .and_then(|e| e.params.first())
                         .and_then(|p| p.ty.struct_array_element().map(Rc::from))
                 });
-            (rows, element)
+            (rows, element, row_type)
         };
         Self {
             hub,
@@ -138,6 +152,7 @@ impl<'h> StoredArray<'h> {
             edits: Vec::new(),
             spans: Spans::new(),
             element,
+            row_type,
             published: false,
         }
     }
@@ -223,6 +238,56 @@ impl<'h> StoredArray<'h> {
             }
             None => false,
         }
+    }
+
+    /// Checks `row`, to be row `index`, against the key's element type (in
+    /// checked mode): a script's row is refused at the call that wrote it,
+    /// naming the key and the row, not at the publish.
+    fn check_row(&self, index: usize, row: &Value) -> Result<(), HubError> {
+        let Some(ty) = &self.row_type else {
+            return Ok(());
+        };
+        if !self.hub.is_checked() {
+            return Ok(());
+        }
+        let state = self.hub.inner.state.borrow();
+        if state.table.structs.value_matches(row, ty) {
+            return Ok(());
+        }
+        Err(HubError::RowMismatch {
+            key: state.keys.name(self.key).to_string(),
+            row: index,
+            expected: ty.to_string(),
+            got: state.table.structs.describe(row, ty),
+        })
+    }
+
+    /// [`StoredArray::add`], refusing a row that contradicts the key's
+    /// element type ([`HubError::RowMismatch`]).
+    pub fn try_add(&mut self, row: Value) -> Result<(), HubError> {
+        self.check_row(self.rows.len(), &row)?;
+        self.add(row);
+        Ok(())
+    }
+
+    /// [`StoredArray::insert`], refusing a row that contradicts the key's
+    /// element type.
+    pub fn try_insert(&mut self, index: usize, row: Value) -> Result<bool, HubError> {
+        if index > self.rows.len() {
+            return Ok(false);
+        }
+        self.check_row(index, &row)?;
+        Ok(self.insert(index, row))
+    }
+
+    /// [`StoredArray::set`], refusing a row that contradicts the key's
+    /// element type.
+    pub fn try_set(&mut self, index: usize, row: Value) -> Result<bool, HubError> {
+        if index >= self.rows.len() {
+            return Ok(false);
+        }
+        self.check_row(index, &row)?;
+        Ok(self.set(index, row))
     }
 
     /// Appends a row.

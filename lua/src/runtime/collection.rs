@@ -19,7 +19,7 @@ use gantry_host::collection::{
     ALL_ROWS, ALL_ROWS_WITH_REMOVAL, MAX_ROWS, StoredArray, TableView, Update,
 };
 use gantry_host::listener::ListenerError;
-use gantry_host::{Type, Value};
+use gantry_host::{HubError, Type, Value};
 use mlua::{Lua, Table, UserData, UserDataMethods, Value as LuaValue};
 
 use super::convert::{from_value, to_value};
@@ -124,6 +124,25 @@ pub(crate) fn element_type(params: &[Type]) -> Option<Type> {
     }
 }
 
+/// A writer's refusal of a row, the row counted as Lua counts (from 1).
+fn refused(key: &str, what: &str, error: HubError) -> mlua::Error {
+    let error = match error {
+        HubError::RowMismatch {
+            key,
+            row,
+            expected,
+            got,
+        } => HubError::RowMismatch {
+            key,
+            row: row + 1,
+            expected,
+            got,
+        },
+        other => other,
+    };
+    mlua::Error::runtime(format!("StoredArray `{key}` {what}: {error}"))
+}
+
 /// `GMP.StoredArray(obj, key)`: the in-place writer as a Lua value.
 pub(crate) struct LuaStoredArray {
     writer: Option<StoredArray<'static>>,
@@ -180,10 +199,12 @@ impl LuaStoredArray {
     fn flush(&mut self) -> mlua::Result<()> {
         let lent = std::mem::take(&mut self.lent);
         for (index, table) in lent {
-            let value = self.convert(&LuaValue::Table(table), &format!("row {}", index + 1))?;
-            if let Some(row) = self.writer()?.get_mut(index) {
-                *row = value;
-            }
+            let what = format!("row {}", index + 1);
+            let value = self.convert(&LuaValue::Table(table), &what)?;
+            let key = self.key.clone();
+            self.writer()?
+                .try_set(index, value)
+                .map_err(|e| refused(&key, &what, e))?;
         }
         Ok(())
     }
@@ -244,8 +265,9 @@ impl UserData for LuaStoredArray {
         methods.add_method_mut("Add", |_, this, item: LuaValue| {
             this.flush()?;
             let value = this.convert(&item, "Add")?;
+            let key = this.key.clone();
             let w = this.writer()?;
-            w.add(value);
+            w.try_add(value).map_err(|e| refused(&key, "Add", e))?;
             Ok(w.len())
         });
         methods.add_method_mut("Insert", |_, this, (i, item): (i64, LuaValue)| {
@@ -253,7 +275,10 @@ impl UserData for LuaStoredArray {
             let len = this.writer()?.len();
             let at = this.index(i, len, true, "Insert")?;
             let value = this.convert(&item, "Insert")?;
-            this.writer()?.insert(at, value);
+            let key = this.key.clone();
+            this.writer()?
+                .try_insert(at, value)
+                .map_err(|e| refused(&key, "Insert", e))?;
             Ok(())
         });
         methods.add_method_mut("RemoveAt", |lua, this, i: i64| {

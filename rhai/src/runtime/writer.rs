@@ -174,6 +174,11 @@ impl WriterCell {
     fn len(&self, what: &str) -> Fallible<usize> {
         self.with(what, |w| w.len())
     }
+
+    /// The writer's refusal of a row (rows counted from 0, as Rhai does).
+    fn refused(&self, what: &str, error: gantry_host::HubError) -> Box<EvalAltResult> {
+        fail(format!("StoredArray `{}`.{what}: {error}", self.key))
+    }
 }
 
 /// Registers the writer and row types and their methods.
@@ -201,9 +206,9 @@ pub(crate) fn register(engine: &mut Engine) {
             let len = a.0.len("Set")?;
             let i = a.0.index("Set", i, len, false)?;
             let row = a.0.row_value("Set", &item)?;
-            a.0.with("Set", |w| {
-                w.set(i, row);
-            })
+            a.0.with("Set", |w| w.try_set(i, row))?
+                .map(drop)
+                .map_err(|e| a.0.refused("Set", e))
         },
     );
     // `items[i]` reads a copy; `items[i] = item` and `items[i].count += 1`
@@ -219,9 +224,9 @@ pub(crate) fn register(engine: &mut Engine) {
             let len = a.0.len("[]")?;
             let i = a.0.index("[]", i, len, false)?;
             let row = a.0.row_value("[]", &item)?;
-            a.0.with("[]", |w| {
-                w.set(i, row);
-            })
+            a.0.with("[]", |w| w.try_set(i, row))?
+                .map(drop)
+                .map_err(|e| a.0.refused("[]", e))
         },
     );
     engine.register_fn(
@@ -242,7 +247,8 @@ pub(crate) fn register(engine: &mut Engine) {
         "Add",
         |a: &mut StoredArrayHandle, item: Dynamic| -> Fallible<()> {
             let row = a.0.row_value("Add", &item)?;
-            a.0.with("Add", |w| w.add(row))
+            a.0.with("Add", |w| w.try_add(row))?
+                .map_err(|e| a.0.refused("Add", e))
         },
     );
     engine.register_fn(
@@ -251,9 +257,9 @@ pub(crate) fn register(engine: &mut Engine) {
             let len = a.0.len("Insert")?;
             let i = a.0.index("Insert", i, len, true)?;
             let row = a.0.row_value("Insert", &item)?;
-            a.0.with("Insert", |w| {
-                w.insert(i, row);
-            })
+            a.0.with("Insert", |w| w.try_insert(i, row))?
+                .map(drop)
+                .map_err(|e| a.0.refused("Insert", e))
         },
     );
     engine.register_fn(
