@@ -1,7 +1,9 @@
 //! The sandbox's limits against a script that tries to get round them: a
 //! spent instruction budget that `pcall` cannot swallow, finalizers the
 //! budget cannot reach, the memory limit's line, `string.dump` through the
-//! string metatable.
+//! string metatable, the time limit (costly C calls, message handlers,
+//! comparators, coroutines, `__close`), the host's interrupt, and the
+//! library functions whose one C call a script could make run long.
 
 mod common;
 
