@@ -12,7 +12,7 @@
 
 use std::ops::Range;
 
-use gantry_lua::syntax::{long_bracket_close, long_bracket_level};
+use gantry_lua::syntax::{innermost_enclosing, long_bracket_close, long_bracket_level};
 
 /// Where code resumes after a Lua comment or string node that holds
 /// `line_start` and began before it: after its closing bracket (searched
@@ -26,35 +26,29 @@ pub fn lua_open_at(
     limit: usize,
 ) -> Option<usize> {
     let before = line_start.checked_sub(1)?;
-    let mut node = tree
-        .root_node()
-        .descendant_for_byte_range(before, line_start);
-    while let Some(n) = node {
-        let kind = n.kind();
-        if kind == "string" || kind == "comment" {
-            let start = n.start_byte();
-            if start >= line_start || n.end_byte() <= line_start {
-                return None;
-            }
-            let bytes = text.as_bytes();
-            let opener = if kind == "comment" {
-                bytes.get(start..)?.strip_prefix(b"--")?
-            } else {
-                bytes.get(start..)?
-            };
-            let limit = limit.min(bytes.len());
-            return match long_bracket_level(opener, 0) {
-                Some(level) => Some(
-                    long_bracket_close(&bytes[..limit], line_start, level).unwrap_or(limit + 1),
-                ),
-                // A quoted string continued with `\` or `\z`: its end as parsed.
-                None if kind == "string" => Some(n.end_byte().min(bytes.len())),
-                None => None,
-            };
-        }
-        node = n.parent();
+    let n = innermost_enclosing(tree, before, line_start, |n| {
+        matches!(n.kind(), "string" | "comment")
+    })?;
+    let kind = n.kind();
+    let start = n.start_byte();
+    if start >= line_start || n.end_byte() <= line_start {
+        return None;
     }
-    None
+    let bytes = text.as_bytes();
+    let opener = if kind == "comment" {
+        bytes.get(start..)?.strip_prefix(b"--")?
+    } else {
+        bytes.get(start..)?
+    };
+    let limit = limit.min(bytes.len());
+    match long_bracket_level(opener, 0) {
+        Some(level) => {
+            Some(long_bracket_close(&bytes[..limit], line_start, level).unwrap_or(limit + 1))
+        }
+        // A quoted string continued with `\` or `\z`: its end as parsed.
+        None if kind == "string" => Some(n.end_byte().min(bytes.len())),
+        None => None,
+    }
 }
 
 /// Where code resumes after the span of `spans` (sorted, disjoint) that

@@ -16,11 +16,14 @@
 //! - [`long_bracket_level()`] / [`long_bracket_close()`]: Lua's long
 //!   brackets read from bytes, for the cut finder and the language server's
 //!   line lexer.
+//! - [`innermost_enclosing()`]: the innermost node of a kind around a
+//!   byte range, in time linear in the depth (no `parent()` climb).
 //!
 //! `tree_sitter` is re-exported so a user (the language server) edits and
 //! reparses trees with the exact version the scanner was built against.
 
 mod brackets;
+mod enclosing;
 mod kinds;
 mod literal;
 mod parse;
@@ -29,6 +32,7 @@ mod scan;
 mod split;
 
 pub use brackets::{long_bracket_close, long_bracket_level};
+pub use enclosing::innermost_enclosing;
 pub use parse::{parse, parse_range};
 pub use rewrite::{BAKES_PROLOGUE_MAX_LOCALS, Bake, Rewrite, rewrite};
 pub use scan::{

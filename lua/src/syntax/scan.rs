@@ -280,20 +280,17 @@ pub fn comment_at(tree: &Tree, source: &str, offset: usize) -> bool {
         return false;
     };
     let k = &*KINDS;
-    let mut node = tree.root_node().descendant_for_byte_range(before, offset);
-    while let Some(n) = node {
-        if n.kind_id() == k.comment {
-            let text = source.get(n.byte_range()).unwrap_or("");
-            let closed = text.strip_prefix("--[").is_some_and(|rest| {
-                let level = rest.len() - rest.trim_start_matches('=').len();
-                let close = format!("]{}]", "=".repeat(level));
-                rest[level..].starts_with('[') && rest[level + 1..].ends_with(&close)
-            });
-            return n.start_byte() < offset && (offset < n.end_byte() || !closed);
-        }
-        node = n.parent();
-    }
-    false
+    let Some(n) = super::innermost_enclosing(tree, before, offset, |n| n.kind_id() == k.comment)
+    else {
+        return false;
+    };
+    let text = source.get(n.byte_range()).unwrap_or("");
+    let closed = text.strip_prefix("--[").is_some_and(|rest| {
+        let level = rest.len() - rest.trim_start_matches('=').len();
+        let close = format!("]{}]", "=".repeat(level));
+        rest[level..].starts_with('[') && rest[level + 1..].ends_with(&close)
+    });
+    n.start_byte() < offset && (offset < n.end_byte() || !closed)
 }
 
 /// The tracked names (API functions, `GMP`, `_ENV`, `_G`, `load`) that chunk-level

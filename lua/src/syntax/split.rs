@@ -179,14 +179,10 @@ fn confirms_cut(first: &tree_sitter::Tree, at: usize) -> bool {
     let Some(last) = root.child(root.child_count().wrapping_sub(1)) else {
         return false;
     };
-    let mut node = root.descendant_for_byte_range(at.saturating_sub(1), at);
-    while let Some(n) = node {
-        if n.kind_id() == k.comment || n.kind_id() == k.string {
-            return false;
-        }
-        node = n.parent();
-    }
-    !root.has_error() && last.kind_id() != k.return_statement
+    let in_text = super::innermost_enclosing(first, at.saturating_sub(1), at, |n| {
+        n.kind_id() == k.comment || n.kind_id() == k.string
+    });
+    in_text.is_none() && !root.has_error() && last.kind_id() != k.return_statement
 }
 
 #[cfg(test)]
