@@ -47,6 +47,29 @@ struct Scanner<'a> {
     shadowed: HashSet<&'a str>,
     /// `import ... as GMP`: the `GMP::` form is the author's module.
     gmp_shadowed: bool,
+    /// For each opening bracket token, the token that closes it (`None`
+    /// when unclosed); see [`closers`].
+    closer: Vec<Option<usize>>,
+}
+
+/// The closing token of every opening bracket, by token index, from one
+/// pass with a stack: any closer closes the innermost opener, as the
+/// argument reader counts depth. An argument list then skips a bracketed
+/// group at once instead of walking it: walking made nested calls cost the
+/// square of their depth (each call walked every call inside it).
+fn closers(toks: &[Tok]) -> Vec<Option<usize>> {
+    let mut closer = vec![None; toks.len()];
+    let mut open = Vec::new();
+    for (index, tok) in toks.iter().enumerate() {
+        if tok.kind.opens() {
+            open.push(index);
+        } else if tok.kind.closes()
+            && let Some(opener) = open.pop()
+        {
+            closer[opener] = Some(index);
+        }
+    }
+    closer
 }
 
 impl<'a> Scanner<'a> {
@@ -73,6 +96,7 @@ impl<'a> Scanner<'a> {
             lines,
             shadowed,
             gmp_shadowed,
+            closer: closers(toks),
         }
     }
 
@@ -150,67 +174,77 @@ impl<'a> Scanner<'a> {
     fn args(&self, first: usize, open_end: usize) -> (usize, Vec<ScannedArg>) {
         let mut args = Vec::new();
         let mut arg = ArgBuilder::default();
-        let mut depth = 0usize;
         let mut end = open_end;
         let mut index = first;
         // Where an empty argument would sit (just after the last comma).
         let mut gap_at = open_end;
         while let Some(tok) = self.toks.get(index) {
-            if depth == 0 {
-                match tok.kind {
-                    Kind::RParen => {
-                        if let Some(done) = arg.finish(self) {
-                            args.push(done);
-                        }
-                        return (tok.end, args);
+            match tok.kind {
+                Kind::RParen => {
+                    if let Some(done) = arg.finish(self) {
+                        args.push(done);
                     }
-                    Kind::Comma => {
-                        match arg.finish(self) {
-                            Some(done) => args.push(done),
-                            None => args.push(self.empty_arg(gap_at)),
-                        }
-                        arg = ArgBuilder::default();
-                        gap_at = tok.end;
-                        end = tok.end;
-                        index += 1;
-                        continue;
+                    return (tok.end, args);
+                }
+                Kind::Comma => {
+                    match arg.finish(self) {
+                        Some(done) => args.push(done),
+                        None => args.push(self.empty_arg(gap_at)),
                     }
-                    // Nothing that can sit inside an argument list: the call
-                    // is unclosed (the author is still typing).
-                    Kind::Semi
-                    | Kind::Let
-                    | Kind::Const
-                    | Kind::Fn
-                    | Kind::Import
-                    | Kind::Export
-                    | Kind::RBracket
-                    | Kind::RBrace => break,
-                    Kind::Pipe if arg.last_kind(self).is_none_or(|k: &Kind| !k.ends_operand()) => {
-                        // A closure's parameter list: its commas separate
-                        // parameters, not arguments.
-                        let (params, close) = self.closure_params(index);
-                        if arg.is_empty() {
-                            arg.params = Some(params);
-                        }
-                        arg.push(index);
+                    arg = ArgBuilder::default();
+                    gap_at = tok.end;
+                    end = tok.end;
+                    index += 1;
+                    continue;
+                }
+                // Nothing that can sit inside an argument list: the call
+                // is unclosed (the author is still typing).
+                Kind::Semi
+                | Kind::Let
+                | Kind::Const
+                | Kind::Fn
+                | Kind::Import
+                | Kind::Export
+                | Kind::RBracket
+                | Kind::RBrace => break,
+                Kind::Pipe if arg.last_kind(self).is_none_or(|k: &Kind| !k.ends_operand()) => {
+                    // A closure's parameter list: its commas separate
+                    // parameters, not arguments.
+                    let (params, close) = self.closure_params(index);
+                    if arg.is_empty() {
+                        arg.params = Some(params);
+                    }
+                    arg.push(index);
+                    arg.push(close);
+                    end = self.toks[close].end;
+                    index = close + 1;
+                    continue;
+                }
+                Kind::OrOr if arg.is_empty() => arg.params = Some(Vec::new()),
+                _ => {}
+            }
+            if tok.kind.opens() {
+                // The whole bracketed group belongs to the argument.
+                arg.push(index);
+                match self.closer[index] {
+                    Some(close) => {
                         arg.push(close);
+                        arg.first_closed.get_or_insert(close);
                         end = self.toks[close].end;
                         index = close + 1;
                         continue;
                     }
-                    Kind::OrOr if arg.is_empty() => arg.params = Some(Vec::new()),
-                    _ => {}
+                    None => {
+                        // Unclosed: the argument runs to the end.
+                        let last = self.toks.len() - 1;
+                        arg.push(last);
+                        end = self.toks[last].end;
+                        break;
+                    }
                 }
             }
-            if tok.kind.opens() {
-                depth += 1;
-            } else if tok.kind.closes() {
-                depth = depth.saturating_sub(1);
-            }
             arg.push(index);
-            if depth == 0 && arg.first_closed.is_none() {
-                arg.first_closed = Some(index);
-            }
+            arg.first_closed.get_or_insert(index);
             end = tok.end;
             index += 1;
         }
