@@ -130,6 +130,10 @@ struct Open {
     callee: Option<ApiFunction>,
     arg_index: usize,
     arg_start: usize,
+    /// Whether the argument under way has a token before the current one
+    /// (kept as the lexer goes: asking the text since `arg_start` at each
+    /// string would cost the line's length per string).
+    seen: bool,
     /// The string literal of each argument that is exactly one string.
     strings: Vec<Option<String>>,
 }
@@ -141,16 +145,53 @@ impl Open {
             callee,
             arg_index: 0,
             arg_start,
+            seen: false,
             strings: Vec::new(),
         }
     }
 }
 
-/// Pops the frames down to and including the innermost `frame`; a closer
-/// with no opener on the line is ignored.
-fn close(stack: &mut Vec<Open>, frame: Frame) {
-    if let Some(at) = stack.iter().rposition(|o| o.frame == frame) {
-        stack.truncate(at);
+/// The open frames of the line, innermost last, with how many of each
+/// kind are open: a closer with no opener is ignored at once, not after a
+/// search of every frame (a line of 50,000 `{` and as many `)` would cost
+/// their product). Each frame is pushed and popped once: linear in the line.
+#[derive(Default)]
+struct Frames {
+    stack: Vec<Open>,
+    open: [usize; 4],
+}
+
+impl Frames {
+    fn push(&mut self, open: Open) {
+        self.open[open.frame as usize] += 1;
+        self.stack.push(open);
+    }
+
+    fn pop(&mut self) -> Option<Open> {
+        let open = self.stack.pop()?;
+        self.open[open.frame as usize] -= 1;
+        Some(open)
+    }
+
+    fn last(&self) -> Option<&Open> {
+        self.stack.last()
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Open> {
+        self.stack.last_mut()
+    }
+
+    /// Pops the frames down to and including the innermost `frame`; a
+    /// closer with no opener on the line is ignored.
+    fn close(&mut self, frame: Frame) {
+        if self.open[frame as usize] == 0 {
+            return;
+        }
+        while let Some(open) = self.pop() {
+            if open.frame == frame {
+                return;
+            }
+        }
     }
 }
 
@@ -195,7 +236,7 @@ fn scan_line(
     }
     let from = code_start.max(line.start);
     let bytes = text.as_bytes();
-    let mut stack: Vec<Open> = Vec::new();
+    let mut stack = Frames::default();
     let mut last_ident: Option<(usize, usize)> = None;
     // Whether the last token ends an operand (a Rhai `|` after one is an
     // or, not a closure's parameter list).
@@ -204,6 +245,14 @@ fn scan_line(
     let mut string: Option<StringAt> = None;
     while i < end {
         let b = bytes[i];
+        // Whether this token starts its argument; every token marks the
+        // argument it is in as begun (an opener, its parent's).
+        let mut first_token = false;
+        if !b.is_ascii_whitespace()
+            && let Some(open) = stack.last_mut()
+        {
+            first_token = !std::mem::replace(&mut open.seen, true);
+        }
         match b {
             b'"' | b'\'' => {
                 let start = i;
@@ -218,9 +267,7 @@ fn scan_line(
                     });
                     break;
                 }
-                if let Some(open) = stack.last_mut()
-                    && text[open.arg_start..start].trim().is_empty()
-                {
+                if first_token && let Some(open) = stack.last_mut() {
                     let content = text.get(start + 1..i).unwrap_or("").to_owned();
                     if open.strings.len() == open.arg_index {
                         open.strings.push(Some(content));
@@ -280,9 +327,9 @@ fn scan_line(
             }
             b'[' => stack.push(Open::new(Frame::Bracket, None, i + 1)),
             b'{' => stack.push(Open::new(Frame::Brace, None, i + 1)),
-            b')' => close(&mut stack, Frame::Paren),
-            b']' => close(&mut stack, Frame::Bracket),
-            b'}' => close(&mut stack, Frame::Brace),
+            b')' => stack.close(Frame::Paren),
+            b']' => stack.close(Frame::Bracket),
+            b'}' => stack.close(Frame::Brace),
             b',' => {
                 if let Some(open) = stack.last_mut() {
                     if open.strings.len() == open.arg_index {
@@ -290,6 +337,7 @@ fn scan_line(
                     }
                     open.arg_index += 1;
                     open.arg_start = i + 1;
+                    open.seen = false;
                 }
             }
             _ if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' => {
