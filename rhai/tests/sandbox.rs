@@ -297,6 +297,32 @@ fn a_listener_stopped_at_the_time_limit_fails_and_the_next_one_runs() {
 }
 
 #[test]
+fn hooks_and_replies_are_stopped_at_the_time_limit_too() {
+    let f = by_time(Duration::from_millis(200));
+    f.load(
+        "hook.rhai",
+        "ListenHook(\"Spin.Hook\", (), |p, ctx| {\n    loop { }\n});\n",
+    );
+    let started = Instant::now();
+    let mut payload = gantry_host::Value::Int(1);
+    f.hub.run_hook("Spin.Hook", &mut payload).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let errors = f.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("time limit exceeded"), "{errors:?}");
+    // A reply runs inside the call that sent the request: the time up
+    // stops the reply and then the sending top level.
+    let err = fails_within(
+        &f,
+        Duration::from_secs(5),
+        "reply.rhai",
+        "ListenObjectMessage(SELF, \"Q.Add\", (), |a, b, rsp| rsp.Response(a + b));\nSendObjectMessage(SELF, \"Q.Add\", 2, 3, |sum| { loop { } });\nprint(\"went on\");\n",
+    );
+    assert!(err.contains("time limit exceeded"), "{err}");
+    assert!(f.printed().is_empty());
+}
+
+#[test]
 fn the_time_limit_counts_each_call_from_its_start() {
     let f = by_time(Duration::from_millis(400));
     // Each call spends about a third of the limit: together they spend
@@ -488,24 +514,30 @@ fn one_built_in_call_cannot_build_more_than_the_size_limits() {
 
 #[test]
 fn an_interrupt_from_another_thread_stops_a_running_loop() {
-    let f = by_time(Duration::ZERO);
+    // The time limit only ends the test if the interrupt fails.
+    let f = by_time(Duration::from_secs(8));
+    let (printed, lines) = std::sync::mpsc::channel::<String>();
+    f.rt.on_print(move |line| printed.send(line.to_owned()).unwrap());
     let interrupter = f.rt.interrupter();
     let pressed = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(100));
+        // Once the script runs, as a user pressing Ctrl-C would.
+        assert_eq!(lines.recv().unwrap(), "spinning");
+        std::thread::sleep(Duration::from_millis(50));
         interrupter.interrupt();
+        lines
     });
     let err = fails_within(
         &f,
         Duration::from_secs(5),
         "spin.rhai",
-        "let x = 0;\nloop { x += 1; }\n",
+        "let x = 0;\nprint(\"spinning\");\nloop { x += 1; }\n",
     );
-    pressed.join().unwrap();
-    assert!(err.starts_with("spin.rhai:2:"), "{err}");
+    let lines = pressed.join().unwrap();
+    assert!(err.starts_with("spin.rhai:3:"), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     // The interrupt was spent on the call it stopped.
     f.load("after.rhai", "print(\"ran\");\n");
-    assert_eq!(f.printed(), vec!["ran"]);
+    assert_eq!(lines.try_recv().unwrap(), "ran");
 }
 
 #[test]

@@ -194,6 +194,7 @@ impl Shared {
             outermost: bool,
         }
         impl Drop for Exit<'_> {
+            #[inline]
             fn drop(&mut self) {
                 let limits = &self.shared.limits;
                 self.shared.stack.borrow_mut().pop();
