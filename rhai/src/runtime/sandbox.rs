@@ -1,6 +1,8 @@
 //! The sandboxed engine: the standard packages only (Rhai has no file or
-//! process access of its own; `eval` is disabled), `import` only of
-//! modules inside the mod folder, and the limits of [`RhaiOptions`].
+//! process access of its own; `eval` is disabled, and the built-ins that
+//! could block or run long in one call are replaced: see `bounded`),
+//! `import` only of modules inside the mod folder, and the limits of
+//! [`RhaiOptions`].
 //!
 //! Operation limits are per call: every top level and every handler call
 //! counts its operations from zero, and the progress callback stops the one
