@@ -354,3 +354,70 @@ fn lua_a_key_over_the_length_limit_is_an_error_at_its_line() {
     assert_eq!(line, Some(2), "{message}");
     assert!(message.contains("at most 256 bytes"), "{message}");
 }
+
+// ----- what a script keeps in the hub is bounded --------------------------------
+
+const MIB: usize = 1 << 20;
+
+fn with_hub_memory(limit: usize) -> Fixture {
+    Fixture::with(RuntimeOptions {
+        hub_memory_limit: Some(limit),
+        ..RuntimeOptions::default()
+    })
+}
+
+#[test]
+fn lua_storing_past_the_hub_memory_limit_is_an_error_at_its_line_not_an_abort() {
+    let f = with_hub_memory(8 * MIB);
+    let (line, message) = load_error(
+        &f,
+        "hoard.lua",
+        "local big = string.rep(\"x\", 1 << 20)\n\
+         for i = 1, 60 do\n\
+         \x20 StoreObjectMessage(self, \"K\" .. i, big)\n\
+         end\n",
+    );
+    assert_eq!(line, Some(3), "{message}");
+    assert!(
+        message.contains("storing this message needs 1.0 MiB of hub memory, over this runtime's hub memory limit of 8 MiB"),
+        "{message}"
+    );
+    let quota = f.rt.hub().quota().expect("a runtime's handle is charged");
+    assert!(quota.used() <= 8 * MIB);
+}
+
+#[test]
+fn lua_a_million_distinct_keys_are_refused_at_the_line_once_the_limit_is_reached() {
+    let f = with_hub_memory(8 * MIB);
+    let (line, message) = load_error(
+        &f,
+        "keys.lua",
+        "for i = 1, 1000000 do\n  NotifyMessage(\"Spam.K\" .. i, i)\nend\n",
+    );
+    assert_eq!(line, Some(2), "{message}");
+    assert!(message.contains("this new key needs"), "{message}");
+    assert!(f.hub.table_snapshot().entries().count() < 20_000);
+}
+
+#[test]
+fn lua_a_hundred_thousand_listeners_on_one_key_register_and_hear_a_send() {
+    let f = Fixture::new();
+    let started = std::time::Instant::now();
+    f.load(
+        "many.lua",
+        "heard = 0\n\
+         for i = 1, 100000 do\n\
+         \x20 ListenMessage(\"Crowd\", self, function() heard = heard + 1 end)\n\
+         end\n\
+         NotifyMessage(\"Crowd\")\n\
+         print(heard)\n",
+    );
+    assert_eq!(f.printed(), ["100000"]);
+    // Quadratic registration took most of a minute; linear is well under.
+    assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
+}
+
+#[path = "../../host/tests/support/guard.rs"]
+mod guard;
+#[path = "robustness/hostile_calls.rs"]
+mod hostile_calls;

@@ -366,3 +366,8 @@ fn rhai_a_key_over_the_segment_limit_is_an_error_at_its_line() {
     let (_, message) = load_error(&f, "deep.rhai", &format!("NotifyMessage(\"{deep}\", 1);"));
     assert!(message.contains(&deep) && message.contains("at most 16"), "{message}");
 }
+
+#[path = "../../host/tests/support/guard.rs"]
+mod guard;
+#[path = "robustness/hostile_calls.rs"]
+mod hostile_calls;
