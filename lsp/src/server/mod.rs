@@ -431,6 +431,8 @@ fn handle_event(state: &mut GlobalState, event: Event) -> Flow {
         Event::Tick => state.refresh_tables(),
         Event::Quiet => state.publish_dirty(),
     }
+    // Any event may have loaded a table (a document opened, a file changed).
+    state.report_table_errors();
     Flow::Continue
 }
 

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use crossbeam_channel::Sender;
 use gantry_host::{Language, ScannedCall};
 use lsp_server::{Message, Notification, ReqQueue};
-use lsp_types::notification::PublishDiagnostics;
+use lsp_types::notification::{LogMessage, PublishDiagnostics};
 use lsp_types::{
-    DiagnosticSeverity, NumberOrString, PublishDiagnosticsParams, TextDocumentContentChangeEvent,
-    Uri,
+    DiagnosticSeverity, LogMessageParams, MessageType, NumberOrString, PublishDiagnosticsParams,
+    TextDocumentContentChangeEvent, Uri,
 };
 
 use super::Task;
@@ -140,6 +140,9 @@ pub struct GlobalState {
     pub(crate) watch_files: bool,
     /// Whether the client's `initialized` has arrived.
     pub(crate) initialized: bool,
+    /// The load error last told the client for each table file (see
+    /// [`GlobalState::report_table_errors`]).
+    pub(crate) reported_table_errors: HashMap<PathBuf, String>,
 }
 
 impl GlobalState {
@@ -157,6 +160,7 @@ impl GlobalState {
             progress_supported: false,
             watch_files: false,
             initialized: false,
+            reported_table_errors: HashMap::new(),
         }
     }
 
@@ -240,6 +244,36 @@ impl GlobalState {
             } else if doc.table.as_ref().is_some_and(|t| changed.contains(t)) {
                 self.dirty.insert(uri.clone());
             }
+        }
+    }
+
+    /// Tells the client, once per error, of each table that could not be
+    /// loaded (corrupt, too large, unreadable) as a warning in its log: a
+    /// table no open document uses has no diagnostic to show it, and the
+    /// server goes on serving either way (an empty table, every document
+    /// of that table carrying a `table-error` diagnostic).
+    pub fn report_table_errors(&mut self) {
+        let mut failed: Vec<(PathBuf, String)> = Vec::new();
+        for table in self.tables.all() {
+            match &table.error {
+                Some(error) if self.reported_table_errors.get(&table.file) != Some(error) => {
+                    failed.push((table.file.clone(), error.clone()));
+                }
+                Some(_) => {}
+                None => {
+                    self.reported_table_errors.remove(&table.file);
+                }
+            }
+        }
+        for (file, error) in failed {
+            self.notify::<LogMessage>(LogMessageParams {
+                typ: MessageType::WARNING,
+                message: format!(
+                    "cannot load the signature table {}: {error}",
+                    file.display()
+                ),
+            });
+            self.reported_table_errors.insert(file, error);
         }
     }
 
