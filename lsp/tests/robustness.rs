@@ -10,6 +10,7 @@ use lsp_types::{
     WorkspaceSymbolParams,
 };
 use proptest::prelude::*;
+use serde_json::{Value, json};
 use support::{Server, project, render_diagnostics};
 
 const PIECES: &[&str] = &[
@@ -277,4 +278,254 @@ fn the_server_keeps_answering_when_the_workspace_table_is_a_fifo() {
         diagnostics
     });
     assert!(answered.contains("FIFO"), "{answered}");
+}
+
+// ---------------------------------------------------------------------------
+// Broken framing: the server finds the next frame and keeps answering.
+// ---------------------------------------------------------------------------
+
+/// A writer the test reads back once the session is over.
+#[derive(Clone, Default)]
+struct Written(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Written {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn frame(body: &str) -> String {
+    format!("Content-Length: {}\r\n\r\n{body}", body.len())
+}
+
+/// A request (the id the bad frames below carry: the server must never
+/// answer it as if it had been read whole).
+const BAD_BODY: &str = r#"{"jsonrpc":"2.0","id":1000,"method":"shutdown"}"#;
+
+/// The messages the server wrote, each frame's body as JSON.
+fn written_messages(bytes: &[u8]) -> Vec<Value> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut rest: &str = &text;
+    let mut out = Vec::new();
+    while let Some(at) = rest.find("Content-Length: ") {
+        let after = &rest[at + 16..];
+        let (length, after) = after.split_once("\r\n\r\n").expect("a header block");
+        let length: usize = length.parse().expect("a length");
+        out.push(serde_json::from_str(&after[..length]).expect("JSON"));
+        rest = &after[length..];
+    }
+    out
+}
+
+/// A whole session over Gantry's stdio transport: `initialize`, a Lua
+/// document opened, `bad` (raw bytes), then 50 hover and completion
+/// requests (ids 1 to 50), `shutdown` and `exit`. Returns every message
+/// the server wrote.
+fn session_after(bad: &str) -> Vec<Value> {
+    let p = project(
+        "//- /.gantry/signatures.json\n$TABLE\n//- /main.lua\nNotifyMessage(\"Player.Hurt\", 1.0)\n",
+    );
+    let uri = p.uri("main.lua");
+    let mut input = frame(
+        &json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": { "capabilities": {} } })
+            .to_string(),
+    );
+    input +=
+        &frame(&json!({ "jsonrpc": "2.0", "method": "initialized", "params": {} }).to_string());
+    input += &frame(
+        &json!({ "jsonrpc": "2.0", "method": "textDocument/didOpen", "params": { "textDocument": {
+            "uri": uri.as_str(), "languageId": "lua", "version": 1,
+            "text": std::fs::read_to_string(p.path("main.lua")).unwrap() } } })
+        .to_string(),
+    );
+    input += bad;
+    for id in 1..=50 {
+        let method = if id % 2 == 1 {
+            "textDocument/hover"
+        } else {
+            "textDocument/completion"
+        };
+        input += &frame(
+            &json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": {
+                "textDocument": { "uri": uri.as_str() },
+                "position": { "line": 0, "character": 24 } } })
+            .to_string(),
+        );
+    }
+    input += &frame(r#"{"jsonrpc":"2.0","id":51,"method":"shutdown"}"#);
+    input += &frame(r#"{"jsonrpc":"2.0","method":"exit"}"#);
+    let out = Written::default();
+    let (connection, threads) = gantry_lsp::server::transport::connect(
+        std::io::Cursor::new(input.into_bytes()),
+        out.clone(),
+    )
+    .unwrap();
+    let ending = gantry_lsp::serve(connection).unwrap();
+    threads.join().unwrap();
+    assert_eq!(
+        ending,
+        gantry_lsp::Ending::Exit,
+        "the session ends with its own exit"
+    );
+    let written = out.0.lock().unwrap().clone();
+    written_messages(&written)
+}
+
+/// Every one of the 50 requests after `bad` is answered with a result
+/// (hover: the key's signature), and the bad frame is answered with a
+/// Parse error (id `null`, or the id of a request cut short).
+fn assert_all_answered_after(bad: &str, refused_id: Value) {
+    let messages = session_after(bad);
+    let result_of = |id: i64| {
+        messages
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("request {id} after {bad:?} was not answered"))
+    };
+    for id in 1..=50 {
+        let answer = result_of(id);
+        assert!(answer.get("error").is_none(), "request {id}: {answer}");
+        if id % 2 == 1 {
+            let hover = answer["result"]["contents"]["value"].as_str().unwrap_or("");
+            assert!(
+                hover.contains("Player.Hurt(dmg: float"),
+                "hover {id}: {answer}"
+            );
+        } else {
+            assert!(answer["result"].is_array(), "completion {id}: {answer}");
+        }
+    }
+    assert!(result_of(51)["error"].is_null(), "shutdown answered");
+    let refusals: Vec<&Value> = messages
+        .iter()
+        .filter(|m| m["error"]["code"] == -32700)
+        .collect();
+    assert!(
+        refusals.iter().any(|m| m["id"] == refused_id),
+        "a Parse error with id {refused_id} for {bad:?}: {refusals:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .all(|m| m["id"] != 1000 || m.get("error").is_some()),
+        "the broken request was not served as whole"
+    );
+}
+
+#[test]
+fn after_a_frame_without_content_length_the_server_answers_the_next_requests() {
+    assert_all_answered_after(
+        &format!("Content-Type: application/json\r\n\r\n{BAD_BODY}"),
+        Value::Null,
+    );
+}
+
+#[test]
+fn after_a_non_numeric_content_length_the_server_answers_the_next_requests() {
+    assert_all_answered_after(
+        &format!("Content-Length: forty\r\n\r\n{BAD_BODY}"),
+        Value::Null,
+    );
+}
+
+#[test]
+fn after_a_negative_content_length_the_server_answers_the_next_requests() {
+    assert_all_answered_after(
+        &format!("Content-Length: -48\r\n\r\n{BAD_BODY}"),
+        Value::Null,
+    );
+}
+
+#[test]
+fn after_a_huge_content_length_the_server_answers_the_next_requests() {
+    // Over the limit, and past what any integer holds.
+    assert_all_answered_after(
+        &format!("Content-Length: 1099511627776\r\n\r\n{BAD_BODY}"),
+        Value::Null,
+    );
+    assert_all_answered_after(
+        &format!("Content-Length: 123456789012345678901234567890\r\n\r\n{BAD_BODY}"),
+        Value::Null,
+    );
+}
+
+#[test]
+fn after_a_body_that_is_not_json_the_server_answers_the_next_requests() {
+    assert_all_answered_after(
+        &frame("{\"jsonrpc\": \"2.0\", \"id\": 1000, nope"),
+        Value::Null,
+    );
+}
+
+#[test]
+fn after_a_body_shorter_than_declared_the_server_answers_the_next_requests() {
+    // The short request is refused with its own id.
+    assert_all_answered_after(
+        &format!("Content-Length: {}\r\n\r\n{BAD_BODY}", BAD_BODY.len() + 500),
+        json!(1000),
+    );
+}
+
+#[test]
+fn after_noise_between_frames_the_server_answers_the_next_requests() {
+    let noise = format!("garbage\r\n{}\n{{]", "z".repeat(100_000));
+    assert_all_answered_after(&format!("{noise}{}", frame("not json")), Value::Null);
+}
+
+#[test]
+fn header_lines_ending_in_a_bare_line_feed_are_answered() {
+    let lf_only = format!(
+        "Content-Length: {}\nContent-Type: application/vscode-jsonrpc\n\n{}",
+        22, r#"{"jsonrpc":"2.0","id":"#
+    );
+    // A frame with bare line feeds (its body not JSON: refused), then the
+    // 50 requests, each answered.
+    assert_all_answered_after(&lf_only, Value::Null);
+    let messages = session_after(&format!(
+        "Content-Length: {}\n\n{}",
+        r#"{"jsonrpc":"2.0","id":77,"method":"workspace/symbol","params":{"query":""}}"#.len(),
+        r#"{"jsonrpc":"2.0","id":77,"method":"workspace/symbol","params":{"query":""}}"#
+    ));
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["id"] == 77 && m["result"].is_array()),
+        "a request framed with bare line feeds is answered"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// A hostile table file: reported, and the server keeps serving.
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_table_that_cannot_be_loaded_is_logged_once_and_the_server_keeps_answering() {
+    // Nested far past any parser's depth, then not even UTF-8.
+    let nested = format!(r#"{{"version": 1, "keys": {}"#, "[".repeat(200_000));
+    for table in [nested.into_bytes(), b"{\"version\": 1, \xff\xfe}".to_vec()] {
+        let p = project("//- /main.lua\nNotifyMessage(\"Player.Hurt\", 1.0)\n");
+        std::fs::create_dir_all(p.path(".gantry")).unwrap();
+        std::fs::write(p.path(".gantry/signatures.json"), &table).unwrap();
+        let server = Server::start(p.dir.path());
+        let uri = server.open(&p.path("main.lua"));
+        poke(&server, &uri, 0, 20);
+        let diagnostics = render_diagnostics(&server.diagnostics(&uri));
+        assert!(diagnostics.contains("table-error"), "{diagnostics}");
+        server.sync();
+        let logged: Vec<String> = server
+            .notifications("window/logMessage")
+            .iter()
+            .filter_map(|m| m["message"].as_str().map(str::to_owned))
+            .filter(|m| m.contains("signatures.json"))
+            .collect();
+        assert_eq!(logged.len(), 1, "one warning for the table: {logged:?}");
+        assert!(
+            logged[0].starts_with("cannot load the signature table"),
+            "{logged:?}"
+        );
+    }
 }
