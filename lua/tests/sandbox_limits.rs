@@ -402,12 +402,17 @@ fn an_xpcall_message_handler_that_loops_does_not_run_after_a_stop() {
         ),
     ] {
         let f = Fixture::with(options);
-        // An ordinary error still reaches the handler.
+        // An ordinary error still reaches the handler, and a coroutine
+        // still yields across xpcall.
         f.load(
             "handled.lua",
-            "print(xpcall(function() error('boom', 0) end, function(e) return 'handled ' .. e end))",
+            "print(xpcall(function() error('boom', 0) end, function(e) return 'handled ' .. e end))\n\
+             local co = coroutine.wrap(function()\n\
+               return xpcall(function() return coroutine.yield('out') .. '!' end, print)\n\
+             end)\n\
+             print(co(), co('back'))\n",
         );
-        assert_eq!(f.printed(), vec!["false\thandled boom"]);
+        assert_eq!(f.printed(), vec!["false\thandled boom", "out\ttrue\tback!"]);
         let (err, elapsed) = stopped_top_level(
             &f,
             "handler.lua",
