@@ -334,11 +334,9 @@ fn listen_many(c: &mut Criterion) {
                 |hub| {
                     for _ in 0..n {
                         let s = sink.clone();
-                        hub.listen("Many.One", Source::Global, move |x: i64| {
-                            s.set(s.get() + x)
-                        })
-                        .unwrap()
-                        .detach();
+                        hub.listen("Many.One", Source::Global, move |x: i64| s.set(s.get() + x))
+                            .unwrap()
+                            .detach();
                     }
                     hub
                 },

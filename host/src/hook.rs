@@ -193,7 +193,10 @@ impl Hub {
             // A hook's first run records its payload type, as a first send
             // records its arguments (one branch once the key is known).
             let unrecorded = crate::hub::has_no_params(&state, key);
-            (collect_lists(&mut state, key, Source::Global, true), unrecorded)
+            (
+                collect_lists(&mut state, key, Source::Global, true),
+                unrecorded,
+            )
         };
         if unrecorded {
             self.record_hook_payload(key, payload);
@@ -245,7 +248,7 @@ impl Hub {
                 continue;
             };
             let mut call = HookCall {
-                hub: self,
+                hub: self.uncharged(),
                 key,
                 payload: &mut *payload,
                 handled: false,

@@ -22,8 +22,8 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use thiserror::Error;
 
-pub(crate) use crate::channel::{CollectionEntry, List};
 use crate::channel::Channel;
+pub(crate) use crate::channel::{CollectionEntry, List};
 use crate::collection::Spans;
 use crate::key::{Key, KeyError, Keys};
 use crate::lane::Lane;
@@ -31,6 +31,7 @@ use crate::listener::{
     Callback, Entry, ListenOptions, ListenerHandle, ListenerId, ListenerParams, Match, MessageFn,
     Owner, OwnerKey,
 };
+use crate::quota::{Holding, OverQuota, Quota};
 use crate::report::Report;
 use crate::request::Responder;
 use crate::signature::{KeyDecl, Kind, Recorded, Role, SignatureTable, Site};
@@ -45,6 +46,10 @@ use crate::value::{ObjectId, Value};
 pub enum HubError {
     #[error(transparent)]
     Key(#[from] KeyError),
+    /// What was asked would take the hub memory a runtime's scripts hold
+    /// over its limit (see [`crate::quota`]); nothing was kept.
+    #[error(transparent)]
+    OverQuota(#[from] OverQuota),
     /// The arguments contradict the signature; the dispatch was aborted.
     #[error("`{key}` {mismatch}; dispatch aborted")]
     Mismatch { key: String, mismatch: Mismatch },
@@ -224,6 +229,12 @@ pub(crate) struct Stored {
     /// The Rust rows a table was stored from ([`Hub::store_rows`]), until
     /// it is written otherwise.
     pub mirror: Option<Rc<crate::collection::Mirror>>,
+    /// What it holds of the storing runtime's hub memory (`None`: stored
+    /// through an uncharged handle).
+    pub charge: Option<crate::quota::Charge>,
+    /// Which store this is (see [`State::store_serial`]): a writer tells
+    /// the table it opened from one stored over it since.
+    pub serial: u64,
 }
 
 pub(crate) struct State {
@@ -254,6 +265,7 @@ pub(crate) struct State {
     /// [`crate::types::RowShape`]; kept for one epoch).
     row_shape: crate::types::RowShape,
     reports: Vec<Report>,
+    next_store: u64,
     next_id: u64,
     next_seq: u64,
     next_object: u64,
@@ -261,6 +273,14 @@ pub(crate) struct State {
     /// Values whose drop may run user code (closures holding responders):
     /// dropped only after the state borrow is released.
     graveyard: Vec<Box<dyn Any>>,
+}
+
+impl State {
+    /// A number no store had before: each message stored gets one.
+    pub(crate) fn store_serial(&mut self) -> u64 {
+        self.next_store += 1;
+        self.next_store
+    }
 }
 
 /// A host's report sink.
@@ -287,9 +307,22 @@ pub struct HubInner {
 }
 
 /// The message hub. Clone it freely: clones are handles to the same hub.
+///
+/// A handle may be charged to a [`Quota`] ([`Hub::charged_to`]): what the
+/// hub keeps for calls through it (stored messages and tables, listeners,
+/// new keys) is counted there, and refused past its limit. A script
+/// runtime holds such a handle; a host's own handle charges nothing.
 #[derive(Clone)]
 pub struct Hub {
     pub(crate) inner: Rc<HubInner>,
+    charged: Option<Rc<Charged>>,
+}
+
+/// What a charged handle carries: its quota, and an uncharged handle to
+/// hand listeners without making one per call.
+struct Charged {
+    quota: Quota,
+    plain: Hub,
 }
 
 impl Default for Hub {
@@ -325,6 +358,7 @@ impl Hub {
             laned: Vec::new(),
             row_shape: Default::default(),
             reports: Vec::new(),
+            next_store: 0,
             next_id: 0,
             next_seq: 0,
             next_object: 0,
@@ -332,6 +366,7 @@ impl Hub {
             graveyard: Vec::new(),
         };
         Hub {
+            charged: None,
             inner: Rc::new(HubInner {
                 state: RefCell::new(state),
                 checked: Cell::new(true),
@@ -348,7 +383,41 @@ impl Hub {
     }
 
     pub(crate) fn from_inner(inner: Rc<HubInner>) -> Hub {
-        Hub { inner }
+        Hub {
+            inner,
+            charged: None,
+        }
+    }
+
+    /// A handle to this hub whose calls charge what the hub keeps for
+    /// them to `quota` (see [`crate::quota`]). A script runtime takes one
+    /// for its scripts: past the limit, a store, a listen or a new key is
+    /// [`HubError::OverQuota`] at the script's call.
+    pub fn charged_to(&self, quota: Quota) -> Hub {
+        Hub {
+            inner: self.inner.clone(),
+            charged: Some(Rc::new(Charged {
+                quota,
+                plain: Hub::from_inner(self.inner.clone()),
+            })),
+        }
+    }
+
+    /// The quota this handle charges, if any.
+    #[inline]
+    pub fn quota(&self) -> Option<&Quota> {
+        self.charged.as_ref().map(|c| &c.quota)
+    }
+
+    /// This hub through a handle that charges nothing: what listeners are
+    /// handed ([`Message::hub`]), so that a host's listener keeps what it
+    /// keeps uncharged, whoever sent.
+    #[inline]
+    pub(crate) fn uncharged(&self) -> &Hub {
+        match &self.charged {
+            None => self,
+            Some(charged) => &charged.plain,
+        }
     }
 
     pub(crate) fn downgrade(&self) -> Weak<HubInner> {
@@ -476,9 +545,10 @@ impl Hub {
 
     // ----- keys ---------------------------------------------------------------
 
-    /// Interns a key: the handle never hashes the string again.
+    /// Interns a key: the handle never hashes the string again. A key new
+    /// to the hub is refused past a charged handle's quota.
     #[inline]
-    pub fn key(&self, text: &str) -> Result<Key, KeyError> {
+    pub fn key(&self, text: &str) -> Result<Key, HubError> {
         // Bound first: a borrow in the match scrutinee would live through
         // the arms, and interning borrows mutably.
         let found = self.inner.state.borrow().keys.get(text);
@@ -488,10 +558,28 @@ impl Hub {
         }
     }
 
-    /// A key's first use: validate and intern it (and its ancestors).
+    /// A key's first use: validate and intern it (and its ancestors),
+    /// charged to the handle's quota with every ancestor new with it.
     #[cold]
-    fn intern_key(&self, text: &str) -> Result<Key, KeyError> {
-        self.with_state(|s| intern(s, text))
+    fn intern_key(&self, text: &str) -> Result<Key, HubError> {
+        self.with_state(|s| {
+            let Some(quota) = self.quota() else {
+                return Ok(intern(s, text)?);
+            };
+            crate::key::validate_key(text)?;
+            let mut bytes = 0;
+            let mut level = Some(text);
+            while let Some(t) = level
+                && s.keys.get(t).is_none()
+            {
+                bytes += crate::quota::KEY_BYTES + 2 * t.len();
+                level = crate::key::parent_key(t);
+            }
+            quota.room(text, Holding::NewKey, bytes, 0)?;
+            let key = intern(s, text)?;
+            quota.hold(bytes);
+            Ok(key)
+        })
     }
 
     pub fn key_name(&self, key: Key) -> Rc<str> {
@@ -738,6 +826,15 @@ impl Hub {
     pub fn listen_raw(&self, key: &str, spec: ListenSpec) -> Result<ListenerId, HubError> {
         let handle = self.key(key)?;
         self.check_alive(spec.scope, spec.options.owner.as_ref())?;
+        let charge = match self.quota() {
+            Some(quota) => {
+                let site = spec.site.as_ref().map_or(0, |site| site.file.len());
+                let bytes = crate::quota::LISTENER_BYTES + site;
+                quota.room(key, Holding::Listener, bytes, 0)?;
+                Some(quota.charge(bytes))
+            }
+            None => None,
+        };
         let checked = self.is_checked();
         let is_hook = matches!(spec.callback, Callback::Hook(_));
         let result = self.with_state(|s| {
@@ -775,6 +872,7 @@ impl Hub {
                 callback: spec.callback,
                 direct: spec.direct,
                 site: spec.site,
+                _charge: charge,
             });
             insert_entry(s, entry.clone(), is_hook);
             Ok(entry)
@@ -1524,7 +1622,7 @@ impl Hub {
         let last = entry.take_use();
         let started = self.is_tracing().then(Instant::now);
         let message = Message {
-            hub: self,
+            hub: self.uncharged(),
             key,
             source,
             args,

@@ -40,9 +40,7 @@ pub enum KeyError {
     #[error("message key `{key}` is {len} bytes long; a key has at most {MAX_KEY_BYTES} bytes")]
     TooLong { key: String, len: usize },
     /// More segments than [`MAX_KEY_SEGMENTS`].
-    #[error(
-        "message key `{key}` has {segments} segments; a key has at most {MAX_KEY_SEGMENTS}"
-    )]
+    #[error("message key `{key}` has {segments} segments; a key has at most {MAX_KEY_SEGMENTS}")]
     TooManySegments { key: String, segments: usize },
     /// Two dots in a row, or a leading or trailing dot.
     #[error("message key `{key}` has an empty segment at byte {position}")]
@@ -91,8 +89,7 @@ fn within_bounds(bytes: &[u8]) -> bool {
 
 #[inline(never)]
 fn long_within_bounds(bytes: &[u8]) -> bool {
-    bytes.len() <= MAX_KEY_BYTES
-        && bytes.iter().filter(|&&b| b == b'.').count() < MAX_KEY_SEGMENTS
+    bytes.len() <= MAX_KEY_BYTES && bytes.iter().filter(|&&b| b == b'.').count() < MAX_KEY_SEGMENTS
 }
 
 /// Every byte a segment character or a dot, no dot right after a dot.

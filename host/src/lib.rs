@@ -28,6 +28,7 @@
 //! - [`request`]: requests, responders and the unanswered notice.
 //! - [`hook`]: hooks — payload in place, priority order, handled and cancel.
 //! - [`router`]: the tag-channel router as a private bus on its own hub.
+//! - [`quota`]: hub memory held for a runtime's scripts, against its limit.
 //! - [`report`]: structured [`Report`]s a host can read.
 //! - [`trace`]: per-dispatch trace events (`gantry run --trace`); free when off.
 //!
@@ -45,6 +46,7 @@ pub mod key;
 mod lane;
 pub mod listener;
 pub mod persist;
+pub mod quota;
 pub mod report;
 pub mod request;
 pub mod router;
@@ -73,6 +75,7 @@ pub use listener::{
     ListenOptions, ListenerError, ListenerHandle, ListenerId, ListenerParams, Match, Owner,
 };
 pub use persist::{Conflict, DEFAULT_TABLE_PATH, Saved, TableError, TableFile};
+pub use quota::{Holding, OverQuota, Quota};
 pub use report::Report;
 pub use request::{Reply, Responder};
 pub use router::Router;

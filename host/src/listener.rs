@@ -223,6 +223,9 @@ pub(crate) struct Entry {
     /// `lane::DirectFn`), for typed sends of exactly that tuple.
     pub direct: Option<Rc<dyn Any>>,
     pub site: Option<Site>,
+    /// What the listener holds of its runtime's hub memory, given back
+    /// when the entry goes (see [`crate::quota`]).
+    pub _charge: Option<crate::quota::Charge>,
 }
 
 /// A hook listener's priority as the order its entry sorts by: higher

@@ -14,6 +14,7 @@ use crate::collection::{Mirror, Row, TableView};
 use crate::hub::{Caller, Delivered, Hub, HubError, Stored};
 use crate::key::Key;
 use crate::listener::{Entry, ListenerParams};
+use crate::quota::{Charge, Holding};
 use crate::report::Report;
 use crate::signature::Kind;
 use crate::source::Source;
@@ -125,6 +126,9 @@ impl Hub {
     ) -> Result<Delivered, HubError> {
         // Kept for a source that is gone, it could never be removed.
         self.check_alive(source, None)?;
+        // Charged before anything is recorded or delivered: past the quota,
+        // the store is refused whole.
+        let bytes = self.room_to_store(key, source, &args)?;
         let mut lists = crate::hub::Gathered::new();
         // Rust rows are kept only beside the values built from them: if
         // admitting them changed a row (an int widened to a declared
@@ -145,15 +149,25 @@ impl Hub {
         let args: Rc<[Value]> = Rc::from(args);
         let mut prev = None;
         if !once {
+            let charge = self.charge_stored(bytes);
             prev = self.with_state(|s| {
-                s.stores.insert(
+                let serial = s.store_serial();
+                let mut prev = s.stores.insert(
                     (key, source),
                     Stored {
                         args: args.clone(),
                         once: false,
                         mirror: mirror.clone(),
+                        charge,
+                        serial,
                     },
-                )
+                );
+                // The previous table is kept for the diff only: what it
+                // held is given back now.
+                if let Some(prev) = &mut prev {
+                    prev.charge = None;
+                }
+                prev
             });
         }
         let delivered = self.deliver(key, source, &args, caller, None, &lists, None);
@@ -186,18 +200,49 @@ impl Hub {
             self.trace_end(key, delivered.listeners);
         }
         if once && delivered.listeners == 0 {
+            let charge = self.charge_stored(bytes);
             self.with_state(|s| {
+                let serial = s.store_serial();
                 s.stores.insert(
                     (key, source),
                     Stored {
                         args,
                         once: true,
                         mirror,
+                        charge,
+                        serial,
                     },
                 )
             });
         }
         Ok(delivered)
+    }
+
+    /// The bytes a store of `args` at (key, source) holds, when this handle
+    /// is charged and they fit its quota (what is stored there now, this
+    /// quota's, is given back by the store); `None` for an uncharged one.
+    fn room_to_store(
+        &self,
+        key: Key,
+        source: Source,
+        args: &[Value],
+    ) -> Result<Option<usize>, HubError> {
+        let Some(quota) = self.quota() else {
+            return Ok(None);
+        };
+        let bytes = crate::quota::STORED_BYTES + crate::quota::values_bytes(args);
+        let state = self.inner.state.borrow();
+        let freed = state
+            .stores
+            .get(&(key, source))
+            .and_then(|stored| stored.charge.as_ref())
+            .map_or(0, |charge| charge.frees_for(quota));
+        quota.room(state.keys.name(key), Holding::StoredMessage, bytes, freed)?;
+        Ok(Some(bytes))
+    }
+
+    fn charge_stored(&self, bytes: Option<usize>) -> Option<Charge> {
+        Some(self.quota()?.charge(bytes?))
     }
 
     /// Removes what is stored for (key, source). Returns whether there was one.

@@ -164,7 +164,7 @@ impl<A> std::fmt::Debug for TypedKey<A> {
 
 impl Hub {
     /// Bakes `text` as a key that carries the tuple `A`.
-    pub fn typed_key<A: TypedArgs>(&self, text: &str) -> Result<TypedKey<A>, crate::KeyError> {
+    pub fn typed_key<A: TypedArgs>(&self, text: &str) -> Result<TypedKey<A>, crate::HubError> {
         Ok(TypedKey {
             key: self.key(text)?,
             _args: PhantomData,

@@ -587,7 +587,10 @@ impl StructRegistry {
         }
         match (expected, value) {
             (Type::Array(inner), Value::Array(items)) => {
-                match items.iter().position(|item| !self.value_matches(item, inner)) {
+                match items
+                    .iter()
+                    .position(|item| !self.value_matches(item, inner))
+                {
                     Some(at) => format!(
                         "{kind} whose {} element is {}",
                         ordinal(at + 1),

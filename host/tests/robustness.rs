@@ -426,7 +426,7 @@ proptest! {
                 prop_assert_eq!(hub.key(&text).unwrap(), key, "interned once");
             }
             Err(e) => {
-                prop_assert_eq!(Err(e.clone()), valid);
+                prop_assert_eq!(Err(e.clone()), valid.map_err(HubError::Key));
                 if !text.is_empty() {
                     prop_assert!(e.to_string().contains(text.as_str()), "{e}");
                 }
@@ -597,13 +597,22 @@ fn a_key_over_256_bytes_or_16_segments_is_refused_at_every_entry_point() {
     for (text, limit) in [(&long, "at most 256 bytes"), (&deep, "at most 16")] {
         let err = hub.key(text).unwrap_err().to_string();
         assert!(err.contains(limit), "{err}");
-        assert!(err.len() < 200, "the error quotes the key, not all of it: {err}");
+        assert!(
+            err.len() < 200,
+            "the error quotes the key, not all of it: {err}"
+        );
         assert!(hub.listen(text, Source::Global, |_: i64| {}).is_err());
         assert!(hub.send_str(text, Source::Global, (1i64,)).is_err());
         assert!(hub.declare(text, KeyDecl::event()).is_err());
-        assert!(hub.run_hook(text, &mut Value::Nil).is_err(), "unheard, still refused");
+        assert!(
+            hub.run_hook(text, &mut Value::Nil).is_err(),
+            "unheard, still refused"
+        );
     }
-    assert!(hub.table_snapshot().entries().next().is_none(), "nothing recorded");
+    assert!(
+        hub.table_snapshot().entries().next().is_none(),
+        "nothing recorded"
+    );
     let longest = "K".repeat(gantry_host::key::MAX_KEY_BYTES);
     hub.send_str(&longest, Source::Global, (1i64,)).unwrap();
 }
@@ -645,7 +654,9 @@ fn an_array_mixing_types_is_refused_the_same_way_every_run() {
         "(arg1: array<float>)"
     );
     let ints = Value::array(vec![Value::Int(3)]);
-    second_run.send_str("Floats", Source::Global, (ints,)).unwrap();
+    second_run
+        .send_str("Floats", Source::Global, (ints,))
+        .unwrap();
 }
 
 #[test]
@@ -662,7 +673,10 @@ fn rows_of_one_struct_with_fields_of_different_types_are_refused_on_the_first_se
         "{err}"
     );
     let table = hub.table_snapshot();
-    assert!(table.structs.get("Slot").is_none(), "the struct is not recorded either");
+    assert!(
+        table.structs.get("Slot").is_none(),
+        "the struct is not recorded either"
+    );
     assert!(table.get("Slots").is_none_or(|e| e.params.is_empty()));
 }
 
@@ -671,8 +685,14 @@ fn the_writer_refuses_a_row_that_contradicts_the_element_type_naming_key_and_row
     let hub = Hub::new();
     let key = hub.key("Nums").unwrap();
     let nums = |ns: &[i64]| vec![Value::array(ns.iter().map(|n| Value::Int(*n)).collect())];
-    hub.store_values(key, Source::Global, nums(&[1, 2]), false, Caller::Unrecorded)
-        .unwrap();
+    hub.store_values(
+        key,
+        Source::Global,
+        nums(&[1, 2]),
+        false,
+        Caller::Unrecorded,
+    )
+    .unwrap();
     let mut writer = hub.stored_array(key, Source::Global);
     for bad in [
         Value::str("x"),
@@ -685,7 +705,11 @@ fn the_writer_refuses_a_row_that_contradicts_the_element_type_naming_key_and_row
                 if key == "Nums" && expected == "int"),
             "{err}"
         );
-        assert!(err.to_string().starts_with("`Nums` row 2: expected int, got "), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("`Nums` row 2: expected int, got "),
+            "{err}"
+        );
     }
     assert!(matches!(
         writer.try_set(0, Value::str("y")),
@@ -697,7 +721,10 @@ fn the_writer_refuses_a_row_that_contradicts_the_element_type_naming_key_and_row
     ));
     writer.try_add(Value::Int(3)).unwrap();
     writer.publish().unwrap();
-    assert_eq!(hub.stored(key, Source::Global).unwrap().to_vec(), nums(&[1, 2, 3]));
+    assert_eq!(
+        hub.stored(key, Source::Global).unwrap().to_vec(),
+        nums(&[1, 2, 3])
+    );
     // A row written past the check is refused at the publish, saying which.
     let mut writer = hub.stored_array(key, Source::Global);
     writer.add(Value::str("z"));
@@ -706,5 +733,171 @@ fn the_writer_refuses_a_row_that_contradicts_the_element_type_naming_key_and_row
         err.contains("got array mixing int and string whose 4th element is string"),
         "{err}"
     );
-    assert_eq!(hub.stored(key, Source::Global).unwrap().to_vec(), nums(&[1, 2, 3]));
+    assert_eq!(
+        hub.stored(key, Source::Global).unwrap().to_vec(),
+        nums(&[1, 2, 3])
+    );
+}
+
+// ----- hub memory held for scripts --------------------------------------------
+
+const MIB: usize = 1 << 20;
+
+/// A hub and a handle to it charged to a quota of `limit` bytes.
+fn charged(limit: usize) -> (Hub, Hub, gantry_host::Quota) {
+    let hub = Hub::new();
+    let quota = gantry_host::Quota::new(limit);
+    let script = hub.charged_to(quota.clone());
+    (hub, script, quota)
+}
+
+fn megabyte() -> Vec<Value> {
+    vec![Value::str(&"x".repeat(MIB))]
+}
+
+#[test]
+fn stored_messages_past_the_quota_are_refused_naming_the_key_and_the_limit() {
+    let (hub, script, quota) = charged(8 * MIB);
+    let world = hub.create_world();
+    let object = hub.spawn(world).unwrap();
+    let store = |key: &str| {
+        let key = script.key(key).unwrap();
+        script.store_values(key, object.into(), megabyte(), false, Caller::Unrecorded)
+    };
+    let mut refused = None;
+    for i in 0..60 {
+        if let Err(e) = store(&format!("K{i}")) {
+            refused = Some((i, e));
+            break;
+        }
+    }
+    let (at, err) = refused.expect("the quota refuses a store");
+    assert!((6..9).contains(&at), "refused at K{at}");
+    assert!(matches!(err, HubError::OverQuota(_)), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("`K{at}`: storing this message needs 1.0 MiB"))
+            && text.contains("hub memory limit of 8 MiB"),
+        "{text}"
+    );
+    assert!(quota.used() <= quota.limit());
+    let key = hub.key(&format!("K{at}")).unwrap();
+    assert!(
+        hub.stored(key, object).is_none(),
+        "nothing kept of a refused store"
+    );
+    // A store replacing one gives back what the old one held.
+    for _ in 0..100 {
+        store("K0").unwrap();
+    }
+    let held = quota.used();
+    assert!(hub.remove_stored(hub.key("K0").unwrap(), object));
+    assert!(
+        quota.used() < held - MIB / 2,
+        "a removed store is given back"
+    );
+    hub.destroy(object).unwrap();
+    assert!(
+        quota.used() < MIB / 2,
+        "destroying the source gives back its stores"
+    );
+    // The host's own handle charges nothing.
+    for i in 0..20 {
+        let key = hub.key(&format!("Host{i}")).unwrap();
+        hub.store_values(key, Source::Global, megabyte(), false, Caller::Unrecorded)
+            .unwrap();
+    }
+    assert!(quota.used() < MIB);
+}
+
+#[test]
+fn listeners_and_new_keys_count_against_the_quota_and_listeners_give_it_back() {
+    let (hub, script, quota) = charged(MIB);
+    let mut ids = Vec::new();
+    let err = loop {
+        match script.listen_message("Many", Source::Global, ListenOptions::new(), |_| {}) {
+            Ok(handle) => ids.push(handle.detach()),
+            Err(e) => break e,
+        }
+        assert!(ids.len() < 100_000, "the quota never refused a listener");
+    };
+    assert!(
+        err.to_string().contains("`Many`: this listener needs"),
+        "{err}"
+    );
+    let full = quota.used();
+    for id in ids.drain(..) {
+        hub.unlisten(id);
+    }
+    assert!(
+        quota.used() < full / 100,
+        "unlistening gives the listeners back"
+    );
+    // Keys are kept for the whole run: a million new ones are refused long
+    // before they are made.
+    let mut made = 0;
+    let err = loop {
+        match script.key(&format!("Distinct.K{made}")) {
+            Ok(_) => made += 1,
+            Err(e) => break e,
+        }
+    };
+    assert!(made > 100 && made < 10_000, "{made} keys");
+    assert!(err.to_string().contains("this new key needs"), "{err}");
+    // The host may still make its own.
+    hub.key("Distinct.Host").unwrap();
+}
+
+#[test]
+fn a_writer_past_the_quota_is_refused_at_the_row_and_the_table_is_kept() {
+    let (hub, script, quota) = charged(4 * MIB);
+    let key = script.key("Rows").unwrap();
+    let row = || Value::str(&"r".repeat(64 * 1024));
+    script
+        .store_values(
+            key,
+            Source::Global,
+            vec![Value::array(vec![row()])],
+            false,
+            Caller::Unrecorded,
+        )
+        .unwrap();
+    let mut writer = script.stored_array(key, Source::Global);
+    let mut added = 0;
+    let err = loop {
+        match writer.try_add(row()) {
+            Ok(()) => added += 1,
+            Err(e) => break e,
+        }
+        assert!(added < 1000, "the quota never refused a row");
+    };
+    assert!(matches!(err, HubError::OverQuota(_)), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("`Rows`: writing these table rows needs"),
+        "{err}"
+    );
+    writer.publish().unwrap();
+    let held = quota.used();
+    assert!(held <= quota.limit());
+    let stored = hub.stored(key, Source::Global).unwrap();
+    assert_eq!(stored[0].as_array().unwrap().len(), added + 1);
+    // Editing one row of the table costs that row, either way.
+    let mut writer = script.stored_array(key, Source::Global);
+    assert!(writer.try_set(0, Value::str("small")).unwrap());
+    writer.publish().unwrap();
+    assert!(
+        quota.used() < held - 32 * 1024,
+        "{} -> {}",
+        held,
+        quota.used()
+    );
+    let mut writer = script.stored_array(key, Source::Global);
+    assert!(matches!(
+        writer.try_set_len(1_000_000),
+        Err(HubError::OverQuota(_))
+    ));
+    assert!(writer.try_set_len(1).unwrap());
+    writer.publish().unwrap();
+    assert!(quota.used() < 128 * 1024, "{}", quota.used());
 }

@@ -401,7 +401,11 @@ fn lua_a_million_distinct_keys_are_refused_at_the_line_once_the_limit_is_reached
 
 #[test]
 fn lua_a_hundred_thousand_listeners_on_one_key_register_and_hear_a_send() {
-    let f = Fixture::new();
+    let f = Fixture::with(RuntimeOptions {
+        // A debug build's pace: what is measured is that it ends.
+        time_limit: Duration::from_secs(30),
+        ..RuntimeOptions::default()
+    });
     let started = std::time::Instant::now();
     f.load(
         "many.lua",
@@ -413,7 +417,7 @@ fn lua_a_hundred_thousand_listeners_on_one_key_register_and_hear_a_send() {
          print(heard)\n",
     );
     assert_eq!(f.printed(), ["100000"]);
-    // Quadratic registration took most of a minute; linear is well under.
+    // Registering was quadratic: 80,000 took 28 s in a release build.
     assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
 }
 

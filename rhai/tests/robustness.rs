@@ -338,7 +338,11 @@ fn rhai_stored_array_refuses_a_row_of_the_wrong_type_at_its_line_naming_key_and_
     let (f, key) = common::inventory(RhaiOptions::default());
     let object = f.spawn();
     f.hub
-        .store(key, object, (gantry_host::Value::array(vec![common::item(1)]),))
+        .store(
+            key,
+            object,
+            (gantry_host::Value::array(vec![common::item(1)]),),
+        )
         .unwrap();
     let source = "let items = GMP::StoredArray(SELF, \"Inv.Items\");\n\
                   items.Add(#{ id: 2, name: \"b\", count: \"many\" });\n";
@@ -348,10 +352,17 @@ fn rhai_stored_array_refuses_a_row_of_the_wrong_type_at_its_line_naming_key_and_
     };
     assert_eq!(line, Some(2), "{message}");
     assert!(
-        message.contains("`Inv.Items` row 1: expected Item, got Item whose field `count` is string"),
+        message
+            .contains("`Inv.Items` row 1: expected Item, got Item whose field `count` is string"),
         "{message}"
     );
-    assert_eq!(f.hub.stored(key, object).unwrap()[0].as_array().unwrap().len(), 1);
+    assert_eq!(
+        f.hub.stored(key, object).unwrap()[0]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -360,14 +371,65 @@ fn rhai_a_key_over_the_segment_limit_is_an_error_at_its_line() {
     let source = "let k = \"S\";\nfor i in 0..16 { k += \".S\"; }\nNotifyMessage(k, 1);\n";
     let (line, message) = load_error(&f, "deep.rhai", source);
     assert_eq!(line, Some(3), "{message}");
-    assert!(message.contains("has 17 segments; a key has at most 16"), "{message}");
+    assert!(
+        message.contains("has 17 segments; a key has at most 16"),
+        "{message}"
+    );
     // A literal one is refused as the script loads, naming it.
     let deep = vec!["S"; 17].join(".");
     let (_, message) = load_error(&f, "deep.rhai", &format!("NotifyMessage(\"{deep}\", 1);"));
-    assert!(message.contains(&deep) && message.contains("at most 16"), "{message}");
+    assert!(
+        message.contains(&deep) && message.contains("at most 16"),
+        "{message}"
+    );
 }
 
 #[path = "../../host/tests/support/guard.rs"]
 mod guard;
 #[path = "robustness/hostile_calls.rs"]
 mod hostile_calls;
+
+// ----- what a script keeps in the hub is bounded --------------------------------
+
+const MIB: usize = 1 << 20;
+
+#[test]
+fn rhai_storing_past_the_hub_memory_limit_is_an_error_at_its_line_not_an_abort() {
+    let f = Fixture::with(RhaiOptions {
+        max_hub_memory: 8 * MIB,
+        ..RhaiOptions::default()
+    });
+    let (line, message) = load_error(
+        &f,
+        "hoard.rhai",
+        "let big = \"x\";\nwhile big.len() < 1048576 { big += big; }\n\
+         for i in 0..5000 {\n  StoreObjectMessage(SELF, `K${i}`, big);\n}\n",
+    );
+    assert_eq!(line, Some(4), "{message}");
+    assert!(
+        message.contains("storing this message needs 1.0 MiB of hub memory, over this runtime's hub memory limit of 8 MiB"),
+        "{message}"
+    );
+    let quota = f.rt.hub().quota().expect("a runtime's handle is charged");
+    assert!(quota.used() <= 8 * MIB);
+}
+
+#[test]
+fn rhai_forty_thousand_listeners_on_one_key_register_and_hear_a_send() {
+    let f = Fixture::with(RhaiOptions {
+        // A debug build's pace: what is measured is that it ends.
+        time_limit: std::time::Duration::from_secs(30),
+        max_operations_top_level: 0,
+        ..RhaiOptions::default()
+    });
+    let started = std::time::Instant::now();
+    f.load(
+        "many.rhai",
+        "for i in 0..40000 { ListenMessage(\"Crowd\", (), || print(\"heard\")); }\n",
+    );
+    f.load("send.rhai", "NotifyMessage(\"Crowd\");");
+    assert!(f.errors().is_empty(), "{:?}", f.errors());
+    assert_eq!(f.printed().len(), 40_000);
+    // Registering was quadratic: 40,000 took 6.5 s in a release build.
+    assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
+}

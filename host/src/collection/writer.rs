@@ -28,6 +28,7 @@ use serde::de::DeserializeOwned;
 
 use crate::hub::{Caller, Delivered, Hub, HubError, Stored};
 use crate::key::Key;
+use crate::quota::{Holding, Quota, STORED_BYTES, values_bytes};
 use crate::serde_bridge::{ValueSerdeError, from_value, to_value};
 use crate::signature::Site;
 use crate::source::Source;
@@ -98,6 +99,12 @@ pub struct StoredArray<'h> {
     /// the signature table had it when the writer opened (`None`: the key
     /// carries no table yet; its first publish records one).
     row_type: Option<Type>,
+    /// The store the writer opened (its serial), while no other store
+    /// replaced it: what its charge is charged for (see `table_bytes`).
+    opened: Option<u64>,
+    /// Bytes the writer's rows grew by (an estimate, for a charged handle's
+    /// quota while writing; the publish counts exactly).
+    grown: isize,
     published: bool,
 }
 
@@ -111,22 +118,25 @@ impl<'h> StoredArray<'h> {
 
     #[track_caller]
     fn open_ref(hub: HubRef<'h>, key: Key, source: Source) -> Self {
-        let (rows, element, row_type) = {
+        let (rows, element, row_type, opened) = {
             let state = hub.inner.state.borrow();
-            let rows = match state.stores.get(&(key, source)).map(|s| &*s.args) {
+            let stored = state.stores.get(&(key, source));
+            let rows = match stored.map(|s| &*s.args) {
                 Some([Value::Array(rows)]) => rows.clone(),
                 _ => Rc::new(Vec::new()),
             };
-            let row_type = state
-                .table
-                .get(state.keys.name(key))
-                .and_then(|e| match e.params.as_slice() {
-                    [param] => match &param.ty {
-                        Type::Array(element) => Some((**element).clone()),
+            let opened = stored.map(|s| s.serial);
+            let row_type =
+                state
+                    .table
+                    .get(state.keys.name(key))
+                    .and_then(|e| match e.params.as_slice() {
+                        [param] => match &param.ty {
+                            Type::Array(element) => Some((**element).clone()),
+                            _ => None,
+                        },
                         _ => None,
-                    },
-                    _ => None,
-                });
+                    });
             let element = rows
                 .first()
                 .and_then(Value::as_struct)
@@ -139,7 +149,7 @@ impl<'h> StoredArray<'h> {
                         .and_then(|e| e.params.first())
                         .and_then(|p| p.ty.struct_array_element().map(Rc::from))
                 });
-            (rows, element, row_type)
+            (rows, element, row_type, opened)
         };
         Self {
             hub,
@@ -153,6 +163,8 @@ impl<'h> StoredArray<'h> {
             spans: Spans::new(),
             element,
             row_type,
+            opened,
+            grown: 0,
             published: false,
         }
     }
@@ -262,32 +274,91 @@ impl<'h> StoredArray<'h> {
         })
     }
 
+    /// Whether the rows may grow by `bytes` more under a charged handle's
+    /// quota (an estimate: the rows are counted exactly at the publish),
+    /// so that a script adding rows in a loop is stopped at the row that
+    /// goes over, not after the hub ran out of memory.
+    fn room_to_grow(&self, bytes: isize) -> Result<(), HubError> {
+        let Some(quota) = self.hub.quota() else {
+            return Ok(());
+        };
+        let growth = self.grown.saturating_add(bytes);
+        if growth <= 0 {
+            return Ok(());
+        }
+        let state = self.hub.inner.state.borrow();
+        quota.room(
+            state.keys.name(self.key),
+            Holding::TableRows,
+            growth as usize,
+            0,
+        )?;
+        Ok(())
+    }
+
     /// [`StoredArray::add`], refusing a row that contradicts the key's
-    /// element type ([`HubError::RowMismatch`]).
+    /// element type ([`HubError::RowMismatch`]) or would take a charged
+    /// handle over its quota ([`HubError::OverQuota`]).
     pub fn try_add(&mut self, row: Value) -> Result<(), HubError> {
         self.check_row(self.rows.len(), &row)?;
+        let bytes = row_bytes(&row);
+        self.room_to_grow(bytes)?;
+        self.grown += bytes;
         self.add(row);
         Ok(())
     }
 
-    /// [`StoredArray::insert`], refusing a row that contradicts the key's
-    /// element type.
+    /// [`StoredArray::insert`], refusing a row as [`StoredArray::try_add`]
+    /// does.
     pub fn try_insert(&mut self, index: usize, row: Value) -> Result<bool, HubError> {
         if index > self.rows.len() {
             return Ok(false);
         }
         self.check_row(index, &row)?;
+        let bytes = row_bytes(&row);
+        self.room_to_grow(bytes)?;
+        self.grown += bytes;
         Ok(self.insert(index, row))
     }
 
-    /// [`StoredArray::set`], refusing a row that contradicts the key's
-    /// element type.
+    /// [`StoredArray::set`], refusing a row as [`StoredArray::try_add`]
+    /// does.
     pub fn try_set(&mut self, index: usize, row: Value) -> Result<bool, HubError> {
-        if index >= self.rows.len() {
+        let Some(old) = self.get(index) else {
+            return Ok(false);
+        };
+        self.check_row(index, &row)?;
+        let bytes = row_bytes(&row) - row_bytes(old);
+        self.room_to_grow(bytes)?;
+        self.grown += bytes;
+        Ok(self.set(index, row))
+    }
+
+    /// [`StoredArray::set_len`], refusing a growth that would take a
+    /// charged handle over its quota ([`HubError::OverQuota`]); `Ok(false)`
+    /// when no table can hold `len` rows.
+    pub fn try_set_len(&mut self, len: usize) -> Result<bool, HubError> {
+        let old = self.rows.len();
+        if len > MAX_ROWS {
             return Ok(false);
         }
-        self.check_row(index, &row)?;
-        Ok(self.set(index, row))
+        let bytes = if self.hub.quota().is_none() {
+            0
+        } else if len > old {
+            let added = (len - old) as isize;
+            added.saturating_mul(row_bytes(&self.default_row()))
+        } else {
+            -(old - len..old)
+                .filter_map(|at| self.get(at))
+                .map(row_bytes)
+                .sum::<isize>()
+        };
+        self.room_to_grow(bytes)?;
+        if !self.set_len(len) {
+            return Ok(false);
+        }
+        self.grown += bytes;
+        Ok(true)
     }
 
     /// Appends a row.
@@ -374,6 +445,7 @@ impl<'h> StoredArray<'h> {
         self.published = false;
         self.prev_total = self.rows.len();
         self.spans = Spans::new();
+        self.grown = 0;
         delivered
     }
 
@@ -397,6 +469,12 @@ impl<'h> StoredArray<'h> {
             // reads as it did.
             return Ok(Delivered::default());
         }
+        // A charged handle counts the published table before anything is
+        // swapped, checked or stored: past the quota, nothing changes.
+        let charge = match self.hub.quota().cloned() {
+            Some(quota) => Some((self.table_bytes(&quota)?, quota)),
+            None => None,
+        };
         // The edits go into the stored list in place when it is the
         // store's alone; else the writer publishes a list of its own.
         let in_place = !self.edits.is_empty()
@@ -450,18 +528,35 @@ impl<'h> StoredArray<'h> {
             if in_place {
                 let kept = s.stores.get_mut(&(self.key, self.source))?;
                 kept.once = false;
+                self.opened = Some(kept.serial);
+                // What the table holds now is the publisher's.
+                match (&mut kept.charge, charge) {
+                    (Some(held), Some((bytes, quota))) if held.is_of(&quota) => {
+                        held.set_bytes(bytes);
+                    }
+                    (held, charge) => *held = charge.map(|(bytes, quota)| quota.charge(bytes)),
+                }
                 // The rows now differ from the Rust ones they were stored
                 // from.
                 kept.mirror.take().map(|mirror| (None, Some(mirror)))
             } else {
-                let old = s.stores.insert(
+                let serial = s.store_serial();
+                self.opened = Some(serial);
+                let mut old = s.stores.insert(
                     (self.key, self.source),
                     Stored {
                         args: Rc::from(args.clone()),
                         once: false,
                         mirror: None,
+                        charge: charge.map(|(bytes, quota)| quota.charge(bytes)),
+                        serial,
                     },
                 );
+                // Kept until the delivery is done; what it held is given
+                // back now.
+                if let Some(old) = &mut old {
+                    old.charge = None;
+                }
                 Some((old, None))
             }
         });
@@ -490,6 +585,57 @@ impl<'h> StoredArray<'h> {
         })
     }
 
+    /// The bytes the table holds once published, refused past `quota`
+    /// (what the store held, `quota`'s, is given back by the publish).
+    /// Counted from the charge of the table the writer opened plus the
+    /// difference of the rows it changed (the overlay, or the spans), so
+    /// that an edit of one row of a large table costs that row; counted
+    /// whole when another store replaced it since, or it was not charged
+    /// to `quota`.
+    fn table_bytes(&self, quota: &Quota) -> Result<usize, HubError> {
+        let state = self.hub.inner.state.borrow();
+        let stored = state.stores.get(&(self.key, self.source));
+        let freed = stored
+            .and_then(|s| s.charge.as_ref())
+            .map_or(0, |c| c.frees_for(quota));
+        let opened = stored.filter(|s| self.opened == Some(s.serial));
+        let base = opened.and_then(|s| match (&*s.args, &s.charge) {
+            ([Value::Array(old)], Some(held)) if held.is_of(quota) => Some((old, held.bytes())),
+            _ => None,
+        });
+        let bytes = match base {
+            // Rows written over the stored list, which the writer holds.
+            Some((_, held)) if !self.edits.is_empty() => held as isize + self.edits_growth(),
+            Some((old, held)) if !self.spans.is_full() => {
+                let mut bytes = held as isize;
+                for range in self.spans.ranges() {
+                    let span = |rows: &[Value]| {
+                        let end = (range.end().max(0) as usize).min(rows.len());
+                        let start = (range.index.max(0) as usize).min(end);
+                        rows[start..end].iter().map(row_bytes).sum::<isize>()
+                    };
+                    bytes += span(&self.rows) - span(old);
+                }
+                bytes
+            }
+            _ => {
+                let whole = STORED_BYTES + values_bytes(&[Value::Array(self.rows.clone())]);
+                whole as isize + self.edits_growth()
+            }
+        };
+        let bytes = bytes.max(0) as usize;
+        quota.room(state.keys.name(self.key), Holding::TableRows, bytes, freed)?;
+        Ok(bytes)
+    }
+
+    /// How much the overlay's rows differ in size from those they replace.
+    fn edits_growth(&self) -> isize {
+        self.edits
+            .iter()
+            .map(|(at, row)| row_bytes(row) - self.rows.get(*at).map_or(0, row_bytes))
+            .sum()
+    }
+
     fn note_element(&mut self, row: &Value) {
         if self.element.is_none() {
             self.element = row.as_struct().map(|s| s.name.clone());
@@ -503,6 +649,11 @@ impl<'h> StoredArray<'h> {
             None => Value::structure(StructValue::new("")),
         }
     }
+}
+
+/// The bytes one row holds (see [`crate::quota`]).
+fn row_bytes(row: &Value) -> isize {
+    values_bytes(std::slice::from_ref(row)) as isize
 }
 
 /// Swaps each overlay row with its row in the stored list of `at`, in
@@ -619,6 +770,11 @@ impl<'h, T: Serialize + DeserializeOwned> StoredArrayOf<'h, T> {
     /// See [`StoredArray::set_len`]: false when no table can hold `len` rows.
     pub fn set_len(&mut self, len: usize) -> bool {
         self.inner.set_len(len)
+    }
+
+    /// See [`StoredArray::try_set_len`].
+    pub fn try_set_len(&mut self, len: usize) -> Result<bool, HubError> {
+        self.inner.try_set_len(len)
     }
 
     pub fn empty(&mut self) {

@@ -306,7 +306,12 @@ impl UserData for LuaStoredArray {
                     this.key
                 )));
             }
-            if this.writer()?.set_len(n) {
+            let key = this.key.clone();
+            let resized = this
+                .writer()?
+                .try_set_len(n)
+                .map_err(|e| refused(&key, &format!("SetNum({n})"), e))?;
+            if resized {
                 return Ok(());
             }
             Err(mlua::Error::runtime(format!(

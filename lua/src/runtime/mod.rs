@@ -33,7 +33,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
-use gantry_host::{Hub, ObjectId, WorldId};
+use gantry_host::{Hub, ObjectId, Quota, WorldId};
 use mlua::{FromLua, Lua, LuaOptions, StdLib, Table};
 
 pub use budget::Interrupter;
@@ -90,6 +90,12 @@ pub struct RuntimeOptions {
     /// gigabytes (`Add` and `Insert` grow a row at a time, under the
     /// instruction budget).
     pub max_table_rows: Option<usize>,
+    /// The hub memory this runtime's scripts may hold (`None`: unlimited):
+    /// the messages they store, the tables they write, their listeners and
+    /// the keys they name. It lives in the hub, outside the Lua state's
+    /// `memory_limit`; past it the call that asked fails at its line (see
+    /// `gantry_host::quota`). 256 MiB by default.
+    pub hub_memory_limit: Option<usize>,
 }
 
 impl Default for RuntimeOptions {
@@ -102,6 +108,7 @@ impl Default for RuntimeOptions {
             rewrite: true,
             mod_dir: None,
             max_table_rows: Some(1_000_000),
+            hub_memory_limit: Some(Quota::DEFAULT_SCRIPT_LIMIT),
         }
     }
 }
@@ -122,6 +129,8 @@ pub struct LuaRuntime {
 impl LuaRuntime {
     /// A runtime on `hub`.
     pub fn new(hub: Hub, options: RuntimeOptions) -> Result<Self, RuntimeError> {
+        // What the scripts keep in the hub is charged to the runtime.
+        let hub = hub.charged_to(Quota::new(options.hub_memory_limit.unwrap_or(usize::MAX)));
         let lua = Lua::new_with(StdLib::ALL_SAFE, LuaOptions::default())?;
         if let Some(limit) = options.memory_limit {
             lua.set_memory_limit(limit)?;

@@ -118,6 +118,11 @@ pub struct RhaiOptions {
     pub rewrite: bool,
     /// The mod folder `import` resolves in (`None`: no `import`).
     pub mod_dir: Option<PathBuf>,
+    /// The hub memory this runtime's scripts may hold, in bytes: the
+    /// messages they store, the tables they write, their listeners and the
+    /// keys they name. Past it the call that asked fails at its line (see
+    /// `gantry_host::quota`). 256 MiB by default.
+    pub max_hub_memory: usize,
 }
 
 impl Default for RhaiOptions {
@@ -132,6 +137,7 @@ impl Default for RhaiOptions {
             max_map_size: 100_000,
             rewrite: true,
             mod_dir: None,
+            max_hub_memory: gantry_host::Quota::DEFAULT_SCRIPT_LIMIT,
         }
     }
 }
@@ -156,6 +162,11 @@ pub struct RhaiRuntime {
 impl RhaiRuntime {
     /// A runtime on `hub`.
     pub fn new(hub: Hub, options: RhaiOptions) -> Result<Self, RhaiRuntimeError> {
+        // What the scripts keep in the hub is charged to the runtime.
+        let hub = hub.charged_to(gantry_host::Quota::new(match options.max_hub_memory {
+            0 => usize::MAX,
+            limit => limit,
+        }));
         let limits = Rc::new(Limits::new(&options).map_err(no_watchdog)?);
         let print: Rc<RefCell<PrintSink>> =
             Rc::new(RefCell::new(Rc::new(|line: &str| println!("{line}"))));

@@ -381,7 +381,7 @@ pub(crate) fn bake(
     shared: &Rc<Shared>,
     function: ApiFunction,
     key: &str,
-) -> Result<bool, gantry_host::KeyError> {
+) -> Result<bool, gantry_host::HubError> {
     let name = baked_name(function, key);
     if shared.baked.borrow().contains(&name) {
         return Ok(false);

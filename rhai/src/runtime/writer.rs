@@ -291,7 +291,10 @@ pub(crate) fn register(engine: &mut Engine) {
                     a.0.key
                 )));
             }
-            if a.0.with("SetNum", |w| w.set_len(n))? {
+            let resized =
+                a.0.with("SetNum", |w| w.try_set_len(n))?
+                    .map_err(|e| a.0.refused("SetNum", e))?;
+            if resized {
                 return Ok(());
             }
             Err(fail(format!(
