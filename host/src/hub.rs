@@ -2288,10 +2288,12 @@ fn remove_entry(s: &mut State, id: ListenerId) -> bool {
     if let Some(channel) = channel
         && channel.remove(&entry, &mut s.graveyard)
     {
-        if channel.is_empty() && entry.scope != Source::Global && !hooks {
-            if let Some(gone) = slot.scoped.remove(&entry.scope) {
-                s.graveyard.push(Box::new(gone));
-            }
+        if channel.is_empty()
+            && entry.scope != Source::Global
+            && !hooks
+            && let Some(gone) = slot.scoped.remove(&entry.scope)
+        {
+            s.graveyard.push(Box::new(gone));
         }
         if entry.partial {
             if hooks {

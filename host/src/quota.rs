@@ -252,7 +252,7 @@ pub(crate) const STORED_BYTES: usize = 96;
 pub(crate) fn values_bytes(values: &[Value]) -> usize {
     let slot = std::mem::size_of::<Value>();
     let rc = 2 * std::mem::size_of::<usize>();
-    let mut bytes = values.len() * slot;
+    let mut bytes = std::mem::size_of_val(values);
     let mut pending: Vec<&Value> = values.iter().collect();
     while let Some(value) = pending.pop() {
         bytes += match value {
