@@ -248,6 +248,8 @@ pub(crate) struct State {
     pub(crate) listeners: FxHashMap<ListenerId, Rc<Entry>>,
     by_owner: FxHashMap<OwnerKey, Owned>,
     pub(crate) stores: FxHashMap<(Key, Source), Stored>,
+    /// What the host declared, by key: kept over a merged table.
+    host_declared: std::collections::BTreeMap<String, KeyDecl>,
     /// Hook listeners by key text, so an unheard hook costs a bit test or
     /// one lookup of the text it is run with (no interning, no walk up the
     /// levels)...
@@ -352,6 +354,7 @@ impl Hub {
             listeners: FxHashMap::default(),
             by_owner: FxHashMap::default(),
             stores: FxHashMap::default(),
+            host_declared: Default::default(),
             hooked: Default::default(),
             partial_hooks: 0,
             epoch: 0,
@@ -493,10 +496,16 @@ impl Hub {
         self.inner.table_dirty.replace(false)
     }
 
-    /// Merges a table (a loaded file, say) into the hub's.
+    /// Merges a table (a loaded file, say) into the hub's. A key the host
+    /// declared ([`Hub::declare`]) keeps its declaration whatever the other
+    /// table says of it: a table file can come with a mod.
     pub fn merge_table(&self, other: &SignatureTable) {
         self.with_state(|s| {
             s.table.merge(other);
+            for (key, decl) in &s.host_declared {
+                // Declared before: its text is a valid key.
+                let _ = s.table.declare(key, decl.clone(), None);
+            }
             for index in 0..s.slots.len() {
                 refresh_sig(s, Key(index as u32));
             }
@@ -515,13 +524,31 @@ impl Hub {
         })
     }
 
-    /// Declares a key from Rust: its parameters, kind, doc and response.
+    /// Declares a key from Rust: its parameters, kind, doc and response,
+    /// with the caller's line as the declaring site.
+    ///
+    /// A key the host declares is the host's: a script's send or store
+    /// that contradicts it is refused and records nothing, and a table
+    /// merged later ([`Hub::merge_table`]) does not retype it.
     #[track_caller]
     pub fn declare(&self, key: &str, decl: KeyDecl) -> Result<Key, HubError> {
         let site = Site::rust(Location::caller(), Role::Declare);
+        self.declare_at(key, decl, Some(site))
+    }
+
+    /// [`Hub::declare`] with the declaring site given (`None`: none
+    /// recorded), for a host whose declaration is not a line of its own
+    /// source a user could open (`gantry run` declaring `Game.Tick`).
+    pub fn declare_at(
+        &self,
+        key: &str,
+        decl: KeyDecl,
+        site: Option<Site>,
+    ) -> Result<Key, HubError> {
         let handle = self.key(key)?;
         self.with_state(|s| {
-            s.table.declare(key, decl, Some(site))?;
+            s.table.declare(key, decl.clone(), site)?;
+            s.host_declared.insert(key.to_owned(), decl);
             refresh_sig(s, handle);
             Ok::<_, KeyError>(())
         })?;

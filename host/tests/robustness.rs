@@ -901,3 +901,72 @@ fn a_writer_past_the_quota_is_refused_at_the_row_and_the_table_is_kept() {
     writer.publish().unwrap();
     assert!(quota.used() < 128 * 1024, "{}", quota.used());
 }
+
+// ----- the host's keys are the host's -----------------------------------------
+
+fn declare_tick(hub: &Hub) {
+    hub.declare_at(
+        "Game.Tick",
+        KeyDecl::event()
+            .param("n", Type::Int)
+            .param("dt", Type::Float),
+        None,
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_key_the_host_declared_is_not_retyped_by_a_contradicting_send_or_a_merged_table() {
+    let hub = Hub::new();
+    declare_tick(&hub);
+    let declared = hub.table_snapshot().get("Game.Tick").cloned().unwrap();
+    let script = hub.charged_to(gantry_host::Quota::new(MIB));
+    let tick = script.key("Game.Tick").unwrap();
+    let mut poison = [
+        Value::str("x"),
+        Value::array(vec![Value::Int(1), Value::Int(2)]),
+    ];
+    let err = script
+        .send_values(tick, Source::Global, &mut poison, Caller::Unrecorded)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("`Game.Tick` argument 1: expected int, got string"),
+        "{err}"
+    );
+    let mut stored = vec![Value::Int(1), Value::Float(0.5), Value::Bool(true)];
+    assert!(
+        script
+            .store_values(
+                tick,
+                Source::Global,
+                std::mem::take(&mut stored),
+                false,
+                Caller::Unrecorded
+            )
+            .is_err(),
+        "one argument too many"
+    );
+    assert_eq!(hub.table_snapshot().get("Game.Tick"), Some(&declared));
+    // A table file saying otherwise (a mod may ship one) does not retype it.
+    let mut shipped = SignatureTable::new();
+    shipped
+        .declare("Game.Tick", KeyDecl::event().param("s", Type::String), None)
+        .unwrap();
+    hub.merge_table(&shipped);
+    assert_eq!(
+        hub.table_snapshot().get("Game.Tick").unwrap().params,
+        declared.params
+    );
+    // The host's ticks keep working.
+    let heard = Rc::new(std::cell::Cell::new(0));
+    let count = heard.clone();
+    let _listening = hub
+        .listen("Game.Tick", Source::Global, move |n: i64, _dt: f64| {
+            count.set(n)
+        })
+        .unwrap();
+    hub.send_str("Game.Tick", Source::Global, (7i64, 0.016f64))
+        .unwrap();
+    assert_eq!(heard.get(), 7);
+}

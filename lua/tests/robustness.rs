@@ -425,3 +425,46 @@ fn lua_a_hundred_thousand_listeners_on_one_key_register_and_hear_a_send() {
 mod guard;
 #[path = "robustness/hostile_calls.rs"]
 mod hostile_calls;
+
+#[test]
+fn lua_a_mod_cannot_retype_a_key_the_host_declared() {
+    let f = Fixture::new();
+    f.hub
+        .declare_at(
+            "Game.Tick",
+            KeyDecl::event()
+                .param("n", Type::Int)
+                .param("dt", Type::Float),
+            None,
+        )
+        .unwrap();
+    let declared = f
+        .hub
+        .table_snapshot()
+        .get("Game.Tick")
+        .unwrap()
+        .params
+        .clone();
+    f.load(
+        "listener.lua",
+        "ListenMessage(\"Game.Tick\", self, function(n, dt) print(\"tick\", n) end)",
+    );
+    let (line, message) = load_error(
+        &f,
+        "poison.lua",
+        "local x = 1\nNotifyMessage(\"Game.Tick\", \"x\", {1, 2})\n",
+    );
+    assert_eq!(line, Some(2), "{message}");
+    assert!(
+        message.contains("`Game.Tick` argument 1: expected int, got string"),
+        "{message}"
+    );
+    assert_eq!(
+        f.hub.table_snapshot().get("Game.Tick").unwrap().params,
+        declared
+    );
+    f.hub
+        .send_str("Game.Tick", gantry_host::Source::Global, (1i64, 0.016f64))
+        .unwrap();
+    assert_eq!(f.printed(), ["tick\t1"]);
+}

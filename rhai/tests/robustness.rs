@@ -433,3 +433,46 @@ fn rhai_forty_thousand_listeners_on_one_key_register_and_hear_a_send() {
     // Registering was quadratic: 40,000 took 6.5 s in a release build.
     assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
 }
+
+#[test]
+fn rhai_a_mod_cannot_retype_a_key_the_host_declared() {
+    let f = Fixture::new();
+    f.hub
+        .declare_at(
+            "Game.Tick",
+            KeyDecl::event()
+                .param("n", Type::Int)
+                .param("dt", Type::Float),
+            None,
+        )
+        .unwrap();
+    let declared = f
+        .hub
+        .table_snapshot()
+        .get("Game.Tick")
+        .unwrap()
+        .params
+        .clone();
+    f.load(
+        "listener.rhai",
+        "ListenMessage(\"Game.Tick\", (), |n, dt| print(`tick ${n}`));",
+    );
+    let (line, message) = load_error(
+        &f,
+        "poison.rhai",
+        "let x = 1;\nNotifyMessage(\"Game.Tick\", \"x\", [1, 2]);\n",
+    );
+    assert_eq!(line, Some(2), "{message}");
+    assert!(
+        message.contains("`Game.Tick` argument 1: expected int, got string"),
+        "{message}"
+    );
+    assert_eq!(
+        f.hub.table_snapshot().get("Game.Tick").unwrap().params,
+        declared
+    );
+    f.hub
+        .send_str("Game.Tick", gantry_host::Source::Global, (1i64, 0.016f64))
+        .unwrap();
+    assert_eq!(f.printed(), ["tick 1"]);
+}
