@@ -26,7 +26,7 @@ use anyhow::Context;
 use gantry_host::files::FileError;
 use gantry_host::key::validate_key;
 use gantry_host::{
-    Caller, Hub, Language, ObjectId, Role, Site, Source, TraceEvent, Value, WorldId,
+    Caller, Hub, KeyDecl, Language, ObjectId, Role, Site, Source, TraceEvent, Type, Value, WorldId,
 };
 use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
 use gantry_rhai::{RhaiOptions, RhaiRuntime};
@@ -304,6 +304,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .map(|file| file.table().clone())
         .unwrap_or_default();
     let hub = Hub::with_table(table);
+    // The tick is the host's, declared before any script runs: a mod's
+    // send that contradicts it is refused and records nothing, so the
+    // ticks keep working (see `Hub::declare`).
+    hub.declare_at(
+        TICK_KEY,
+        KeyDecl::event()
+            .param("n", Type::Int)
+            .param("dt", Type::Float),
+        None,
+    )?;
     let errors = Rc::new(ErrorPrinter::new(|error| errln!("error: {error}")));
     let printed = errors.clone();
     hub.on_report(move |report| printed.report(report.to_string()));
