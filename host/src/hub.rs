@@ -65,6 +65,12 @@ pub enum HubError {
         expected: String,
         got: String,
     },
+    /// A composite source's name from a script is longer than
+    /// [`MAX_SOURCE_NAME_BYTES`]; `name` quotes its first 64 characters.
+    #[error(
+        "source name `{name}` is {len} bytes long; a source name has at most {MAX_SOURCE_NAME_BYTES} bytes"
+    )]
+    SourceNameTooLong { name: String, len: usize },
     #[error("{0} does not exist (destroyed?)")]
     NoSuchObject(ObjectId),
     #[error("{0} does not exist")]
@@ -219,7 +225,9 @@ struct Owned {
 struct ObjectInfo {
     world: WorldId,
     /// Keys with a channel watching this object (or its named sources).
-    watched: Vec<Key>,
+    /// (A set: a script listening and unlistening on the object in a loop
+    /// adds nothing after the first time.)
+    watched: rustc_hash::FxHashSet<Key>,
 }
 
 /// A stored message, replayed to listeners that arrive later.
@@ -334,6 +342,10 @@ impl Default for Hub {
 }
 
 const MAX_KEPT_REPORTS: usize = 1024;
+
+/// The longest name a script may give a composite source, in bytes (the
+/// hub keeps every name for the run, as it keeps keys).
+pub const MAX_SOURCE_NAME_BYTES: usize = 256;
 
 impl Hub {
     /// A hub in checked mode with an empty signature table.
@@ -639,7 +651,7 @@ impl Hub {
                 id,
                 ObjectInfo {
                     world,
-                    watched: Vec::new(),
+                    watched: Default::default(),
                 },
             );
             Ok(id)
@@ -660,20 +672,31 @@ impl Hub {
     }
 
     /// The composite source (object, name): one object, several independent
-    /// sources.
+    /// sources. The hub keeps every name for the run; a name from a
+    /// script goes through [`Hub::try_named`].
     pub fn named(&self, object: ObjectId, name: &str) -> Source {
+        self.with_state(|s| Source::Named(object, name_id(s, name)))
+    }
+
+    /// [`Hub::named`] for a name a script chose: one longer than
+    /// [`MAX_SOURCE_NAME_BYTES`] is refused, and a new one is charged to
+    /// this handle's quota, as a new key is.
+    pub fn try_named(&self, object: ObjectId, name: &str) -> Result<Source, HubError> {
+        if name.len() > MAX_SOURCE_NAME_BYTES {
+            return Err(HubError::SourceNameTooLong {
+                name: name.chars().take(64).chain(['…']).collect(),
+                len: name.len(),
+            });
+        }
         self.with_state(|s| {
-            let id = match s.names.get(name) {
-                Some(id) => *id,
-                None => {
-                    let id = NameId(s.name_list.len() as u32);
-                    let name: Rc<str> = Rc::from(name);
-                    s.name_list.push(name.clone());
-                    s.names.insert(name, id);
-                    id
-                }
-            };
-            Source::Named(object, id)
+            if let Some(quota) = self.quota()
+                && !s.names.contains_key(name)
+            {
+                let bytes = crate::quota::NAME_BYTES + 2 * name.len();
+                quota.room(name, Holding::SourceName, bytes, 0)?;
+                quota.hold(bytes);
+            }
+            Ok(Source::Named(object, name_id(s, name)))
         })
     }
 
@@ -698,9 +721,8 @@ impl Hub {
                 list.retain(|o| *o != object);
             }
             let mut dropped = drop_owned(s, OwnerKey::Object(object));
-            let mut watched = info.watched;
+            let mut watched: Vec<Key> = info.watched.into_iter().collect();
             watched.sort_unstable();
-            watched.dedup();
             for key in watched {
                 let scopes: Vec<Source> = s.slots[key.index()]
                     .scoped
@@ -757,7 +779,7 @@ impl Hub {
                 return Ok((Vec::new(), 0));
             };
             let source = Source::Named(object, id);
-            let mut keys = info.watched.clone();
+            let mut keys: Vec<Key> = info.watched.iter().copied().collect();
             keys.sort_unstable();
             keys.dedup();
             let mut dropped = Vec::new();
@@ -2147,6 +2169,18 @@ fn drop_stores(s: &mut State, gone: impl Fn(Source) -> bool) -> usize {
     n
 }
 
+/// The id of source name `name`, made on its first use.
+fn name_id(s: &mut State, name: &str) -> NameId {
+    if let Some(id) = s.names.get(name) {
+        return *id;
+    }
+    let id = NameId(s.name_list.len() as u32);
+    let name: Rc<str> = Rc::from(name);
+    s.name_list.push(name.clone());
+    s.names.insert(name, id);
+    id
+}
+
 fn intern(s: &mut State, text: &str) -> Result<Key, KeyError> {
     let key = s.keys.intern(text)?;
     while s.slots.len() < s.keys.len() {
@@ -2230,7 +2264,7 @@ fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
     if let Some(object) = entry.scope.object()
         && let Some(info) = s.objects.get_mut(&object)
     {
-        info.watched.push(key);
+        info.watched.insert(key);
     }
     s.listeners.insert(entry.id, entry.clone());
     let slot = &mut s.slots[key.index()];

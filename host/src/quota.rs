@@ -179,6 +179,8 @@ pub enum Holding {
     Listener,
     /// A key (and the ancestors interned with it).
     NewKey,
+    /// A composite source's name.
+    SourceName,
 }
 
 impl fmt::Display for Holding {
@@ -188,6 +190,7 @@ impl fmt::Display for Holding {
             Holding::TableRows => "writing these table rows",
             Holding::Listener => "this listener",
             Holding::NewKey => "this new key",
+            Holding::SourceName => "this new source name",
         })
     }
 }
@@ -241,6 +244,10 @@ pub(crate) const LISTENER_BYTES: usize = 384;
 /// with the site that used it, and the map nodes that find them (about
 /// 1.4 KiB measured for a key sent once from one script line).
 pub(crate) const KEY_BYTES: usize = 1408;
+
+/// The bytes the hub holds for a composite source's name beside its text
+/// (twice: the list and the map).
+pub(crate) const NAME_BYTES: usize = 64;
 
 /// The bytes the hub holds for a stored message beside its values (the
 /// store's map entry, the argument list).

@@ -970,3 +970,33 @@ fn a_key_the_host_declared_is_not_retyped_by_a_contradicting_send_or_a_merged_ta
         .unwrap();
     assert_eq!(heard.get(), 7);
 }
+
+#[test]
+fn a_source_name_from_a_script_is_bounded_and_charged_as_a_key_is() {
+    let (hub, script, _quota) = charged(64 * 1024);
+    let world = hub.create_world();
+    let object = hub.spawn(world).unwrap();
+    let err = script.try_named(object, &"n".repeat(300)).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("300 bytes long; a source name has at most 256 bytes"),
+        "{err}"
+    );
+    let mut made = 0;
+    let err = loop {
+        match script.try_named(object, &format!("part{made}")) {
+            Ok(_) => made += 1,
+            Err(e) => break e,
+        }
+        assert!(made < 100_000, "the quota never refused a name");
+    };
+    assert!(
+        err.to_string().contains("this new source name needs"),
+        "{err}"
+    );
+    // A name already made costs nothing more.
+    assert_eq!(
+        script.try_named(object, "part0").unwrap(),
+        hub.named(object, "part0")
+    );
+}

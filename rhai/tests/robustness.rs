@@ -476,3 +476,18 @@ fn rhai_a_mod_cannot_retype_a_key_the_host_declared() {
         .unwrap();
     assert_eq!(f.printed(), ["tick 1"]);
 }
+
+#[test]
+fn rhai_a_source_name_over_256_bytes_is_an_error_at_its_line() {
+    let f = Fixture::new();
+    let (line, message) = load_error(
+        &f,
+        "named.rhai",
+        "let name = \"n\";\nwhile name.len() < 300 { name += name; }\nlet part = GMP::Named(SELF, name);\n",
+    );
+    assert_eq!(line, Some(3), "{message}");
+    assert!(
+        message.contains("a source name has at most 256 bytes"),
+        "{message}"
+    );
+}

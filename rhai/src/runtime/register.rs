@@ -215,7 +215,11 @@ pub(crate) fn object_functions(module: &mut Module, shared: &Weak<Shared>) {
             let shared = shared_of(&weak)?;
             let o = std::mem::take(args[0]).cast::<ObjectHandle>();
             let name = std::mem::take(args[1]).cast::<ImmutableString>();
-            Ok(Dynamic::from(NamedHandle(shared.hub.named(o.0, &name))))
+            let named = shared
+                .hub
+                .try_named(o.0, &name)
+                .map_err(|e| fail(format!("GMP::Named: {e}")))?;
+            Ok(Dynamic::from(NamedHandle(named)))
         },
     );
     let weak = shared.clone();
