@@ -529,3 +529,171 @@ fn a_table_that_cannot_be_loaded_is_logged_once_and_the_server_keeps_answering()
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// Deep nesting: answered in time linear in the file, without recursion.
+// ---------------------------------------------------------------------------
+
+/// A script of one statement whose API call sits `depth` brackets deep
+/// (`open` before it, `close` after it, each repeated), and the position
+/// just after `"Player.` in its key.
+fn nested_call(file: &str, depth: usize, open: &str, close: &str) -> (String, Position) {
+    let (head, tail) = if file.ends_with(".lua") {
+        ("local t = ", "\n")
+    } else {
+        ("let t = ", ";\n")
+    };
+    let before = format!("{head}{}NotifyMessage(\"Player.", open.repeat(depth));
+    let text = format!("{before}Hurt\", 1.0){}{tail}", close.repeat(depth));
+    let line = before.matches('\n').count() as u32;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1);
+    (text, Position::new(line, column as u32))
+}
+
+fn completion_labels(server: &Server, uri: &lsp_types::Uri, at: Position) -> Vec<String> {
+    let response = server.request::<Completion>(CompletionParams {
+        text_document_position: TextDocumentPositionParams::new(
+            TextDocumentIdentifier::new(uri.clone()),
+            at,
+        ),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+        context: None,
+    });
+    match response {
+        Some(lsp_types::CompletionResponse::Array(items)) => {
+            items.into_iter().map(|i| i.label).collect()
+        }
+        Some(lsp_types::CompletionResponse::List(list)) => {
+            list.items.into_iter().map(|i| i.label).collect()
+        }
+        None => Vec::new(),
+    }
+}
+
+fn hover_text(server: &Server, uri: &lsp_types::Uri, at: Position) -> String {
+    let hover = server.request::<HoverRequest>(HoverParams {
+        text_document_position_params: TextDocumentPositionParams::new(
+            TextDocumentIdentifier::new(uri.clone()),
+            at,
+        ),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+    });
+    match hover.map(|h| h.contents) {
+        Some(lsp_types::HoverContents::Markup(markup)) => markup.value,
+        other => panic!("no hover: {other:?}"),
+    }
+}
+
+/// Completion and hover in the key of a call `depth` brackets deep, then
+/// again right after an edit of the key (the statement reread at once).
+fn assert_answers_deep_inside(file: &str, depth: usize, open: &str, close: &str) {
+    let (text, at) = nested_call(file, depth, open, close);
+    let p = project("//- /.gantry/signatures.json\n$TABLE\n");
+    std::fs::write(p.path(file), text).unwrap();
+    let server = Server::start(p.dir.path());
+    let uri = server.open(&p.path(file));
+    let labels = completion_labels(&server, &uri, at);
+    assert!(
+        labels.contains(&"Hurt".to_owned()) && labels.contains(&"Healed".to_owned()),
+        "{labels:?}"
+    );
+    let inside_key = Position::new(at.line, at.character + 2);
+    assert!(
+        hover_text(&server, &uri, inside_key).contains("Player.Hurt(dmg: float, causer: object)")
+    );
+    // Typing in the key: `Hurt` becomes `Hu`.
+    let key_rest = Range::new(inside_key, Position::new(at.line, at.character + 4));
+    server.edit(&uri, key_rest, "");
+    let after_edit = completion_labels(&server, &uri, inside_key);
+    assert!(after_edit.contains(&"Hurt".to_owned()), "{after_edit:?}");
+}
+
+/// Every request on a call `depth` brackets deep answers (the server
+/// thread has the default 2 MiB stack: recursion over the depth would
+/// overflow it).
+fn assert_every_request_answers_deep_inside(file: &str, depth: usize, open: &str, close: &str) {
+    let (text, at) = nested_call(file, depth, open, close);
+    let p = project("//- /.gantry/signatures.json\n$TABLE\n");
+    std::fs::write(p.path(file), text).unwrap();
+    let server = Server::start(p.dir.path());
+    let uri = server.open(&p.path(file));
+    poke(&server, &uri, at.line, at.character);
+    let inside_key = Position::new(at.line, at.character + 2);
+    assert!(hover_text(&server, &uri, inside_key).contains("Player.Hurt"));
+    let position =
+        TextDocumentPositionParams::new(TextDocumentIdentifier::new(uri.clone()), inside_key);
+    let definition = server.request_raw(
+        "textDocument/definition",
+        serde_json::to_value(&position).unwrap(),
+    );
+    assert!(definition.response_result.is_ok(), "{definition:?}");
+    let references = server.request_raw(
+        "textDocument/references",
+        json!({ "textDocument": position.text_document, "position": inside_key,
+                "context": { "includeDeclaration": true } }),
+    );
+    let found = references.response_result.expect("references");
+    assert!(
+        found
+            .as_array()
+            .is_some_and(|r| r.iter().any(|l| l["uri"] == uri.as_str())),
+        "the deep call is a reference of its key: {found}"
+    );
+    server.request::<WorkspaceSymbolRequest>(WorkspaceSymbolParams {
+        query: "Player".to_owned(),
+        work_done_progress_params: WorkDoneProgressParams::default(),
+        partial_result_params: PartialResultParams::default(),
+    });
+    server.diagnostics(&uri);
+}
+
+#[test]
+fn hover_and_completion_inside_40000_nested_braces_answer_in_lua() {
+    assert_answers_deep_inside("deep.lua", 40_000, "{", "}");
+}
+
+#[test]
+fn hover_and_completion_inside_40000_nested_braces_answer_in_rhai() {
+    assert_answers_deep_inside("deep.rhai", 40_000, "{", "}");
+}
+
+#[test]
+fn hover_and_completion_inside_40000_nested_parentheses_on_their_own_lines_answer() {
+    assert_answers_deep_inside("deep.lua", 40_000, "(\n", "\n)");
+    assert_answers_deep_inside("deep.rhai", 40_000, "(\n", "\n)");
+}
+
+#[test]
+fn no_stack_overflow_at_100000_nested_braces_in_lua() {
+    assert_every_request_answers_deep_inside("deep.lua", 100_000, "{", "}");
+}
+
+#[test]
+fn no_stack_overflow_at_100000_nested_parentheses_in_lua() {
+    assert_every_request_answers_deep_inside("deep.lua", 100_000, "(", ")");
+}
+
+#[test]
+fn no_stack_overflow_at_100000_nested_braces_in_rhai() {
+    assert_every_request_answers_deep_inside("deep.rhai", 100_000, "#{a: ", "}");
+}
+
+#[test]
+fn no_stack_overflow_at_100000_nested_parentheses_in_rhai() {
+    assert_every_request_answers_deep_inside("deep.rhai", 100_000, "(", ")");
+}
+
+/// Each nested call is a call to scan, index and check (and a few KiB of
+/// trees and calls): 10,000 keep the test small; the cost is linear.
+#[test]
+fn every_request_answers_inside_10000_nested_api_calls_in_either_language() {
+    for file in ["calls.lua", "calls.rhai"] {
+        assert_every_request_answers_deep_inside(
+            file,
+            10_000,
+            "NotifyMessage(\"Player.Hurt\", ",
+            ", 1)",
+        );
+    }
+}
