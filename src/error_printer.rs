@@ -10,16 +10,18 @@
 //! when, at a line start or after a `: `, the rest of its line is the
 //! report's first line and the report's other lines follow.
 //!
-//! That test is a hash lookup per candidate position, the hashes of all of
-//! a line's suffixes computed in one backward pass: a hostile mod's 40,000
-//! distinct refused sends in one tick print in milliseconds, where testing
-//! every error against every earlier report took 45 s. The hash's base is
-//! drawn per process, so a mod cannot craft colliding reports; a collision
-//! would cost one string comparison, never a wrong answer.
+//! That test is a hash lookup per candidate position, a line's suffix
+//! hashes prepared in one backward pass over it (seven bytes a step): a hostile mod's 40,000
+//! distinct refused sends in one tick print in tens of milliseconds, where
+//! testing every error against every earlier report took 45 s. The hash is
+//! polynomial modulo the prime 2^61 - 1 with a base drawn per process, so a
+//! mod cannot craft colliding reports (modulo 2^64 it could, whatever the
+//! base); a collision would cost one string comparison, never a wrong
+//! answer.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
 
 /// Reports of one step remembered for the test; past this many, later
 /// reports are still printed but a later error repeating one of them may
@@ -38,7 +40,45 @@ pub struct ErrorPrinter {
 struct Recent {
     base: u64,
     reports: Vec<String>,
-    by_first_line: HashMap<(u64, usize), Vec<usize>>,
+    /// The latest report with a first line of this hash and length...
+    by_first_line: HashMap<(u64, usize), usize, Prehashed>,
+    /// ...and, for each report, the one before it with the same key.
+    same_key_before: Vec<Option<usize>>,
+    /// The suffix hashes of the line being scanned (kept to reuse the
+    /// allocation).
+    suffixes: Suffixes,
+}
+
+/// The keys are hashes already (of a per-process random base): hashing
+/// them again would only cost time; one multiply spreads them.
+#[derive(Default, Clone, Copy)]
+struct Prehashed;
+
+impl BuildHasher for Prehashed {
+    type Hasher = PrehashedHasher;
+    fn build_hasher(&self) -> PrehashedHasher {
+        PrehashedHasher(0)
+    }
+}
+
+struct PrehashedHasher(u64);
+
+impl Hasher for PrehashedHasher {
+    fn finish(&self) -> u64 {
+        // Spread to the top bits, which the table also reads.
+        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = self.0.wrapping_add(n as u64);
+    }
 }
 
 impl ErrorPrinter {
@@ -48,10 +88,11 @@ impl ErrorPrinter {
         Self {
             count: Cell::new(0),
             recent: RefCell::new(Recent {
-                // Odd, so powers of it never vanish modulo 2^64.
-                base: std::collections::hash_map::RandomState::new().hash_one(0u64) | 1,
+                base: random_base(),
                 reports: Vec::new(),
-                by_first_line: HashMap::new(),
+                by_first_line: HashMap::default(),
+                same_key_before: Vec::new(),
+                suffixes: Suffixes::default(),
             }),
             sink: Box::new(sink),
         }
@@ -64,17 +105,25 @@ impl ErrorPrinter {
 
     /// Prints `error` unless it only repeats a report of this load or tick.
     pub fn print(&self, error: &str) {
-        if self.recent.borrow().repeated_in(error) {
-            return;
+        let (repeated, _) = self.recent.borrow_mut().scan(error);
+        if !repeated {
+            self.emit(error);
         }
-        self.count.set(self.count.get() + 1);
-        (self.sink)(error);
     }
 
-    /// A hub report: printed, and kept until the load or tick ends.
+    /// A hub report: printed (unless it repeats an earlier one), and kept
+    /// until the load or tick ends.
     pub fn report(&self, report: String) {
-        self.print(&report);
-        self.recent.borrow_mut().remember(report);
+        let (repeated, first_line) = self.recent.borrow_mut().scan(&report);
+        if !repeated {
+            self.emit(&report);
+        }
+        self.recent.borrow_mut().remember(report, first_line);
+    }
+
+    fn emit(&self, error: &str) {
+        self.count.set(self.count.get() + 1);
+        (self.sink)(error);
     }
 
     /// The load or tick is over: its reports are no longer repeated.
@@ -82,75 +131,147 @@ impl ErrorPrinter {
         let mut recent = self.recent.borrow_mut();
         recent.reports.clear();
         recent.by_first_line.clear();
+        recent.same_key_before.clear();
     }
 }
 
 impl Recent {
-    fn remember(&mut self, report: String) {
+    /// Keeps `report`, whose first line hashes to `first_line`.
+    fn remember(&mut self, report: String, first_line: u64) {
         if self.reports.len() >= MAX_RECENT {
             return;
         }
-        let first = first_line(&report);
-        let key = (hash(self.base, first.as_bytes()), first.len());
-        self.by_first_line
-            .entry(key)
-            .or_default()
-            .push(self.reports.len());
+        let key = (first_line, first_line_of(&report).len());
+        let before = self.by_first_line.insert(key, self.reports.len());
+        self.same_key_before.push(before);
         self.reports.push(report);
     }
 
     /// Does `text` carry a remembered report whole, at a line start or
-    /// after a `: `, to the end of that line and beyond?
-    fn repeated_in(&self, text: &str) -> bool {
-        if self.reports.is_empty() {
-            return false;
-        }
-        let mut suffixes: Vec<u64> = Vec::new();
+    /// after a `: `, to the end of that line and beyond? And the hash of
+    /// its first line (to remember it by, when it is a report).
+    fn scan(&mut self, text: &str) -> (bool, u64) {
+        let mut suffixes = std::mem::take(&mut self.suffixes);
+        let mut first_line = None;
+        let mut repeated = false;
         let mut line_start = 0;
         for line in text.split('\n') {
             let bytes = line.as_bytes();
-            suffix_hashes(self.base, bytes, &mut suffixes);
-            let candidates = std::iter::once(0).chain(
-                bytes
-                    .windows(2)
-                    .enumerate()
-                    .filter(|(_, pair)| pair == b": ")
-                    .map(|(at, _)| at + 2),
-            );
-            for at in candidates {
-                let key = (suffixes[at], bytes.len() - at);
-                let Some(reports) = self.by_first_line.get(&key) else {
-                    continue;
-                };
-                let rest = &text[line_start + at..];
-                if reports.iter().any(|&r| rest.starts_with(&self.reports[r])) {
-                    return true;
-                }
+            suffixes.prepare(self.base, bytes);
+            first_line.get_or_insert_with(|| suffixes.of(bytes, 0));
+            if self.reports.is_empty() {
+                break;
+            }
+            if self.carries_at(text, line_start, bytes, &suffixes) {
+                repeated = true;
+                break;
             }
             line_start += line.len() + 1;
+        }
+        self.suffixes = suffixes;
+        (repeated, first_line.unwrap_or_default())
+    }
+
+    /// Does a remembered report start at a candidate position of the line
+    /// `bytes` (at `line_start` in `text`, its suffixes hashed)?
+    fn carries_at(&self, text: &str, line_start: usize, bytes: &[u8], suffixes: &Suffixes) -> bool {
+        let candidates = std::iter::once(0).chain(
+            bytes
+                .windows(2)
+                .enumerate()
+                .filter(|(_, pair)| pair == b": ")
+                .map(|(at, _)| at + 2),
+        );
+        for at in candidates {
+            let key = (suffixes.of(bytes, at), bytes.len() - at);
+            let rest = &text[line_start + at..];
+            let mut report = self.by_first_line.get(&key).copied();
+            while let Some(r) = report {
+                if rest.starts_with(&self.reports[r]) {
+                    return true;
+                }
+                report = self.same_key_before[r];
+            }
         }
         false
     }
 }
 
-fn first_line(text: &str) -> &str {
+fn first_line_of(text: &str) -> &str {
     text.split('\n').next().unwrap_or_default()
 }
 
-/// The polynomial hash of `bytes`: the sum of `bytes[i] * base^i`.
-fn hash(base: u64, bytes: &[u8]) -> u64 {
-    bytes.iter().rev().fold(0u64, |h, &b| {
-        u64::from(b).wrapping_add(base.wrapping_mul(h))
-    })
+/// The modulus of the hash, the Mersenne prime 2^61 - 1.
+const MODULUS: u64 = (1 << 61) - 1;
+
+/// `a * b + c` modulo [`MODULUS`], for `a`, `b`, `c` below it.
+fn mul_add(a: u64, b: u64, c: u64) -> u64 {
+    let product = u128::from(a) * u128::from(b) + u128::from(c);
+    let folded = (product as u64 & MODULUS) + (product >> 61) as u64;
+    let folded = (folded & MODULUS) + (folded >> 61);
+    if folded >= MODULUS {
+        folded - MODULUS
+    } else {
+        folded
+    }
 }
 
-/// `out[i]` = [`hash`] of `bytes[i..]`, for every `i` up to `bytes.len()`.
-fn suffix_hashes(base: u64, bytes: &[u8], out: &mut Vec<u64>) {
-    out.clear();
-    out.resize(bytes.len() + 1, 0);
-    for i in (0..bytes.len()).rev() {
-        out[i] = u64::from(bytes[i]).wrapping_add(base.wrapping_mul(out[i + 1]));
+/// A base for the hash, below [`MODULUS`] and not 0 or 1, drawn per process.
+fn random_base() -> u64 {
+    let drawn = std::collections::hash_map::RandomState::new().hash_one(0u64);
+    2 + drawn % (MODULUS - 2)
+}
+
+/// Up to seven bytes as one digit of the hash (below 2^56, so below the
+/// modulus).
+fn digit(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0, |v, &b| v << 8 | u64::from(b))
+}
+
+/// The hashes of every suffix of one line, in O(1) each after one pass.
+///
+/// A text's hash is polynomial in `base` over its seven-byte digits
+/// counted from its end (digit 0 is the last seven bytes), the bytes left
+/// over at its start one last, shorter digit. Counted from the end, the
+/// digits of a suffix are the line's own, but for that first one: so the
+/// sums of the line's last k digits, prepared once, give every suffix's
+/// hash. Texts are compared by hash and length, and among texts of one
+/// length the digits are unambiguous.
+#[derive(Default)]
+struct Suffixes {
+    /// `sums[k]`: the hash of the line's last `7 k` bytes.
+    sums: Vec<u64>,
+    /// `powers[k]`: `base^k`.
+    powers: Vec<u64>,
+}
+
+impl Suffixes {
+    fn prepare(&mut self, base: u64, line: &[u8]) {
+        self.sums.clear();
+        self.powers.clear();
+        self.sums.push(0);
+        self.powers.push(1);
+        for (k, chunk) in line.rchunks_exact(7).enumerate() {
+            let power = self.powers[k];
+            self.sums.push(mul_add(digit(chunk), power, self.sums[k]));
+            self.powers.push(mul_add(power, base, 0));
+        }
     }
+
+    /// The hash of `line[at..]` (`line` the one prepared).
+    fn of(&self, line: &[u8], at: usize) -> u64 {
+        let len = line.len() - at;
+        let k = len / 7;
+        mul_add(digit(&line[at..at + len % 7]), self.powers[k], self.sums[k])
+    }
+}
+
+/// The hash of a whole text, as [`Suffixes`] computes it.
+#[cfg(test)]
+fn hash(base: u64, text: &[u8]) -> u64 {
+    let mut suffixes = Suffixes::default();
+    suffixes.prepare(base, text);
+    suffixes.of(text, 0)
 }
 
 #[cfg(test)]
@@ -207,12 +328,22 @@ mod tests {
 
     #[test]
     fn the_hash_of_a_suffix_is_the_hash_of_that_text() {
-        let base = 0x9e37_79b9_7f4a_7c15;
-        let text = b"x: y: z";
-        let mut suffixes = Vec::new();
-        suffix_hashes(base, text, &mut suffixes);
+        let base = random_base();
+        let text = b"a.lua:2: listener of `K.B` failed: x: y: z";
+        let mut suffixes = Suffixes::default();
+        suffixes.prepare(base, text);
         for at in 0..=text.len() {
-            assert_eq!(suffixes[at], hash(base, &text[at..]));
+            assert_eq!(suffixes.of(text, at), hash(base, &text[at..]), "at {at}");
         }
+        // Texts of one length that differ anywhere hash apart.
+        assert_ne!(hash(base, b"abcdefghij"), hash(base, b"abcdefghik"));
+        assert_ne!(hash(base, b"abcdefghij"), hash(base, b"bbcdefghij"));
+    }
+
+    #[test]
+    fn the_hash_is_taken_modulo_a_prime() {
+        assert_eq!(mul_add(MODULUS - 1, MODULUS - 1, 0), 1);
+        assert_eq!(mul_add(MODULUS - 1, 1, 1), 0);
+        assert_eq!(mul_add(1 << 40, 1 << 40, 5), (1 << 19) + 5);
     }
 }

@@ -233,3 +233,20 @@ fn table_explain_check_and_stubs_into_a_closed_pipe_exit_normally() {
         assert!(!said.contains("panicked"), "{args:?}: {said}");
     }
 }
+
+#[test]
+fn table_of_a_mod_without_one_yet_says_so_instead_of_printing_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.lua", "print('hi')");
+    let o = gantry()
+        .args(["table", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
+    assert!(
+        stderr(&o).contains("no signature table at") && stderr(&o).contains("records one"),
+        "{}",
+        stderr(&o)
+    );
+}
