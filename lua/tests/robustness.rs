@@ -355,6 +355,22 @@ fn lua_a_key_over_the_length_limit_is_an_error_at_its_line() {
     assert!(message.contains("at most 256 bytes"), "{message}");
 }
 
+#[test]
+fn lua_a_source_name_over_256_bytes_is_an_error_at_its_line() {
+    let f = Fixture::new();
+    let (line, message) = load_error(
+        &f,
+        "named.lua",
+        "local name = string.rep(\"n\", 300)\nlocal part = GMP.Named(self, name)\n",
+    );
+    assert_eq!(line, Some(2), "{message}");
+    assert!(message.contains("GMP.Named"), "{message}");
+    assert!(
+        message.contains("a source name has at most 256 bytes"),
+        "{message}"
+    );
+}
+
 // ----- what a script keeps in the hub is bounded --------------------------------
 
 const MIB: usize = 1 << 20;

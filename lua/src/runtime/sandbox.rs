@@ -129,7 +129,8 @@ fn add_object_functions(ctx: &Rc<Ctx>, lua: &Lua, gmp: &Table) -> mlua::Result<(
         "Named",
         lua.create_function(move |lua, (obj, name): (LuaValue, LuaValue)| {
             let (id, name) = object_and_name(lua, "GMP.Named", &obj, &name)?;
-            Ok(NamedHandle(c.shared.hub.named(id, &name)))
+            let source = c.shared.hub.try_named(id, &name);
+            Ok(NamedHandle(source.map_err(|e| error_here(lua, format!("GMP.Named: {e}")))?))
         })?,
     )?;
     let c = ctx.clone();
