@@ -55,7 +55,10 @@ impl LimitArgs {
             rhai.time_limit = limit;
         }
         if let Some(mib) = self.memory {
-            lua.memory_limit = Some(usize::try_from(mib * MIB).unwrap_or(usize::MAX));
+            let bytes = usize::try_from(mib * MIB).unwrap_or(usize::MAX);
+            lua.memory_limit = Some(bytes);
+            lua.hub_memory_limit = Some(bytes);
+            rhai.max_hub_memory = bytes;
         }
     }
 }
@@ -88,11 +91,18 @@ fn time_limit_help() -> String {
 }
 
 fn memory_help() -> String {
-    let lua = RuntimeOptions::default();
-    let default = lua.memory_limit.map_or("unlimited".to_owned(), |bytes| {
-        (bytes as u64 / MIB).to_string()
-    });
-    format!("MiB of memory the scripts' Lua state may use [default: {default}]")
+    let (lua, rhai) = (RuntimeOptions::default(), RhaiOptions::default());
+    let mib = |bytes: Option<usize>| {
+        bytes.map_or("unlimited".to_owned(), |b| (b as u64 / MIB).to_string())
+    };
+    format!(
+        "MiB of memory the scripts may use: the Lua state's, and, for each language, what its \
+         scripts hold in the hub (stored messages, tables, listeners, keys) \
+         [default: Lua state {}; hub {} for Lua, {} for Rhai]",
+        mib(lua.memory_limit),
+        mib(lua.hub_memory_limit),
+        mib(Some(rhai.max_hub_memory).filter(|&b| b != 0)),
+    )
 }
 
 #[cfg(test)]
@@ -114,11 +124,14 @@ mod tests {
         assert_eq!(lua.time_limit, Duration::from_millis(250));
         assert_eq!(rhai.time_limit, Duration::from_millis(250));
         assert_eq!(lua.memory_limit, RuntimeOptions::default().memory_limit);
+        assert_eq!(rhai.max_hub_memory, RhaiOptions::default().max_hub_memory);
         LimitArgs {
             memory: Some(64),
             ..LimitArgs::default()
         }
         .apply(&mut lua, &mut rhai);
         assert_eq!(lua.memory_limit, Some(64 << 20));
+        assert_eq!(lua.hub_memory_limit, Some(64 << 20));
+        assert_eq!(rhai.max_hub_memory, 64 << 20);
     }
 }

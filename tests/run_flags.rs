@@ -705,5 +705,58 @@ fn run_help_states_each_limit_and_its_default() {
         assert!(entry.contains("[default: "), "{flag}: {entry}");
     }
     assert!(help.contains("[default: 2000]"), "{help}");
-    assert!(help.contains("[default: 256]"), "{help}");
+    assert!(
+        help.contains("[default: Lua state 256; hub 256 for Lua, 256 for Rhai]"),
+        "{help}"
+    );
+}
+
+#[test]
+fn a_small_memory_limit_stops_a_mod_storing_in_the_hub_at_its_line_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        "local mb = string.rep('x', 1 << 20)\nfor i = 1, 100 do\n  StoreObjectMessage(self, 'Hoard.L' .. i, mb .. i)\nend\nprint('lua kept all')\n",
+    );
+    write(
+        dir.path(),
+        "b.rhai",
+        "let half = \"x\";\nhalf.pad(500000, 'x');\nfor i in 0..100 {\n  StoreObjectMessage(SELF, `Hoard.R${i}`, `${half}${i}`);\n}\nprint(\"rhai kept all\");\n",
+    );
+    let run = |flags: &[&str]| {
+        gantry()
+            .args(["run", dir.path().to_str().unwrap(), "--no-table"])
+            .args(flags)
+            .output()
+            .unwrap()
+    };
+    // Under the defaults both mods keep what they store...
+    let roomy = run(&[]);
+    assert!(
+        roomy.status.success(),
+        "{}",
+        String::from_utf8_lossy(&roomy.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&roomy.stdout),
+        "lua kept all\nrhai kept all\n"
+    );
+    // ...under 16 MiB each is stopped where it stored, and the run goes on.
+    let o = run(&["--memory", "16"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "an error, not an abort: {stderr}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("a.lua:3:") && l.contains("Hoard.L")),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("b.rhai:4") && l.contains("Hoard.R")),
+        "{stderr}"
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "");
 }
