@@ -250,3 +250,32 @@ fn table_of_a_mod_without_one_yet_says_so_instead_of_printing_nothing() {
         stderr(&o)
     );
 }
+
+#[test]
+fn check_and_explain_take_a_mod_folder_relative_to_the_current_one() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("mod")).unwrap();
+    write(
+        &root.path().join("mod"),
+        "a.lua",
+        "NotifyMessage('Mod.Loaded', 1)",
+    );
+    for args in [&["check", "mod"][..], &["explain", "mod", "Mod.Loaded"]] {
+        let o = gantry()
+            .args(args)
+            .current_dir(root.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+    let o = gantry()
+        .args(["explain", "mod", "Mod.Loaded"])
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&o).contains("a.lua:1 (NotifyMessage)"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -56,7 +56,10 @@ pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
     let mut scripts = Vec::with_capacity(files.len());
     let mut workspace = crate::index::WorkspaceIndex::default();
     for path in files {
-        let text = files::read_text_in(dir, &path, files::MAX_SCRIPT_BYTES)?;
+        // `path` is `dir` joined with the file's place in it: hand the
+        // reader that place (joined again, a relative `dir` would double).
+        let inside = path.strip_prefix(dir).unwrap_or(&path);
+        let text = files::read_text_in(dir, inside, files::MAX_SCRIPT_BYTES)?;
         let Some(language) = language_of(&path) else {
             continue;
         };

@@ -38,7 +38,8 @@ impl LoadedTable {
         let loaded = if root.as_os_str().is_empty() {
             SignatureTable::load(file)
         } else {
-            SignatureTable::load_in(&root, file)
+            // `file` is `root` joined with the table's place in it.
+            SignatureTable::load_in(&root, file.strip_prefix(&root).unwrap_or(file))
         };
         let (table, error) = match loaded {
             Ok(table) => (table, None),
