@@ -150,3 +150,40 @@ impl Drop for Watching {
         let _ = self.child.wait();
     }
 }
+
+/// `name` (a program an end-to-end test drives, found on `PATH`), or `None`
+/// when it is missing: the test then passes, after one `skipped:` line that
+/// says how to run it, written to stderr directly so that `cargo test`
+/// shows it (the harness hides what passing tests print). Under CI (`CI`
+/// set and not empty) a missing program fails the test instead: CI installs
+/// it, so a green CI run is one in which the test ran.
+pub fn program_on_path(name: &str, install: &str) -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|dir| dir.join(name))
+        .find(|path| is_executable(path));
+    if found.is_none() {
+        if std::env::var_os("CI").is_some_and(|ci| !ci.is_empty()) {
+            panic!("{name} not found on PATH, and CI is set: CI must run this test ({install})");
+        }
+        use std::io::Write;
+        let line = format!("skipped: {name} not found ({install} to run it)\n");
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }
+    found
+}
+
+fn is_executable(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        path.is_file()
+    }
+}
