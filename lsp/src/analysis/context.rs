@@ -123,10 +123,9 @@ enum Frame {
     Pipe,
 }
 
-/// An open bracket on the line, with what the lexer saw inside it. Only a
-/// `(` frame counts arguments; the commas of the others are their own.
+/// An open `(` on the line, with what the lexer saw inside it (what is
+/// inside the other frames is never reported: only a call's arguments are).
 struct Open {
-    frame: Frame,
     callee: Option<ApiFunction>,
     arg_index: usize,
     arg_start: usize,
@@ -139,9 +138,8 @@ struct Open {
 }
 
 impl Open {
-    fn new(frame: Frame, callee: Option<ApiFunction>, arg_start: usize) -> Self {
+    fn new(callee: Option<ApiFunction>, arg_start: usize) -> Self {
         Self {
-            frame,
             callee,
             arg_index: 0,
             arg_start,
@@ -151,34 +149,54 @@ impl Open {
     }
 }
 
-/// The open frames of the line, innermost last, with how many of each
-/// kind are open: a closer with no opener is ignored at once, not after a
-/// search of every frame (a line of 50,000 `{` and as many `)` would cost
-/// their product). Each frame is pushed and popped once: linear in the line.
+/// The open frames of the line, innermost last: the kind of each (a byte:
+/// a line of 40,000 `{` keeps 40 KB, not 40,000 records), the record of
+/// each `(`, and how many of each kind are open — a closer with no opener
+/// is ignored at once, not after a search of every frame (a line of 50,000
+/// `{` and as many `)` would cost their product). Each frame is pushed and
+/// popped once: linear in the line.
 #[derive(Default)]
 struct Frames {
-    stack: Vec<Open>,
+    kinds: Vec<Frame>,
+    parens: Vec<Open>,
     open: [usize; 4],
 }
 
 impl Frames {
-    fn push(&mut self, open: Open) {
-        self.open[open.frame as usize] += 1;
-        self.stack.push(open);
+    fn push(&mut self, frame: Frame) {
+        debug_assert!(frame != Frame::Paren, "a `(` has its record");
+        self.open[frame as usize] += 1;
+        self.kinds.push(frame);
     }
 
-    fn pop(&mut self) -> Option<Open> {
-        let open = self.stack.pop()?;
-        self.open[open.frame as usize] -= 1;
-        Some(open)
+    fn push_paren(&mut self, open: Open) {
+        self.open[Frame::Paren as usize] += 1;
+        self.kinds.push(Frame::Paren);
+        self.parens.push(open);
     }
 
-    fn last(&self) -> Option<&Open> {
-        self.stack.last()
+    /// Pops the innermost frame, with its record when it is a `(`.
+    fn pop(&mut self) -> Option<(Frame, Option<Open>)> {
+        let frame = self.kinds.pop()?;
+        self.open[frame as usize] -= 1;
+        let open = if frame == Frame::Paren {
+            self.parens.pop()
+        } else {
+            None
+        };
+        Some((frame, open))
     }
 
-    fn last_mut(&mut self) -> Option<&mut Open> {
-        self.stack.last_mut()
+    fn top(&self) -> Option<Frame> {
+        self.kinds.last().copied()
+    }
+
+    /// The innermost frame's record, when it is a `(`.
+    fn top_paren(&mut self) -> Option<&mut Open> {
+        match self.top()? {
+            Frame::Paren => self.parens.last_mut(),
+            _ => None,
+        }
     }
 
     /// Pops the frames down to and including the innermost `frame`; a
@@ -187,8 +205,8 @@ impl Frames {
         if self.open[frame as usize] == 0 {
             return;
         }
-        while let Some(open) = self.pop() {
-            if open.frame == frame {
+        while let Some((popped, _)) = self.pop() {
+            if popped == frame {
                 return;
             }
         }
@@ -249,7 +267,7 @@ fn scan_line(
         // argument it is in as begun (an opener, its parent's).
         let mut first_token = false;
         if !b.is_ascii_whitespace()
-            && let Some(open) = stack.last_mut()
+            && let Some(open) = stack.top_paren()
         {
             first_token = !std::mem::replace(&mut open.seen, true);
         }
@@ -267,7 +285,7 @@ fn scan_line(
                     });
                     break;
                 }
-                if first_token && let Some(open) = stack.last_mut() {
+                if first_token && let Some(open) = stack.top_paren() {
                     let content = text.get(start + 1..i).unwrap_or("").to_owned();
                     if open.strings.len() == open.arg_index {
                         open.strings.push(Some(content));
@@ -315,23 +333,23 @@ fn scan_line(
                     operand = false;
                     continue;
                 }
-                if stack.last().is_some_and(|o| o.frame == Frame::Pipe) {
+                if stack.top() == Some(Frame::Pipe) {
                     stack.pop();
                 } else if !operand {
-                    stack.push(Open::new(Frame::Pipe, None, i + 1));
+                    stack.push(Frame::Pipe);
                 }
             }
             b'(' => {
                 let callee = last_ident.and_then(|(s, e)| api_callee(&text[s..e]));
-                stack.push(Open::new(Frame::Paren, callee, i + 1));
+                stack.push_paren(Open::new(callee, i + 1));
             }
-            b'[' => stack.push(Open::new(Frame::Bracket, None, i + 1)),
-            b'{' => stack.push(Open::new(Frame::Brace, None, i + 1)),
+            b'[' => stack.push(Frame::Bracket),
+            b'{' => stack.push(Frame::Brace),
             b')' => stack.close(Frame::Paren),
             b']' => stack.close(Frame::Bracket),
             b'}' => stack.close(Frame::Brace),
             b',' => {
-                if let Some(open) = stack.last_mut() {
+                if let Some(open) = stack.top_paren() {
                     if open.strings.len() == open.arg_index {
                         open.strings.push(None);
                     }
@@ -368,7 +386,8 @@ fn scan_line(
         }
         i += 1;
     }
-    let open = stack.pop().filter(|o| o.frame == Frame::Paren)?;
+    let (_, open) = stack.pop()?;
+    let open = open?;
     let function = open.callee?;
     let key = open
         .strings
