@@ -4,7 +4,13 @@
 //! tree-sitter parse (and parse + scan) of the same file.
 //!
 //! Criterion reports means; the issue's targets are percentiles, so the run
-//! starts by printing p50/p99 over a fixed number of samples.
+//! starts by printing p50/p99 over a fixed number of samples (skipped when
+//! a filter selects only other groups).
+//!
+//! `lsp_nesting`: completion in the key of a call 40,000 braces deep (Lua
+//! and Rhai, one line), beside the same at a quarter of the depth and on a
+//! flat file of the same size: time linear in the file shows as a ratio
+//! near 4 to the quarter depth.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -81,9 +87,14 @@ struct Client {
 
 impl Client {
     fn start(dir: &Path, text: &str) -> Client {
+        Self::start_file(dir, "main.lua", text)
+    }
+
+    /// Opens `file` (written in `dir` by the caller), language by extension.
+    fn start_file(dir: &Path, file: &str, text: &str) -> Client {
         let (server, conn) = Connection::memory();
         let thread = std::thread::spawn(move || gantry_lsp::run(server));
-        let uri = path_to_uri(&dir.join("main.lua")).unwrap();
+        let uri = path_to_uri(&dir.join(file)).unwrap();
         let mut client = Client {
             conn,
             next: 0,
@@ -94,9 +105,14 @@ impl Client {
         client.request("initialize", json!({ "capabilities": {} }));
         client.notify("initialized", json!({}));
         let uri = client.uri.as_str().to_owned();
+        let language = if file.ends_with(".rhai") {
+            "rhai"
+        } else {
+            "lua"
+        };
         client.notify(
             "textDocument/didOpen",
-            json!({ "textDocument": { "uri": uri, "languageId": "lua", "version": 1, "text": text } }),
+            json!({ "textDocument": { "uri": uri, "languageId": language, "version": 1, "text": text } }),
         );
         client.wait_diagnostics(1);
         client
@@ -248,6 +264,78 @@ fn percentiles() {
     report("full parse (baseline)", &mut parse);
 }
 
+/// A script whose one API call sits `depth` braces deep on one line, and
+/// the position just after `"Player.` in its key.
+fn nested(depth: usize, lua: bool) -> (String, Position) {
+    let head = if lua { "local t = " } else { "let t = " };
+    let before = format!("{head}{}NotifyMessage(\"Player.", "{".repeat(depth));
+    let text = format!(
+        "{before}Event1\", 1.0){}{}\n",
+        "}".repeat(depth),
+        if lua { "" } else { ";" }
+    );
+    (text, Position::new(0, before.len() as u32))
+}
+
+/// A script of `len` bytes with the same call on its first line and flat
+/// statements after it: the file's size without its depth.
+fn flat(len: usize, lua: bool) -> (String, Position) {
+    let (call, filler) = if lua {
+        (
+            "local t = NotifyMessage(\"Player.Event1\", 1.0)\n",
+            "local x = {}\n",
+        )
+    } else {
+        (
+            "let t = NotifyMessage(\"Player.Event1\", 1.0);\n",
+            "let x = #{};\n",
+        )
+    };
+    let mut text = call.to_owned();
+    while text.len() < len {
+        text.push_str(filler);
+    }
+    let at = call.find("Player.").unwrap() + "Player.".len();
+    (text, Position::new(0, at as u32))
+}
+
+const DEPTH: usize = 40_000;
+
+fn nesting_benches(c: &mut Criterion) {
+    let mut group = c.benchmark_group("lsp_nesting");
+    group.sample_size(20);
+    for lua in [true, false] {
+        let language = if lua { "lua" } else { "rhai" };
+        let deep_len = nested(DEPTH, lua).0.len();
+        let cases = [
+            (
+                format!("{language}_completion_depth_{DEPTH}"),
+                nested(DEPTH, lua),
+            ),
+            (
+                format!("{language}_completion_depth_{}", DEPTH / 4),
+                nested(DEPTH / 4, lua),
+            ),
+            (
+                format!("{language}_completion_flat_same_size"),
+                flat(deep_len, lua),
+            ),
+        ];
+        for (name, (text, at)) in cases {
+            let (dir, _) = setup();
+            let file = format!("deep.{language}");
+            std::fs::write(dir.path().join(&file), &text).unwrap();
+            let mut client = Client::start_file(dir.path(), &file, &text);
+            assert!(
+                client.completion(at) >= 20,
+                "{name}: completion offers the Player keys"
+            );
+            group.bench_function(&name, |b| b.iter(|| black_box(client.completion(at))));
+        }
+    }
+    group.finish();
+}
+
 fn benches(c: &mut Criterion) {
     let (dir, text) = setup();
     let mut group = c.benchmark_group("lsp_10k_lines");
@@ -278,9 +366,22 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
+/// Whether the command line's filter (if any) may select benchmarks of
+/// `group`: the percentiles run only with the group they describe.
+fn selects(group: &str) -> bool {
+    let mut filters = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .peekable();
+    filters.peek().is_none() || filters.any(|f| group.contains(&f) || f.contains(group))
+}
+
 fn main() {
-    percentiles();
+    if selects("lsp_10k_lines") {
+        percentiles();
+    }
     let mut criterion = Criterion::default().configure_from_args();
     benches(&mut criterion);
+    nesting_benches(&mut criterion);
     criterion.final_summary();
 }
