@@ -400,7 +400,8 @@ mod tests {
         let mut text = long_mixed_text(11, 5);
         let mut index = LineIndex::new(&text);
         let long = "é".repeat(BLOCK) + "🎮";
-        let edits: Vec<((u32, u32), (u32, u32), String)> = vec![
+        type Change = ((u32, u32), (u32, u32), String);
+        let edits: Vec<Change> = vec![
             ((0, 5), (0, 6), "y".to_owned()),
             ((0, 3), (2, 4), String::new()),
             ((1, 0), (1, 0), format!("{long}\n{long}")),
