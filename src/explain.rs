@@ -65,7 +65,7 @@ pub fn run_then_explain(
 pub fn run(dir: &Path, key: &str, table: Option<&Path>) -> anyhow::Result<ExitCode> {
     let table = crate::folder::load_table(dir, table)?;
     let files = script_files(dir);
-    let index = index_files(&files, |_, _| {});
+    let index = index_files(&[dir.to_owned()], &files, |_, _| {});
     out!("{}", explain(dir, key, &table, &index));
     Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use gantry_host::files::{self, FileError};
+use gantry_host::files;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -19,10 +19,6 @@ use crate::workspace::script_files;
 pub enum CheckError {
     #[error("cannot check {path}: not a directory")]
     NotADirectory { path: PathBuf },
-    /// A script could not be read (not UTF-8, too large, a link out of
-    /// the folder); the error names it.
-    #[error("{0}")]
-    Read(#[from] FileError),
 }
 
 /// One finding, with 1-based line and column (in characters).
@@ -55,11 +51,23 @@ pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
     let files = script_files(dir);
     let mut scripts = Vec::with_capacity(files.len());
     let mut workspace = crate::index::WorkspaceIndex::default();
+    let mut out = Vec::new();
     for path in files {
         // `path` is `dir` joined with the file's place in it: hand the
         // reader that place (joined again, a relative `dir` would double).
         let inside = path.strip_prefix(dir).unwrap_or(&path);
-        let text = files::read_text_in(dir, inside, files::MAX_SCRIPT_BYTES)?;
+        let text = match files::read_text_in(dir, inside, files::MAX_SCRIPT_BYTES) {
+            Ok(text) => text,
+            // One unreadable script is a finding of its own; the others are
+            // still checked.
+            Err(e) => {
+                out.push(FileDiagnostics {
+                    path,
+                    diagnostics: vec![file_level(Code::FileError, e.to_string())],
+                });
+                continue;
+            }
+        };
         let Some(language) = language_of(&path) else {
             continue;
         };
@@ -69,7 +77,6 @@ pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
         scripts.push((path, text, lines, calls));
     }
     let mut tables: HashMap<PathBuf, LoadedTable> = HashMap::new();
-    let mut out = Vec::new();
     for (path, text, lines, calls) in scripts {
         let table = find_table(path.parent().unwrap_or(dir)).map(|file| {
             tables
@@ -101,18 +108,26 @@ pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
     for table in broken {
         out.push(FileDiagnostics {
             path: table.file.clone(),
-            diagnostics: vec![CheckDiagnostic {
-                line: 1,
-                column: 1,
-                end_line: 1,
-                end_column: 1,
-                severity: Severity::Error,
-                code: Code::TableError,
-                message: table.error.clone().unwrap_or_default(),
-            }],
+            diagnostics: vec![file_level(
+                Code::TableError,
+                table.error.clone().unwrap_or_default(),
+            )],
         });
     }
     Ok(out)
+}
+
+/// An error about a whole file, placed at its start.
+fn file_level(code: Code, message: String) -> CheckDiagnostic {
+    CheckDiagnostic {
+        line: 1,
+        column: 1,
+        end_line: 1,
+        end_column: 1,
+        severity: Severity::Error,
+        code,
+        message,
+    }
 }
 
 /// Does any finding make the check fail?

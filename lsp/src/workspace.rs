@@ -14,8 +14,9 @@ fn skipped(name: &str) -> bool {
     name.starts_with('.') || name == "target" || name == "node_modules"
 }
 
-/// Every `.lua` and `.rhai` file under `dir`, sorted. Unreadable
-/// directories are skipped (logged), never an error.
+/// Every `.lua` and `.rhai` entry under `dir` that is not a folder
+/// (regular files, links, special files), sorted. Unreadable directories
+/// are skipped (logged), never an error.
 pub fn script_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
@@ -36,7 +37,10 @@ pub fn script_files(dir: &Path) -> Vec<PathBuf> {
                 if !entry.file_name().to_str().is_some_and(skipped) {
                     stack.push(path);
                 }
-            } else if kind.is_file() && language_of(&path).is_some() {
+            } else if language_of(&path).is_some() {
+                // Links and special files too: reading them says what is
+                // wrong (a link out of the folder, a FIFO), where leaving
+                // them out would say nothing.
                 out.push(path);
             }
         }
@@ -45,11 +49,16 @@ pub fn script_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Scans and indexes `files`, calling `progress(done, total)` after each.
-pub fn index_files(files: &[PathBuf], mut progress: impl FnMut(usize, usize)) -> WorkspaceIndex {
+/// Scans and indexes `files` (found under `roots`, each read only if it
+/// stays inside its root), calling `progress(done, total)` after each.
+pub fn index_files(
+    roots: &[PathBuf],
+    files: &[PathBuf],
+    mut progress: impl FnMut(usize, usize),
+) -> WorkspaceIndex {
     let mut index = WorkspaceIndex::default();
     for (done, path) in files.iter().enumerate() {
-        if let (Some(language), Some(text)) = (language_of(path), read_or_skip(&[], path)) {
+        if let (Some(language), Some(text)) = (language_of(path), read_or_skip(roots, path)) {
             let lines = LineIndex::new(&text);
             let calls = scan(language, &text);
             index.set_file(path.clone(), language, index_calls(&text, &lines, &calls));

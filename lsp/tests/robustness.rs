@@ -253,11 +253,43 @@ fn check_places_findings_of_a_script_with_a_byte_order_mark_as_without_it() {
 fn check_of_a_script_that_is_not_utf8_is_an_error_naming_it_and_its_line() {
     let dir = mod_folder();
     std::fs::write(dir.path().join("latin1.lua"), b"-- ok\n-- \xE9t\xE9\n").unwrap();
-    let err = gantry_lsp::check::check_dir(dir.path()).unwrap_err();
+    let files = gantry_lsp::check::check_dir(dir.path()).unwrap();
     assert_eq!(
-        err.to_string(),
-        "latin1.lua is not valid UTF-8 text (line 2)"
+        file_errors(&files),
+        ["latin1.lua: file-error: latin1.lua is not valid UTF-8 text (line 2)"]
     );
+    assert!(gantry_lsp::check::has_errors(&files));
+}
+
+/// The `file-error` findings, as `file: code: message`.
+fn file_errors(files: &[gantry_lsp::check::FileDiagnostics]) -> Vec<String> {
+    files
+        .iter()
+        .flat_map(|f| {
+            f.diagnostics
+                .iter()
+                .filter(|d| d.code == gantry_lsp::analysis::diagnostics::Code::FileError)
+                .map(move |d| {
+                    let name = f.path.file_name().unwrap().to_string_lossy();
+                    format!("{name}: {}: {}", d.code, d.message)
+                })
+        })
+        .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn check_reports_a_fifo_script_and_one_linked_out_of_the_folder_and_checks_the_rest() {
+    let dir = mod_folder();
+    mkfifo(&dir.path().join("b.lua"));
+    std::os::unix::fs::symlink("/etc/hostname", dir.path().join("c.lua")).unwrap();
+    let root = dir.path().to_owned();
+    let files = within_seconds(move || gantry_lsp::check::check_dir(&root).unwrap());
+    let errors = file_errors(&files);
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors[0].starts_with("b.lua: file-error: b.lua is a FIFO"), "{errors:?}");
+    assert!(errors[1].starts_with("c.lua: file-error: c.lua leads outside"), "{errors:?}");
+    assert!(gantry_lsp::check::has_errors(&files));
 }
 
 #[cfg(unix)]

@@ -41,10 +41,13 @@ pub enum Code {
     NonLiteralKey,
     /// The signature table could not be read.
     TableError,
+    /// A script could not be read (a FIFO or device, a link out of the mod
+    /// folder, too large, not UTF-8): it was not checked.
+    FileError,
 }
 
 impl Code {
-    pub const ALL: [Code; 9] = [
+    pub const ALL: [Code; 10] = [
         Code::UnknownKey,
         Code::MalformedKey,
         Code::TooManyArgs,
@@ -54,6 +57,7 @@ impl Code {
         Code::RowListenNotCollection,
         Code::NonLiteralKey,
         Code::TableError,
+        Code::FileError,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -67,6 +71,7 @@ impl Code {
             Code::RowListenNotCollection => "row-listen-not-collection",
             Code::NonLiteralKey => "non-literal-key",
             Code::TableError => "table-error",
+            Code::FileError => "file-error",
         }
     }
 }

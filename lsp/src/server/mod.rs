@@ -316,7 +316,7 @@ fn start_indexing(state: &mut GlobalState) {
         .spawn(move || {
             let files: Vec<PathBuf> = roots.iter().flat_map(|r| script_files(r)).collect();
             let mut last_percent = 0;
-            let index = index_files(&files, |done, total| {
+            let index = index_files(&roots, &files, |done, total| {
                 let percent = done * 100 / total.max(1);
                 if percent != last_percent {
                     last_percent = percent;
