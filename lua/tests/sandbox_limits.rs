@@ -757,3 +757,25 @@ fn load_refuses_a_chunk_larger_than_a_script_may_be() {
     assert_eq!(printed[1], "2");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[test]
+fn an_error_inside_a_sandboxed_library_function_shows_only_the_scripts_frames() {
+    let f = Fixture::with(RuntimeOptions {
+        memory_limit: Some(16 << 20),
+        ..RuntimeOptions::default()
+    });
+    let object = f.spawn();
+    let error = f
+        .rt
+        .load_script(
+            "hoard.lua",
+            "local t = {}\nfor i = 1, 1e9 do\n  t[i] = string.rep('x', 1000) .. i\nend\n",
+            object,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("hoard.lua:3: memory limit"), "{error}");
+    assert!(error.contains("hoard.lua:3: in main chunk"), "{error}");
+    assert!(!error.contains("gantry-"), "a sandbox frame shows: {error}");
+    assert!(!error.contains("in hook"), "the budget's hook shows: {error}");
+}

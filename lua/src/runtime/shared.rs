@@ -265,12 +265,17 @@ pub(crate) fn error_here(lua: &Lua, message: impl std::fmt::Display) -> mlua::Er
     }
 }
 
-/// The text of a Lua error for reports: message first, traceback after.
+/// The text of a Lua error for reports: message first, traceback after,
+/// without the sandbox's own frames.
 pub(crate) fn error_text(error: &mlua::Error) -> String {
     match error {
-        mlua::Error::RuntimeError(message) => message.clone(),
+        mlua::Error::RuntimeError(message) => without_internal_frames(message),
         mlua::Error::CallbackError { traceback, cause } => {
-            format!("{}\n{traceback}", error_text(cause))
+            format!(
+                "{}\n{}",
+                error_text(cause),
+                without_internal_frames(traceback)
+            )
         }
         // Lua raises a refused allocation without calling any message
         // handler, so the line is lost: the soft limit (see `budget`)
@@ -281,4 +286,21 @@ pub(crate) fn error_text(error: &mlua::Error) -> String {
         mlua::Error::WithContext { context, cause } => format!("{context}: {}", error_text(cause)),
         other => other.to_string(),
     }
+}
+
+/// `text` without the traceback lines that name the sandbox's own chunks
+/// (`gantry-sandbox`, `gantry-sort`: they wrap library functions) or the
+/// budget's hook: a modder sees their own files' frames and the library
+/// functions they called, never how the sandbox is built.
+pub(crate) fn without_internal_frames(text: &str) -> String {
+    if !text.contains("stack traceback:") {
+        return text.to_owned();
+    }
+    text.lines()
+        .filter(|line| {
+            let frame = line.trim_start();
+            !(frame.starts_with("gantry-") || frame.starts_with("[C]: in hook"))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
