@@ -58,7 +58,7 @@ impl LimitArgs {
             let bytes = usize::try_from(mib * MIB).unwrap_or(usize::MAX);
             lua.memory_limit = Some(bytes);
             lua.hub_memory_limit = Some(bytes);
-            rhai.max_hub_memory = bytes;
+            rhai.hub_memory_limit = bytes;
         }
     }
 }
@@ -101,7 +101,7 @@ fn memory_help() -> String {
          [default: Lua state {}; hub {} for Lua, {} for Rhai]",
         mib(lua.memory_limit),
         mib(lua.hub_memory_limit),
-        mib(Some(rhai.max_hub_memory).filter(|&b| b != 0)),
+        mib(Some(rhai.hub_memory_limit).filter(|&b| b != 0)),
     )
 }
 
@@ -124,7 +124,7 @@ mod tests {
         assert_eq!(lua.time_limit, Duration::from_millis(250));
         assert_eq!(rhai.time_limit, Duration::from_millis(250));
         assert_eq!(lua.memory_limit, RuntimeOptions::default().memory_limit);
-        assert_eq!(rhai.max_hub_memory, RhaiOptions::default().max_hub_memory);
+        assert_eq!(rhai.hub_memory_limit, RhaiOptions::default().hub_memory_limit);
         LimitArgs {
             memory: Some(64),
             ..LimitArgs::default()
@@ -132,6 +132,6 @@ mod tests {
         .apply(&mut lua, &mut rhai);
         assert_eq!(lua.memory_limit, Some(64 << 20));
         assert_eq!(lua.hub_memory_limit, Some(64 << 20));
-        assert_eq!(rhai.max_hub_memory, 64 << 20);
+        assert_eq!(rhai.hub_memory_limit, 64 << 20);
     }
 }

@@ -396,7 +396,7 @@ const MIB: usize = 1 << 20;
 #[test]
 fn rhai_storing_past_the_hub_memory_limit_is_an_error_at_its_line_not_an_abort() {
     let f = Fixture::with(RhaiOptions {
-        max_hub_memory: 8 * MIB,
+        hub_memory_limit: 8 * MIB,
         ..RhaiOptions::default()
     });
     let (line, message) = load_error(

@@ -122,7 +122,7 @@ pub struct RhaiOptions {
     /// messages they store, the tables they write, their listeners and the
     /// keys they name. Past it the call that asked fails at its line (see
     /// `gantry_host::quota`). 256 MiB by default.
-    pub max_hub_memory: usize,
+    pub hub_memory_limit: usize,
 }
 
 impl Default for RhaiOptions {
@@ -137,7 +137,7 @@ impl Default for RhaiOptions {
             max_map_size: 100_000,
             rewrite: true,
             mod_dir: None,
-            max_hub_memory: gantry_host::Quota::DEFAULT_SCRIPT_LIMIT,
+            hub_memory_limit: gantry_host::Quota::DEFAULT_SCRIPT_LIMIT,
         }
     }
 }
@@ -163,7 +163,7 @@ impl RhaiRuntime {
     /// A runtime on `hub`.
     pub fn new(hub: Hub, options: RhaiOptions) -> Result<Self, RhaiRuntimeError> {
         // What the scripts keep in the hub is charged to the runtime.
-        let hub = hub.charged_to(gantry_host::Quota::new(match options.max_hub_memory {
+        let hub = hub.charged_to(gantry_host::Quota::new(match options.hub_memory_limit {
             0 => usize::MAX,
             limit => limit,
         }));

@@ -107,7 +107,7 @@ fn run_case(source: String) -> Duration {
             hub.clone(),
             RhaiOptions {
                 time_limit: Duration::from_millis(100),
-                max_hub_memory: 16 << 20,
+                hub_memory_limit: 16 << 20,
                 ..RhaiOptions::default()
             },
         )
