@@ -11,9 +11,8 @@
 //! a hang (the case's thread is given [`CASE_LIMIT`] in all) rather than as a
 //! test that never ends.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use gantry_host::{Caller, Hub, Source, Value};
 use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
 use proptest::prelude::*;
 
@@ -106,45 +105,28 @@ fn program() -> impl Strategy<Value = String> {
 /// Runs `source` on a small sandbox on its own thread: load, then three
 /// ticks and a poke of the hub. Returns the longest single call.
 fn run_case(source: String) -> Duration {
-    super::guard::within(CASE_LIMIT, move || {
-        let hub = Hub::new();
-        let world = hub.create_world();
-        let rt = LuaRuntime::new(
-            hub.clone(),
-            RuntimeOptions {
-                memory_limit: Some(64 << 20),
-                hub_memory_limit: Some(16 << 20),
-                instruction_budget: 1_000_000,
-                time_limit: Duration::from_millis(100),
-                max_table_rows: Some(10_000),
-                ..RuntimeOptions::default()
-            },
-        )
-        .expect("runtime");
-        rt.on_print(|_| {});
-        let mut longest = Duration::ZERO;
-        let mut timed = |call: &mut dyn FnMut()| {
-            let start = Instant::now();
-            call();
-            longest = longest.max(start.elapsed());
-        };
-        let object = hub.spawn(world).expect("object");
-        timed(&mut || {
+    super::guard::longest_call(
+        CASE_LIMIT,
+        |hub| {
+            let rt = LuaRuntime::new(
+                hub.clone(),
+                RuntimeOptions {
+                    memory_limit: Some(64 << 20),
+                    hub_memory_limit: Some(16 << 20),
+                    instruction_budget: 1_000_000,
+                    time_limit: Duration::from_millis(100),
+                    max_table_rows: Some(10_000),
+                    ..RuntimeOptions::default()
+                },
+            )
+            .expect("runtime");
+            rt.on_print(|_| {});
+            rt
+        },
+        move |rt, object| {
             let _ = rt.load_script("hostile.lua", &source, object);
-        });
-        let tick = hub.key("Game.Tick").expect("key");
-        for n in 0..3 {
-            timed(&mut || {
-                let mut args = vec![Value::Int(n), Value::Float(0.1)];
-                let _ = hub.send_values(tick, Source::Global, &mut args, Caller::Unrecorded);
-            });
-        }
-        timed(&mut || super::hub_poke::poke(&hub, world, object, &["A", "A.B", "Hook.Go"]));
-        let _ = rt.take_errors();
-        let _ = hub.take_reports();
-        let _ = hub.destroy(object);
-        longest
-    })
+        },
+    )
 }
 
 proptest! {
