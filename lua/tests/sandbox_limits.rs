@@ -779,3 +779,30 @@ fn an_error_inside_a_sandboxed_library_function_shows_only_the_scripts_frames() 
     assert!(!error.contains("gantry-"), "a sandbox frame shows: {error}");
     assert!(!error.contains("in hook"), "the budget's hook shows: {error}");
 }
+
+#[test]
+fn a_coroutine_resumed_by_a_late_answer_is_stopped_by_the_time_limit_at_its_line() {
+    let f = Fixture::with(time_options(Duration::from_millis(200)));
+    f.load(
+        "late.lua",
+        "local pending\n\
+         ListenObjectMessage(self, 'Quest.Ask', nil, function(rsp) pending = rsp end)\n\
+         ListenMessage('Answer.Now', nil, function() pending:Response(1) end)\n\
+         local t = {}\nfor i = 1, 100000 do t[i] = i end\n\
+         coroutine.wrap(function()\n\
+           GMP.Request(self, 'Quest.Ask')\n\
+           for i = 1, 1e9 do table.insert(t, 1, 0); table.remove(t, 1) end\n\
+         end)()\n",
+    );
+    let key = f.hub.key("Answer.Now").unwrap();
+    let started = Instant::now();
+    f.hub.send(key, Source::Global, ()).unwrap();
+    let elapsed = started.elapsed();
+    let errors: Vec<String> = f.rt.take_errors().iter().map(|e| e.to_string()).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("late.lua:8: time limit exceeded"),
+        "{errors:?}"
+    );
+    assert!(elapsed < Duration::from_secs(3), "ran {elapsed:?}");
+}
