@@ -37,11 +37,20 @@ pub(crate) struct Kinds {
     pub return_statement: u16,
     pub goto_statement: u16,
     pub label_statement: u16,
+    pub break_statement: u16,
+    pub empty_statement: u16,
+    pub while_statement: u16,
+    pub hash_bang_line: u16,
+    /// Lua 5.5's `global *`, which Lua 5.4 refuses.
+    pub implicit_variable_declaration: u16,
     pub attribute: u16,
     /// A table constructor's `name = value`, `[key] = value` or `value`.
     pub table_field: u16,
     /// The `local` keyword token.
     pub local_kw: u16,
+    /// The `global` token: a name to Lua 5.4, a keyword to the grammar's
+    /// Lua 5.5 declarations.
+    pub global_kw: u16,
     /// The `(` token.
     pub lparen: u16,
     /// The `[` token.
@@ -98,9 +107,15 @@ pub(crate) static KINDS: LazyLock<Kinds> = LazyLock::new(|| {
         return_statement: named("return_statement"),
         goto_statement: named("goto_statement"),
         label_statement: named("label_statement"),
+        break_statement: named("break_statement"),
+        empty_statement: named("empty_statement"),
+        while_statement: named("while_statement"),
+        hash_bang_line: named("hash_bang_line"),
+        implicit_variable_declaration: named("implicit_variable_declaration"),
         attribute: named("attribute"),
         table_field: named("field"),
         local_kw: token("local"),
+        global_kw: token("global"),
         lparen: token("("),
         lbracket: token("["),
         comma: token(","),

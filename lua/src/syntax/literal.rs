@@ -113,6 +113,15 @@ fn skip_newline(s: &[u8]) -> &[u8] {
 /// The body of a quoted string, escapes resolved.
 fn decode_short(body: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(body.len());
+    unescape_short(body, &mut out)?;
+    Some(out)
+}
+
+/// Appends the body of a quoted string to `out`, escapes resolved; `None`
+/// where Lua's lexer refuses it (a line break, an invalid escape). The
+/// refusal check validates every string of a chunk with it, into one
+/// reused buffer.
+pub(crate) fn unescape_short(body: &[u8], out: &mut Vec<u8>) -> Option<()> {
     let mut i = 0;
     while i < body.len() {
         let b = body[i];
@@ -165,7 +174,7 @@ fn decode_short(body: &[u8]) -> Option<Vec<u8>> {
                             return None;
                         }
                         i += 1;
-                        push_utf8_extended(&mut out, code);
+                        push_utf8_extended(out, code);
                     }
                     b'0'..=b'9' => {
                         let mut value = u32::from(e - b'0');
@@ -186,7 +195,7 @@ fn decode_short(body: &[u8]) -> Option<Vec<u8>> {
             _ => out.push(b),
         }
     }
-    Some(out)
+    Some(())
 }
 
 fn hex_digit(c: u8) -> Option<u8> {

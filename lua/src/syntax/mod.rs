@@ -11,6 +11,11 @@
 //! - [`rewrite()`]: the load-time rewriter that turns literal-key calls into
 //!   calls of key-baked functions, preserving lines (and columns after the key).
 //! - `literal`: decoding of Lua string and number literals.
+//! - `lexer` / `refusal`: whether Lua 5.4 would refuse a chunk that
+//!   tree-sitter parsed (its grammar is wider), so the rewriter leaves it
+//!   for Lua to report.
+//! - `registers`: a bound on the main chunk's temporaries, so the
+//!   rewriter's prologue locals never take registers a statement needs.
 //! - `split`: a large chunk parsed as two halves on two threads, for the
 //!   rewriter.
 //! - [`long_bracket_level()`] / [`long_bracket_close()`]: Lua's long
@@ -25,8 +30,11 @@
 mod brackets;
 mod enclosing;
 mod kinds;
+mod lexer;
 mod literal;
 mod parse;
+mod refusal;
+mod registers;
 mod rewrite;
 mod scan;
 mod split;

@@ -23,8 +23,9 @@
 //!   in a way the scanner cannot follow — an alias (`local env = _ENV`),
 //!   an argument (`rawset(_G, k, f)`), a computed key, any use of `load` —
 //!   keeps every call of that table on the generic path (see `scan`).
-//! - A source that does not parse cleanly is returned unchanged, so Lua
-//!   reports its own error with its own line numbers.
+//! - A source Lua would refuse is returned unchanged, so Lua reports its
+//!   own error with its own line numbers. tree-sitter's grammar accepts
+//!   more than Lua's (see `refusal`): no `ERROR` node is not enough.
 //!
 //! # Runtime contract
 //! When [`Rewrite::bakes`] is empty, [`Rewrite::source`] is the original text
@@ -39,11 +40,14 @@
 //!   `load` would reject), is
 //!   `local __ga=...;local __ga1,__ga2=__ga[1],__ga[2];`: the first
 //!   [`BAKES_PROLOGUE_MAX_LOCALS`] slots (fewer if the script declares many
-//!   locals itself; Lua allows 200 per function) become locals, reached as
-//!   upvalues; later slots are called as `__ga[151](...)`, so the table must
-//!   outlive the chunk and stay unmodified. The prefix (`__ga`) is the first
-//!   of `__ga`..`__gz` that occurs nowhere in the source, so no script name
-//!   can capture or shadow it.
+//!   locals itself, as Lua allows 200 per function, or its main chunk has a
+//!   statement needing many registers, as Lua allows 254; a chunk with no
+//!   room left even for the table's own local is not rewritten) become
+//!   locals, reached as upvalues; later slots are called as
+//!   `__ga[151](...)`, so the table must outlive the chunk and stay
+//!   unmodified. The prefix (`__ga`) is the first of `__ga`..`__gz` that
+//!   occurs nowhere in the source, so no script name can capture or
+//!   shadow it.
 //! - A baked function receives the call's arguments without the key, in the
 //!   same order (`NotifyObjectMessage(obj, "K", a, b)` → `f(obj, a, b)`,
 //!   `ListenMessage("K", owner, fn)` → `f(owner, fn)`), and must behave as
@@ -56,7 +60,9 @@ use gantry_host::key::validate_key;
 use gantry_host::{ApiFunction, Span};
 
 use super::parse::parse;
-use super::scan::{ChunkScan, Found, scan_chunk};
+use super::refusal::{Above, Check};
+use super::registers::main_temporaries;
+use super::scan::{ChunkLocals, ChunkScan, Found, scan_chunk_checked};
 
 /// At most this many slots become locals of the main chunk; the rest are
 /// indexed from the bakes table at each call. Keeps well below Lua's limits
@@ -66,6 +72,13 @@ pub const BAKES_PROLOGUE_MAX_LOCALS: usize = 150;
 /// Lua's limit on active locals per function, minus a safety margin for
 /// the prologue's table local and temporaries.
 const LOCALS_BUDGET: usize = 190;
+
+/// Lua's limit on the registers of a function (below `MAXREGS`, 255),
+/// minus the prologue's table local and a margin.
+const REGISTERS_BUDGET: usize = 250;
+
+/// Lua's limit on the active locals of a function (`MAXVARS`).
+const LUA_MAX_LOCALS: usize = 200;
 
 /// One rewritten call.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,22 +146,29 @@ pub(crate) fn rewrite_with(source: &str, split: bool) -> Rewrite {
     };
     if split
         && let Some(at) = super::split::split_point(source)
-        && let Some(scan) = super::split::scan_halves(source, at)
+        && let Some((scan, temporaries)) = super::split::scan_halves(source, at)
     {
-        return rewrite_scanned(source, &scan).unwrap_or_else(unchanged);
+        return rewrite_scanned(source, &scan, temporaries).unwrap_or_else(unchanged);
     }
     let Some(tree) = parse(source, None) else {
         return unchanged();
     };
-    if tree.root_node().has_error() {
-        tracing::debug!("Lua source has syntax errors; left for Lua to report");
+    let check = Check::new(&tree, source, 0..source.len(), &Above::default(), true);
+    let (scan, refusal) = scan_chunk_checked(&tree, source, ChunkLocals::default(), check);
+    if let Some(refusal) = refusal {
+        tracing::debug!(
+            at = refusal.at,
+            why = refusal.why,
+            "Lua would refuse the source; left for Lua to report"
+        );
         return unchanged();
     }
-    let scan = scan_chunk(&tree, source);
-    rewrite_scanned(source, &scan).unwrap_or_else(unchanged)
+    rewrite_scanned(source, &scan, main_temporaries(&tree)).unwrap_or_else(unchanged)
 }
 
-fn rewrite_scanned(source: &str, scan: &ChunkScan) -> Option<Rewrite> {
+/// The rewrite of `source` from its scan; `temporaries` bounds what a
+/// statement of its main chunk needs in registers beyond its locals.
+fn rewrite_scanned(source: &str, scan: &ChunkScan, temporaries: usize) -> Option<Rewrite> {
     let bakeable = |f: &&Found| {
         f.call
             .literal_key()
@@ -169,7 +189,17 @@ fn rewrite_scanned(source: &str, scan: &ChunkScan) -> Option<Rewrite> {
         tracing::debug!("no free bakes prefix; left on the generic path");
         return None;
     };
-    let local_slots = BAKES_PROLOGUE_MAX_LOCALS.min(LOCALS_BUDGET.saturating_sub(scan.main_locals));
+    // The prologue's locals sit under the chunk's own in its registers:
+    // they must leave room for the chunk's locals and for its widest
+    // statement (`x = a..b..c` of 100 operands needs 100).
+    if scan.main_locals >= LUA_MAX_LOCALS || scan.main_locals + temporaries >= REGISTERS_BUDGET {
+        // Even the prologue's table local (`__ga`) might be one too many.
+        tracing::debug!("no local or register left for the bakes table; left on the generic path");
+        return None;
+    }
+    let local_slots = BAKES_PROLOGUE_MAX_LOCALS
+        .min(LOCALS_BUDGET.saturating_sub(scan.main_locals))
+        .min(REGISTERS_BUDGET.saturating_sub(scan.main_locals + temporaries));
 
     let mut out = source.as_bytes().to_vec();
     let mut slots: HashMap<(ApiFunction, &str), usize> = HashMap::new();

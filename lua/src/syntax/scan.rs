@@ -42,6 +42,7 @@ use tree_sitter::{Node, Tree};
 use super::kinds::{KINDS, Kinds};
 use super::literal::literal_of;
 use super::parse::parse;
+use super::refusal::{Check, Refusal, descends};
 
 /// Index of `GMP` in the shadow counters, after the API functions.
 pub(crate) const GMP: usize = ApiFunction::ALL.len();
@@ -125,15 +126,24 @@ pub(crate) fn scan_chunk(tree: &Tree, source: &str) -> ChunkScan {
     walker.out
 }
 
-/// [`scan_chunk`] of a run of whole top-level statements parsed on their
-/// own (the second half of a chunk, [`super::split`]), as if the
-/// chunk-level locals `above` had been declared before them. Its
-/// `main_locals` counts only this run's own.
-pub(crate) fn scan_chunk_after(tree: &Tree, source: &str, above: ChunkLocals) -> ChunkScan {
+/// [`scan_chunk`] with Lua's verdict on the chunk (see [`Check`]) from
+/// the same walk: the rewriter's one pass over a tree. The tree may be a
+/// run of whole top-level statements parsed on their own (the second half
+/// of a chunk, [`super::split`]), scanned as if the chunk-level locals
+/// `above` had been declared before them; its `main_locals` counts only
+/// the run's own.
+pub(crate) fn scan_chunk_checked<'a>(
+    tree: &Tree,
+    source: &'a str,
+    above: ChunkLocals,
+    check: Check<'a>,
+) -> (ChunkScan, Option<Refusal>) {
     let mut walker = Walker::new(source);
     walker.hide(above);
+    walker.check = Some(check);
     walker.walk(tree.root_node());
-    walker.out
+    let refusal = walker.check.take().and_then(Check::finish);
+    (walker.out, refusal)
 }
 
 /// The tracked names that `tree`'s chunk-level `local`s declare (what the
@@ -424,6 +434,8 @@ struct Walker<'a, 't> {
     /// Nesting depth of function bodies; 0 is the main chunk.
     fn_depth: usize,
     out: ChunkScan,
+    /// Lua's verdict on the chunk, when the rewriter asks for it.
+    check: Option<Check<'a>>,
 }
 
 impl<'a, 't> Walker<'a, 't> {
@@ -442,6 +454,7 @@ impl<'a, 't> Walker<'a, 't> {
                 main_reads_varargs: false,
                 reassigned: [false; TRACKED],
             },
+            check: None,
         }
     }
 
@@ -460,11 +473,18 @@ impl<'a, 't> Walker<'a, 't> {
         'walk: loop {
             let node = cursor.node();
             let descend = self.enter(node);
+            if let Some(check) = &mut self.check {
+                check.enter(node);
+                debug_assert_eq!(descend && node.child_count() > 0, descends(node));
+            }
             if descend && cursor.goto_first_child() {
                 continue;
             }
             loop {
                 self.leave(cursor.node());
+                if let Some(check) = &mut self.check {
+                    check.leave(cursor.node());
+                }
                 // A cursor made from `top` cannot leave it: `top` has no
                 // sibling and no parent as far as this cursor knows.
                 if cursor.goto_next_sibling() {

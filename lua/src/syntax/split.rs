@@ -13,7 +13,10 @@
 //! The cut is trusted only when the parses confirm it: neither half has a
 //! syntax error, the first does not end in `return` (which must be a
 //! chunk's last statement) and the cut is not inside a comment or string
-//! the first half's end closed. Otherwise — or when threads are not available —
+//! the first half's end closed. Each half is checked as Lua would check it
+//! (see `refusal`), the second with the first's top-level locals and labels
+//! declared above it; a `goto` across the cut is refused here and decided
+//! by the whole parse. Otherwise — or when threads are not available —
 //! the caller parses the whole source as before (a script with a syntax
 //! error pays for both; Lua then refuses it).
 
@@ -22,7 +25,9 @@ use tree_sitter::Point;
 use super::brackets::{long_bracket_close, long_bracket_level};
 use super::kinds::KINDS;
 use super::parse::{parse, parse_range};
-use super::scan::{ChunkLocals, ChunkScan, chunk_locals, scan_chunk, scan_chunk_after};
+use super::refusal::{Above, Check, above};
+use super::registers::main_temporaries;
+use super::scan::{ChunkLocals, ChunkScan, chunk_locals, scan_chunk_checked};
 
 /// Sources shorter than this are parsed whole: their parse takes a few
 /// milliseconds, and a thread costs tens of microseconds.
@@ -139,14 +144,16 @@ fn point_at(source: &str, offset: usize) -> Point {
     Point::new(row, offset - line_start)
 }
 
-/// The scan of `source` cut at `at`, its halves parsed and walked at once
-/// (the second on a thread of its own, after the first half's chunk-level
-/// locals are known); `None` when a thread cannot be had, a parse fails,
-/// or the parses do not confirm the cut.
-pub(crate) fn scan_halves(source: &str, at: usize) -> Option<ChunkScan> {
+/// The scan of `source` cut at `at`, and the most temporaries a statement
+/// of its main chunk may need (see `registers`), its halves parsed and
+/// walked at once (the second on a thread of its own, after the first
+/// half's chunk-level locals are known); `None` when a thread cannot be
+/// had, a parse fails, the parses do not confirm the cut, or Lua would
+/// refuse a half.
+pub(crate) fn scan_halves(source: &str, at: usize) -> Option<(ChunkScan, usize)> {
     let start = point_at(source, at);
     let end = point_at(source, source.len());
-    let (locals_tx, locals_rx) = std::sync::mpsc::sync_channel::<Option<ChunkLocals>>(1);
+    let (above_tx, above_rx) = std::sync::mpsc::sync_channel::<Option<(ChunkLocals, Above<'_>)>>(1);
     std::thread::scope(|scope| {
         let second = std::thread::Builder::new()
             .name("gantry-lua-parse".into())
@@ -155,16 +162,32 @@ pub(crate) fn scan_halves(source: &str, at: usize) -> Option<ChunkScan> {
                 if tree.root_node().has_error() {
                     return None;
                 }
-                let above = locals_rx.recv().ok()??;
-                Some(scan_chunk_after(&tree, source, above))
+                let (locals, above) = above_rx.recv().ok()??;
+                let check = Check::new(&tree, source, at..source.len(), &above, true);
+                let (scan, refusal) = scan_chunk_checked(&tree, source, locals, check);
+                refusal.is_none().then(|| (scan, main_temporaries(&tree)))
             })
             .ok()?;
         let first = parse(&source[..at], None).filter(|tree| confirms_cut(tree, at));
         // The second half waits for this (a dropped sender ends its wait).
-        let _ = locals_tx.send(first.as_ref().map(|tree| chunk_locals(tree, source)));
-        let first = first.map(|tree| scan_chunk(&tree, source));
-        let second = second.join().ok()??;
-        Some(first?.then(second))
+        let _ = above_tx.send(
+            first
+                .as_ref()
+                .map(|tree| (chunk_locals(tree, source), above(tree, source))),
+        );
+        let first = first.and_then(|tree| {
+            // The chunk goes on after the first half: a label at its end
+            // is not at the chunk's end.
+            let check = Check::new(&tree, source, 0..at, &Above::default(), false);
+            let (scan, refusal) = scan_chunk_checked(&tree, source, ChunkLocals::default(), check);
+            refusal.is_none().then(|| (scan, main_temporaries(&tree)))
+        });
+        let (second, second_temporaries) = second.join().ok()??;
+        let (first, first_temporaries) = first?;
+        Some((
+            first.then(second),
+            first_temporaries.max(second_temporaries),
+        ))
     })
 }
 
@@ -240,7 +263,7 @@ mod tests {
     #[test]
     fn scan_halves_positions_are_the_documents() {
         let source = "x = 1\nprint(x)\nlocal a = 1\n  NotifyMessage('K', a)\n";
-        let scan = scan_halves(source, source.find("local").unwrap()).unwrap();
+        let (scan, _) = scan_halves(source, source.find("local").unwrap()).unwrap();
         assert_eq!(scan.calls.len(), 1);
         let call = &scan.calls[0].call;
         let line = gantry_host::Pos { line: 3, column: 2 };

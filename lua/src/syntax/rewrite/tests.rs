@@ -280,6 +280,87 @@ fn parse_error_leaves_the_source_unchanged() {
     assert_eq!(rewrite(src).source, src);
 }
 
+/// `#expr` is no statement: Lua refuses the chunk. tree-sitter took the
+/// `#` line after a space for a shebang line, so the rewriter used to bake
+/// the call on the next line (and moved the `#` off the first line).
+#[test]
+fn a_length_operator_statement_is_a_syntax_error_and_nothing_is_rewritten() {
+    let src = " #NotifyMessage(\"Game.Tick\", 1, 2.5)\nNotifyMessage(\"Game.Tick\", 1, 2.5)\n";
+    let r = rewrite(src);
+    assert_eq!(r.source, src);
+    assert!(r.bakes.is_empty());
+    // After a comment too; only a first line starting with `#` is skipped.
+    let src = "-- mod\n#!lua\nNotifyMessage('A', 1)\n";
+    assert_eq!(rewrite(src).source, src);
+}
+
+/// Each source tree-sitter parses without an error node but Lua refuses
+/// (one per kind of refusal) keeps its calls as written.
+#[test]
+fn sources_lua_refuses_are_left_unchanged_though_tree_sitter_parses_them() {
+    for refused in [
+        "local nil",
+        "x = 1\u{a0}y = 2",
+        "local x<const>=1",
+        "-- --[==[ a\nx = 1 ]==] y = 2",
+        "x = 'a\nb'",
+        "x = 3y = 2",
+        "global x = 1",
+        "local x <foo> = 1",
+        "local a <const> = 1 a = 2",
+        "function f() return ... end",
+        "while true do end break",
+        "goto continue",
+        "::a:: ::a::",
+        "goto a local x ::a:: print(x)",
+    ] {
+        let src = format!("NotifyMessage('A', 1)\n{refused}\nNotifyMessage('B', 2)\n");
+        assert!(!parse(&src, None).unwrap().root_node().has_error(), "{src}");
+        let r = rewrite(&src);
+        assert_eq!(r.source, src);
+        assert!(r.bakes.is_empty(), "{src}");
+    }
+}
+
+/// The prologue's locals take registers under the main chunk's own: a
+/// chunk whose top level has a statement with many parts, or many locals,
+/// gets fewer of them (or none), and loads after the rewrite as before.
+#[cfg(feature = "runtime")]
+#[test]
+fn a_chunk_lua_loads_still_loads_after_the_rewrite_however_wide_its_statements() {
+    let lua = mlua::Lua::new();
+    let loads = |source: &str| lua.load(source).set_name("=chunk").into_function().is_ok();
+    let calls: String = (0..150)
+        .map(|i| format!("NotifyMessage('K.N{i}', 1)\n"))
+        .collect();
+    let mut checked = 0;
+    for width in [10, 100, 110, 150, 200, 230, 245, 250, 253] {
+        let concat = format!("x = {}\n", vec!["y"; width].join(".."));
+        let args: Vec<String> = (0..width).map(|i| i.to_string()).collect();
+        let call = format!("print({})\n", args.join(","));
+        let locals: String = (0..width.min(200))
+            .map(|i| format!("local v{i}\n"))
+            .collect();
+        for wide in [concat, call, locals] {
+            let src = format!("{calls}{wide}");
+            if !loads(&src) {
+                continue;
+            }
+            let r = rewrite(&src);
+            assert!(
+                loads(&r.source),
+                "width {width}: {}",
+                &wide[..40.min(wide.len())]
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "{checked}");
+    // A narrow chunk keeps every slot a local.
+    let r = rewrite(&format!("{calls}x = a..b\n"));
+    assert!(r.source.lines().next().unwrap().contains(",__ga150="));
+}
+
 #[test]
 fn shebang_line_is_replaced_by_the_prologue() {
     let src = "#!/usr/bin/env lua\nNotifyMessage('A', 1)\n";
@@ -568,13 +649,15 @@ fn names_that_are_not_the_environment_gmp_or_load_keep_the_rewrite() {
 /// second: chunk-level locals hiding API names (`NotifyMessage`, `GMP`),
 /// global replacements (a later `RunHook = ...` keeps earlier calls
 /// generic), locals counted against the prologue's budget, nested
-/// functions, long strings and comments.
+/// functions, long strings and comments. One block in five declares its
+/// handler and value as chunk-level locals (Lua allows 200 at a time).
 fn varied_script(blocks: usize) -> String {
     let mut s = String::from("NotifyMessage('Start.Before')\n");
     for i in 0..blocks {
+        let local = if i % 5 == 0 { "local " } else { "" };
         s.push_str(&format!(
             r#"-- block {i}
-local function handler_{i}(dmg, NotifyObjectMessage)
+{local}function handler_{i}(dmg, NotifyObjectMessage)
     NotifyObjectMessage(self, "Param.Shadow{i}", dmg)
     local text = [[ NotifyMessage("In.Long.String") ]]
     if dmg > {i} then
@@ -582,7 +665,7 @@ local function handler_{i}(dmg, NotifyObjectMessage)
     end
     return GMP.NotifyMessage("Via.Gmp{i}", text)
 end
-local value_{i} = RunHook("Hook.Run{i}", {i})
+{local}value_{i} = RunHook("Hook.Run{i}", {i})
 ListenMessage("Block.Listen{i}", nil, function(x) handler_{i}(x) end)
 "#
         ));
@@ -613,7 +696,7 @@ fn a_chunk_parsed_in_two_halves_scans_like_one_parse() {
     let mut cuts = 0;
     for statement in whole.root_node().children(&mut cursor).skip(1) {
         let at = statement.start_byte();
-        let parts = scan_halves(&src, at).expect("a cut at a statement parses");
+        let (parts, _) = scan_halves(&src, at).expect("a cut at a statement parses");
         let calls = |scan: &super::super::scan::ChunkScan| {
             scan.calls
                 .iter()
@@ -676,7 +759,7 @@ fn a_chunk_parsed_in_two_halves_carries_g_and_load_locals_and_merges_replacement
         let mut cursor = whole.root_node().walk();
         for statement in whole.root_node().children(&mut cursor).skip(1) {
             let at = statement.start_byte();
-            let parts = scan_halves(src, at).expect("a cut at a statement parses");
+            let (parts, _) = scan_halves(src, at).expect("a cut at a statement parses");
             assert_eq!(parts.reassigned, expected.reassigned, "cut at {at}:\n{src}");
         }
         let r = rewrite(src);
@@ -750,7 +833,7 @@ fn cut_anywhere_is_either_refused_or_exact() {
         };
         for (at, _) in src.match_indices("local").filter(|(at, _)| *at > 0) {
             match scan_halves(&src, at) {
-                Some(parts) => {
+                Some((parts, _)) => {
                     assert!(
                         clean,
                         "a cut of a script with an error was accepted:\n{src}"
