@@ -340,3 +340,34 @@ fn a_world_is_an_object_source_for_store_and_once() {
     // the once-message goes to its first listener only.
     assert_eq!(f.printed(), vec!["world\t20", "first\tfight!"]);
 }
+
+/// A function near Lua's 255-upvalue limit whose baked calls would each
+/// add one more: the rewritten text would not compile, so the script runs
+/// as written, with every call working.
+#[test]
+fn a_script_whose_rewritten_text_lua_would_refuse_runs_as_written() {
+    let f = Fixture::new();
+    let names: Vec<String> = (1..=199).map(|i| format!("a{i}")).collect();
+    let sends: String = (1..=60)
+        .map(|i| format!("    NotifyMessage(\"Wide.K{i}\", {i})\n"))
+        .collect();
+    let source = format!(
+        "local seen = 0\n\
+         for i = 1, 60 do ListenMessage(\"Wide.K\" .. i, nil, function(n) seen = seen + n end) end\n\
+         local function outer()\n\
+           local {locals} = {values}\n\
+           return function()\n\
+             local sum = {sum}\n\
+         {sends}\
+             return sum\n\
+           end\n\
+         end\n\
+         local sum = outer()()\n\
+         print(sum, seen)\n",
+        locals = names.join(", "),
+        values = vec!["1"; names.len()].join(", "),
+        sum = names.join(" + "),
+    );
+    f.load("wide.lua", &source);
+    assert_eq!(f.printed(), vec![format!("199\t{}", (1..=60).sum::<i64>())]);
+}

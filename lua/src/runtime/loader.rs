@@ -42,18 +42,34 @@ pub(crate) fn run_chunk_keeping_env(
     let shared = &ctx.shared;
     let env = make_env(ctx, lua)?;
     *env_out.borrow_mut() = Some(env.clone());
-    let rewrite = if shared.rewrite.get() {
+    let mut rewrite = if shared.rewrite.get() {
         Some(syntax::rewrite(source))
     } else {
         None
     };
-    let text = rewrite.as_ref().map_or(source, |r| r.source.as_str());
-    let chunk = lua
-        .load(text)
-        .set_name(format!("@{}", ctx.file))
-        .set_environment(env)
-        .set_mode(ChunkMode::Text)
-        .into_function()?;
+    let compile = |text: &str| {
+        lua.load(text)
+            .set_name(format!("@{}", ctx.file))
+            .set_environment(env.clone())
+            .set_mode(ChunkMode::Text)
+            .into_function()
+    };
+    let chunk = match &rewrite {
+        Some(r) if r.is_rewritten() => match compile(&r.source) {
+            Ok(chunk) => chunk,
+            // The rewrite leaves alone every chunk Lua refuses and keeps
+            // within Lua's limits; should a case it does not foresee make
+            // the rewritten text fail to compile, the script runs
+            // unrewritten (generic calls, same behaviour) and any error
+            // Lua reports is about the modder's own text.
+            Err(e) => {
+                tracing::warn!(file = %ctx.file, error = %e, "rewritten chunk refused; loading it as written");
+                rewrite = None;
+                compile(source)?
+            }
+        },
+        _ => compile(source)?,
+    };
     let bakes = match &rewrite {
         Some(rewrite) if rewrite.is_rewritten() => {
             let hub = &shared.hub;
