@@ -96,9 +96,11 @@ pub struct StoredArray<'h> {
     spans: Spans,
     element: Option<Rc<str>>,
     /// What each row must carry: the element type of the key's table, as
-    /// the signature table had it when the writer opened (`None`: the key
-    /// carries no table yet; its first publish records one).
-    row_type: Option<Type>,
+    /// the signature table has it when the first row is checked (`None`:
+    /// the key carries no table yet; its first publish records one). Looked
+    /// up then, not at open: a Rust writer that only edits in place never
+    /// pays for it.
+    row_type: std::cell::OnceCell<Option<Type>>,
     /// The store the writer opened (its serial), while no other store
     /// replaced it: what its charge is charged for (see `table_bytes`).
     opened: Option<u64>,
@@ -118,7 +120,7 @@ impl<'h> StoredArray<'h> {
 
     #[track_caller]
     fn open_ref(hub: HubRef<'h>, key: Key, source: Source) -> Self {
-        let (rows, element, row_type, opened) = {
+        let (rows, element, opened) = {
             let state = hub.inner.state.borrow();
             let stored = state.stores.get(&(key, source));
             let rows = match stored.map(|s| &*s.args) {
@@ -126,17 +128,6 @@ impl<'h> StoredArray<'h> {
                 _ => Rc::new(Vec::new()),
             };
             let opened = stored.map(|s| s.serial);
-            let row_type =
-                state
-                    .table
-                    .get(state.keys.name(key))
-                    .and_then(|e| match e.params.as_slice() {
-                        [param] => match &param.ty {
-                            Type::Array(element) => Some((**element).clone()),
-                            _ => None,
-                        },
-                        _ => None,
-                    });
             let element = rows
                 .first()
                 .and_then(Value::as_struct)
@@ -149,7 +140,7 @@ impl<'h> StoredArray<'h> {
                         .and_then(|e| e.params.first())
                         .and_then(|p| p.ty.struct_array_element().map(Rc::from))
                 });
-            (rows, element, row_type, opened)
+            (rows, element, opened)
         };
         Self {
             hub,
@@ -162,7 +153,7 @@ impl<'h> StoredArray<'h> {
             edits: Vec::new(),
             spans: Spans::new(),
             element,
-            row_type,
+            row_type: std::cell::OnceCell::new(),
             opened,
             grown: 0,
             published: false,
@@ -256,13 +247,25 @@ impl<'h> StoredArray<'h> {
     /// checked mode): a script's row is refused at the call that wrote it,
     /// naming the key and the row, not at the publish.
     fn check_row(&self, index: usize, row: &Value) -> Result<(), HubError> {
-        let Some(ty) = &self.row_type else {
-            return Ok(());
-        };
         if !self.hub.is_checked() {
             return Ok(());
         }
         let state = self.hub.inner.state.borrow();
+        let row_type = self.row_type.get_or_init(|| {
+            state
+                .table
+                .get(state.keys.name(self.key))
+                .and_then(|e| match e.params.as_slice() {
+                    [param] => match &param.ty {
+                        Type::Array(element) => Some((**element).clone()),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+        });
+        let Some(ty) = row_type else {
+            return Ok(());
+        };
         if state.table.structs.value_matches(row, ty) {
             return Ok(());
         }
