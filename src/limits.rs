@@ -124,7 +124,10 @@ mod tests {
         assert_eq!(lua.time_limit, Duration::from_millis(250));
         assert_eq!(rhai.time_limit, Duration::from_millis(250));
         assert_eq!(lua.memory_limit, RuntimeOptions::default().memory_limit);
-        assert_eq!(rhai.hub_memory_limit, RhaiOptions::default().hub_memory_limit);
+        assert_eq!(
+            rhai.hub_memory_limit,
+            RhaiOptions::default().hub_memory_limit
+        );
         LimitArgs {
             memory: Some(64),
             ..LimitArgs::default()

@@ -287,8 +287,14 @@ fn check_reports_a_fifo_script_and_one_linked_out_of_the_folder_and_checks_the_r
     let files = within_seconds(move || gantry_lsp::check::check_dir(&root).unwrap());
     let errors = file_errors(&files);
     assert_eq!(errors.len(), 2, "{errors:?}");
-    assert!(errors[0].starts_with("b.lua: file-error: b.lua is a FIFO"), "{errors:?}");
-    assert!(errors[1].starts_with("c.lua: file-error: c.lua leads outside"), "{errors:?}");
+    assert!(
+        errors[0].starts_with("b.lua: file-error: b.lua is a FIFO"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].starts_with("c.lua: file-error: c.lua leads outside"),
+        "{errors:?}"
+    );
     assert!(gantry_lsp::check::has_errors(&files));
 }
 

@@ -765,9 +765,8 @@ fn an_error_inside_a_sandboxed_library_function_shows_only_the_scripts_frames() 
         ..RuntimeOptions::default()
     });
     let object = f.spawn();
-    let error = f
-        .rt
-        .load_script(
+    let error =
+        f.rt.load_script(
             "hoard.lua",
             "local t = {}\nfor i = 1, 1e9 do\n  t[i] = string.rep('x', 1000) .. i\nend\n",
             object,
@@ -777,7 +776,10 @@ fn an_error_inside_a_sandboxed_library_function_shows_only_the_scripts_frames() 
     assert!(error.contains("hoard.lua:3: memory limit"), "{error}");
     assert!(error.contains("hoard.lua:3: in main chunk"), "{error}");
     assert!(!error.contains("gantry-"), "a sandbox frame shows: {error}");
-    assert!(!error.contains("in hook"), "the budget's hook shows: {error}");
+    assert!(
+        !error.contains("in hook"),
+        "the budget's hook shows: {error}"
+    );
 }
 
 #[test]

@@ -130,7 +130,9 @@ fn add_object_functions(ctx: &Rc<Ctx>, lua: &Lua, gmp: &Table) -> mlua::Result<(
         lua.create_function(move |lua, (obj, name): (LuaValue, LuaValue)| {
             let (id, name) = object_and_name(lua, "GMP.Named", &obj, &name)?;
             let source = c.shared.hub.try_named(id, &name);
-            Ok(NamedHandle(source.map_err(|e| error_here(lua, format!("GMP.Named: {e}")))?))
+            Ok(NamedHandle(
+                source.map_err(|e| error_here(lua, format!("GMP.Named: {e}")))?,
+            ))
         })?,
     )?;
     let c = ctx.clone();
