@@ -279,3 +279,35 @@ fn check_and_explain_take_a_mod_folder_relative_to_the_current_one() {
         stdout(&o)
     );
 }
+
+#[test]
+fn run_takes_a_mod_folder_relative_to_the_current_one_and_its_modules_load() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("mod");
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    write(
+        &dir.join("lib"),
+        "util.lua",
+        "return { greet = function() return 'hi from lua' end }",
+    );
+    write(
+        &dir.join("lib"),
+        "helper.rhai",
+        "fn greet() { \"hi from rhai\" }",
+    );
+    write(&dir, "a.lua", "print(require('lib.util').greet())");
+    write(
+        &dir,
+        "b.rhai",
+        "import \"lib/helper\" as h;\nprint(h::greet());",
+    );
+    let o = gantry()
+        .args(["run", "mod", "--ticks", "1"])
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("hi from lua"), "{out}");
+    assert!(out.contains("hi from rhai"), "{out}");
+}

@@ -114,15 +114,28 @@ pub fn shown(folder: &Path, path: &Path) -> String {
     }
 }
 
-/// Reads the text file `path` of `folder` (`path` relative to it or
-/// absolute): the file must resolve, symbolic links followed, to a regular
+/// Reads the text file `path` of `folder` (`path` relative to it,
+/// absolute, or already beginning with `folder`: see [`place_in`]): the
+/// file must resolve, symbolic links followed, to a regular
 /// file inside `folder`, of at most `limit` bytes, in UTF-8 (a leading
 /// byte-order mark is dropped). Never blocks on a FIFO or reads a device.
 pub fn read_text_in(folder: &Path, path: &Path, limit: u64) -> Result<String, FileError> {
-    let full = folder.join(path);
+    let full = place_in(folder, path);
     let name = shown(folder, &full);
     check_name(folder, &full, &name)?;
     decode(read_checked(&full, &name, Some(folder), limit)?, &name)
+}
+
+/// Where `path` of `folder` is: `path` itself when it already names the
+/// file through `folder` (callers often build `folder.join(name)`; joined
+/// again, a relative `folder` such as `examples/arena` would be named
+/// twice), else `folder` joined with it (an absolute `path` stays as it is).
+fn place_in(folder: &Path, path: &Path) -> std::path::PathBuf {
+    if path.starts_with(folder) {
+        path.to_owned()
+    } else {
+        folder.join(path)
+    }
 }
 
 /// A script or module of the mod folder `folder`: [`read_text_in`] bounded
@@ -134,7 +147,7 @@ pub fn read_script(folder: &Path, path: &Path) -> Result<String, FileError> {
 
 /// [`read_text_in`] for bytes: the same checks, no decoding.
 pub fn read_bytes_in(folder: &Path, path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
-    let full = folder.join(path);
+    let full = place_in(folder, path);
     let name = shown(folder, &full);
     check_name(folder, &full, &name)?;
     read_checked(&full, &name, Some(folder), limit)
