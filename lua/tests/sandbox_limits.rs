@@ -588,11 +588,11 @@ fn an_interrupter_stops_a_running_loop_from_another_thread() {
     assert!(elapsed < Duration::from_secs(5), "ran {elapsed:?}");
     assert!(interrupter.is_interrupted());
     // The interrupt stays: a call after it is stopped too.
+    // (It may be stopped at its very first instruction, before Lua gives
+    // that a line: the script is named either way.)
     let (err, _) = stopped_top_level(&f, "after.lua", "while true do end\n");
-    assert!(
-        err.starts_with("after.lua:1: interrupted by the host"),
-        "{err}"
-    );
+    assert!(err.starts_with("after.lua"), "{err}");
+    assert!(err.contains("interrupted by the host"), "{err}");
 }
 
 // ------------------------------------------------------------ rule 6: long C calls

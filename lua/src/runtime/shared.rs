@@ -296,11 +296,16 @@ pub(crate) fn without_internal_frames(text: &str) -> String {
     if !text.contains("stack traceback:") {
         return text.to_owned();
     }
-    text.lines()
+    let mut lines: Vec<&str> = text
+        .lines()
         .filter(|line| {
             let frame = line.trim_start();
             !(frame.starts_with("gantry-") || frame.starts_with("[C]: in hook"))
         })
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect();
+    // A traceback left with no frame says nothing.
+    if lines.last().is_some_and(|l| l.trim() == "stack traceback:") {
+        lines.pop();
+    }
+    lines.join("\n")
 }
