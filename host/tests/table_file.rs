@@ -1,6 +1,9 @@
 //! Persistence of the signature table: stable, atomic, merged with what
 //! changed on disk, and never fooled by a special file or a symbolic link.
 
+#[path = "support/guard.rs"]
+mod guard;
+
 use gantry_host::{Hub, KeyDecl, SignatureTable, Source, TableError, Type};
 
 fn sample() -> SignatureTable {
@@ -165,51 +168,35 @@ fn persistence_missing_file_is_an_empty_table() {
 // ----- the table file is a mod's file: special files, size, symlinks --------
 
 use std::path::Path;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use gantry_host::files::{FileError, MAX_TABLE_BYTES};
 use gantry_host::{Conflict, DEFAULT_TABLE_PATH, TableFile};
-
-/// Runs `f` on its own thread and fails the test if it has not returned in
-/// five seconds: a read that blocks (a FIFO) must show as a failure, not a
-/// hang.
-fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(5))
-        .expect("blocked: the call did not return within 5 s")
-}
-
-#[cfg(unix)]
-fn mkfifo(path: &Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .expect("mkfifo runs");
-    assert!(status.success());
-}
 
 #[cfg(unix)]
 #[test]
 fn a_fifo_as_the_table_file_is_refused_without_blocking() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("signatures.json");
-    mkfifo(&path);
+    guard::mkfifo(&path);
     let loaded = path.clone();
-    let err = within_seconds(move || SignatureTable::load(&loaded).unwrap_err());
+    let err = guard::within(Duration::from_secs(5), move || {
+        SignatureTable::load(&loaded).unwrap_err()
+    });
     let message = err.to_string();
     assert!(
         message.contains("signatures.json") && message.contains("FIFO"),
         "{message}"
     );
     let opened = path.clone();
-    let err = within_seconds(move || TableFile::open(&opened).unwrap_err());
+    let err = guard::within(Duration::from_secs(5), move || {
+        TableFile::open(&opened).unwrap_err()
+    });
     assert!(err.to_string().contains("FIFO"), "{err}");
     let saved = path.clone();
-    let err = within_seconds(move || sample().save(&saved).unwrap_err());
+    let err = guard::within(Duration::from_secs(5), move || {
+        sample().save(&saved).unwrap_err()
+    });
     assert!(err.to_string().contains("FIFO"), "{err}");
 }
 
@@ -222,7 +209,9 @@ fn a_table_path_leading_to_a_device_is_refused_before_reading_it() {
     std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
     for path in [Path::new("/dev/zero"), link.as_path()] {
         let path = path.to_owned();
-        let err = within_seconds(move || SignatureTable::load(&path).unwrap_err());
+        let err = guard::within(Duration::from_secs(5), move || {
+            SignatureTable::load(&path).unwrap_err()
+        });
         assert!(err.to_string().contains("character device"), "{err}");
     }
 }

@@ -1,6 +1,8 @@
 //! Never crashes: random bytes as documents and random edit sequences keep
 //! the server answering.
 
+#[path = "../../host/tests/support/guard.rs"]
+mod guard;
 mod support;
 
 use lsp_types::request::{Completion, HoverRequest, SignatureHelpRequest, WorkspaceSymbolRequest};
@@ -161,26 +163,6 @@ proptest! {
 
 // ----- a mod's files: the table and scripts are read without trusting them --
 
-/// Runs `f` on its own thread; fails if it has not returned in 5 s (a read
-/// that blocks on a FIFO shows as a failure, not a hang).
-fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(std::time::Duration::from_secs(5))
-        .expect("blocked: the call did not return within 5 s")
-}
-
-#[cfg(unix)]
-fn mkfifo(path: &std::path::Path) {
-    let status = std::process::Command::new("mkfifo")
-        .arg(path)
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
 /// A mod folder with one script and a `.gantry` folder, no table yet.
 fn mod_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -192,7 +174,9 @@ fn mod_folder() -> tempfile::TempDir {
 /// The table error `gantry check` reports for `dir`, in 5 s at most.
 fn table_error_of(dir: &std::path::Path) -> String {
     let dir = dir.to_owned();
-    let files = within_seconds(move || gantry_lsp::check::check_dir(&dir).unwrap());
+    let files = guard::within(std::time::Duration::from_secs(5), move || {
+        gantry_lsp::check::check_dir(&dir).unwrap()
+    });
     assert!(gantry_lsp::check::has_errors(&files), "{files:?}");
     let table = files
         .iter()
@@ -205,7 +189,7 @@ fn table_error_of(dir: &std::path::Path) -> String {
 #[test]
 fn check_reports_a_table_that_is_a_fifo_instead_of_blocking() {
     let dir = mod_folder();
-    mkfifo(&dir.path().join(".gantry/signatures.json"));
+    guard::mkfifo(&dir.path().join(".gantry/signatures.json"));
     let message = table_error_of(dir.path());
     assert!(message.contains("FIFO"), "{message}");
 }
@@ -281,10 +265,12 @@ fn file_errors(files: &[gantry_lsp::check::FileDiagnostics]) -> Vec<String> {
 #[test]
 fn check_reports_a_fifo_script_and_one_linked_out_of_the_folder_and_checks_the_rest() {
     let dir = mod_folder();
-    mkfifo(&dir.path().join("b.lua"));
+    guard::mkfifo(&dir.path().join("b.lua"));
     std::os::unix::fs::symlink("/etc/hostname", dir.path().join("c.lua")).unwrap();
     let root = dir.path().to_owned();
-    let files = within_seconds(move || gantry_lsp::check::check_dir(&root).unwrap());
+    let files = guard::within(std::time::Duration::from_secs(5), move || {
+        gantry_lsp::check::check_dir(&root).unwrap()
+    });
     let errors = file_errors(&files);
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(
@@ -302,9 +288,9 @@ fn check_reports_a_fifo_script_and_one_linked_out_of_the_folder_and_checks_the_r
 #[test]
 fn the_server_keeps_answering_when_the_workspace_table_is_a_fifo() {
     let dir = mod_folder();
-    mkfifo(&dir.path().join(".gantry/signatures.json"));
+    guard::mkfifo(&dir.path().join(".gantry/signatures.json"));
     let root = dir.path().to_owned();
-    let answered = within_seconds(move || {
+    let answered = guard::within(std::time::Duration::from_secs(5), move || {
         let server = Server::start(&root);
         let uri = server.open(&root.join("a.lua"));
         let diagnostics = render_diagnostics(&server.diagnostics(&uri));

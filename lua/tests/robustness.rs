@@ -457,6 +457,8 @@ fn lua_a_hundred_thousand_listeners_on_one_key_register_and_hear_a_send() {
 mod guard;
 #[path = "robustness/hostile_calls.rs"]
 mod hostile_calls;
+#[path = "../../host/tests/support/hostile_case.rs"]
+mod hostile_case;
 
 #[test]
 fn lua_a_mod_cannot_retype_a_key_the_host_declared() {

@@ -1,6 +1,8 @@
 //! Isolation, each sandbox limit, error isolation and owner collection.
 
 mod common;
+#[path = "../../host/tests/support/guard.rs"]
+mod guard;
 
 use std::time::{Duration, Instant};
 
@@ -267,17 +269,14 @@ fn a_listener_sending_its_own_key_stops_at_the_nesting_limit() {
 /// `require` that blocks on a FIFO shows as a failure, not a hang).
 fn printed_by_script_in(dir: &std::path::Path, script: &'static str) -> Vec<String> {
     let dir = dir.to_path_buf();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    guard::within(Duration::from_secs(5), move || {
         let f = Fixture::with(RuntimeOptions {
             mod_dir: Some(dir),
             ..RuntimeOptions::default()
         });
         f.load("main.lua", script);
-        let _ = tx.send(f.printed());
-    });
-    rx.recv_timeout(Duration::from_secs(5))
-        .expect("require blocked: the script did not finish within 5 s")
+        f.printed()
+    })
 }
 
 fn assert_refused(printed: &[String], needle: &str) {
@@ -319,11 +318,7 @@ fn require_follows_a_link_that_stays_inside_the_mod_folder() {
 #[test]
 fn require_of_a_fifo_fails_at_once_instead_of_blocking() {
     let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("mkfifo")
-        .arg(dir.path().join("pipe.lua"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    guard::mkfifo(&dir.path().join("pipe.lua"));
     let printed = printed_by_script_in(dir.path(), "print(pcall(require, 'pipe'))");
     assert_refused(
         &printed,

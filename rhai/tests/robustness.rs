@@ -388,6 +388,8 @@ fn rhai_a_key_over_the_segment_limit_is_an_error_at_its_line() {
 mod guard;
 #[path = "robustness/hostile_calls.rs"]
 mod hostile_calls;
+#[path = "../../host/tests/support/hostile_case.rs"]
+mod hostile_case;
 
 // ----- what a script keeps in the hub is bounded --------------------------------
 

@@ -5,6 +5,8 @@
 //! folder, one script's failure not stopping the others.
 
 mod common;
+#[path = "../../host/tests/support/guard.rs"]
+mod guard;
 
 use std::time::{Duration, Instant};
 
@@ -584,18 +586,14 @@ impl Drop for TempDir {
 /// failure, not a hang).
 fn import_in(dir: &std::path::Path, script: &'static str) -> Result<Vec<String>, String> {
     let dir = dir.to_path_buf();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    guard::within(std::time::Duration::from_secs(5), move || {
         let f = small(|o| o.mod_dir = Some(dir));
         let object = f.spawn();
-        let result = match f.rt.load_script("main.rhai", script, object) {
+        match f.rt.load_script("main.rhai", script, object) {
             Ok(_) => Ok(f.printed()),
             Err(e) => Err(e.to_string()),
-        };
-        let _ = tx.send(result);
-    });
-    rx.recv_timeout(std::time::Duration::from_secs(5))
-        .expect("import blocked: the script did not finish within 5 s")
+        }
+    })
 }
 
 fn assert_import_refused(result: Result<Vec<String>, String>, needle: &str) {
@@ -641,11 +639,7 @@ fn import_follows_a_link_that_stays_inside_the_mod_folder() {
 #[test]
 fn import_of_a_fifo_fails_at_once_instead_of_blocking() {
     let dir = TempDir::new();
-    let status = std::process::Command::new("mkfifo")
-        .arg(dir.path().join("pipe.rhai"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    guard::mkfifo(&dir.path().join("pipe.rhai"));
     assert_import_refused(
         import_in(dir.path(), "import \"pipe\" as p;\n"),
         "pipe.rhai is a FIFO (named pipe), not a regular file",

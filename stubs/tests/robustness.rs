@@ -3,6 +3,9 @@
 //! what is generated keeps its structure — the Lua meta file parses, and
 //! every line of a Rhai definition file is a declaration or a doc comment.
 
+#[path = "../../host/tests/support/guard.rs"]
+mod guard;
+
 use std::path::Path;
 
 use gantry_host::SignatureTable;
@@ -303,16 +306,6 @@ impl Layout {
     }
 }
 
-/// Runs `f` on its own thread; fails if it has not returned in 5 s.
-fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(std::time::Duration::from_secs(5))
-        .expect("blocked: the call did not return within 5 s")
-}
-
 #[cfg(unix)]
 #[test]
 fn a_shipped_link_and_manifest_line_cannot_make_stubs_delete_outside_the_folder() {
@@ -425,13 +418,9 @@ fn a_fifo_where_a_stub_goes_is_an_error_not_a_hang() {
     layout.write().unwrap();
     let stub = layout.stubs().join(gantry_stubs::LUA_FILE);
     std::fs::remove_file(&stub).unwrap();
-    let status = std::process::Command::new("mkfifo")
-        .arg(&stub)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    guard::mkfifo(&stub);
     let (mod_dir, out) = (layout.mod_dir.clone(), layout.stubs());
-    let err = within_seconds(move || {
+    let err = guard::within(std::time::Duration::from_secs(5), move || {
         gantry_stubs::write_stubs_in(&one_key_table(), &mod_dir, &out)
             .unwrap_err()
             .to_string()
@@ -449,7 +438,7 @@ fn a_manifest_linked_to_a_device_is_not_read() {
     std::os::unix::fs::symlink("/dev/zero", layout.stubs().join(gantry_stubs::MANIFEST)).unwrap();
     let (mod_dir, stubs) = (layout.mod_dir.clone(), layout.stubs());
     let out = stubs.clone();
-    let report = within_seconds(move || {
+    let report = guard::within(std::time::Duration::from_secs(5), move || {
         gantry_stubs::write_stubs_in(&one_key_table(), &mod_dir, &out).unwrap()
     });
     assert!(!report.written.is_empty(), "{report:?}");

@@ -1,7 +1,10 @@
-//! Runs a hostile case on its own thread with a deadline, so that a hang is
-//! reported as a hang instead of a test that never ends, and a panic on the
-//! case's thread fails the test with its own message. The Lua and Rhai
-//! robustness tests include this file by path.
+//! What the hostile-input tests of every crate share, included by path:
+//! [`within`] runs a case on its own thread with a deadline, so that a hang
+//! (a read blocked on a FIFO, a runaway script) fails the test instead of
+//! never ending, and a panic on the case's thread fails it with its own
+//! message; [`mkfifo`] makes the FIFO; [`hostile_keys`] are the keys a
+//! hostile program uses.
+#![allow(dead_code)]
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -46,47 +49,17 @@ pub fn within<T: Send + 'static>(
             Ok(()) => unreachable!("the case's thread ended without a result"),
         },
         Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("a hostile program hung the host for {deadline:?}")
+            panic!("the case did not return within {deadline:?}: it blocked or hung")
         }
     }
 }
 
-/// The longest single call of a hostile case, run on its own thread within
-/// `deadline`: `start` builds a runtime on the hub, `load` loads the
-/// hostile script on an object; then the hub sends three `Game.Tick`s and
-/// pokes a few keys every way (`super::hub_poke`, which the including test
-/// crate provides). Each of those calls is timed.
-pub fn longest_call<R>(
-    deadline: Duration,
-    start: impl FnOnce(&gantry_host::Hub) -> R + Send + 'static,
-    load: impl FnOnce(&R, gantry_host::ObjectId) + Send + 'static,
-) -> Duration {
-    use gantry_host::{Caller, Hub, Source, Value};
-    use std::time::Instant;
-    within(deadline, move || {
-        let hub = Hub::new();
-        let world = hub.create_world();
-        let runtime = start(&hub);
-        let mut longest = Duration::ZERO;
-        let mut timed = |call: &mut dyn FnMut()| {
-            let started = Instant::now();
-            call();
-            longest = longest.max(started.elapsed());
-        };
-        let object = hub.spawn(world).expect("object");
-        let mut load = Some(load);
-        timed(&mut || (load.take().expect("loaded once"))(&runtime, object));
-        let tick = hub.key("Game.Tick").expect("key");
-        for n in 0..3 {
-            timed(&mut || {
-                let mut args = vec![Value::Int(n), Value::Float(0.1)];
-                let _ = hub.send_values(tick, Source::Global, &mut args, Caller::Unrecorded);
-            });
-        }
-        timed(&mut || super::hub_poke::poke(&hub, world, object, &["A", "A.B", "Hook.Go"]));
-        let _ = hub.take_reports();
-        let _ = hub.destroy(object);
-        drop(runtime);
-        longest
-    })
+/// Makes a FIFO at `path` (a reader of it blocks until a writer comes).
+#[cfg(unix)]
+pub fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(status.success(), "mkfifo {}", path.display());
 }

@@ -99,7 +99,7 @@ fn program() -> impl Strategy<Value = String> {
 /// Runs `source` on a small sandbox on its own thread: load, then three
 /// ticks and a poke of the hub. Returns the longest single call.
 fn run_case(source: String) -> Duration {
-    super::guard::longest_call(
+    super::hostile_case::longest_call(
         CASE_LIMIT,
         |hub| {
             let rt = RhaiRuntime::new(

@@ -1,0 +1,44 @@
+//! One hostile case for a script face, included by path by the Lua and
+//! Rhai robustness tests (beside `guard.rs` and `poke.rs`).
+
+use std::time::Duration;
+
+/// The longest single call of a hostile case, run on its own thread within
+/// `deadline`: `start` builds a runtime on the hub, `load` loads the
+/// hostile script on an object; then the hub sends three `Game.Tick`s and
+/// pokes a few keys every way (`super::hub_poke`, which the including test
+/// crate provides). Each of those calls is timed.
+pub fn longest_call<R>(
+    deadline: Duration,
+    start: impl FnOnce(&gantry_host::Hub) -> R + Send + 'static,
+    load: impl FnOnce(&R, gantry_host::ObjectId) + Send + 'static,
+) -> Duration {
+    use gantry_host::{Caller, Hub, Source, Value};
+    use std::time::Instant;
+    super::guard::within(deadline, move || {
+        let hub = Hub::new();
+        let world = hub.create_world();
+        let runtime = start(&hub);
+        let mut longest = Duration::ZERO;
+        let mut timed = |call: &mut dyn FnMut()| {
+            let started = Instant::now();
+            call();
+            longest = longest.max(started.elapsed());
+        };
+        let object = hub.spawn(world).expect("object");
+        let mut load = Some(load);
+        timed(&mut || (load.take().expect("loaded once"))(&runtime, object));
+        let tick = hub.key("Game.Tick").expect("key");
+        for n in 0..3 {
+            timed(&mut || {
+                let mut args = vec![Value::Int(n), Value::Float(0.1)];
+                let _ = hub.send_values(tick, Source::Global, &mut args, Caller::Unrecorded);
+            });
+        }
+        timed(&mut || super::hub_poke::poke(&hub, world, object, &["A", "A.B", "Hook.Go"]));
+        let _ = hub.take_reports();
+        let _ = hub.destroy(object);
+        drop(runtime);
+        longest
+    })
+}
