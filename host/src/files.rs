@@ -348,36 +348,26 @@ pub fn create_dirs_in(folder: &Path, dir: &Path) -> Result<(), FileError> {
     let mut at = folder.to_path_buf();
     for part in relative.components() {
         at.push(part);
-        match fs::symlink_metadata(&at) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(FileError::Symlink {
-                    path: shown(folder, &at),
-                });
-            }
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
+        match part_at(&at) {
+            Part::Folder => {}
+            Part::Link => return Err(link_in(folder, &at)),
+            Part::Other => {
                 return Err(write_err(
                     &at,
                     io::Error::other("a file is where a folder should be"),
                 ));
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(&at) {
+            Part::Unreadable(e) => return Err(write_err(&at, e)),
+            Part::Missing => match fs::create_dir(&at) {
                 Ok(()) => {}
                 // Created meanwhile (another run): only a real folder will do.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                    match fs::symlink_metadata(&at) {
-                        Ok(meta) if meta.file_type().is_symlink() => {
-                            return Err(FileError::Symlink {
-                                path: shown(folder, &at),
-                            });
-                        }
-                        Ok(meta) if meta.is_dir() => {}
-                        _ => return Err(write_err(&at, e)),
-                    }
-                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match part_at(&at) {
+                    Part::Folder => {}
+                    Part::Link => return Err(link_in(folder, &at)),
+                    _ => return Err(write_err(&at, e)),
+                },
                 Err(e) => return Err(write_err(&at, e)),
             },
-            Err(e) => return Err(write_err(&at, e)),
         }
     }
     Ok(())
@@ -446,16 +436,11 @@ pub fn check_parents_in(folder: &Path, path: &Path) -> Result<bool, FileError> {
     let parts: Vec<_> = relative.components().collect();
     for part in parts.iter().take(parts.len().saturating_sub(1)) {
         at.push(part);
-        match fs::symlink_metadata(&at) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(FileError::Symlink {
-                    path: shown(folder, &at),
-                });
-            }
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => return Ok(false),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-            Err(source) => {
+        match part_at(&at) {
+            Part::Folder => {}
+            Part::Link => return Err(link_in(folder, &at)),
+            Part::Other | Part::Missing => return Ok(false),
+            Part::Unreadable(source) => {
                 return Err(FileError::Read {
                     path: shown(folder, &at),
                     source,
@@ -464,6 +449,34 @@ pub fn check_parents_in(folder: &Path, path: &Path) -> Result<bool, FileError> {
         }
     }
     Ok(true)
+}
+
+/// What one part of a path below a managed folder is, looked at without
+/// following a link.
+enum Part {
+    Folder,
+    Link,
+    /// A file, FIFO, device: not a folder.
+    Other,
+    Missing,
+    Unreadable(io::Error),
+}
+
+fn part_at(at: &Path) -> Part {
+    match fs::symlink_metadata(at) {
+        Ok(meta) if meta.file_type().is_symlink() => Part::Link,
+        Ok(meta) if meta.is_dir() => Part::Folder,
+        Ok(_) => Part::Other,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Part::Missing,
+        Err(e) => Part::Unreadable(e),
+    }
+}
+
+/// The error for a symbolic link met at `at` on the way below `folder`.
+fn link_in(folder: &Path, at: &Path) -> FileError {
+    FileError::Symlink {
+        path: shown(folder, at),
+    }
 }
 
 /// Removes the file `path` below `folder` when every folder on the way is
