@@ -50,14 +50,7 @@ pub unsafe extern "C-unwind" fn resume(l: *mut ffi::lua_State) -> c_int {
             // The original refuses it.
             return original(l)(l);
         }
-        let budget = budget(l);
-        budget.track(l, 1);
-        let results = original(l)(l);
-        // Back to this thread (the results stay on top).
-        ffi::lua_pushthread(l);
-        budget.track(l, -1);
-        ffi::lua_pop(l, 1);
-        results
+        on_coroutine(l)
     }
 }
 
@@ -81,9 +74,22 @@ pub unsafe extern "C-unwind" fn close(l: *mut ffi::lua_State) -> c_int {
             );
             return 2;
         }
+        on_coroutine(l)
+    }
+}
+
+/// Calls the original of `resume` or `close` with the coroutine (argument
+/// 1) noted as the running thread while it runs, then this thread again.
+///
+/// # Safety
+/// Called from `resume` or `close`, with a coroutine at index 1.
+unsafe fn on_coroutine(l: *mut ffi::lua_State) -> c_int {
+    // SAFETY: as the caller promises.
+    unsafe {
         let budget = budget(l);
         budget.track(l, 1);
         let results = original(l)(l);
+        // Back to this thread (the results stay on top).
         ffi::lua_pushthread(l);
         budget.track(l, -1);
         ffi::lua_pop(l, 1);
