@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use proptest::prelude::*;
+
 /// The longest single call of a hostile case, run on its own thread within
 /// `deadline`: `start` builds a runtime on the hub, `load` loads the
 /// hostile script on an object; then the hub sends three `Game.Tick`s and
@@ -41,4 +43,34 @@ pub fn longest_call<R>(
         drop(runtime);
         longest
     })
+}
+
+/// A hostile program: one to five statements drawn from `templates`, each
+/// with its holes filled (`{k}` a hostile key, `{n}` and `{m}` sizes from
+/// `sizes`), half of them passed through `guarded` (the language's way to
+/// catch an ordinary error, so that the program goes on after it).
+pub fn program(
+    templates: &'static [&'static str],
+    sizes: &'static [&'static str],
+    guarded: fn(&str) -> String,
+) -> impl Strategy<Value = String> {
+    let statement = (
+        prop::sample::select(templates),
+        prop::sample::select(super::guard::hostile_keys()),
+        prop::sample::select(sizes),
+        prop::sample::select(sizes),
+        any::<bool>(),
+    )
+        .prop_map(move |(template, key, n, m, guard)| {
+            let text = template
+                .replace("{k}", &key.replace('"', ""))
+                .replace("{n}", n)
+                .replace("{m}", m);
+            if guard {
+                guarded(&text)
+            } else {
+                format!("{text}\n")
+            }
+        });
+    prop::collection::vec(statement, 1..6).prop_map(|s| s.concat())
 }

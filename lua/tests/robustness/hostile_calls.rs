@@ -74,32 +74,14 @@ const STATEMENTS: &[&str] = &[
     r#"local s = "x" while true do s = s .. s end"#,
 ];
 
-/// A statement with its holes filled, half the time inside a `pcall` so
-/// that the program goes on after it.
-fn statement() -> impl Strategy<Value = String> {
-    let keys = super::guard::hostile_keys();
-    (
-        prop::sample::select(STATEMENTS),
-        prop::sample::select(keys),
-        prop::sample::select(SIZES),
-        prop::sample::select(SIZES),
-        any::<bool>(),
-    )
-        .prop_map(|(template, key, n, m, guarded)| {
-            let text = template
-                .replace("{k}", &key.replace('"', ""))
-                .replace("{n}", n)
-                .replace("{m}", m);
-            if guarded {
-                format!("pcall(function() {text} end)\n")
-            } else {
-                format!("{text}\n")
-            }
-        })
+/// A statement inside a `pcall`, so that the program goes on after an
+/// ordinary error.
+fn guarded(text: &str) -> String {
+    format!("pcall(function() {text} end)\n")
 }
 
 fn program() -> impl Strategy<Value = String> {
-    prop::collection::vec(statement(), 1..6).prop_map(|s| s.concat())
+    super::hostile_case::program(STATEMENTS, SIZES, guarded)
 }
 
 /// Runs `source` on a small sandbox on its own thread: load, then three

@@ -68,32 +68,14 @@ const STATEMENTS: &[&str] = &[
     r#"range(0, {n}).map(|x| x);"#,
 ];
 
-/// A statement with its holes filled, half the time inside a `try` so that
-/// the program goes on after an ordinary error.
-fn statement() -> impl Strategy<Value = String> {
-    let keys = super::guard::hostile_keys();
-    (
-        prop::sample::select(STATEMENTS),
-        prop::sample::select(keys),
-        prop::sample::select(SIZES),
-        prop::sample::select(SIZES),
-        any::<bool>(),
-    )
-        .prop_map(|(template, key, n, m, guarded)| {
-            let text = template
-                .replace("{k}", &key.replace('"', ""))
-                .replace("{n}", n)
-                .replace("{m}", m);
-            if guarded {
-                format!("try {{ {text} }} catch {{}}\n")
-            } else {
-                format!("{text}\n")
-            }
-        })
+/// A statement inside a `try`, so that the program goes on after an
+/// ordinary error.
+fn guarded(text: &str) -> String {
+    format!("try {{ {text} }} catch {{}}\n")
 }
 
 fn program() -> impl Strategy<Value = String> {
-    prop::collection::vec(statement(), 1..6).prop_map(|s| s.concat())
+    super::hostile_case::program(STATEMENTS, SIZES, guarded)
 }
 
 /// Runs `source` on a small sandbox on its own thread: load, then three
