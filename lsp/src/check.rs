@@ -53,10 +53,7 @@ pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
     let mut workspace = crate::index::WorkspaceIndex::default();
     let mut out = Vec::new();
     for path in files {
-        // `path` is `dir` joined with the file's place in it: hand the
-        // reader that place (joined again, a relative `dir` would double).
-        let inside = path.strip_prefix(dir).unwrap_or(&path);
-        let text = match files::read_text_in(dir, inside, files::MAX_SCRIPT_BYTES) {
+        let text = match files::read_text_in(dir, &path, files::MAX_SCRIPT_BYTES) {
             Ok(text) => text,
             // One unreadable script is a finding of its own; the others are
             // still checked.

@@ -75,13 +75,7 @@ pub fn index_files(
 /// inside it after symbolic links.
 pub fn read_script(roots: &[PathBuf], path: &Path) -> Result<String, FileError> {
     match roots.iter().find(|root| path.starts_with(root)) {
-        // The place inside the root: joined to a relative root again, the
-        // whole path would name the root twice.
-        Some(root) => files::read_text_in(
-            root,
-            path.strip_prefix(root).unwrap_or(path),
-            files::MAX_SCRIPT_BYTES,
-        ),
+        Some(root) => files::read_text_in(root, path, files::MAX_SCRIPT_BYTES),
         None => files::read_text(path, files::MAX_SCRIPT_BYTES),
     }
 }
