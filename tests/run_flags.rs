@@ -564,18 +564,7 @@ fn ctrl_c_stops_a_lua_listener_stuck_in_a_loop_and_the_run_saves_its_table() {
     // A time limit far beyond the test: only Ctrl-C can end this call.
     let mut run = Running::start(dir.path(), &["--time-limit", "600000"]);
     run.wait_for("looping");
-    let (status, stderr) = run.interrupt();
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    assert!(
-        stderr.contains("a.lua:4: "),
-        "names where it looped: {stderr}"
-    );
-    assert!(stderr.contains("interrupted"), "{stderr}");
-    let table = std::fs::read_to_string(dir.path().join(".gantry/signatures.json")).unwrap();
-    assert!(
-        table.contains("Mod.Loaded"),
-        "the run saved its table: {table}"
-    );
+    assert_interrupted_and_saved(run, dir.path(), "a.lua:4: ");
 }
 
 #[test]
@@ -592,14 +581,17 @@ fn ctrl_c_stops_a_rhai_top_level_stuck_in_a_loop_and_the_run_saves_its_table() {
         &["--time-limit", "600000", "--budget", "1000000000000"],
     );
     run.wait_for("looping");
+    assert_interrupted_and_saved(run, dir.path(), "b.rhai:3");
+}
+
+/// Ctrl-C to `run`: it exits 130, names `place` (where the script looped)
+/// as interrupted, and saved its table (which records `Mod.Loaded`).
+fn assert_interrupted_and_saved(run: Running, dir: &Path, place: &str) {
     let (status, stderr) = run.interrupt();
     assert_eq!(status.code(), Some(130), "{stderr}");
-    assert!(
-        stderr.contains("b.rhai:3"),
-        "names where it looped: {stderr}"
-    );
+    assert!(stderr.contains(place), "names where it looped: {stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
-    let table = std::fs::read_to_string(dir.path().join(".gantry/signatures.json")).unwrap();
+    let table = std::fs::read_to_string(dir.join(".gantry/signatures.json")).unwrap();
     assert!(
         table.contains("Mod.Loaded"),
         "the run saved its table: {table}"
