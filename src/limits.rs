@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use gantry_lua::runtime::RuntimeOptions;
+use gantry_lua::runtime::LuaOptions;
 use gantry_rhai::RhaiOptions;
 
 /// One mebibyte.
@@ -43,7 +43,7 @@ pub struct LimitArgs {
 
 impl LimitArgs {
     /// Both runtimes' options with these limits in place of the defaults.
-    pub fn apply(&self, lua: &mut RuntimeOptions, rhai: &mut RhaiOptions) {
+    pub fn apply(&self, lua: &mut LuaOptions, rhai: &mut RhaiOptions) {
         if let Some(budget) = self.budget {
             lua.instruction_budget = budget;
             rhai.max_operations_per_call = budget;
@@ -64,7 +64,7 @@ impl LimitArgs {
 }
 
 fn budget_help() -> String {
-    let (lua, rhai) = (RuntimeOptions::default(), RhaiOptions::default());
+    let (lua, rhai) = (LuaOptions::default(), RhaiOptions::default());
     format!(
         "Instructions (Lua) or operations (Rhai) one script call may run, top levels included \
          [default: Lua {}; Rhai {} per handler call, {} per top level]",
@@ -73,7 +73,7 @@ fn budget_help() -> String {
 }
 
 fn time_limit_help() -> String {
-    let (lua, rhai) = (RuntimeOptions::default(), RhaiOptions::default());
+    let (lua, rhai) = (LuaOptions::default(), RhaiOptions::default());
     let same = lua.time_limit == rhai.time_limit;
     let default = if same {
         format!("{}", lua.time_limit.as_millis())
@@ -91,7 +91,7 @@ fn time_limit_help() -> String {
 }
 
 fn memory_help() -> String {
-    let (lua, rhai) = (RuntimeOptions::default(), RhaiOptions::default());
+    let (lua, rhai) = (LuaOptions::default(), RhaiOptions::default());
     let mib = |bytes: Option<usize>| {
         bytes.map_or("unlimited".to_owned(), |b| (b as u64 / MIB).to_string())
     };
@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn each_flag_sets_its_limit_in_both_runtimes_and_the_rest_stay_default() {
-        let (mut lua, mut rhai) = (RuntimeOptions::default(), RhaiOptions::default());
+        let (mut lua, mut rhai) = (LuaOptions::default(), RhaiOptions::default());
         LimitArgs {
             budget: Some(5_000),
             time_limit: Some(250),
@@ -123,7 +123,7 @@ mod tests {
         assert_eq!(rhai.max_operations_top_level, 5_000);
         assert_eq!(lua.time_limit, Duration::from_millis(250));
         assert_eq!(rhai.time_limit, Duration::from_millis(250));
-        assert_eq!(lua.memory_limit, RuntimeOptions::default().memory_limit);
+        assert_eq!(lua.memory_limit, LuaOptions::default().memory_limit);
         assert_eq!(
             rhai.hub_memory_limit,
             RhaiOptions::default().hub_memory_limit

@@ -28,7 +28,7 @@ use gantry_host::key::validate_key;
 use gantry_host::{
     Caller, Hub, KeyDecl, Language, ObjectId, Role, Site, Source, TraceEvent, Type, Value, WorldId,
 };
-use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
+use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 use gantry_rhai::{RhaiOptions, RhaiRuntime};
 
 use crate::error_printer::ErrorPrinter;
@@ -96,9 +96,9 @@ script_engine!(RhaiRuntime, "rhai");
 /// Both languages, each resolving `require`/`import` in the mod folder,
 /// under the run's limits.
 fn engines(hub: &Hub, dir: &Path, limits: &LimitArgs) -> anyhow::Result<Engines> {
-    let mut lua = RuntimeOptions {
+    let mut lua = LuaOptions {
         mod_dir: Some(dir.to_path_buf()),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     };
     let mut rhai = RhaiOptions {
         mod_dir: Some(dir.to_path_buf()),

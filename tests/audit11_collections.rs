@@ -13,7 +13,7 @@ use gantry_host::{
     ALL_ROWS, Hub, KeyDecl, Kind, ListenOptions, Param, Source, StructDef, StructValue, Type,
     Value, WorldId, with_removal,
 };
-use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
+use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 use gantry_rhai::runtime::{RhaiOptions, RhaiRuntime};
 
 const KEY: &str = "Inv.Items";
@@ -53,7 +53,7 @@ impl World {
         )
         .unwrap();
         let world = hub.create_world();
-        let lua = LuaRuntime::new(hub.clone(), RuntimeOptions::default()).unwrap();
+        let lua = LuaRuntime::new(hub.clone(), LuaOptions::default()).unwrap();
         let rhai = RhaiRuntime::new(hub.clone(), RhaiOptions::default()).unwrap();
         let printed = Rc::new(RefCell::new(Vec::new()));
         let sink = printed.clone();

@@ -8,7 +8,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use gantry_host::Hub;
-use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
+use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 
 mod support;
 
@@ -213,10 +213,10 @@ fn the_instruction_budget_cannot_be_swallowed_by_pcall() {
     let world = hub.create_world();
     let rt = LuaRuntime::new(
         hub.clone(),
-        RuntimeOptions {
+        LuaOptions {
             instruction_budget: 200_000,
             watchdog_interval: Duration::from_millis(2),
-            ..RuntimeOptions::default()
+            ..LuaOptions::default()
         },
     )
     .unwrap();
@@ -683,7 +683,7 @@ fn watch_loads_a_new_file_and_ctrl_c_exits_0_saving_the_table() {
 #[test]
 fn watch_reload_drops_what_the_reloaded_script_stored_on_its_object() {
     let hub = Hub::new();
-    let rt = LuaRuntime::new(hub.clone(), RuntimeOptions::default()).unwrap();
+    let rt = LuaRuntime::new(hub.clone(), LuaOptions::default()).unwrap();
     let world = hub.create_world();
     let object = hub.spawn(world).unwrap();
     rt.load_script(

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::{Hub, Language, ObjectId, Source, StructValue, Value};
-use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
+use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 use gantry_rhai::runtime::{RhaiOptions, RhaiRuntime};
 
 struct World {
@@ -22,10 +22,10 @@ struct World {
 
 impl World {
     fn new() -> Self {
-        Self::with(RuntimeOptions::default(), RhaiOptions::default())
+        Self::with(LuaOptions::default(), RhaiOptions::default())
     }
 
-    fn with(lua: RuntimeOptions, rhai: RhaiOptions) -> Self {
+    fn with(lua: LuaOptions, rhai: RhaiOptions) -> Self {
         let hub = Hub::new();
         let world = hub.create_world();
         let lua = LuaRuntime::new(hub.clone(), lua).unwrap();
@@ -346,10 +346,10 @@ fn a_failing_handler_in_one_language_does_not_stop_the_others() {
 #[test]
 fn limits_stop_a_runaway_handler_of_either_language_and_the_others_run() {
     let w = World::with(
-        RuntimeOptions {
+        LuaOptions {
             instruction_budget: 100_000,
             watchdog_interval: std::time::Duration::from_millis(1),
-            ..RuntimeOptions::default()
+            ..LuaOptions::default()
         },
         RhaiOptions {
             max_operations_per_call: 10_000,

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::{Hub, KeyDecl, Kind, Param, RowPath, StructDef, Type, table_row};
-use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
+use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 use gantry_rhai::runtime::{RhaiOptions, RhaiRuntime};
 
 #[derive(Clone)]
@@ -55,7 +55,7 @@ fn rust_rows_reach_lua_and_rhai_and_a_lua_edit_is_what_rust_reads_next() {
         .unwrap();
     let world = hub.create_world();
     let printed = Rc::new(RefCell::new(Vec::<String>::new()));
-    let lua = LuaRuntime::new(hub.clone(), RuntimeOptions::default()).unwrap();
+    let lua = LuaRuntime::new(hub.clone(), LuaOptions::default()).unwrap();
     let rhai = RhaiRuntime::new(hub.clone(), RhaiOptions::default()).unwrap();
     let sink = printed.clone();
     lua.on_print(move |l| sink.borrow_mut().push(format!("lua: {l}")));

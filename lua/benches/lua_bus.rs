@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use gantry_host::{Hub, Key, Source};
-use gantry_lua::runtime::{LuaRuntime, RuntimeOptions, ScriptId};
+use gantry_lua::runtime::{LuaOptions, LuaRuntime, ScriptId};
 use mlua::{Function, HookTriggers, VmState};
 
 const PURE_BUS: &str = r#"
@@ -86,7 +86,7 @@ fn setup(source: &str, listeners: usize) -> Setup {
     let hub = Hub::new();
     let world = hub.create_world();
     let object = hub.spawn(world).unwrap();
-    let rt = LuaRuntime::new(hub, RuntimeOptions::default()).unwrap();
+    let rt = LuaRuntime::new(hub, LuaOptions::default()).unwrap();
     let source = source.replace("LISTENERS", &listeners.to_string()) + RUN_BY_MESSAGE;
     let id = rt.load_script("bench.lua", &source, object).unwrap();
     let has_run = rt.global::<Option<Function>>(id, "run").unwrap().is_some();

@@ -10,10 +10,10 @@ mod common;
 
 use common::Fixture;
 use gantry_host::{KeyDecl, Kind, Param, StructDef, Type};
-use gantry_lua::runtime::RuntimeOptions;
+use gantry_lua::runtime::LuaOptions;
 
 fn inventory() -> Fixture {
-    common::inventory(RuntimeOptions::default())
+    common::inventory(LuaOptions::default())
 }
 
 /// `fill(n)`: the table of `n` items `r1..rn` (counts 1..n), and `store(n)`.

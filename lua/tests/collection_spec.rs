@@ -6,11 +6,11 @@ mod common;
 
 use common::Fixture;
 use gantry_host::Source;
-use gantry_lua::runtime::RuntimeOptions;
+use gantry_lua::runtime::LuaOptions;
 
 /// A fixture whose table declares `Inv.Items` as a collection of `Item`.
 fn inventory() -> Fixture {
-    common::inventory(RuntimeOptions::default())
+    common::inventory(LuaOptions::default())
 }
 
 #[test]
@@ -67,9 +67,9 @@ end
 
 #[test]
 fn set_num_past_what_a_table_can_hold_is_an_error_not_a_crash() {
-    let f = common::inventory(RuntimeOptions {
+    let f = common::inventory(LuaOptions {
         max_table_rows: None,
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     });
     f.load(
         "inv.lua",
@@ -88,9 +88,9 @@ fn set_num_past_what_a_table_can_hold_is_an_error_not_a_crash() {
 
 #[test]
 fn set_num_past_the_runtimes_max_table_rows_is_an_error_naming_the_key() {
-    let f = common::inventory(RuntimeOptions {
+    let f = common::inventory(LuaOptions {
         max_table_rows: Some(1_000),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     });
     f.load(
         "inv.lua",

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use common::{Fixture, Item};
 use gantry_host::collection::{ALL_ROWS, Update};
 use gantry_host::{ListenOptions, Serde, Source};
-use gantry_lua::runtime::RuntimeOptions;
+use gantry_lua::runtime::LuaOptions;
 
 fn item(name: &str, count: i64) -> Item {
     Item {
@@ -21,7 +21,7 @@ fn item(name: &str, count: i64) -> Item {
 
 /// A fixture whose table declares `Inv.Items` as a collection of `Item`.
 fn inventory() -> Fixture {
-    common::inventory(RuntimeOptions::default())
+    common::inventory(LuaOptions::default())
 }
 
 /// Stores three items on the script's object from Lua.

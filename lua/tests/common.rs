@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::{Hub, KeyDecl, Kind, ObjectId, Report, Type, WorldId, struct_def_of};
-use gantry_lua::runtime::{LuaRuntime, RuntimeOptions, ScriptId};
+use gantry_lua::runtime::{LuaOptions, LuaRuntime, ScriptId};
 use serde::{Deserialize, Serialize};
 
 pub struct Fixture {
@@ -23,10 +23,10 @@ impl Default for Fixture {
 
 impl Fixture {
     pub fn new() -> Self {
-        Self::with(RuntimeOptions::default())
+        Self::with(LuaOptions::default())
     }
 
-    pub fn with(options: RuntimeOptions) -> Self {
+    pub fn with(options: LuaOptions) -> Self {
         let hub = Hub::new();
         let world = hub.create_world();
         let rt = LuaRuntime::new(hub.clone(), options).expect("runtime");
@@ -79,7 +79,7 @@ pub struct Item {
 }
 
 /// A fixture whose table declares `Inv.Items` as a collection of [`Item`].
-pub fn inventory(options: RuntimeOptions) -> Fixture {
+pub fn inventory(options: LuaOptions) -> Fixture {
     let f = Fixture::with(options);
     let (name, def) = struct_def_of::<Item>().unwrap();
     f.hub.edit_table(|t| t.declare_struct(&name, def));

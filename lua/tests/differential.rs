@@ -8,14 +8,14 @@ mod common;
 
 use common::Fixture;
 use gantry_host::Source;
-use gantry_lua::runtime::RuntimeOptions;
+use gantry_lua::runtime::LuaOptions;
 
 /// What a run showed: printed lines, load error and hub reports, each
 /// error cut to its first line (tracebacks name the baked function).
 fn trace(source: &str, rewrite: bool) -> Vec<String> {
-    let f = Fixture::with(RuntimeOptions {
+    let f = Fixture::with(LuaOptions {
         rewrite,
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     });
     let mut out = Vec::new();
     let object = f.spawn();

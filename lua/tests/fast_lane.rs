@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use common::Fixture;
 use gantry_host::{Report, Source, TraceEvent};
-use gantry_lua::runtime::RuntimeOptions;
+use gantry_lua::runtime::LuaOptions;
 
 fn go(f: &Fixture) {
     let key = f.hub.key("Go").unwrap();
@@ -346,10 +346,10 @@ fn lane_listener_cannot_yield_the_senders_coroutine() {
 
 #[test]
 fn lane_listener_is_stopped_by_the_instruction_budget() {
-    let f = Fixture::with(RuntimeOptions {
+    let f = Fixture::with(LuaOptions {
         instruction_budget: 2_000_000,
         watchdog_interval: Duration::from_millis(5),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     });
     f.load(
         "loop.lua",

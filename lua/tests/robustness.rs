@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::Fixture;
 use gantry_host::{KeyDecl, ObjectId, Param, StructDef, Type};
-use gantry_lua::runtime::{RuntimeError, RuntimeOptions};
+use gantry_lua::runtime::{LuaError, LuaOptions};
 use gantry_lua::syntax::{rewrite, scan};
 use proptest::prelude::*;
 
@@ -128,14 +128,14 @@ fn tight_soup() -> impl Strategy<Value = String> {
 /// A runtime that gives up on runaway scripts fast, on a hub that declares
 /// `Inv.Items` as a collection of `Item`.
 fn fixture(rewrite: bool) -> Fixture {
-    common::inventory(RuntimeOptions {
+    common::inventory(LuaOptions {
         memory_limit: Some(32 * 1024 * 1024),
         instruction_budget: 200_000,
         watchdog_interval: Duration::from_millis(1),
         rewrite,
         mod_dir: None,
         max_table_rows: Some(1000),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     })
 }
 
@@ -144,7 +144,7 @@ fn load_and_poke(f: &Fixture, source: &str) {
     let object = f.spawn();
     match f.rt.load_script("soup.lua", source, object) {
         Ok(_) => {}
-        Err(RuntimeError::Script(e)) => {
+        Err(LuaError::Script(e)) => {
             assert_eq!(e.file, "soup.lua");
             assert!(e.to_string().contains("soup.lua"), "{e}");
         }
@@ -319,7 +319,7 @@ fn load_error(f: &Fixture, file: &str, source: &str) -> (Option<u32>, String) {
 
 fn load_error_on(f: &Fixture, file: &str, source: &str, object: ObjectId) -> (Option<u32>, String) {
     match f.rt.load_script(file, source, object) {
-        Err(RuntimeError::Script(e)) => (e.line, e.message),
+        Err(LuaError::Script(e)) => (e.line, e.message),
         Err(other) => panic!("a script error was expected, got {other}"),
         Ok(_) => panic!("{file} loaded: it should have failed"),
     }
@@ -392,9 +392,9 @@ fn lua_a_source_name_over_256_bytes_is_an_error_at_its_line() {
 const MIB: usize = 1 << 20;
 
 fn with_hub_memory(limit: usize) -> Fixture {
-    Fixture::with(RuntimeOptions {
+    Fixture::with(LuaOptions {
         hub_memory_limit: Some(limit),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     })
 }
 
@@ -433,10 +433,10 @@ fn lua_a_million_distinct_keys_are_refused_at_the_line_once_the_limit_is_reached
 
 #[test]
 fn lua_a_hundred_thousand_listeners_on_one_key_register_and_hear_a_send() {
-    let f = Fixture::with(RuntimeOptions {
+    let f = Fixture::with(LuaOptions {
         // A debug build's pace: what is measured is that it ends.
         time_limit: Duration::from_secs(30),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     });
     let started = std::time::Instant::now();
     f.load(

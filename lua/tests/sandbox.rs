@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::Fixture;
 use gantry_host::Source;
-use gantry_lua::runtime::RuntimeOptions;
+use gantry_lua::runtime::LuaOptions;
 
 #[test]
 fn each_script_has_its_own_globals_and_library_tables() {
@@ -81,9 +81,9 @@ fn require_loads_scripts_of_the_mod_folder_only() {
         "local M = {}\nfunction M.twice(x) return x * 2 end\nM.owner = self\nreturn M",
     )
     .unwrap();
-    let f = Fixture::with(RuntimeOptions {
+    let f = Fixture::with(LuaOptions {
         mod_dir: Some(dir.path().to_path_buf()),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     });
     f.load(
         "a.lua",
@@ -104,9 +104,9 @@ fn require_loads_scripts_of_the_mod_folder_only() {
 
 #[test]
 fn memory_limit_stops_the_script_and_the_host_goes_on() {
-    let f = Fixture::with(RuntimeOptions {
+    let f = Fixture::with(LuaOptions {
         memory_limit: Some(8 * 1024 * 1024),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     });
     f.load(
         "ok.lua",
@@ -127,11 +127,11 @@ fn memory_limit_stops_the_script_and_the_host_goes_on() {
     assert_eq!(f.printed(), vec!["still alive"]);
 }
 
-fn budget_options() -> RuntimeOptions {
-    RuntimeOptions {
+fn budget_options() -> LuaOptions {
+    LuaOptions {
         instruction_budget: 2_000_000,
         watchdog_interval: Duration::from_millis(5),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     }
 }
 
@@ -270,9 +270,9 @@ fn a_listener_sending_its_own_key_stops_at_the_nesting_limit() {
 fn printed_by_script_in(dir: &std::path::Path, script: &'static str) -> Vec<String> {
     let dir = dir.to_path_buf();
     guard::within(Duration::from_secs(5), move || {
-        let f = Fixture::with(RuntimeOptions {
+        let f = Fixture::with(LuaOptions {
             mod_dir: Some(dir),
-            ..RuntimeOptions::default()
+            ..LuaOptions::default()
         });
         f.load("main.lua", script);
         f.printed()

@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 
 use common::Fixture;
 use gantry_host::Source;
-use gantry_lua::runtime::RuntimeOptions;
+use gantry_lua::runtime::LuaOptions;
 
-fn budget_options() -> RuntimeOptions {
-    RuntimeOptions {
+fn budget_options() -> LuaOptions {
+    LuaOptions {
         instruction_budget: 200_000,
         watchdog_interval: Duration::from_millis(2),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     }
 }
 
@@ -267,10 +267,10 @@ fn memory_limit_at_a_top_level_names_the_script_and_line() {
 
 #[test]
 fn memory_filling_up_in_a_long_handler_names_the_allocating_line() {
-    let f = Fixture::with(RuntimeOptions {
+    let f = Fixture::with(LuaOptions {
         memory_limit: Some(16 * 1024 * 1024),
         watchdog_interval: Duration::from_millis(1),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     });
     f.load(
         "grow.lua",
@@ -323,12 +323,12 @@ fn string_dump_is_not_reachable_through_the_string_metatable() {
 
 /// A time limit short enough for a test, the instruction budget out of
 /// the way: what stops a call here is the clock.
-fn time_options(limit: Duration) -> RuntimeOptions {
-    RuntimeOptions {
+fn time_options(limit: Duration) -> LuaOptions {
+    LuaOptions {
         instruction_budget: u64::MAX,
         time_limit: limit,
         watchdog_interval: Duration::from_millis(5),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     }
 }
 
@@ -760,9 +760,9 @@ fn load_refuses_a_chunk_larger_than_a_script_may_be() {
 
 #[test]
 fn an_error_inside_a_sandboxed_library_function_shows_only_the_scripts_frames() {
-    let f = Fixture::with(RuntimeOptions {
+    let f = Fixture::with(LuaOptions {
         memory_limit: Some(16 << 20),
-        ..RuntimeOptions::default()
+        ..LuaOptions::default()
     });
     let object = f.spawn();
     let error =

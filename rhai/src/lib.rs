@@ -21,4 +21,4 @@ pub mod syntax;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 #[cfg(feature = "runtime")]
-pub use runtime::{RhaiOptions, RhaiRuntime, RhaiRuntimeError, ScriptError, ScriptId};
+pub use runtime::{RhaiError, RhaiOptions, RhaiRuntime, ScriptError, ScriptId};

@@ -7,7 +7,7 @@ mod hub_poke;
 
 use common::{Fixture, INVENTORY};
 use gantry_host::{KeyDecl, ObjectId, Param, StructDef, Type};
-use gantry_rhai::runtime::{RhaiOptions, RhaiRuntimeError};
+use gantry_rhai::runtime::{RhaiError, RhaiOptions};
 use proptest::prelude::*;
 
 /// Pieces of Rhai a modder might type: the API names, keys good and bad,
@@ -140,7 +140,7 @@ fn load_and_poke(f: &Fixture, source: &str) {
     let object = f.spawn();
     match f.rt.load_script("soup.rhai", source, object) {
         Ok(_) => {}
-        Err(RhaiRuntimeError::Script(e)) => {
+        Err(RhaiError::Script(e)) => {
             assert_eq!(e.file, "soup.rhai");
             assert!(e.to_string().contains("soup.rhai"), "{e}");
         }
@@ -313,7 +313,7 @@ fn rhai_a_chain_of_handlers_sending_from_shallow_calls_runs_to_its_end() {
 fn load_error(f: &Fixture, file: &str, source: &str) -> (Option<u32>, String) {
     let object = f.spawn();
     match f.rt.load_script(file, source, object) {
-        Err(RhaiRuntimeError::Script(e)) => (e.line, e.message),
+        Err(RhaiError::Script(e)) => (e.line, e.message),
         Err(other) => panic!("a script error was expected, got {other}"),
         Ok(_) => panic!("{file} loaded: it should have failed"),
     }
@@ -347,7 +347,7 @@ fn rhai_stored_array_refuses_a_row_of_the_wrong_type_at_its_line_naming_key_and_
     let source = "let items = GMP::StoredArray(SELF, \"Inv.Items\");\n\
                   items.Add(#{ id: 2, name: \"b\", count: \"many\" });\n";
     let (line, message) = match f.rt.load_script("items.rhai", source, object) {
-        Err(RhaiRuntimeError::Script(e)) => (e.line, e.message),
+        Err(RhaiError::Script(e)) => (e.line, e.message),
         other => panic!("a script error was expected, got {other:?}"),
     };
     assert_eq!(line, Some(2), "{message}");

@@ -63,7 +63,7 @@ impl std::error::Error for ScriptError {}
 
 /// Errors of setting up the runtime or loading a script.
 #[derive(Debug, Error)]
-pub enum RuntimeError {
+pub enum LuaError {
     /// The script failed to compile or its top level failed.
     #[error("{0}")]
     Script(#[from] ScriptError),
@@ -79,8 +79,8 @@ pub enum RuntimeError {
     },
 }
 
-impl From<mlua::Error> for RuntimeError {
+impl From<mlua::Error> for LuaError {
     fn from(e: mlua::Error) -> Self {
-        RuntimeError::Setup(e.to_string())
+        LuaError::Setup(e.to_string())
     }
 }

@@ -34,11 +34,11 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use gantry_host::{Hub, ObjectId, Quota, WorldId};
-use mlua::{FromLua, Lua, LuaOptions, StdLib, Table};
+use mlua::{FromLua, Lua, StdLib, Table};
 
 pub use budget::Interrupter;
 pub use convert::STRUCT_FIELD;
-pub use error::{RuntimeError, ScriptError};
+pub use error::{LuaError, ScriptError};
 pub use handles::{NamedHandle, ObjectHandle, WorldHandle};
 
 use api::Ctx;
@@ -47,7 +47,7 @@ use shared::{Shared, error_text};
 
 /// How a runtime is set up.
 #[derive(Debug, Clone)]
-pub struct RuntimeOptions {
+pub struct LuaOptions {
     /// The Lua state's memory limit in bytes (`None`: unlimited).
     ///
     /// Exceeding it stops the call with an error naming the script and
@@ -98,7 +98,7 @@ pub struct RuntimeOptions {
     pub hub_memory_limit: Option<usize>,
 }
 
-impl Default for RuntimeOptions {
+impl Default for LuaOptions {
     fn default() -> Self {
         Self {
             memory_limit: Some(256 * 1024 * 1024),
@@ -128,10 +128,10 @@ pub struct LuaRuntime {
 
 impl LuaRuntime {
     /// A runtime on `hub`.
-    pub fn new(hub: Hub, options: RuntimeOptions) -> Result<Self, RuntimeError> {
+    pub fn new(hub: Hub, options: LuaOptions) -> Result<Self, LuaError> {
         // What the scripts keep in the hub is charged to the runtime.
         let hub = hub.charged_to(Quota::new(options.hub_memory_limit.unwrap_or(usize::MAX)));
-        let lua = Lua::new_with(StdLib::ALL_SAFE, LuaOptions::default())?;
+        let lua = Lua::new_with(StdLib::ALL_SAFE, mlua::LuaOptions::default())?;
         if let Some(limit) = options.memory_limit {
             lua.set_memory_limit(limit)?;
         }
@@ -151,7 +151,7 @@ impl LuaRuntime {
                 },
             )
         }
-        .map_err(|e| RuntimeError::Setup(format!("cannot start the watchdog thread: {e}")))?;
+        .map_err(|e| LuaError::Setup(format!("cannot start the watchdog thread: {e}")))?;
         let fast = fast::FastLane::new(&lua)?;
         let factory = sandbox::factory(&lua, &fast, watchdog.budget(), options.memory_limit)?;
         let owned = lua.create_table()?;
@@ -208,7 +208,7 @@ impl LuaRuntime {
     }
 
     /// Changes the time limit of each call (see
-    /// [`RuntimeOptions::time_limit`]).
+    /// [`LuaOptions::time_limit`]).
     pub fn set_time_limit(&self, limit: Duration) {
         self.watchdog.budget().set_time_limit(limit);
     }
@@ -245,11 +245,11 @@ impl LuaRuntime {
         file: &str,
         source: &str,
         object: ObjectId,
-    ) -> Result<ScriptId, RuntimeError> {
+    ) -> Result<ScriptId, LuaError> {
         let world: WorldId = self
             .hub()
             .world_of(object)
-            .ok_or_else(|| RuntimeError::Setup(format!("{file}: {object} does not exist")))?;
+            .ok_or_else(|| LuaError::Setup(format!("{file}: {object} does not exist")))?;
         let name: Rc<str> = Rc::from(file);
         let ctx = Rc::new(Ctx::new(name.clone(), object, world, self.shared.clone()));
         let env_cell = std::cell::RefCell::new(None);
@@ -265,7 +265,7 @@ impl LuaRuntime {
 
     /// Compiles `source` without running it: what a host checks before it
     /// replaces a running script with a new version (`gantry run --watch`).
-    pub fn check_syntax(&self, file: &str, source: &str) -> Result<(), RuntimeError> {
+    pub fn check_syntax(&self, file: &str, source: &str) -> Result<(), LuaError> {
         self.lua
             .load(source)
             .set_name(format!("@{file}"))
@@ -276,16 +276,16 @@ impl LuaRuntime {
     }
 
     /// Reads a global of a loaded script.
-    pub fn global<T: FromLua>(&self, script: ScriptId, name: &str) -> Result<T, RuntimeError> {
+    pub fn global<T: FromLua>(&self, script: ScriptId, name: &str) -> Result<T, LuaError> {
         let scripts = self.scripts.borrow();
         let (_, env) = scripts
             .get(script.0)
-            .ok_or_else(|| RuntimeError::Setup(format!("no script #{}", script.0)))?;
+            .ok_or_else(|| LuaError::Setup(format!("no script #{}", script.0)))?;
         Ok(env.raw_get(name)?)
     }
 
     /// Runs a full garbage collection (owners held only by Lua go away).
-    pub fn collect_garbage(&self) -> Result<(), RuntimeError> {
+    pub fn collect_garbage(&self) -> Result<(), LuaError> {
         self.lua.gc_collect()?;
         self.lua.gc_collect()?;
         Ok(())

@@ -45,7 +45,7 @@ pub(crate) struct Shared {
     next_slot: Cell<i64>,
     pub mod_dir: Option<PathBuf>,
     pub rewrite: Cell<bool>,
-    /// See [`RuntimeOptions::max_table_rows`](super::RuntimeOptions::max_table_rows).
+    /// See [`LuaOptions::max_table_rows`](super::LuaOptions::max_table_rows).
     pub max_table_rows: Option<usize>,
     /// Builds a sandboxed environment (see `sandbox`).
     pub env_factory: Table,
@@ -61,7 +61,7 @@ impl Shared {
         budget: Arc<Budget>,
         owned: Table,
         owned_fns: Table,
-        options: &super::RuntimeOptions,
+        options: &super::LuaOptions,
         env_factory: Table,
         fast: FastLane,
     ) -> Self {

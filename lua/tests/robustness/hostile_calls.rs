@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use gantry_lua::runtime::{LuaRuntime, RuntimeOptions};
+use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 use proptest::prelude::*;
 
 /// The longest any one call into the runtime (a load, a tick) may take.
@@ -92,13 +92,13 @@ fn run_case(source: String) -> Duration {
         |hub| {
             let rt = LuaRuntime::new(
                 hub.clone(),
-                RuntimeOptions {
+                LuaOptions {
                     memory_limit: Some(64 << 20),
                     hub_memory_limit: Some(16 << 20),
                     instruction_budget: 1_000_000,
                     time_limit: Duration::from_millis(100),
                     max_table_rows: Some(10_000),
-                    ..RuntimeOptions::default()
+                    ..LuaOptions::default()
                 },
             )
             .expect("runtime");

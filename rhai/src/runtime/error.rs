@@ -84,7 +84,7 @@ impl std::error::Error for ScriptError {}
 
 /// Errors of setting up the runtime or loading a script.
 #[derive(Debug, Error)]
-pub enum RhaiRuntimeError {
+pub enum RhaiError {
     /// The script failed to compile or its top level failed.
     #[error("{0}")]
     Script(#[from] ScriptError),

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use gantry_host::{Language, ObjectId, Role, Site};
 use rhai::{Module, Position, Scope};
 
-use super::error::{RhaiRuntimeError, ScriptError};
+use super::error::{RhaiError, ScriptError};
 use super::handles::ObjectHandle;
 use super::register::bake;
 use super::shared::{Script, Shared};
@@ -23,17 +23,17 @@ pub(crate) fn load(
     file: &str,
     source: &str,
     object: ObjectId,
-) -> Result<Rc<Script>, RhaiRuntimeError> {
+) -> Result<Rc<Script>, RhaiError> {
     let world = shared
         .hub
         .world_of(object)
-        .ok_or_else(|| RhaiRuntimeError::Setup(format!("{file}: {object} does not exist")))?;
+        .ok_or_else(|| RhaiError::Setup(format!("{file}: {object} does not exist")))?;
     let rewrite = shared.rewrite.get().then(|| syntax::rewrite(source));
     let text = rewrite.as_ref().map_or(source, |r| r.source.as_str());
     let bakes = rewrite.as_ref().map_or(&[][..], |r| r.bakes.as_slice());
     {
         let mut engine = shared.engine.try_borrow_mut().map_err(|_| {
-            RhaiRuntimeError::Setup(format!("{file}: cannot load a script while scripts run"))
+            RhaiError::Setup(format!("{file}: cannot load a script while scripts run"))
         })?;
         let mut module = Module::new();
         let mut added = false;

@@ -83,7 +83,7 @@ use gantry_host::{Hub, ObjectId};
 use rhai::Dynamic;
 
 pub use convert::STRUCT_FIELD;
-pub use error::{RhaiRuntimeError, ScriptError};
+pub use error::{RhaiError, ScriptError};
 pub use handles::{HookCtx, NamedHandle, ObjectHandle, ResponderHandle, WorldHandle};
 pub use loader::SELF_CONSTANT;
 pub use register::MAX_ARGS;
@@ -143,8 +143,8 @@ impl Default for RhaiOptions {
 }
 
 /// The error of a runtime whose time limit cannot be kept.
-fn no_watchdog(e: std::io::Error) -> RhaiRuntimeError {
-    RhaiRuntimeError::Setup(format!(
+fn no_watchdog(e: std::io::Error) -> RhaiError {
+    RhaiError::Setup(format!(
         "cannot start the time limit's watchdog thread: {e}"
     ))
 }
@@ -161,7 +161,7 @@ pub struct RhaiRuntime {
 
 impl RhaiRuntime {
     /// A runtime on `hub`.
-    pub fn new(hub: Hub, options: RhaiOptions) -> Result<Self, RhaiRuntimeError> {
+    pub fn new(hub: Hub, options: RhaiOptions) -> Result<Self, RhaiError> {
         // What the scripts keep in the hub is charged to the runtime.
         let hub = hub.charged_to(gantry_host::Quota::new(match options.hub_memory_limit {
             0 => usize::MAX,
@@ -199,7 +199,7 @@ impl RhaiRuntime {
     }
 
     /// Changes the time limit of each outermost call (zero: unbounded).
-    pub fn set_time_limit(&self, limit: Duration) -> Result<(), RhaiRuntimeError> {
+    pub fn set_time_limit(&self, limit: Duration) -> Result<(), RhaiError> {
         self.shared
             .limits
             .clock
@@ -241,7 +241,7 @@ impl RhaiRuntime {
         file: &str,
         source: &str,
         object: ObjectId,
-    ) -> Result<ScriptId, RhaiRuntimeError> {
+    ) -> Result<ScriptId, RhaiError> {
         let script = loader::load(&self.shared, file, source, object)?;
         let mut scripts = self.scripts.borrow_mut();
         scripts.push(script);
@@ -250,7 +250,7 @@ impl RhaiRuntime {
 
     /// Compiles `source` without running it: what a host checks before it
     /// replaces a running script with a new version (`gantry run --watch`).
-    pub fn check_syntax(&self, file: &str, source: &str) -> Result<(), RhaiRuntimeError> {
+    pub fn check_syntax(&self, file: &str, source: &str) -> Result<(), RhaiError> {
         self.shared
             .engine
             .borrow()
