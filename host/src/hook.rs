@@ -213,6 +213,8 @@ impl Hub {
         if lists.len() > 1 {
             order.sort_by_key(|(e, _)| (e.order, e.seq));
         }
+        // What each listener is handed, looked up once for the whole run.
+        let plain = self.uncharged();
         let tracing = self.is_tracing();
         if tracing {
             self.trace_dispatch(
@@ -248,7 +250,7 @@ impl Hub {
                 continue;
             };
             let mut call = HookCall {
-                hub: self.uncharged(),
+                hub: plain,
                 key,
                 payload: &mut *payload,
                 handled: false,

@@ -532,8 +532,10 @@ impl<'h> StoredArray<'h> {
                 let kept = s.stores.get_mut(&(self.key, self.source))?;
                 kept.once = false;
                 self.opened = Some(kept.serial);
-                // What the table holds now is the publisher's.
+                // What the table holds now is the publisher's (an
+                // uncharged writer over an uncharged table touches nothing).
                 match (&mut kept.charge, charge) {
+                    (None, None) => {}
                     (Some(held), Some((bytes, quota))) if held.is_of(&quota) => {
                         held.set_bytes(bytes);
                     }
