@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use crate::hub::Hub;
-use crate::listener::ListenerId;
+use crate::key::Key;
+use crate::listener::{Callback, Entry, ListenerId};
 use crate::signature::Site;
 use crate::source::Source;
 use crate::value::Value;
@@ -155,5 +156,83 @@ impl Hub {
         if let Some(tracer) = tracer {
             tracer(event);
         }
+    }
+}
+
+impl Hub {
+    pub(crate) fn trace_dropped(&self, ids: &[ListenerId], reason: DropReason) {
+        if self.is_tracing() {
+            for &listener in ids {
+                self.trace(&TraceEvent::Dropped { listener, reason });
+            }
+        }
+    }
+
+    /// Traces the start of a dispatch (the caller checked `is_tracing`).
+    pub(crate) fn trace_dispatch(
+        &self,
+        key: Key,
+        source: Source,
+        args: &[Value],
+        delivery: Delivery,
+    ) {
+        let name = self.key_name(key);
+        self.trace(&TraceEvent::Dispatch {
+            key: &name,
+            source,
+            args,
+            delivery,
+        });
+    }
+
+    /// Traces a new listener (the caller checked `is_tracing`).
+    pub(crate) fn trace_listened(&self, entry: &Entry) {
+        let kind = match &entry.callback {
+            Callback::Hook(_) => ListenerKind::Hook {
+                priority: entry.priority(),
+            },
+            Callback::Collection(listen) => match &listen.form {
+                crate::collection::listen::Form::Table(_)
+                | crate::collection::listen::Form::Either { .. } => ListenerKind::Table,
+                crate::collection::listen::Form::Row(_) => ListenerKind::Rows {
+                    slot: listen.selector.slot,
+                    removal: listen.selector.removal,
+                },
+            },
+            _ => ListenerKind::Message,
+        };
+        let name = self.key_name(entry.key);
+        self.trace(&TraceEvent::Listened {
+            key: &name,
+            listener: entry.id,
+            scope: entry.scope,
+            site: entry.site.as_ref(),
+            kind,
+            partial: entry.partial,
+        });
+    }
+
+    /// Traces the end of a dispatch (the caller checked `is_tracing`).
+    pub(crate) fn trace_end(&self, key: Key, listeners: usize) {
+        let name = self.key_name(key);
+        self.trace(&TraceEvent::End {
+            key: &name,
+            listeners,
+        });
+    }
+
+    /// Traces one listener call (the caller checked `is_tracing`).
+    pub(crate) fn trace_called(&self, key: Key, entry: &Entry, elapsed: std::time::Duration) {
+        let name = self.key_name(key);
+        self.trace(&TraceEvent::Called {
+            key: &name,
+            listener: entry.id,
+            site: entry.site.as_ref(),
+            order: match entry.callback {
+                Callback::Hook(_) => entry.priority(),
+                _ => entry.order,
+            },
+            elapsed,
+        });
     }
 }

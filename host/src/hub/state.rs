@@ -1,0 +1,201 @@
+//! Per-key state: a key's slot (its channels, compiled signature, call
+//! sites and lanes), and the [`State`] the hub keeps behind one borrow.
+
+use std::any::Any;
+use std::panic::Location;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use crate::channel::Channel;
+use crate::key::{Key, KeyError, Keys};
+use crate::lane::Lane;
+use crate::listener::{Entry, ListenerId, OwnerKey};
+use crate::report::Report;
+use crate::signature::{KeyDecl, Kind, SignatureTable};
+use crate::source::{NameId, Source, WorldId};
+use crate::types::Type;
+use crate::value::{ObjectId, Value};
+
+/// The compiled signature of a key, mirrored from the table for the hot path.
+#[derive(Clone)]
+pub(super) struct SlotSig {
+    pub(super) params: Rc<[Type]>,
+    /// Bit i: parameter i may hold a float below its top level, so an
+    /// argument there may have ints to convert (an int for a float is
+    /// converted all the way down).
+    pub(super) nested_floats: u64,
+    pub(super) declared: bool,
+    /// The kind the table has for the key: a store or collection publish
+    /// that the table already knows as such records nothing new.
+    pub(super) kind: Kind,
+}
+
+impl SlotSig {
+    /// Whether a dispatch of `kind` would leave the table's kind as it is,
+    /// so that (arguments matching) there is nothing to record.
+    pub(super) fn knows_kind(&self, kind: Kind) -> bool {
+        match (self.kind, kind) {
+            (_, Kind::Event) | (Kind::Collection, Kind::Store) | (Kind::Hook, Kind::Hook) => true,
+            // A store of one struct array is recorded as a collection.
+            (Kind::Store, Kind::Store) => {
+                !(self.params.len() == 1 && self.params[0].struct_array_element().is_some())
+            }
+            _ => self.declared,
+        }
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Slot {
+    pub(super) global: Channel,
+    pub(super) scoped: FxHashMap<Source, Channel>,
+    pub(crate) hooks: Channel,
+    pub(super) partial_listeners: u32,
+    pub(crate) partial_hooks: u32,
+    pub(super) sig: Option<SlotSig>,
+    pub(super) last_rust_site: Option<&'static Location<'static>>,
+    /// Every Rust call site already recorded for this key (by address).
+    pub(super) rust_sites: rustc_hash::FxHashSet<usize>,
+    /// Merged delivery lists of the last few sources this key was sent
+    /// from (at most `LANES_PER_KEY`).
+    pub(super) lanes: SmallVec<[Rc<Lane>; 2]>,
+    /// The typed view of one of `lanes` that a typed send used last.
+    pub(super) hot: Option<crate::lane::HotView>,
+    /// Listed in `State::laned` (it may have a lane).
+    pub(super) laned: bool,
+}
+
+impl Slot {
+    /// The key's parameter types when a plain send has nothing to record
+    /// (see `handoff`): known, and no `nil` position still to be narrowed.
+    pub(crate) fn handoff_params(&self) -> Option<Rc<[Type]>> {
+        let sig = self.sig.as_ref()?;
+        if !sig.knows_kind(Kind::Event)
+            || !sig.declared && sig.params.iter().any(|t| matches!(t, Type::Nil))
+        {
+            return None;
+        }
+        Some(sig.params.clone())
+    }
+
+    /// The channel of `scope`'s listeners, if anyone listens there.
+    pub(super) fn channel_mut(&mut self, scope: Source) -> Option<&mut Channel> {
+        match scope {
+            Source::Global => Some(&mut self.global),
+            other => self.scoped.get_mut(&other),
+        }
+    }
+}
+
+/// The listeners one owner registered, in registration order. Removing one
+/// only counts it (`live`); the ids of removed listeners are swept out when
+/// they outnumber the live ones, so a mod unlistening its listeners one by
+/// one stays linear.
+#[derive(Default)]
+pub(super) struct Owned {
+    pub(super) ids: Vec<ListenerId>,
+    pub(super) live: usize,
+}
+
+pub(super) struct ObjectInfo {
+    pub(super) world: WorldId,
+    /// Keys with a channel watching this object (or its named sources).
+    /// (A set: a script listening and unlistening on the object in a loop
+    /// adds nothing after the first time.)
+    pub(super) watched: rustc_hash::FxHashSet<Key>,
+}
+
+/// A stored message, replayed to listeners that arrive later.
+pub(crate) struct Stored {
+    pub args: Rc<[Value]>,
+    pub once: bool,
+    /// The Rust rows a table was stored from ([`Hub::store_rows`]), until
+    /// it is written otherwise.
+    pub mirror: Option<Rc<crate::collection::Mirror>>,
+    /// What it holds of the storing runtime's hub memory (`None`: stored
+    /// through an uncharged handle).
+    pub charge: Option<crate::quota::Charge>,
+    /// Which store this is (see [`State::store_serial`]): a writer tells
+    /// the table it opened from one stored over it since.
+    pub serial: u64,
+}
+
+pub(crate) struct State {
+    pub(crate) keys: Keys,
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) table: SignatureTable,
+    pub(super) objects: FxHashMap<ObjectId, ObjectInfo>,
+    pub(super) worlds: FxHashMap<WorldId, Vec<ObjectId>>,
+    pub(super) names: FxHashMap<Rc<str>, NameId>,
+    pub(super) name_list: Vec<Rc<str>>,
+    pub(crate) listeners: FxHashMap<ListenerId, Rc<Entry>>,
+    pub(super) by_owner: FxHashMap<OwnerKey, Owned>,
+    pub(crate) stores: FxHashMap<(Key, Source), Stored>,
+    /// What the host declared, by key: kept over a merged table.
+    pub(super) host_declared: std::collections::BTreeMap<String, KeyDecl>,
+    /// Hook listeners by key text, so an unheard hook costs a bit test or
+    /// one lookup of the text it is run with (no interning, no walk up the
+    /// levels)...
+    pub(crate) hooked: crate::hook::HookedKeys,
+    /// ...unless partial hook listeners exist: then the levels are walked.
+    pub(crate) partial_hooks: usize,
+    /// Moves whenever what a send of some key would do may have changed (a
+    /// channel list, a signature, an object's tiers): lanes stamped with an
+    /// older epoch are merged again.
+    pub(crate) epoch: u64,
+    /// The keys that made a lane since every lane was last dropped (each
+    /// once: see `Slot::laned`).
+    pub(super) laned: Vec<Key>,
+    /// The last struct row shape the signature check verified (see
+    /// [`crate::types::RowShape`]; kept for one epoch).
+    pub(super) row_shape: crate::types::RowShape,
+    pub(super) reports: Vec<Report>,
+    pub(super) next_store: u64,
+    pub(super) next_id: u64,
+    pub(super) next_seq: u64,
+    pub(super) next_object: u64,
+    pub(super) next_world: u32,
+    /// Values whose drop may run user code (closures holding responders):
+    /// dropped only after the state borrow is released.
+    pub(super) graveyard: Vec<Box<dyn Any>>,
+}
+
+impl State {
+    /// A number no store had before: each message stored gets one.
+    pub(crate) fn store_serial(&mut self) -> u64 {
+        self.next_store += 1;
+        self.next_store
+    }
+}
+
+pub(super) fn intern(s: &mut State, text: &str) -> Result<Key, KeyError> {
+    let key = s.keys.intern(text)?;
+    while s.slots.len() < s.keys.len() {
+        s.slots.push(Slot::default());
+        let k = Key((s.slots.len() - 1) as u32);
+        refresh_sig(s, k);
+    }
+    Ok(key)
+}
+
+/// Mirrors the table entry of `key` into its slot.
+pub(super) fn refresh_sig(s: &mut State, key: Key) {
+    let name = s.keys.name(key).clone();
+    let structs = &s.table.structs;
+    let sig = s.table.get(&name).map(|e| SlotSig {
+        params: e.params.iter().map(|p| p.ty.clone()).collect(),
+        nested_floats: e
+            .params
+            .iter()
+            .take(64)
+            .enumerate()
+            .filter(|(_, p)| structs.holds_nested_float(&p.ty))
+            .fold(0, |bits, (i, _)| bits | 1 << i),
+        declared: e.origin == crate::signature::Origin::Declared,
+        kind: e.kind,
+    });
+    s.slots[key.index()].sig = sig;
+    s.epoch += 1;
+}
