@@ -1,6 +1,8 @@
 //! `gantry`: one binary for the mod host, the checker, the stub generator and
 //! the language server. Each subcommand is a thin shell over a library crate.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -16,6 +16,8 @@
 //! - [`index`] / [`workspace`]: the calls of every script in the workspace.
 //! - [`text`] / [`uri`]: byte offsets against UTF-16 positions; file URIs.
 
+#![forbid(unsafe_code)]
+
 pub mod analysis;
 pub mod check;
 pub mod incremental;

@@ -8,6 +8,8 @@
 //! - [`runtime`]: the mlua script runtime (default `runtime` feature): one
 //!   Lua state hosting many isolated, sandboxed scripts on a [`gantry_host::Hub`].
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod syntax;
 
 #[cfg(feature = "runtime")]

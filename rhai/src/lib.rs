@@ -16,6 +16,8 @@
 //! default `runtime` feature, so that depending on this crate without default
 //! features never pulls a hub runtime into a tool that only reads scripts.
 
+#![forbid(unsafe_code)]
+
 pub mod syntax;
 
 #[cfg(feature = "runtime")]

@@ -15,6 +15,8 @@
 //! - [`write`](mod@write): bringing the output folder up to date ([`write_stubs`]).
 //! - `names`: identifiers and doc lines made safe for generated code.
 
+#![forbid(unsafe_code)]
+
 pub mod config;
 pub mod lua;
 mod names;

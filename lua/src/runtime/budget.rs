@@ -247,6 +247,8 @@ impl Budget {
     /// `thread` must be a live Lua thread of this budget's state, not running
     /// on another OS thread.
     pub unsafe fn hook_thread(thread: *mut ffi::lua_State) {
+        // SAFETY: the caller keeps this function's contract (a live thread
+        // of this state, on this OS thread); `budget_hook` is ours.
         unsafe { ffi::lua_sethook(thread, Some(budget_hook), ffi::LUA_MASKCOUNT, STEP) };
     }
 

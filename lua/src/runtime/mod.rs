@@ -37,8 +37,8 @@ use gantry_host::{Hub, ObjectId, Quota, WorldId};
 use mlua::{FromLua, Lua, StdLib, Table};
 
 pub use budget::Interrupter;
-pub use convert::STRUCT_FIELD;
 pub use error::{LuaError, ScriptError};
+pub use gantry_host::face::STRUCT_FIELD;
 pub use handles::{NamedHandle, ObjectHandle, WorldHandle};
 
 use api::Ctx;
@@ -135,8 +135,8 @@ impl LuaRuntime {
         if let Some(limit) = options.memory_limit {
             lua.set_memory_limit(limit)?;
         }
-        // SAFETY: called from host code, so the state is the main thread.
         let mut main = std::ptr::null_mut();
+        // SAFETY: called from host code, so the state is the main thread.
         unsafe { lua.exec_raw::<()>((), |state| main = state) }?;
         // SAFETY: `main` is this state's main thread; the watchdog is a field
         // of the runtime that owns the state and is dropped first.
@@ -294,5 +294,33 @@ impl LuaRuntime {
     /// Bytes the Lua state uses.
     pub fn used_memory(&self) -> usize {
         self.lua.used_memory()
+    }
+}
+
+impl gantry_host::face::ScriptRuntime for LuaRuntime {
+    fn extension(&self) -> &'static str {
+        "lua"
+    }
+
+    fn check(
+        &self,
+        file: &str,
+        source: &str,
+    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
+        Ok(self.check_syntax(file, source)?)
+    }
+
+    fn load(
+        &self,
+        file: &str,
+        source: &str,
+        object: ObjectId,
+    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
+        self.load_script(file, source, object)?;
+        Ok(())
+    }
+
+    fn take_errors(&self) -> Vec<ScriptError> {
+        LuaRuntime::take_errors(self)
     }
 }
