@@ -9,7 +9,7 @@
 //! reports.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::panic::Location;
 use std::rc::{Rc, Weak};
@@ -144,6 +144,22 @@ impl Responder {
     }
 }
 
+/// What the hub keeps for requests: the sequence that names them in
+/// reports (each request's own state lives in its responders).
+#[derive(Default)]
+pub(crate) struct Requests {
+    seq: Cell<u64>,
+}
+
+impl Requests {
+    /// The number of a new request: 1, 2, 3...
+    fn next_seq(&self) -> u64 {
+        let seq = self.seq.get() + 1;
+        self.seq.set(seq);
+        seq
+    }
+}
+
 impl Hub {
     /// Sends a request: listeners that take a responder may answer; plain
     /// listeners still get the arguments. Returns the request's sequence
@@ -175,8 +191,7 @@ impl Hub {
         caller: Caller<'_>,
         reply: Box<dyn FnOnce(Reply<'_>)>,
     ) -> Result<u64, HubError> {
-        let seq = self.inner.request_seq.get() + 1;
-        self.inner.request_seq.set(seq);
+        let seq = self.inner.requests.next_seq();
         let site = caller.site();
         let responder = Responder {
             state: Rc::new(RequestState {

@@ -4,6 +4,8 @@
 //! (the default) the dispatch path reads one `Cell<bool>` and formats,
 //! allocates and times nothing; the host bench `send/*` measures that path.
 
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::time::Duration;
 
 use crate::hub::Hub;
@@ -134,11 +136,27 @@ pub enum TraceEvent<'a> {
 /// A tracer: called for every [`TraceEvent`] while installed.
 pub type TraceFn = dyn Fn(&TraceEvent<'_>);
 
+/// What the hub keeps for tracing: the tracer, and whether there is one.
+#[derive(Default)]
+pub(crate) struct Tracer {
+    /// Mirrors `tracer.is_some()`: the one read the untraced path pays.
+    on: Cell<bool>,
+    tracer: RefCell<Option<Rc<TraceFn>>>,
+}
+
+impl Tracer {
+    /// Is a tracer installed?
+    #[inline]
+    pub(crate) fn is_on(&self) -> bool {
+        self.on.get()
+    }
+}
+
 impl Hub {
     /// Installs `tracer` (replacing any other); `None` turns tracing off.
-    pub fn set_tracer(&self, tracer: Option<std::rc::Rc<TraceFn>>) {
-        self.inner.tracing.set(tracer.is_some());
-        *self.inner.tracer.borrow_mut() = tracer;
+    pub fn set_tracer(&self, tracer: Option<Rc<TraceFn>>) {
+        self.inner.trace.on.set(tracer.is_some());
+        *self.inner.trace.tracer.borrow_mut() = tracer;
         // Sends handed off to an embedding must come back to be traced.
         self.with_state(|s| s.epoch += 1);
     }
@@ -147,12 +165,12 @@ impl Hub {
     /// prepares any trace event.
     #[inline]
     pub fn is_tracing(&self) -> bool {
-        self.inner.tracing.get()
+        self.inner.trace.is_on()
     }
 
     /// Hands `event` to the tracer. Callers check [`Hub::is_tracing`] first.
     pub(crate) fn trace(&self, event: &TraceEvent<'_>) {
-        let tracer = self.inner.tracer.borrow().clone();
+        let tracer = self.inner.trace.tracer.borrow().clone();
         if let Some(tracer) = tracer {
             tracer(event);
         }

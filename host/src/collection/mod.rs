@@ -35,3 +35,13 @@ pub use update::{
 };
 pub use view::TableView;
 pub use writer::{MAX_ROWS, RowMut, StoredArray, StoredArrayOf};
+
+/// What the hub keeps for collections beside its state, in one field
+/// ([`HubInner::collections`](crate::hub::HubInner)).
+#[derive(Default)]
+pub(crate) struct Collections {
+    /// Element layouts by struct name, with the epoch they were resolved
+    /// in (a table edit moves the epoch). Its own cell: a reader resolves
+    /// a layout while the state is borrowed to read.
+    pub(crate) layouts: rows::LayoutCache,
+}

@@ -69,7 +69,7 @@ impl Layout {
     pub(crate) fn resolve(hub: &Hub, element: &Rc<str>) -> Rc<Layout> {
         let state = hub.inner.state.borrow();
         let epoch = state.epoch;
-        if let Ok(cache) = hub.inner.layouts.try_borrow()
+        if let Ok(cache) = hub.inner.collections.layouts.try_borrow()
             && let Some((at, layout)) = cache.get(element)
             && *at == epoch
         {
@@ -90,7 +90,7 @@ impl Layout {
                 types: fields.into_iter().map(|f| f.ty).collect(),
             }
         });
-        if let Ok(mut cache) = hub.inner.layouts.try_borrow_mut() {
+        if let Ok(mut cache) = hub.inner.collections.layouts.try_borrow_mut() {
             // Bounded by the structs the table knows.
             if cache.len() > state.table.structs.defs.len() + 16 {
                 cache.clear();

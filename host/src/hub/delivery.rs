@@ -181,7 +181,7 @@ impl Hub {
         source: Source,
         site: &'static Location<'static>,
     ) -> Option<Rc<crate::lane::DirectLane<A>>> {
-        if self.inner.tracing.get() {
+        if self.inner.trace.is_on() {
             return None;
         }
         let mut state = self.inner.state.borrow_mut();

@@ -159,16 +159,15 @@ pub struct HubInner {
     checked: Cell<bool>,
     table_dirty: Cell<bool>,
     on_report: RefCell<Option<Rc<ReportFn>>>,
-    pub(crate) request_seq: Cell<u64>,
-    /// Mirrors `tracer.is_some()`: the one read the untraced path pays.
-    pub(crate) tracing: Cell<bool>,
-    pub(crate) tracer: RefCell<Option<Rc<crate::trace::TraceFn>>>,
+    /// Requests: the sequence that names them.
+    pub(crate) requests: crate::request::Requests,
+    /// The tracer, if one is installed.
+    pub(crate) trace: crate::trace::Tracer,
     /// Who hears of epoch moves (`handoff`), and the epoch they last heard.
     pub(crate) epoch_watchers: RefCell<Vec<Rc<EpochFn>>>,
     pub(crate) told_epoch: Cell<u64>,
-    /// Collection element layouts by struct name, with the epoch they were
-    /// resolved in (a table edit moves the epoch).
-    pub(crate) layouts: crate::collection::rows::LayoutCache,
+    /// What collections keep beside the state (see [`crate::collection`]).
+    pub(crate) collections: crate::collection::Collections,
 }
 
 /// The message hub. Clone it freely: clones are handles to the same hub.
@@ -242,12 +241,11 @@ impl Hub {
                 checked: Cell::new(true),
                 table_dirty: Cell::new(false),
                 on_report: RefCell::new(None),
-                request_seq: Cell::new(0),
-                tracing: Cell::new(false),
-                tracer: RefCell::new(None),
+                requests: Default::default(),
+                trace: Default::default(),
                 epoch_watchers: RefCell::new(Vec::new()),
                 told_epoch: Cell::new(0),
-                layouts: Default::default(),
+                collections: Default::default(),
             }),
         }
     }
