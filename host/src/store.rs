@@ -7,11 +7,14 @@
 //! through the same compatibility rule and the same `times` accounting as a
 //! live send.
 
+use std::any::Any;
 use std::panic::Location;
 use std::rc::Rc;
 
+use rustc_hash::FxHashMap;
+
 use crate::collection::{Mirror, Row, TableView};
-use crate::hub::{Caller, Delivered, Hub, HubError, Stored};
+use crate::hub::{Caller, Delivered, Hub, HubError};
 use crate::key::Key;
 use crate::listener::{Entry, ListenerParams};
 use crate::quota::{Charge, Holding};
@@ -21,6 +24,109 @@ use crate::source::Source;
 use crate::trace::Delivery;
 use crate::typed::IntoArgs;
 use crate::value::Value;
+
+/// A stored message, replayed to listeners that arrive later.
+pub(crate) struct Stored {
+    pub args: Rc<[Value]>,
+    pub once: bool,
+    /// The Rust rows a table was stored from ([`Hub::store_rows`]), until
+    /// it is written otherwise.
+    pub mirror: Option<Rc<crate::collection::Mirror>>,
+    /// What it holds of the storing runtime's hub memory (`None`: stored
+    /// through an uncharged handle).
+    pub charge: Option<crate::quota::Charge>,
+    /// Which store this is (see [`Stores::serial`]): a writer tells
+    /// the table it opened from one stored over it since.
+    pub serial: u64,
+}
+
+/// Every stored and once message of a hub, by (key, source): what the
+/// hub keeps for this feature, in one field of its state.
+#[derive(Default)]
+pub(crate) struct Stores {
+    map: FxHashMap<(Key, Source), Stored>,
+    /// The serial the last store got.
+    serial: u64,
+}
+
+impl Stores {
+    pub(crate) fn get(&self, at: &(Key, Source)) -> Option<&Stored> {
+        self.map.get(at)
+    }
+
+    pub(crate) fn get_mut(&mut self, at: &(Key, Source)) -> Option<&mut Stored> {
+        self.map.get_mut(at)
+    }
+
+    /// Keeps `stored` at `at`; returns what was there.
+    pub(crate) fn insert(&mut self, at: (Key, Source), stored: Stored) -> Option<Stored> {
+        self.map.insert(at, stored)
+    }
+
+    pub(crate) fn remove(&mut self, at: &(Key, Source)) -> Option<Stored> {
+        self.map.remove(at)
+    }
+
+    /// A number no store had before: each message stored gets one (a
+    /// reset keeps counting, so a writer never mistakes a new store for
+    /// the one it opened).
+    pub(crate) fn serial(&mut self) -> u64 {
+        self.serial += 1;
+        self.serial
+    }
+
+    /// Drops the messages stored from the sources `gone` picks; returns
+    /// how many. A table stored from Rust rows drops them when it goes,
+    /// which may run the rows' code: not under the state's borrow, so
+    /// they go to the `graveyard`.
+    pub(crate) fn drop_from(
+        &mut self,
+        gone: impl Fn(Source) -> bool,
+        graveyard: &mut Vec<Box<dyn Any>>,
+    ) -> usize {
+        let gone: Vec<Stored> = self
+            .map
+            .extract_if(|(_, source), _| gone(*source))
+            .map(|(_, stored)| stored)
+            .collect();
+        let n = gone.len();
+        if n > 0 {
+            graveyard.push(Box::new(gone));
+        }
+        n
+    }
+
+    /// What a listener that just arrived is replayed, by key: what is
+    /// stored at exactly its (key, scope), and for a partial listener at
+    /// the keys under it on the same scope, in key order.
+    pub(crate) fn reaching<'s>(
+        &'s self,
+        keys: &crate::key::Keys,
+        entry: &Entry,
+    ) -> Vec<(Key, &'s Stored)> {
+        if !entry.partial {
+            // One lookup: a listener arriving costs nothing more for the
+            // stores of other keys.
+            return self
+                .map
+                .get(&(entry.key, entry.scope))
+                .map(|stored| (entry.key, stored))
+                .into_iter()
+                .collect();
+        }
+        let mut found: Vec<(Key, &Stored)> = self
+            .map
+            .iter()
+            .filter(|((key, source), _)| {
+                *source == entry.scope
+                    && (*key == entry.key || descends_from(keys, *key, entry.key))
+            })
+            .map(|((key, _), stored)| (*key, stored))
+            .collect();
+        found.sort_by_key(|(key, _)| *key);
+        found
+    }
+}
 
 impl Hub {
     /// Stores the latest arguments for (key, source) and delivers them live.
@@ -151,7 +257,7 @@ impl Hub {
         if !once {
             let charge = self.charge_stored(bytes);
             prev = self.with_state(|s| {
-                let serial = s.store_serial();
+                let serial = s.stores.serial();
                 let mut prev = s.stores.insert(
                     (key, source),
                     Stored {
@@ -202,7 +308,7 @@ impl Hub {
         if once && delivered.listeners == 0 {
             let charge = self.charge_stored(bytes);
             self.with_state(|s| {
-                let serial = s.store_serial();
+                let serial = s.stores.serial();
                 s.stores.insert(
                     (key, source),
                     Stored {
@@ -270,28 +376,12 @@ impl Hub {
 pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
     let pending: Vec<(Key, Rc<[Value]>, bool)> = {
         let state = hub.inner.state.borrow();
-        if !entry.partial {
-            // One lookup: a listener arriving costs nothing more for the
-            // stores of other keys.
-            state
-                .stores
-                .get(&(entry.key, entry.scope))
-                .map(|stored| (entry.key, stored.args.clone(), stored.once))
-                .into_iter()
-                .collect()
-        } else {
-            let mut found: Vec<(Key, Rc<[Value]>, bool)> = state
-                .stores
-                .iter()
-                .filter(|((key, source), _)| {
-                    *source == entry.scope
-                        && (*key == entry.key || descends_from(&state.keys, *key, entry.key))
-                })
-                .map(|((key, _), stored)| (*key, stored.args.clone(), stored.once))
-                .collect();
-            found.sort_by_key(|(key, _, _)| *key);
-            found
-        }
+        state
+            .stores
+            .reaching(&state.keys, entry)
+            .into_iter()
+            .map(|(key, stored)| (key, stored.args.clone(), stored.once))
+            .collect()
     };
     for (key, args, once) in pending {
         if !entry.callable() {

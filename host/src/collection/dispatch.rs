@@ -162,31 +162,15 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
     type Pending = (Key, Rc<[Value]>, bool, Option<Rc<Mirror>>);
     let pending: Vec<Pending> = {
         let state = hub.inner.state.borrow();
-        let pending = |key: Key, stored: &crate::hub::Stored| -> Pending {
-            let mirror = stored.mirror.clone();
-            (key, stored.args.clone(), stored.once, mirror)
-        };
-        if !entry.partial {
-            // One lookup, whatever else is stored (see `store::replay`).
-            state
-                .stores
-                .get(&(entry.key, entry.scope))
-                .map(|stored| pending(entry.key, stored))
-                .into_iter()
-                .collect()
-        } else {
-            let mut found: Vec<Pending> = state
-                .stores
-                .iter()
-                .filter(|((key, source), _)| {
-                    *source == entry.scope
-                        && (*key == entry.key || descends_from(&state.keys, *key, entry.key))
-                })
-                .map(|((key, _), stored)| pending(*key, stored))
-                .collect();
-            found.sort_by_key(|(key, ..)| *key);
-            found
-        }
+        state
+            .stores
+            .reaching(&state.keys, entry)
+            .into_iter()
+            .map(|(key, stored)| {
+                let mirror = stored.mirror.clone();
+                (key, stored.args.clone(), stored.once, mirror)
+            })
+            .collect()
     };
     for (key, args, once, mirror) in pending {
         let Some(rows) = table_of(&args) else {
@@ -220,16 +204,6 @@ pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
             hub.with_state(|s| s.stores.remove(&(key, entry.scope)));
         }
     }
-}
-
-fn descends_from(keys: &crate::key::Keys, mut key: Key, ancestor: Key) -> bool {
-    while let Some(parent) = keys.info(key).parent {
-        if parent == ancestor {
-            return true;
-        }
-        key = parent;
-    }
-    false
 }
 
 fn element_of(rows: &[Value]) -> Option<Rc<str>> {

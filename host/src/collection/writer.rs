@@ -26,12 +26,13 @@ use std::rc::Rc;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::hub::{Caller, Delivered, Hub, HubError, Stored};
+use crate::hub::{Caller, Delivered, Hub, HubError};
 use crate::key::Key;
 use crate::quota::{Holding, Quota, STORED_BYTES, values_bytes};
 use crate::serde_bridge::{ValueSerdeError, from_value, to_value};
 use crate::signature::Site;
 use crate::source::Source;
+use crate::store::Stored;
 use crate::types::Type;
 use crate::value::{StructValue, Value};
 
@@ -545,7 +546,7 @@ impl<'h> StoredArray<'h> {
                 // from.
                 kept.mirror.take().map(|mirror| (None, Some(mirror)))
             } else {
-                let serial = s.store_serial();
+                let serial = s.stores.serial();
                 self.opened = Some(serial);
                 let mut old = s.stores.insert(
                     (self.key, self.source),

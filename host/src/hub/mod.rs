@@ -56,7 +56,7 @@ pub use registration::ListenSpec;
 pub(crate) use routing::{
     Gathered, collect_lists, delivery_order, for_each_on_route, has_no_params,
 };
-pub(crate) use state::{State, Stored};
+pub(crate) use state::State;
 
 use state::{intern, refresh_sig};
 
@@ -219,7 +219,7 @@ impl Hub {
             name_list: Vec::new(),
             listeners: FxHashMap::default(),
             by_owner: FxHashMap::default(),
-            stores: FxHashMap::default(),
+            stores: Default::default(),
             host_declared: Default::default(),
             hooked: Default::default(),
             partial_hooks: 0,
@@ -227,7 +227,6 @@ impl Hub {
             laned: Vec::new(),
             row_shape: Default::default(),
             reports: Vec::new(),
-            next_store: 0,
             next_id: 0,
             next_seq: 0,
             next_object: 0,

@@ -12,7 +12,7 @@ use crate::value::ObjectId;
 
 use super::registration::{drop_owned, forget_owned};
 use super::routing::lanes_changed;
-use super::state::{ObjectInfo, State, Stored};
+use super::state::{ObjectInfo, State};
 use super::{Hub, HubError, MAX_SOURCE_NAME_BYTES};
 
 impl Hub {
@@ -231,19 +231,9 @@ pub(super) fn drop_scope(s: &mut State, key: Key, scope: Source, dropped: &mut V
 }
 
 /// Drops the messages stored from the sources `gone` picks; returns how
-/// many. A table stored from Rust rows drops them when it goes, which may
-/// run the rows' code: not under the state's borrow (the graveyard).
+/// many (see [`crate::store::Stores::drop_from`]).
 pub(super) fn drop_stores(s: &mut State, gone: impl Fn(Source) -> bool) -> usize {
-    let gone: Vec<Stored> = s
-        .stores
-        .extract_if(|(_, source), _| gone(*source))
-        .map(|(_, stored)| stored)
-        .collect();
-    let n = gone.len();
-    if n > 0 {
-        s.graveyard.push(Box::new(gone));
-    }
-    n
+    s.stores.drop_from(gone, &mut s.graveyard)
 }
 
 /// The id of source name `name`, made on its first use.

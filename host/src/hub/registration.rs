@@ -258,8 +258,7 @@ impl Hub {
                 remove_entry(s, id);
             }
             // Dropped after the borrow (see `destroy`).
-            let gone = std::mem::take(&mut s.stores);
-            s.graveyard.push(Box::new(gone));
+            s.stores.drop_from(|_| true, &mut s.graveyard);
         });
     }
 }

@@ -16,7 +16,7 @@ use crate::report::Report;
 use crate::signature::{KeyDecl, Kind, SignatureTable};
 use crate::source::{NameId, Source, WorldId};
 use crate::types::Type;
-use crate::value::{ObjectId, Value};
+use crate::value::ObjectId;
 
 /// The compiled signature of a key, mirrored from the table for the hot path.
 #[derive(Clone)]
@@ -107,21 +107,6 @@ pub(super) struct ObjectInfo {
     pub(super) watched: rustc_hash::FxHashSet<Key>,
 }
 
-/// A stored message, replayed to listeners that arrive later.
-pub(crate) struct Stored {
-    pub args: Rc<[Value]>,
-    pub once: bool,
-    /// The Rust rows a table was stored from ([`Hub::store_rows`]), until
-    /// it is written otherwise.
-    pub mirror: Option<Rc<crate::collection::Mirror>>,
-    /// What it holds of the storing runtime's hub memory (`None`: stored
-    /// through an uncharged handle).
-    pub charge: Option<crate::quota::Charge>,
-    /// Which store this is (see [`State::store_serial`]): a writer tells
-    /// the table it opened from one stored over it since.
-    pub serial: u64,
-}
-
 pub(crate) struct State {
     pub(crate) keys: Keys,
     pub(crate) slots: Vec<Slot>,
@@ -132,7 +117,8 @@ pub(crate) struct State {
     pub(super) name_list: Vec<Rc<str>>,
     pub(crate) listeners: FxHashMap<ListenerId, Rc<Entry>>,
     pub(super) by_owner: FxHashMap<OwnerKey, Owned>,
-    pub(crate) stores: FxHashMap<(Key, Source), Stored>,
+    /// Stored and once messages (see [`crate::store`]).
+    pub(crate) stores: crate::store::Stores,
     /// What the host declared, by key: kept over a merged table.
     pub(super) host_declared: std::collections::BTreeMap<String, KeyDecl>,
     /// Hook listeners by key text, so an unheard hook costs a bit test or
@@ -152,7 +138,6 @@ pub(crate) struct State {
     /// [`crate::types::RowShape`]; kept for one epoch).
     pub(super) row_shape: crate::types::RowShape,
     pub(super) reports: Vec<Report>,
-    pub(super) next_store: u64,
     pub(super) next_id: u64,
     pub(super) next_seq: u64,
     pub(super) next_object: u64,
@@ -160,14 +145,6 @@ pub(crate) struct State {
     /// Values whose drop may run user code (closures holding responders):
     /// dropped only after the state borrow is released.
     pub(super) graveyard: Vec<Box<dyn Any>>,
-}
-
-impl State {
-    /// A number no store had before: each message stored gets one.
-    pub(crate) fn store_serial(&mut self) -> u64 {
-        self.next_store += 1;
-        self.next_store
-    }
 }
 
 pub(super) fn intern(s: &mut State, text: &str) -> Result<Key, KeyError> {
