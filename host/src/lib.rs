@@ -5,6 +5,8 @@
 //!
 //! A map of the crate:
 //! - [`api`]: the generic script API vocabulary and the scanners' output type.
+//! - [`face`]: the script face every runtime shares (the API call, options,
+//!   sites, errors); a runtime adds only its language.
 //! - [`key`]: key validation and interning (a baked [`Key`] never rehashes).
 //! - [`value`]: the dynamic [`Value`] model and the typed Rust face.
 //! - [`serde_bridge`]: Rust types to and from [`Value`] through serde.
@@ -38,6 +40,7 @@
 pub mod api;
 mod channel;
 pub mod collection;
+pub mod face;
 pub mod files;
 pub mod handoff;
 pub mod hook;

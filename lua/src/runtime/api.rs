@@ -1,24 +1,33 @@
-//! The script API: one core per function, reached two ways —
-//! the generic global (`NotifyObjectMessage(obj, "Key", ...)`, key resolved
-//! and call site recorded per call) and the baked function the loader
-//! rewrites literal-key calls into (key resolved and site recorded once, at
-//! load). Both run the same core, so they behave the same.
+//! The script API as Lua reaches it: one face per call ([`LuaCall`]), the
+//! generic global (`NotifyObjectMessage(obj, "Key", ...)`, key resolved and
+//! call site recorded per call) and the baked function the loader rewrites
+//! literal-key calls into (key resolved and site recorded once, at load).
+//! Both run the host's one API call ([`call_api`]), so they behave the
+//! same; what is Lua's here is what a value is, how a function is held
+//! and called, and what `RunHook` and `GMP.Request` return.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
-use gantry_host::hook::HookOptions;
+use gantry_host::collection::{RowFn, TableFn};
+use gantry_host::face::call::Values;
+use gantry_host::face::reply::{on_answer, request_during_send};
+use gantry_host::face::{
+    ApiError, Call, Declares, Face, KeyRef, SiteBook, Sites, Unbind, call_api,
+};
+use gantry_host::hook::HookResult;
+use gantry_host::listener::{HookFn, MessageFn};
 use gantry_host::{
-    ApiFunction, Caller, Hub, Key, Language, ListenOptions, ListenSpec, ListenerId, ListenerParams,
-    Match, ObjectId, Reply, Role, Site, Source, Type, Value, WorldId,
+    ApiFunction, Caller, Hub, Language, ListenerId, ObjectId, Owner, Reply, Role, Site, Source,
+    StoredArray, Type, Value, WorldId,
 };
 use mlua::{Function, Lua, MultiValue, Table, Value as LuaValue, thread::ThreadStatus};
-use rustc_hash::FxHashSet;
 
 use super::collection;
 use super::convert::{from_value, object_source_of_arg, to_value, world_of_arg};
 use super::error::ScriptError;
-use super::listen::{existing_owner, hook_callback, message_callback, resolve_owner};
+use super::listen::{
+    Takes, Target, existing_owner, hook_callback, message_callback, resolve_owner,
+};
 use super::shared::{Shared, caller_place, describe_value, error_here, error_text, whole_number};
 
 /// One loaded chunk (a script or a module it requires): its file and object.
@@ -27,8 +36,8 @@ pub(crate) struct Ctx {
     pub object: ObjectId,
     pub world: WorldId,
     pub shared: Rc<Shared>,
-    /// (key, line, role) already recorded by generic calls of this chunk.
-    recorded: RefCell<FxHashSet<(Key, u32, Role)>>,
+    /// Sites already recorded by generic calls of this chunk.
+    recorded: SiteBook,
 }
 
 impl Ctx {
@@ -38,7 +47,7 @@ impl Ctx {
             object,
             world,
             shared,
-            recorded: RefCell::new(FxHashSet::default()),
+            recorded: SiteBook::default(),
         }
     }
 
@@ -53,311 +62,348 @@ impl Ctx {
     }
 }
 
-/// How a call names its key.
-#[derive(Clone)]
-pub(crate) struct KeyRef {
-    pub key: Key,
-    pub text: Rc<str>,
+/// One API call from Lua: the chunk it is made in and the state.
+struct LuaCall<'a> {
+    ctx: &'a Rc<Ctx>,
+    lua: &'a Lua,
 }
 
-/// Whether a call site still has to be recorded.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Sites {
-    /// Generic call: record this line once.
-    PerCall,
-    /// Baked call: recorded at load.
-    AtLoad,
+/// A listener function as its owner holds it, with what it declares.
+pub(crate) struct Held {
+    target: Target,
+    function: Function,
+    params: u8,
+    vararg: bool,
 }
 
-fn runtime_err(lua: &Lua, message: impl std::fmt::Display) -> mlua::Error {
-    error_here(lua, message)
-}
+impl Face for LuaCall<'_> {
+    type Value = LuaValue;
+    type Function = Function;
+    type Held = Held;
+    type Options = Table;
+    type Out = MultiValue;
+    type Error = mlua::Error;
 
-/// Takes the source argument of functions that have one.
-fn take_source(
-    ctx: &Ctx,
-    lua: &Lua,
-    function: ApiFunction,
-    args: &mut std::collections::VecDeque<LuaValue>,
-) -> mlua::Result<Source> {
-    if function.source_index().is_none() {
-        return Ok(Source::Global);
+    const FUNCTION: &'static str = "a function";
+
+    fn hub(&self) -> &Hub {
+        self.ctx.hub()
     }
-    let arg = args.pop_front().unwrap_or(LuaValue::Nil);
-    let world_fn = matches!(
-        function,
-        ApiFunction::NotifyWorldMessage | ApiFunction::ListenWorldMessage
-    );
-    if world_fn {
-        return world_of_arg(&arg, ctx.hub())
-            .map(Source::World)
-            .ok_or_else(|| {
-                runtime_err(
-                    lua,
-                    format!(
-                        "{}: argument 1 must be a world (or an object), got a {}",
-                        function,
-                        arg.type_name()
-                    ),
-                )
+
+    fn book(&self) -> &SiteBook {
+        &self.ctx.recorded
+    }
+
+    fn site(&self, role: Role) -> Site {
+        self.ctx.site_here(self.lua, role)
+    }
+
+    fn raise(&self, error: ApiError) -> mlua::Error {
+        error_here(self.lua, error)
+    }
+
+    fn type_name(value: &LuaValue) -> &'static str {
+        value.type_name()
+    }
+
+    fn describe(value: &LuaValue) -> String {
+        describe_value(value)
+    }
+
+    fn is_nil(value: &LuaValue) -> bool {
+        value.is_nil()
+    }
+
+    fn whole_number(value: &LuaValue) -> Option<i64> {
+        whole_number(value)
+    }
+
+    fn is_text(value: &LuaValue, text: &str) -> bool {
+        matches!(value, LuaValue::String(s) if *s.as_bytes() == *text.as_bytes())
+    }
+
+    fn is_table(value: &LuaValue) -> bool {
+        matches!(value, LuaValue::Table(_))
+    }
+
+    fn source(&self, value: &LuaValue, world: bool) -> Option<Source> {
+        if world {
+            world_of_arg(value, self.hub()).map(Source::World)
+        } else {
+            object_source_of_arg(value)
+        }
+    }
+
+    fn source_shape(world: bool) -> &'static str {
+        if world {
+            "a world (or an object)"
+        } else {
+            "an object (a world, or a GMP.Named source)"
+        }
+    }
+
+    fn values(&self, key: &KeyRef, args: &[LuaValue]) -> Result<Values, ApiError> {
+        self.ctx.shared.values_for(key, args)
+    }
+
+    fn to_value(&self, value: &LuaValue, expected: Option<&Type>) -> Result<Value, String> {
+        let table = self.hub().table();
+        to_value(value, expected, &table.structs)
+    }
+
+    fn function(&self, value: &LuaValue) -> Option<Result<Function, String>> {
+        match value {
+            LuaValue::Function(f) => Some(Ok(f.clone())),
+            _ => None,
+        }
+    }
+
+    fn reply_function(value: &LuaValue) -> Option<Function> {
+        match value {
+            LuaValue::Function(f) => Some(f.clone()),
+            _ => None,
+        }
+    }
+
+    fn options(value: LuaValue) -> Option<Table> {
+        match value {
+            LuaValue::Table(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn options_shape(names: &[&str]) -> String {
+        let fields: Vec<String> = names.iter().map(|n| format!("{n}=")).collect();
+        format!("a table {{{}}}", fields.join(", "))
+    }
+
+    fn option(&self, options: &Table, name: &str) -> mlua::Result<LuaValue> {
+        options.get(name)
+    }
+
+    fn hold(&self, owner: &LuaValue, f: Function) -> Result<(Owner, Held), String> {
+        // What the function declares, asked once here rather than per call.
+        let info = f.info();
+        let (owner, target) = resolve_owner(
+            &self.ctx.shared,
+            self.lua,
+            self.ctx.object,
+            owner,
+            f.clone(),
+        )?;
+        Ok((
+            owner,
+            Held {
+                target,
+                function: f,
+                params: info.num_params,
+                vararg: info.is_vararg,
+            },
+        ))
+    }
+
+    fn declares(&self, held: &Held) -> Declares {
+        match (held.params, held.vararg) {
+            (2, false) => Declares::Two,
+            (2, true) => Declares::TwoAndRest,
+            _ => Declares::Other,
+        }
+    }
+
+    fn message_callback(&self, held: &Held) -> Rc<MessageFn> {
+        let takes = Takes::new(held.params, held.vararg);
+        message_callback(&self.ctx.shared, held.target.clone(), takes)
+    }
+
+    fn table_callback(&self, held: &Held) -> Rc<TableFn> {
+        collection::table_callback(&self.ctx.shared, held.target.clone())
+    }
+
+    fn row_callback(&self, held: &Held) -> Rc<RowFn> {
+        collection::row_callback(&self.ctx.shared, held.target.clone())
+    }
+
+    fn hook_callback(&self, held: &Held) -> Rc<HookFn> {
+        hook_callback(&self.ctx.shared, held.target.clone())
+    }
+
+    fn listening(&self, id: ListenerId, held: &Held) -> mlua::Result<()> {
+        // The fast lane may call a function the hub's callback holds; one
+        // kept for a Lua-value owner is held by nothing else, so it goes
+        // the slow way.
+        if matches!(held.target, Target::Strong(_)) {
+            self.ctx.shared.fast.remember(id, &held.function)?;
+        }
+        Ok(())
+    }
+
+    fn row_index(&self, call: &Call, value: &LuaValue) -> Result<i32, ApiError> {
+        let index = whole_number(value).ok_or_else(|| ApiError::BadArgument {
+            call: call.clone(),
+            position: 4,
+            naming: None,
+            expected: "a row number (or GMP.AllRows)".into(),
+            got: format!("a {}", value.type_name()),
+        })?;
+        collection::hub_index(index).map_err(|why| ApiError::Refused {
+            call: call.clone(),
+            why,
+        })
+    }
+
+    fn unbind_target(&self, value: &LuaValue) -> Unbind {
+        match value {
+            LuaValue::Integer(id) => Unbind::Id(*id),
+            LuaValue::Nil => Unbind::Neither,
+            owner => Unbind::Owner(existing_owner(&self.ctx.shared, owner)),
+        }
+    }
+
+    fn reply_to(&self, reply: Function) -> Box<dyn FnOnce(Reply<'_>)> {
+        let shared = Rc::downgrade(&self.ctx.shared);
+        let file = self.ctx.file.clone();
+        on_answer(move |values| {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let Some(lua) = shared.lua.try_upgrade() else {
+                return;
+            };
+            let result = shared.guarded(|| -> mlua::Result<()> {
+                let args = values
+                    .iter()
+                    .map(|v| from_value(&lua, v))
+                    .collect::<mlua::Result<MultiValue>>()?;
+                reply.call::<()>(args)
             });
+            if let Err(e) = result {
+                shared.report(ScriptError::from_message(&file, error_text(&e)));
+            }
+        })
     }
-    object_source_of_arg(&arg).ok_or_else(|| {
-        runtime_err(
-            lua,
-            format!(
-                "{}: argument 1 must be an object (a world, or a GMP.Named source), got a {}",
-                function,
-                arg.type_name()
-            ),
-        )
-    })
+
+    /// `GMP.Request(obj, key, ...)` inside a coroutine: sends the request
+    /// and returns `true, answer...` when it was answered during the send,
+    /// or `false` — the Lua side then yields, and the answer resumes the
+    /// coroutine.
+    fn request(
+        &self,
+        key: &KeyRef,
+        source: Source,
+        values: &mut [Value],
+        caller: Caller<'_>,
+    ) -> mlua::Result<MultiValue> {
+        // The Lua side checked that this runs in a coroutine that can yield.
+        let thread = self.lua.current_thread();
+        let shared = Rc::downgrade(&self.ctx.shared);
+        let file = self.ctx.file.clone();
+        let later = move |answer: Option<Vec<Value>>| {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let Some(lua) = shared.lua.try_upgrade() else {
+                return;
+            };
+            if thread.status() != ThreadStatus::Resumable {
+                return;
+            }
+            let result = shared.guarded(|| -> mlua::Result<()> {
+                let args = answer
+                    .iter()
+                    .flatten()
+                    .map(|v| from_value(&lua, v))
+                    .collect::<mlua::Result<MultiValue>>()?;
+                shared.fast.blocked(|| thread.resume::<()>(args))
+            });
+            if let Err(e) = result {
+                shared.report(ScriptError::from_message(&file, error_text(&e)));
+            }
+        };
+        let answered = request_during_send(self.hub(), key.key, source, values, caller, later)
+            .map_err(|e| self.raise(e.into()))?;
+        match answered {
+            Some(values) => {
+                let mut out = MultiValue::new();
+                out.push_back(LuaValue::Boolean(true));
+                for v in values.unwrap_or_default() {
+                    out.push_back(from_value(self.lua, &v)?);
+                }
+                Ok(out)
+            }
+            None => Ok(MultiValue::from_vec(vec![LuaValue::Boolean(false)])),
+        }
+    }
+
+    fn hook_ran(
+        &self,
+        payload: LuaValue,
+        value: Value,
+        expected: Option<Type>,
+        result: HookResult,
+    ) -> mlua::Result<MultiValue> {
+        let lua = self.lua;
+        // "The payload itself (not a copy)": the caller's table reads the
+        // listeners' changes back (nothing ran: nothing changed).
+        if result.ran > 0
+            && let LuaValue::Table(mine) = &payload
+        {
+            let converted_as = match &expected {
+                Some(Type::Struct(name)) => Some(&**name),
+                _ => None,
+            };
+            write_back(lua, mine, &value, converted_as)?;
+        }
+        let summary = lua.create_table()?;
+        summary.raw_set("ran", result.ran)?;
+        summary.raw_set("handled", result.handled)?;
+        summary.raw_set("cancelled", result.cancelled)?;
+        Ok(MultiValue::from_vec(vec![
+            LuaValue::Table(summary),
+            from_value(lua, &value)?,
+        ]))
+    }
+
+    fn stored_array(&self, key: &KeyRef, writer: StoredArray<'static>) -> mlua::Result<MultiValue> {
+        let writer = collection::LuaStoredArray::new(
+            writer,
+            key.text.clone(),
+            self.ctx.file.clone(),
+            &self.ctx.shared,
+        );
+        Ok(MultiValue::from_vec(vec![LuaValue::UserData(
+            self.lua.create_userdata(writer)?,
+        )]))
+    }
+
+    fn nothing() -> MultiValue {
+        MultiValue::new()
+    }
+
+    fn number(n: i64) -> MultiValue {
+        MultiValue::from_vec(vec![LuaValue::Integer(n)])
+    }
+
+    fn boolean(b: bool) -> MultiValue {
+        MultiValue::from_vec(vec![LuaValue::Boolean(b)])
+    }
 }
 
-/// The core of every keyed API function. `args` are the call's arguments
-/// without the key.
-pub(crate) fn call_api(
+/// Runs the API call of `function` on `key` from Lua.
+fn call(
     ctx: &Rc<Ctx>,
     lua: &Lua,
     function: ApiFunction,
     key: &KeyRef,
-    args: MultiValue,
+    mut args: MultiValue,
     sites: Sites,
 ) -> mlua::Result<MultiValue> {
-    let mut args = args;
-    let source = take_source(ctx, lua, function, &mut args)?;
-    let hub = ctx.hub();
-    // Generic calls record their line once, beside the dispatch, so that
-    // generic and baked calls hand the hub the same caller (and a mismatch
-    // reads the same either way; the Lua error names the line).
-    let send_site = |role: Role| -> Option<Site> {
-        if sites == Sites::PerCall {
-            let site = ctx.site_here(lua, role);
-            if ctx.recorded.borrow_mut().insert((key.key, site.line, role)) {
-                hub.record_site(&key.text, site);
-            }
-        }
-        None
-    };
-    // Where this call is, asked only by a report (a refused send, an
-    // unanswered request): the sites themselves are recorded above or at load.
-    let place = || Some(ctx.site_here(lua, Role::Send));
-    let located = Caller::Located(&place);
-    let fail = |e: gantry_host::HubError| runtime_err(lua, e);
-    match function {
-        ApiFunction::NotifyMessage
-        | ApiFunction::NotifyWorldMessage
-        | ApiFunction::NotifyObjectMessage => {
-            let mut values = convert_args(ctx, lua, key, args.make_contiguous())?;
-            let site = send_site(Role::Send);
-            let caller = site.as_ref().map_or(located, Caller::Script);
-            hub.send_values(key.key, source, &mut values, caller)
-                .map_err(fail)?;
-            Ok(MultiValue::new())
-        }
-        ApiFunction::SendObjectMessage => {
-            let reply = match args.back() {
-                Some(LuaValue::Function(_)) => match args.pop_back() {
-                    Some(LuaValue::Function(f)) => Some(f),
-                    _ => None,
-                },
-                _ => None,
-            };
-            let mut values = convert_args(ctx, lua, key, args.make_contiguous())?;
-            let site = send_site(Role::Send);
-            let caller = site.as_ref().map_or(located, Caller::Script);
-            match reply {
-                None => {
-                    hub.send_values(key.key, source, &mut values, caller)
-                        .map_err(fail)?;
-                }
-                Some(reply) => {
-                    let on_reply = reply_to_function(ctx, reply);
-                    hub.request_values(key.key, source, &mut values, caller, on_reply)
-                        .map_err(fail)?;
-                }
-            }
-            Ok(MultiValue::new())
-        }
-        ApiFunction::Request => {
-            request_in_coroutine(ctx, lua, key, source, args, send_site, located)
-        }
-        ApiFunction::StoreObjectMessage | ApiFunction::OnceObjectMessage => {
-            let values = convert_args(ctx, lua, key, args.make_contiguous())?.into_vec();
-            let site = send_site(Role::Send);
-            let caller = site.as_ref().map_or(located, Caller::Script);
-            let once = function == ApiFunction::OnceObjectMessage;
-            hub.store_values(key.key, source, values, once, caller)
-                .map_err(fail)?;
-            Ok(MultiValue::new())
-        }
-        ApiFunction::RemoveStoredObjectMessage => {
-            if let Some(site) = send_site(Role::Send) {
-                hub.record_site(&key.text, site);
-            }
-            let removed = hub.remove_stored(key.key, source);
-            Ok(MultiValue::from_vec(vec![LuaValue::Boolean(removed)]))
-        }
-        ApiFunction::ListenMessage
-        | ApiFunction::ListenWorldMessage
-        | ApiFunction::ListenObjectMessage => {
-            let owner = args.pop_front().unwrap_or(LuaValue::Nil);
-            let f = match args.pop_front() {
-                Some(LuaValue::Function(f)) => f,
-                other => {
-                    return Err(runtime_err(
-                        lua,
-                        format!(
-                            "{function} `{}`: the listener must be a function, got a {}",
-                            key.text,
-                            other.as_ref().map_or("nil", LuaValue::type_name)
-                        ),
-                    ));
-                }
-            };
-            let opts = args.pop_front();
-            let id = listen(ctx, lua, function, key, source, &owner, f, opts.as_ref())?;
-            Ok(MultiValue::from_vec(vec![LuaValue::Integer(
-                id.get() as i64
-            )]))
-        }
-        ApiFunction::UnbindMessage => {
-            let target = args.pop_front().unwrap_or(LuaValue::Nil);
-            let removed = match &target {
-                LuaValue::Integer(id) if *id > 0 => {
-                    usize::from(hub.unlisten(ListenerId::from_raw(*id as u64)))
-                }
-                LuaValue::Nil => {
-                    return Err(runtime_err(
-                        lua,
-                        format!(
-                            "UnbindMessage `{}`: give a listener id or an owner",
-                            key.text
-                        ),
-                    ));
-                }
-                owner => match existing_owner(&ctx.shared, owner) {
-                    Some(owner) => hub.unlisten_owner_on(&key.text, &owner),
-                    None => 0,
-                },
-            };
-            Ok(MultiValue::from_vec(vec![LuaValue::Integer(
-                removed as i64,
-            )]))
-        }
-        ApiFunction::ListenHook => {
-            let owner = args.pop_front().unwrap_or(LuaValue::Nil);
-            let Some(LuaValue::Function(f)) = args.pop_front() else {
-                return Err(runtime_err(
-                    lua,
-                    format!("ListenHook `{}`: the listener must be a function", key.text),
-                ));
-            };
-            let opts = args.pop_front();
-            // Options first: a refused call leaves no trace under its owner.
-            let options = hook_options(lua, key, opts.as_ref())?;
-            let (owner, target) = resolve_owner(&ctx.shared, lua, ctx.object, &owner, f)
-                .map_err(|e| runtime_err(lua, format!("ListenHook `{}`: {e}", key.text)))?;
-            let options = options.owner(owner);
-            let site = ctx.site_here(lua, Role::Listen);
-            let callback = hook_callback(&ctx.shared, target);
-            let id = hub
-                .listen_hook_raw(&key.text, options, Some(site), callback)
-                .map_err(fail)?;
-            Ok(MultiValue::from_vec(vec![LuaValue::Integer(
-                id.get() as i64
-            )]))
-        }
-        ApiFunction::RunHook => {
-            if let Some(site) = send_site(Role::Send) {
-                hub.record_site(&key.text, site);
-            }
-            let payload = args.pop_front().unwrap_or(LuaValue::Nil);
-            let expected: Option<Type> = match &payload {
-                LuaValue::Table(_) => ctx.shared.param_types(&key.text).into_iter().next(),
-                _ => None,
-            };
-            let converted = {
-                let table = hub.table();
-                to_value(&payload, expected.as_ref(), &table.structs)
-            };
-            let mut value = converted
-                .map_err(|e| runtime_err(lua, format!("RunHook `{}` payload: {e}", key.text)))?;
-            let result = hub.run_hook_key(key.key, &mut value);
-            // "The payload itself (not a copy)": the caller's table reads
-            // the listeners' changes back (nothing ran: nothing changed).
-            if result.ran > 0
-                && let LuaValue::Table(mine) = &payload
-            {
-                let converted_as = match &expected {
-                    Some(Type::Struct(name)) => Some(&**name),
-                    _ => None,
-                };
-                write_back(lua, mine, &value, converted_as)?;
-            }
-            let summary = lua.create_table()?;
-            summary.raw_set("ran", result.ran)?;
-            summary.raw_set("handled", result.handled)?;
-            summary.raw_set("cancelled", result.cancelled)?;
-            Ok(MultiValue::from_vec(vec![
-                LuaValue::Table(summary),
-                from_value(lua, &value)?,
-            ]))
-        }
-        ApiFunction::ListenRowMessage => {
-            let owner = args.pop_front().unwrap_or(LuaValue::Nil);
-            let index = args.pop_front();
-            let index = match index.as_ref().and_then(whole_number) {
-                Some(index) => index,
-                None => {
-                    return Err(runtime_err(
-                        lua,
-                        format!(
-                            "ListenRowMessage `{}`: argument 4 must be a row number (or GMP.AllRows), got a {}",
-                            key.text,
-                            index.as_ref().map_or("nil", LuaValue::type_name)
-                        ),
-                    ));
-                }
-            };
-            let index = collection::hub_index(index)
-                .map_err(|e| runtime_err(lua, format!("ListenRowMessage `{}`: {e}", key.text)))?;
-            let Some(LuaValue::Function(f)) = args.pop_front() else {
-                return Err(runtime_err(
-                    lua,
-                    format!(
-                        "ListenRowMessage `{}`: the listener must be a function",
-                        key.text
-                    ),
-                ));
-            };
-            let opts = args.pop_front();
-            let (owner, target) = resolve_owner(&ctx.shared, lua, ctx.object, &owner, f)
-                .map_err(|e| runtime_err(lua, format!("ListenRowMessage `{}`: {e}", key.text)))?;
-            let options = listen_options(lua, function, key, owner, opts.as_ref())?;
-            let site = ctx.site_here(lua, Role::Listen);
-            let callback = collection::row_callback(&ctx.shared, target);
-            let id = hub
-                .listen_rows_raw(&key.text, source, index, options, Some(site), callback)
-                .map_err(fail)?;
-            Ok(MultiValue::from_vec(vec![LuaValue::Integer(
-                id.get() as i64
-            )]))
-        }
-        ApiFunction::StoredArray => {
-            let site = ctx.site_here(lua, Role::Send);
-            let writer = hub.stored_array_owned(key.key, source).at_site(site);
-            let writer = collection::LuaStoredArray::new(
-                writer,
-                key.text.clone(),
-                ctx.file.clone(),
-                &ctx.shared,
-            );
-            Ok(MultiValue::from_vec(vec![LuaValue::UserData(
-                lua.create_userdata(writer)?,
-            )]))
-        }
-    }
+    call_api(
+        &LuaCall { ctx, lua },
+        function,
+        key,
+        args.make_contiguous(),
+        sites,
+    )
 }
 
 /// Writes a hook's resulting `value` back into the caller's payload table
@@ -392,7 +438,7 @@ fn write_table(
     written: &mut Vec<*const std::ffi::c_void>,
     depth: usize,
 ) -> mlua::Result<()> {
-    use super::convert::STRUCT_FIELD;
+    use gantry_host::face::STRUCT_FIELD;
     if !matches!(value, Value::Struct(_) | Value::Array(_)) {
         return Ok(());
     }
@@ -457,301 +503,6 @@ fn write_table(
     Ok(())
 }
 
-fn convert_args(
-    ctx: &Ctx,
-    lua: &Lua,
-    key: &KeyRef,
-    args: &[LuaValue],
-) -> mlua::Result<super::shared::Args> {
-    ctx.shared
-        .values_for(key.key, args)
-        .map_err(|e| runtime_err(lua, format!("`{}` {e}", key.text)))
-}
-
-/// The `match` option of `function`'s options table `opts` on `key`.
-fn match_option(
-    lua: &Lua,
-    function: ApiFunction,
-    key: &KeyRef,
-    opts: &Table,
-) -> mlua::Result<Match> {
-    let value: LuaValue = opts.get("match")?;
-    match &value {
-        LuaValue::Nil => return Ok(Match::Exact),
-        LuaValue::String(s) => match s.as_bytes().as_ref() {
-            b"exact" => return Ok(Match::Exact),
-            b"partial" => return Ok(Match::Partial),
-            _ => {}
-        },
-        _ => {}
-    }
-    Err(runtime_err(
-        lua,
-        format!(
-            "{function} `{}`: option `match` must be \"exact\" or \"partial\", got {}",
-            key.text,
-            describe_value(&value)
-        ),
-    ))
-}
-
-/// An integer option (`times`, `order`, `priority`) of `function`'s options
-/// table `opts` on `key`: a 32-bit integer (an integral float counts).
-fn int_option(
-    lua: &Lua,
-    function: ApiFunction,
-    key: &KeyRef,
-    opts: &Table,
-    name: &str,
-) -> mlua::Result<Option<i32>> {
-    let value: LuaValue = opts.get(name)?;
-    if value.is_nil() {
-        return Ok(None);
-    }
-    let n = whole_number(&value).and_then(|i| i32::try_from(i).ok());
-    n.map(Some).ok_or_else(|| {
-        runtime_err(
-            lua,
-            format!(
-                "{function} `{}`: option `{name}` must be a 32-bit integer, got {}",
-                key.text,
-                describe_value(&value)
-            ),
-        )
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn listen(
-    ctx: &Rc<Ctx>,
-    lua: &Lua,
-    function: ApiFunction,
-    key: &KeyRef,
-    scope: Source,
-    owner: &LuaValue,
-    f: Function,
-    opts: Option<&LuaValue>,
-) -> mlua::Result<ListenerId> {
-    // What the function declares, asked once here rather than per call.
-    let info = f.info();
-    // A whole-table listener that takes one parameter more than a
-    // collection message carries gets the update after the table.
-    let params = ctx.shared.param_types(&key.text);
-    let wants_update = collection::element_type(&params).is_some() && info.num_params == 2;
-    // On a key that carries nothing known yet, a function of two may be
-    // either: what is sent decides, dispatch by dispatch.
-    let undecided = params.is_empty() && info.num_params == 2 && !info.is_vararg;
-    let takes = super::listen::Takes::of(&info);
-    let held = f.clone();
-    let (owner, target) = resolve_owner(&ctx.shared, lua, ctx.object, owner, f)
-        .map_err(|e| runtime_err(lua, format!("{function} `{}`: {e}", key.text)))?;
-    // The fast lane may call a function the hub's callback holds; one kept
-    // for a Lua-value owner is held by nothing else, so it goes the slow way.
-    let lane_may_call = matches!(target, super::listen::Target::Strong(_));
-    let options = listen_options(lua, function, key, owner, opts)?;
-    let site = ctx.site_here(lua, Role::Listen);
-    if wants_update {
-        let callback = collection::table_callback(&ctx.shared, target);
-        return ctx
-            .hub()
-            .listen_table_raw(&key.text, scope, options, Some(site), callback)
-            .map_err(|e| runtime_err(lua, e));
-    }
-    if undecided {
-        let table = collection::table_callback(&ctx.shared, target.clone());
-        let message = message_callback(&ctx.shared, target, takes);
-        let id = ctx
-            .hub()
-            .listen_table_or_message_raw(&key.text, scope, options, Some(site), table, message)
-            .map_err(|e| runtime_err(lua, e))?;
-        // Once its key turns out to carry no table, the lane calls it as
-        // any message listener.
-        if lane_may_call {
-            ctx.shared.fast.remember(id, &held)?;
-        }
-        return Ok(id);
-    }
-    let callback = message_callback(&ctx.shared, target, takes);
-    let spec = ListenSpec::message(scope, options, ListenerParams::Dynamic, callback)
-        .site(site)
-        .with_responder();
-    let id = ctx
-        .hub()
-        .listen_raw(&key.text, spec)
-        .map_err(|e| runtime_err(lua, e))?;
-    if lane_may_call {
-        ctx.shared.fast.remember(id, &held)?;
-    }
-    Ok(id)
-}
-
-/// `{priority=, match=}` of a `ListenHook` call (`nil` or absent: the
-/// defaults); anything but a table is refused, as a message listen's
-/// options are, naming the key.
-fn hook_options(lua: &Lua, key: &KeyRef, opts: Option<&LuaValue>) -> mlua::Result<HookOptions> {
-    let mut options = HookOptions::new();
-    match opts {
-        None | Some(LuaValue::Nil) => {}
-        Some(LuaValue::Table(t)) => {
-            let function = ApiFunction::ListenHook;
-            if let Some(priority) = int_option(lua, function, key, t, "priority")? {
-                options = options.priority(priority);
-            }
-            options.matching = match_option(lua, function, key, t)?;
-        }
-        Some(other) => {
-            return Err(runtime_err(
-                lua,
-                format!(
-                    "ListenHook `{}`: options must be a table {{priority=, match=}}, got {}",
-                    key.text,
-                    describe_value(other)
-                ),
-            ));
-        }
-    }
-    Ok(options)
-}
-
-/// `{times=, order=, match=}` of a listen call.
-fn listen_options(
-    lua: &Lua,
-    function: ApiFunction,
-    key: &KeyRef,
-    owner: gantry_host::Owner,
-    opts: Option<&LuaValue>,
-) -> mlua::Result<ListenOptions> {
-    let mut options = ListenOptions::new().owner(owner);
-    match opts {
-        None | Some(LuaValue::Nil) => {}
-        Some(LuaValue::Table(t)) => {
-            if let Some(times) = int_option(lua, function, key, t, "times")? {
-                options = options.times(times);
-            }
-            if let Some(order) = int_option(lua, function, key, t, "order")? {
-                options = options.order(order);
-            }
-            options = options.matching(match_option(lua, function, key, t)?);
-        }
-        Some(other) => {
-            return Err(runtime_err(
-                lua,
-                format!(
-                    "{function} `{}`: options must be a table {{times=, order=, match=}}, got {}",
-                    key.text,
-                    describe_value(other)
-                ),
-            ));
-        }
-    }
-    Ok(options)
-}
-
-/// A request's reply, delivered to a Lua function.
-fn reply_to_function(ctx: &Rc<Ctx>, reply: Function) -> Box<dyn FnOnce(Reply<'_>)> {
-    let shared = Rc::downgrade(&ctx.shared);
-    let file = ctx.file.clone();
-    Box::new(move |answer: Reply<'_>| {
-        let Reply::Answer(values) = answer else {
-            // The hub reports unanswered requests.
-            return;
-        };
-        let Some(shared) = shared.upgrade() else {
-            return;
-        };
-        let Some(lua) = shared.lua.try_upgrade() else {
-            return;
-        };
-        let result = shared.guarded(|| -> mlua::Result<()> {
-            let args = values
-                .iter()
-                .map(|v| from_value(&lua, v))
-                .collect::<mlua::Result<MultiValue>>()?;
-            reply.call::<()>(args)
-        });
-        if let Err(e) = result {
-            shared.report(ScriptError::from_message(&file, error_text(&e)));
-        }
-    })
-}
-
-/// `GMP.Request(obj, key, ...)` inside a coroutine: sends the request and
-/// returns `true, answer...` when it was answered during the send, or
-/// `false` — the Lua side then yields, and the answer resumes the coroutine.
-fn request_in_coroutine(
-    ctx: &Rc<Ctx>,
-    lua: &Lua,
-    key: &KeyRef,
-    source: Source,
-    mut args: MultiValue,
-    send_site: impl Fn(Role) -> Option<Site>,
-    located: Caller<'_>,
-) -> mlua::Result<MultiValue> {
-    // The Lua side checked that this runs in a coroutine that can yield.
-    let thread = lua.current_thread();
-    let mut values = convert_args(ctx, lua, key, args.make_contiguous())?;
-    let site = send_site(Role::Send);
-    let caller = site.as_ref().map_or(located, Caller::Script);
-    // Answered during the send: kept here and returned directly.
-    let early: Rc<RefCell<Option<Option<Vec<Value>>>>> = Rc::new(RefCell::new(None));
-    let sent = Rc::new(std::cell::Cell::new(false));
-    let shared = Rc::downgrade(&ctx.shared);
-    let file = ctx.file.clone();
-    let on_reply = {
-        let early = early.clone();
-        let sent = sent.clone();
-        Box::new(move |answer: Reply<'_>| {
-            let values = match answer {
-                Reply::Answer(values) => Some(values.to_vec()),
-                Reply::Unanswered => None,
-            };
-            if !sent.get() {
-                *early.borrow_mut() = Some(values);
-                return;
-            }
-            let Some(shared) = shared.upgrade() else {
-                return;
-            };
-            let Some(lua) = shared.lua.try_upgrade() else {
-                return;
-            };
-            if thread.status() != ThreadStatus::Resumable {
-                return;
-            }
-            let result = shared.guarded(|| -> mlua::Result<()> {
-                let args = match &values {
-                    Some(values) => values
-                        .iter()
-                        .map(|v| from_value(&lua, v))
-                        .collect::<mlua::Result<MultiValue>>()?,
-                    None => MultiValue::new(),
-                };
-                shared.fast.blocked(|| thread.resume::<()>(args))
-            });
-            if let Err(e) = result {
-                shared.report(ScriptError::from_message(&file, error_text(&e)));
-            }
-        })
-    };
-    let result = ctx
-        .hub()
-        .request_values(key.key, source, &mut values, caller, on_reply);
-    sent.set(true);
-    result.map_err(|e| runtime_err(lua, e))?;
-    let answered = early.borrow_mut().take();
-    match answered {
-        Some(values) => {
-            let mut out = MultiValue::new();
-            out.push_back(LuaValue::Boolean(true));
-            for v in values.unwrap_or_default() {
-                out.push_back(from_value(lua, &v)?);
-            }
-            Ok(out)
-        }
-        None => Ok(MultiValue::from_vec(vec![LuaValue::Boolean(false)])),
-    }
-}
-
 /// The generic global for `function`: takes the key from its argument.
 pub(crate) fn generic_function(
     ctx: &Rc<Ctx>,
@@ -770,25 +521,32 @@ pub(crate) fn generic_function(
         let text = match &key_arg {
             Some(LuaValue::String(s)) => s.to_str()?.to_string(),
             other => {
-                return Err(runtime_err(
+                return Err(error_here(
                     lua,
-                    format!(
-                        "{function}: argument {} must be a key string, got a {}",
-                        index + 1,
-                        other.as_ref().map_or("nil", LuaValue::type_name)
-                    ),
+                    ApiError::BadArgument {
+                        call: Call::of(function),
+                        position: index + 1,
+                        naming: None,
+                        expected: "a key string".into(),
+                        got: format!("a {}", other.as_ref().map_or("nil", LuaValue::type_name)),
+                    },
                 ));
             }
         };
-        let key = ctx
-            .hub()
-            .key(&text)
-            .map_err(|e| runtime_err(lua, format!("{function}: {e}")))?;
+        let key = ctx.hub().key(&text).map_err(|e| {
+            error_here(
+                lua,
+                ApiError::Refused {
+                    call: Call::of(function),
+                    why: e.to_string(),
+                },
+            )
+        })?;
         let key = KeyRef {
             key,
             text: Rc::from(text),
         };
-        call_api(&ctx, lua, function, &key, args, Sites::PerCall)
+        call(&ctx, lua, function, &key, args, Sites::PerCall)
     })
 }
 
@@ -802,6 +560,6 @@ pub(crate) fn baked_function(
 ) -> mlua::Result<Function> {
     let ctx = ctx.clone();
     lua.create_function(move |lua, args: MultiValue| {
-        call_api(&ctx, lua, function, &key, args, Sites::AtLoad)
+        call(&ctx, lua, function, &key, args, Sites::AtLoad)
     })
 }

@@ -19,16 +19,12 @@
 
 use std::rc::Rc;
 
+use gantry_host::face::structs::struct_from_fields;
+use gantry_host::face::{MAX_DEPTH, STRUCT_FIELD};
 use gantry_host::{StructRegistry, StructValue, Type, Value};
 use mlua::{Lua, Table, Value as LuaValue};
 
 use super::handles::{NamedHandle, ObjectHandle, WorldHandle};
-
-/// The field that names a table's struct.
-pub const STRUCT_FIELD: &str = "__struct";
-
-/// Deepest nesting converted; deeper (or cyclic) tables are an error.
-const MAX_DEPTH: usize = 32;
 
 /// Does converting these values need the signature (is any a table)?
 pub fn any_table(args: &[LuaValue]) -> bool {
@@ -146,24 +142,7 @@ fn table_to_struct(
     structs: &StructRegistry,
     depth: usize,
 ) -> Result<StructValue, String> {
-    let mut out = StructValue::new(gantry_host::value::shared_name(name));
-    let defined = structs.get(name).is_some();
-    if defined {
-        for param in structs.all_fields(name) {
-            let field: LuaValue = table
-                .raw_get(param.name.as_str())
-                .map_err(|e| e.to_string())?;
-            let value = if field.is_nil() {
-                Value::default_of(&param.ty, structs)
-            } else {
-                to_value_at(&field, Some(&param.ty), structs, depth + 1)
-                    .map_err(|e| format!("field `{}`: {e}", param.name))?
-            };
-            out.fields
-                .push((gantry_host::value::shared_name(&param.name), value));
-        }
-    }
-    let mut extra: Vec<(String, LuaValue)> = Vec::new();
+    let mut fields: Vec<(String, LuaValue)> = Vec::new();
     for pair in table.pairs::<LuaValue, LuaValue>() {
         let (key, value) = pair.map_err(|e| e.to_string())?;
         let LuaValue::String(key) = key else {
@@ -172,19 +151,20 @@ fn table_to_struct(
                 key.type_name()
             ));
         };
-        let key = key.to_str().map_err(|e| e.to_string())?.to_string();
-        if key == STRUCT_FIELD || (defined && out.get(&key).is_some()) {
-            continue;
-        }
-        extra.push((key, value));
+        fields.push((key.to_str().map_err(|e| e.to_string())?.to_string(), value));
     }
-    extra.sort_by(|a, b| a.0.cmp(&b.0));
-    for (key, value) in extra {
-        let value = to_value_at(&value, None, structs, depth + 1)
-            .map_err(|e| format!("field `{key}`: {e}"))?;
-        out.fields.push((Rc::from(key.as_str()), value));
-    }
-    Ok(out)
+    fields.sort_by(|a, b| a.0.cmp(&b.0));
+    struct_from_fields(
+        name,
+        structs,
+        |field| match table.raw_get::<LuaValue>(field) {
+            Ok(LuaValue::Nil) => Ok(None),
+            Ok(value) => Ok(Some(value)),
+            Err(e) => Err(e.to_string()),
+        },
+        fields,
+        |value, expected| to_value_at(value, expected, structs, depth + 1),
+    )
 }
 
 /// Converts a hub value for Lua.

@@ -36,7 +36,9 @@ use std::rc::{Rc, Weak};
 use gantry_host::{ApiFunction, Key, ListenerId, Site, Type};
 use mlua::{AnyUserData, Function, LightUserData, Lua, Table, UserData, Value as LuaValue};
 
-use super::api::{Ctx, KeyRef};
+use gantry_host::face::KeyRef;
+
+use super::api::Ctx;
 use super::convert::{object_source_of_arg, world_of_arg};
 use super::shared::{Shared, error_text};
 

@@ -18,7 +18,9 @@ use gantry_host::listener::{HookFn, MessageFn};
 use gantry_host::{ListenerError, Message, Owner, Type, Value};
 use mlua::{AnyUserData, Function, Lua, MultiValue, Table, Value as LuaValue};
 
-use super::convert::{STRUCT_FIELD, from_value, to_value};
+use gantry_host::face::STRUCT_FIELD;
+
+use super::convert::{from_value, to_value};
 use super::handles::{HookCtx, NamedHandle, ObjectHandle, OwnerToken, ResponderHandle};
 use super::shared::{Shared, error_text};
 
@@ -142,11 +144,12 @@ pub(crate) fn run_listener(
 pub(crate) struct Takes(usize);
 
 impl Takes {
-    pub fn of(info: &mlua::function::FunctionInfo) -> Takes {
-        Takes(if info.is_vararg {
+    /// A function declaring `params` parameters (and a rest, `vararg`).
+    pub fn new(params: u8, vararg: bool) -> Takes {
+        Takes(if vararg {
             usize::MAX
         } else {
-            usize::from(info.num_params)
+            usize::from(params)
         })
     }
 

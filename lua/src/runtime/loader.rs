@@ -10,7 +10,9 @@ use std::rc::Rc;
 use gantry_host::{ApiFunction, Language, Site, files};
 use mlua::{Lua, Table, Value as LuaValue, chunk::ChunkMode};
 
-use super::api::{Ctx, KeyRef, baked_function};
+use gantry_host::face::KeyRef;
+
+use super::api::{Ctx, baked_function};
 use super::sandbox::{make_env, wrap_request};
 use crate::syntax;
 

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use gantry_host::{Hub, Key, Type, Value};
+use gantry_host::face::{self, ApiError, KeyRef};
+use gantry_host::{Hub, Type, Value};
 use mlua::{Lua, MultiValue, Table, Value as LuaValue, WeakLua};
-use smallvec::SmallVec;
 
 use super::budget::Budget;
 use super::convert::{any_table, scalar_to_value, to_value};
@@ -20,7 +20,7 @@ use super::fast::FastLane;
 pub const MAX_NESTING: u32 = 32;
 
 /// Arguments on their way to the hub; scalars stay on the stack.
-pub(crate) type Args = SmallVec<[Value; 4]>;
+pub(crate) type Args = gantry_host::face::call::Values;
 
 /// Where script errors go as they happen (the CLI prints them).
 pub(crate) type ErrorSink = Rc<dyn Fn(&ScriptError)>;
@@ -146,47 +146,38 @@ impl Shared {
     /// The recorded parameter types of a key (only asked for when a table
     /// is among the arguments).
     pub fn param_types(&self, key: &str) -> Vec<Type> {
-        self.hub
-            .table()
-            .get(key)
-            .map(|e| e.param_types())
-            .unwrap_or_default()
+        face::param_types(&self.hub, key)
     }
 
     /// Converts send arguments, tables by the key's signature.
-    pub fn values_for(&self, key: Key, args: &[LuaValue]) -> Result<Args, String> {
+    pub fn values_for(&self, key: &KeyRef, args: &[LuaValue]) -> Result<Args, ApiError> {
+        let bad = |position: usize, why: String| ApiError::BadValue {
+            key: key.text.clone(),
+            position,
+            why,
+        };
         let mut out = Args::with_capacity(args.len());
         if !any_table(args) {
             for (i, arg) in args.iter().enumerate() {
                 match scalar_to_value(arg) {
                     Some(Ok(v)) => out.push(v),
-                    Some(Err(e)) => return Err(format!("argument {}: {e}", i + 1)),
+                    Some(Err(e)) => return Err(bad(i + 1, e)),
                     None => unreachable!("no tables here"),
                 }
             }
             return Ok(out);
         }
-        let name = self.hub.key_name(key);
-        let types = self.param_types(&name);
+        let types = self.param_types(&key.text);
         let table = self.hub.table();
         for (i, arg) in args.iter().enumerate() {
-            out.push(
-                to_value(arg, types.get(i), &table.structs)
-                    .map_err(|e| format!("argument {}: {e}", i + 1))?,
-            );
+            out.push(to_value(arg, types.get(i), &table.structs).map_err(|e| bad(i + 1, e))?);
         }
         Ok(out)
     }
 
     /// Converts the values of `rsp:Response(...)` by the key's response types.
     pub fn response_values(&self, key: &str, args: MultiValue) -> mlua::Result<Vec<Value>> {
-        let types: Vec<Type> = self
-            .hub
-            .table()
-            .get(key)
-            .and_then(|e| e.response.as_ref())
-            .map(|r| r.iter().map(|p| p.ty.clone()).collect())
-            .unwrap_or_default();
+        let types = face::response_types(&self.hub, key);
         let table = self.hub.table();
         args.iter()
             .enumerate()

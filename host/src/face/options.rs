@@ -1,0 +1,108 @@
+//! The options of a listen (`{times=, order=, match=}`) and of a hook
+//! listen (`{priority=, match=}`): one rule and one message for every
+//! language. Absent or nil options are the defaults; anything but an
+//! options table is refused naming the call and key; an integer option is a
+//! 32-bit integer (an integral float counts); `match` is `"exact"` or
+//! `"partial"`.
+
+use crate::hook::HookOptions;
+use crate::{ListenOptions, Match};
+
+use super::call::Face;
+use super::error::{ApiError, Call};
+
+/// The options of a message, row or table listen.
+pub fn listen_options<F: Face>(
+    face: &F,
+    call: &Call,
+    value: F::Value,
+) -> Result<ListenOptions, F::Error> {
+    let mut options = ListenOptions::new();
+    let Some(table) = options_table(face, call, value, &["times", "order", "match"])? else {
+        return Ok(options);
+    };
+    if let Some(times) = int_option(face, call, &table, "times")? {
+        options = options.times(times);
+    }
+    if let Some(order) = int_option(face, call, &table, "order")? {
+        options = options.order(order);
+    }
+    Ok(options.matching(match_option(face, call, &table)?))
+}
+
+/// The options of a hook listen.
+pub fn hook_options<F: Face>(
+    face: &F,
+    call: &Call,
+    value: F::Value,
+) -> Result<HookOptions, F::Error> {
+    let mut options = HookOptions::new();
+    let Some(table) = options_table(face, call, value, &["priority", "match"])? else {
+        return Ok(options);
+    };
+    if let Some(priority) = int_option(face, call, &table, "priority")? {
+        options = options.priority(priority);
+    }
+    options.matching = match_option(face, call, &table)?;
+    Ok(options)
+}
+
+/// The options table (`None`: the defaults).
+fn options_table<F: Face>(
+    face: &F,
+    call: &Call,
+    value: F::Value,
+    names: &[&str],
+) -> Result<Option<F::Options>, F::Error> {
+    if F::is_nil(&value) {
+        return Ok(None);
+    }
+    let got = F::describe(&value);
+    match F::options(value) {
+        Some(table) => Ok(Some(table)),
+        None => Err(face.raise(ApiError::BadOptions {
+            call: call.clone(),
+            expected: F::options_shape(names),
+            got,
+        })),
+    }
+}
+
+/// An integer option (`times`, `order`, `priority`).
+fn int_option<F: Face>(
+    face: &F,
+    call: &Call,
+    table: &F::Options,
+    name: &'static str,
+) -> Result<Option<i32>, F::Error> {
+    let value = face.option(table, name)?;
+    if F::is_nil(&value) {
+        return Ok(None);
+    }
+    match F::whole_number(&value).and_then(|i| i32::try_from(i).ok()) {
+        Some(n) => Ok(Some(n)),
+        None => Err(face.raise(ApiError::BadOption {
+            call: call.clone(),
+            option: name,
+            expected: "a 32-bit integer",
+            got: F::describe(&value),
+        })),
+    }
+}
+
+/// The `match` option.
+fn match_option<F: Face>(face: &F, call: &Call, table: &F::Options) -> Result<Match, F::Error> {
+    let value = face.option(table, "match")?;
+    if F::is_nil(&value) || F::is_text(&value, "exact") {
+        return Ok(Match::Exact);
+    }
+    if F::is_text(&value, "partial") {
+        return Ok(Match::Partial);
+    }
+    Err(face.raise(ApiError::BadOption {
+        call: call.clone(),
+        option: "match",
+        expected: "\"exact\" or \"partial\"",
+        got: F::describe(&value),
+    }))
+}
