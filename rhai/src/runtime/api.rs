@@ -1,18 +1,26 @@
-//! The script API: one core per function, reached two ways — the generic
-//! function (`NotifyObjectMessage(obj, "Key", ...)`, key resolved and call
-//! site recorded per call) and the per-key function the loader bakes
-//! literal-key calls into (key resolved and site recorded once, at load).
-//! Both run the same core, so they behave the same.
+//! The script API as Rhai reaches it: one face per call ([`RhaiCall`]),
+//! the generic function (`NotifyObjectMessage(obj, "Key", ...)`, key
+//! resolved and call site recorded per call) and the per-key function the
+//! loader bakes literal-key calls into (key resolved and site recorded once,
+//! at load). Both run the host's one API call ([`call_api`]), so they
+//! behave the same; what is Rhai's here is what a value is, how a function
+//! is held and called, and what `RunHook` and `GMP::Request` return.
 
-use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use gantry_host::hook::HookOptions;
-use gantry_host::{
-    ApiFunction, Caller, Key, Language, ListenOptions, ListenSpec, ListenerId, ListenerParams,
-    Match, Owner, Reply, Role, Site, Source, Type,
+use gantry_host::collection::{RowFn, TableFn};
+use gantry_host::face::call::Values;
+use gantry_host::face::reply::{on_answer, request_during_send};
+use gantry_host::face::{
+    ApiError, Call, Declares, Face, KeyRef, SiteBook, Sites, Unbind, call_api,
 };
-use rhai::{Dynamic, FnPtr, INT, Map, NativeCallContext};
+use gantry_host::hook::HookResult;
+use gantry_host::listener::{HookFn, MessageFn};
+use gantry_host::{
+    ApiFunction, Caller, Hub, Language, ListenerId, Owner, Reply, Role, Site, Source, StoredArray,
+    Type, Value,
+};
+use rhai::{Dynamic, FnPtr, INT, ImmutableString, Map, NativeCallContext};
 
 use super::convert::{from_value, to_value};
 use super::handles::{NamedHandle, ObjectHandle, WorldHandle, fail};
@@ -28,28 +36,15 @@ type RhaiResult = Result<Dynamic, Box<rhai::EvalAltResult>>;
 /// four: a send allocates nothing for them.
 pub(crate) type Args = smallvec::SmallVec<[Dynamic; 4]>;
 
-/// How a call names its key.
-#[derive(Clone)]
-pub(crate) struct KeyRef {
-    pub key: Key,
-    pub text: Rc<str>,
+/// One API call from Rhai: the script whose code makes it, and its line.
+struct RhaiCall<'a> {
+    shared: &'a Rc<Shared>,
+    script: Rc<Script>,
+    line: u32,
 }
 
-/// A send's converted values, inline up to four.
-type Values = smallvec::SmallVec<[gantry_host::Value; 4]>;
-
-/// Whether a call site still has to be recorded.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Sites {
-    /// Generic call: record this line once.
-    PerCall,
-    /// Baked call: recorded at load.
-    AtLoad,
-}
-
-/// The core of every keyed API function; `args` are the call's arguments
-/// without the key.
-pub(crate) fn call_api(
+/// Runs the API call of `function` on `key` from Rhai.
+pub(crate) fn call(
     shared: &Rc<Shared>,
     call: &NativeCallContext,
     function: ApiFunction,
@@ -60,380 +55,296 @@ pub(crate) fn call_api(
     let script = shared
         .current()
         .ok_or_else(|| fail(format!("{function}: no script is running")))?;
-    let hub = &shared.hub;
     let line = call.call_position().line().unwrap_or(0) as u32;
-    let source = take_source(shared, function, &mut args)?;
-    let record_send = || {
-        if sites == Sites::PerCall
-            && script
-                .recorded
-                .borrow_mut()
-                .insert((key.key, line, Role::Send))
-        {
-            hub.record_site(
-                &key.text,
-                Site::new(&*script.file, line, Language::Rhai, Role::Send),
-            );
-        }
+    let face = RhaiCall {
+        shared,
+        script,
+        line,
     };
-    // Where this call is, asked only by a report (a refused send, an
-    // unanswered request): the sites themselves are recorded by
-    // `record_send` or at load.
-    let place = || Some(Site::new(&*script.file, line, Language::Rhai, Role::Send));
-    let located = Caller::Located(&place);
-    let hub_err = |e: gantry_host::HubError| fail(e.to_string());
-    match function {
-        ApiFunction::NotifyMessage
-        | ApiFunction::NotifyWorldMessage
-        | ApiFunction::NotifyObjectMessage => {
-            record_send();
-            let mut values: Values = convert(shared, key, &args)?;
-            hub.send_values(key.key, source, &mut values, located)
-                .map_err(hub_err)?;
-            Ok(Dynamic::UNIT)
+    call_api(&face, function, key, &mut args, sites)
+}
+
+impl Face for RhaiCall<'_> {
+    type Value = Dynamic;
+    type Function = FnPtr;
+    type Held = FnPtr;
+    type Options = Map;
+    type Out = Dynamic;
+    type Error = Box<rhai::EvalAltResult>;
+
+    const FUNCTION: &'static str = "a function pointer or closure";
+
+    fn hub(&self) -> &Hub {
+        &self.shared.hub
+    }
+
+    fn book(&self) -> &SiteBook {
+        &self.script.recorded
+    }
+
+    fn site(&self, role: Role) -> Site {
+        Site::new(&*self.script.file, self.line, Language::Rhai, role)
+    }
+
+    fn raise(&self, error: ApiError) -> Box<rhai::EvalAltResult> {
+        fail(error.to_string())
+    }
+
+    fn type_name(value: &Dynamic) -> &'static str {
+        value.type_name()
+    }
+
+    fn describe(value: &Dynamic) -> String {
+        if let Ok(i) = value.as_int() {
+            return format!("an integer ({i})");
         }
-        ApiFunction::SendObjectMessage => {
-            let reply = match args.last() {
-                Some(last) if last.is_fnptr() => args.pop().and_then(|f| f.try_cast::<FnPtr>()),
-                _ => None,
-            };
-            record_send();
-            let mut values: Values = convert(shared, key, &args)?;
-            match reply {
-                None => {
-                    hub.send_values(key.key, source, &mut values, located)
-                        .map_err(hub_err)?;
-                }
-                Some(reply) => {
-                    let on_reply = reply_to_function(shared, &script, reply);
-                    hub.request_values(key.key, source, &mut values, located, on_reply)
-                        .map_err(hub_err)?;
-                }
-            }
-            Ok(Dynamic::UNIT)
+        if let Ok(x) = value.as_float() {
+            return format!("a number ({x})");
         }
-        ApiFunction::StoreObjectMessage | ApiFunction::OnceObjectMessage => {
-            record_send();
-            let values = convert(shared, key, &args)?;
-            let once = function == ApiFunction::OnceObjectMessage;
-            hub.store_values(key.key, source, values, once, located)
-                .map_err(hub_err)?;
-            Ok(Dynamic::UNIT)
+        match value.clone().into_immutable_string() {
+            Ok(s) if s.len() <= 40 => format!("\"{s}\""),
+            Ok(_) => "a string".to_owned(),
+            Err(_) => format!("a {}", value.type_name()),
         }
-        ApiFunction::RemoveStoredObjectMessage => {
-            record_send();
-            Ok(Dynamic::from_bool(hub.remove_stored(key.key, source)))
+    }
+
+    fn is_nil(value: &Dynamic) -> bool {
+        value.is_unit()
+    }
+
+    fn whole_number(value: &Dynamic) -> Option<i64> {
+        if let Ok(i) = value.as_int() {
+            return Some(i);
         }
-        ApiFunction::ListenMessage
-        | ApiFunction::ListenWorldMessage
-        | ApiFunction::ListenObjectMessage => {
-            let (owner, f, opts) = listen_args(function, key, args)?;
-            let options = listen_options(function, key, &script, &owner, opts.as_ref())?;
-            let site = Site::new(&*script.file, line, Language::Rhai, Role::Listen);
-            // A function taking one more parameter than a collection key's
-            // message (the table) is a whole-table listener: `|items, update|`.
-            let takes_two = declared_arities(&script.ast, &f).contains(&2);
-            if takes_two && shared.is_table_key(&key.text) {
-                let callback = table_callback(shared, &script, f, line);
-                let id = hub
-                    .listen_table_raw(&key.text, source, options, Some(site), callback)
-                    .map_err(hub_err)?;
-                return Ok(Dynamic::from_int(id.get() as INT));
-            }
-            // On a key that carries nothing known yet, a function of two
-            // may be either: what is sent decides, dispatch by dispatch.
-            if takes_two && shared.param_types(&key.text).is_empty() {
-                let table = table_callback(shared, &script, f.clone(), line);
-                let message = message_callback(shared, &script, f, line);
-                let id = hub
-                    .listen_table_or_message_raw(
-                        &key.text,
-                        source,
-                        options,
-                        Some(site),
-                        table,
-                        message,
-                    )
-                    .map_err(hub_err)?;
-                return Ok(Dynamic::from_int(id.get() as INT));
-            }
-            let callback = message_callback(shared, &script, f, line);
-            let spec = ListenSpec::message(source, options, ListenerParams::Dynamic, callback)
-                .site(site)
-                .with_responder();
-            let id = hub.listen_raw(&key.text, spec).map_err(hub_err)?;
-            Ok(Dynamic::from_int(id.get() as INT))
+        match value.as_float() {
+            Ok(x) if x.fract() == 0.0 && x.abs() <= 2f64.powi(53) => Some(x as i64),
+            _ => None,
         }
-        ApiFunction::ListenRowMessage => {
-            // `owner, index, fn [, opts]`
-            let index = if args.len() > 1 {
-                args.remove(1)
+    }
+
+    fn is_text(value: &Dynamic, text: &str) -> bool {
+        value.is_string()
+            && value
+                .clone()
+                .into_immutable_string()
+                .is_ok_and(|s| s == text)
+    }
+
+    fn is_table(value: &Dynamic) -> bool {
+        value.is_map()
+    }
+
+    fn source(&self, value: &Dynamic, world: bool) -> Option<Source> {
+        if let Some(w) = value.clone().try_cast::<WorldHandle>() {
+            return Some(Source::World(w.0));
+        }
+        if let Some(o) = value.clone().try_cast::<ObjectHandle>() {
+            return if world {
+                self.shared.hub.world_of(o.0).map(Source::World)
             } else {
-                Dynamic::UNIT
+                Some(Source::Object(o.0))
             };
-            let index = index
-                .as_int()
-                .ok()
-                .and_then(|i| i32::try_from(i).ok())
-                .ok_or_else(|| {
-                    fail(format!(
-                        "ListenRowMessage `{}`: argument 4 must be a row index (0-based, \
-                         GMP::ALL_ROWS, GMP::WithRemoval(n)), got {}",
-                        key.text,
-                        index.type_name()
-                    ))
-                })?;
-            let (owner, f, opts) = listen_args(function, key, args)?;
-            let options = listen_options(function, key, &script, &owner, opts.as_ref())?;
-            let site = Site::new(&*script.file, line, Language::Rhai, Role::Listen);
-            let with_update = declared_arities(&script.ast, &f).iter().any(|&n| n >= 3);
-            let callback = row_callback(shared, &script, f, line, with_update);
-            let id = hub
-                .listen_rows_raw(&key.text, source, index, options, Some(site), callback)
-                .map_err(hub_err)?;
-            Ok(Dynamic::from_int(id.get() as INT))
         }
-        ApiFunction::UnbindMessage => {
-            let target = args.pop().unwrap_or(Dynamic::UNIT);
-            let removed = if let Ok(id) = target.as_int() {
-                usize::from(id > 0 && hub.unlisten(ListenerId::from_raw(id as u64)))
-            } else if let Some(o) = target.clone().try_cast::<ObjectHandle>() {
-                hub.unlisten_owner_on(&key.text, &Owner::Object(o.0))
-            } else {
-                return Err(fail(format!(
-                    "UnbindMessage `{}`: give a listener id or an owner object, got a {}",
-                    key.text,
-                    target.type_name()
-                )));
-            };
-            Ok(Dynamic::from_int(removed as INT))
-        }
-        ApiFunction::ListenHook => {
-            let (owner, f, opts) = listen_args(function, key, args)?;
-            let owner = resolve_owner(&script, &owner)
-                .map_err(|e| fail(format!("ListenHook `{}`: {e}", key.text)))?;
-            let mut options = HookOptions::new().owner(owner);
-            if let Some(opts) = &opts {
-                if let Some(priority) = int_option(opts, "priority")? {
-                    options = options.priority(priority);
-                }
-                options.matching = match_option(opts)?;
-            }
-            let site = Site::new(&*script.file, line, Language::Rhai, Role::Listen);
-            let callback = hook_callback(shared, &script, f, line);
-            let id = hub
-                .listen_hook_raw(&key.text, options, Some(site), callback)
-                .map_err(hub_err)?;
-            Ok(Dynamic::from_int(id.get() as INT))
-        }
-        ApiFunction::RunHook => {
-            record_send();
-            let payload = args.pop().unwrap_or(Dynamic::UNIT);
-            let expected: Option<Type> = if payload.is_map() {
-                shared.param_types(&key.text).into_iter().next()
-            } else {
-                None
-            };
-            let converted = {
-                let table = hub.table();
-                to_value(&payload, expected.as_ref(), &table.structs)
-            };
-            let mut value =
-                converted.map_err(|e| fail(format!("RunHook `{}` payload: {e}", key.text)))?;
-            let result = hub.run_hook_key(key.key, &mut value);
-            let mut out = Map::new();
-            out.insert("ran".into(), Dynamic::from_int(result.ran as INT));
-            out.insert("handled".into(), Dynamic::from_bool(result.handled));
-            out.insert("cancelled".into(), Dynamic::from_bool(result.cancelled));
-            out.insert("payload".into(), from_value(&value));
-            Ok(Dynamic::from_map(out))
-        }
-        ApiFunction::Request => {
-            record_send();
-            let values = convert(shared, key, &args)?;
-            request_now(shared, key, source, values, located)
-        }
-        ApiFunction::StoredArray => {
-            record_send();
-            let site = Site::new(&*script.file, line, Language::Rhai, Role::Send);
-            let writer = hub.stored_array_owned(key.key, source).at_site(site);
-            Ok(Dynamic::from(StoredArrayHandle::new(
-                writer,
-                key.text.clone(),
-                Rc::downgrade(shared),
-                script.file.clone(),
-                line,
-            )))
+        match value.clone().try_cast::<NamedHandle>() {
+            Some(n) if !world => Some(n.0),
+            _ => None,
         }
     }
-}
 
-/// `GMP::Request(obj, key, ...)`: Rhai has no coroutines, so the request is
-/// synchronous — the reply is returned when a responder answers during the
-/// send (one value: that value; several: an array; none: `()`), and it is
-/// an error naming the key when nobody does (no responder, or one that
-/// answers later: that late answer is dropped).
-fn request_now(
-    shared: &Rc<Shared>,
-    key: &KeyRef,
-    source: Source,
-    mut values: Vec<gantry_host::Value>,
-    caller: Caller<'_>,
-) -> RhaiResult {
-    type Answer = Option<Option<Vec<gantry_host::Value>>>;
-    let answer: Rc<RefCell<Answer>> = Rc::new(RefCell::new(None));
-    let sent = Rc::new(Cell::new(false));
-    let on_reply = {
-        let answer = answer.clone();
-        let sent = sent.clone();
-        let key = key.text.clone();
-        Box::new(move |reply: Reply<'_>| {
-            if sent.get() {
-                tracing::debug!(key = %key, "a late answer to GMP::Request is dropped");
-                return;
-            }
-            *answer.borrow_mut() = Some(match reply {
-                Reply::Answer(values) => Some(values.to_vec()),
-                Reply::Unanswered => None,
-            });
-        })
-    };
-    let result = shared
-        .hub
-        .request_values(key.key, source, &mut values, caller, on_reply);
-    sent.set(true);
-    result.map_err(|e| fail(e.to_string()))?;
-    let answered = answer.borrow_mut().take();
-    match answered {
-        Some(Some(values)) => Ok(match values.as_slice() {
-            [] => Dynamic::UNIT,
-            [one] => from_value(one),
-            many => Dynamic::from_array(many.iter().map(from_value).collect()),
-        }),
-        Some(None) => Err(fail(format!(
-            "GMP::Request `{}`: nobody answered (no listener took the request, or every \
-             responder was dropped unanswered)",
-            key.text
-        ))),
-        None => Err(fail(format!(
-            "GMP::Request `{}`: not answered during the send (Rhai has no coroutines, so \
-             GMP::Request cannot wait for a later answer; use SendObjectMessage with a \
-             reply function)",
-            key.text
-        ))),
-    }
-}
-
-/// The options of a listen: owner, `times`, `order`, `match`.
-fn listen_options(
-    function: ApiFunction,
-    key: &KeyRef,
-    script: &Script,
-    owner: &Dynamic,
-    opts: Option<&Map>,
-) -> Result<ListenOptions, Box<rhai::EvalAltResult>> {
-    let owner = resolve_owner(script, owner)
-        .map_err(|e| fail(format!("{function} `{}`: {e}", key.text)))?;
-    let mut options = ListenOptions::new().owner(owner);
-    if let Some(opts) = opts {
-        if let Some(times) = int_option(opts, "times")? {
-            options = options.times(times);
-        }
-        if let Some(order) = int_option(opts, "order")? {
-            options = options.order(order);
-        }
-        options = options.matching(match_option(opts)?);
-    }
-    Ok(options)
-}
-
-fn convert<C: FromIterator<gantry_host::Value>>(
-    shared: &Shared,
-    key: &KeyRef,
-    args: &[Dynamic],
-) -> Result<C, Box<rhai::EvalAltResult>> {
-    shared
-        .values_for(&key.text, args)
-        .map_err(|e| fail(format!("`{}` {e}", key.text)))
-}
-
-/// Takes the source argument of functions that have one.
-fn take_source(
-    shared: &Shared,
-    function: ApiFunction,
-    args: &mut Args,
-) -> Result<Source, Box<rhai::EvalAltResult>> {
-    if function.source_index().is_none() {
-        return Ok(Source::Global);
-    }
-    if args.is_empty() {
-        return Err(fail(format!("{function}: argument 1 must be an object")));
-    }
-    let arg = args.remove(0);
-    let world_fn = matches!(
-        function,
-        ApiFunction::NotifyWorldMessage | ApiFunction::ListenWorldMessage
-    );
-    if let Some(w) = arg.clone().try_cast::<WorldHandle>() {
-        return Ok(Source::World(w.0));
-    }
-    if let Some(o) = arg.clone().try_cast::<ObjectHandle>() {
-        if world_fn {
-            return shared
-                .hub
-                .world_of(o.0)
-                .map(Source::World)
-                .ok_or_else(|| fail(format!("{function}: {} does not exist", o.0)));
-        }
-        return Ok(Source::Object(o.0));
-    }
-    if let (Some(n), false) = (arg.clone().try_cast::<NamedHandle>(), world_fn) {
-        return Ok(n.0);
-    }
-    Err(fail(format!(
-        "{function}: argument 1 must be {}, got a {}",
-        if world_fn {
+    fn source_shape(world: bool) -> &'static str {
+        if world {
             "a world (or an object)"
         } else {
             "an object (a world, or a GMP::Named source)"
-        },
-        arg.type_name()
-    )))
-}
-
-/// Splits `owner, fn [, opts]`.
-fn listen_args(
-    function: ApiFunction,
-    key: &KeyRef,
-    args: Args,
-) -> Result<(Dynamic, FnPtr, Option<Map>), Box<rhai::EvalAltResult>> {
-    let mut args = args.into_iter();
-    let owner = args.next().unwrap_or(Dynamic::UNIT);
-    let f = args.next().unwrap_or(Dynamic::UNIT);
-    let f = if f.is_fnptr() {
-        f.cast::<FnPtr>()
-    } else if f.is_string() {
-        FnPtr::new(f.to_string()).map_err(|e| fail(format!("{function} `{}`: {e}", key.text)))?
-    } else {
-        return Err(fail(format!(
-            "{function} `{}`: the listener must be a function pointer or closure, got a {}",
-            key.text,
-            f.type_name()
-        )));
-    };
-    let opts = match args.next() {
-        None => None,
-        Some(o) if o.is_unit() => None,
-        Some(o) if o.is_map() => Some(o.cast::<Map>()),
-        Some(o) => {
-            return Err(fail(format!(
-                "{function} `{}`: options must be an object map #{{times:, order:, match:}}, got a {}",
-                key.text,
-                o.type_name()
-            )));
         }
-    };
-    Ok((owner, f, opts))
+    }
+
+    fn values(&self, key: &KeyRef, args: &[Dynamic]) -> Result<Values, ApiError> {
+        self.shared.values_for(key, args)
+    }
+
+    fn to_value(&self, value: &Dynamic, expected: Option<&Type>) -> Result<Value, String> {
+        let table = self.shared.hub.table();
+        to_value(value, expected, &table.structs)
+    }
+
+    fn function(&self, value: &Dynamic) -> Option<Result<FnPtr, String>> {
+        if value.is_fnptr() {
+            return value.clone().try_cast::<FnPtr>().map(Ok);
+        }
+        let name = value.clone().into_immutable_string().ok()?;
+        Some(FnPtr::new(name.as_str()).map_err(|e| e.to_string()))
+    }
+
+    fn reply_function(value: &Dynamic) -> Option<FnPtr> {
+        if value.is_fnptr() {
+            value.clone().try_cast::<FnPtr>()
+        } else {
+            None
+        }
+    }
+
+    fn options(value: Dynamic) -> Option<Map> {
+        value.try_cast::<Map>()
+    }
+
+    fn options_shape(names: &[&str]) -> String {
+        let fields: Vec<String> = names.iter().map(|n| format!("{n}:")).collect();
+        format!("an object map #{{{}}}", fields.join(", "))
+    }
+
+    fn option(&self, options: &Map, name: &str) -> Result<Dynamic, Box<rhai::EvalAltResult>> {
+        Ok(options.get(name).cloned().unwrap_or(Dynamic::UNIT))
+    }
+
+    fn hold(&self, owner: &Dynamic, f: FnPtr) -> Result<(Owner, FnPtr), String> {
+        Ok((resolve_owner(&self.script, owner)?, f))
+    }
+
+    fn declares(&self, f: &FnPtr) -> Declares {
+        if declared_arities(&self.script.ast, f).contains(&2) {
+            Declares::Two
+        } else {
+            Declares::Other
+        }
+    }
+
+    fn message_callback(&self, f: &FnPtr) -> Rc<MessageFn> {
+        message_callback(self.shared, &self.script, f.clone(), self.line)
+    }
+
+    fn table_callback(&self, f: &FnPtr) -> Rc<TableFn> {
+        table_callback(self.shared, &self.script, f.clone(), self.line)
+    }
+
+    fn row_callback(&self, f: &FnPtr) -> Rc<RowFn> {
+        let with_update = declared_arities(&self.script.ast, f)
+            .iter()
+            .any(|&n| n >= 3);
+        row_callback(self.shared, &self.script, f.clone(), self.line, with_update)
+    }
+
+    fn hook_callback(&self, f: &FnPtr) -> Rc<HookFn> {
+        hook_callback(self.shared, &self.script, f.clone(), self.line)
+    }
+
+    fn listening(&self, _: ListenerId, _: &FnPtr) -> Result<(), Box<rhai::EvalAltResult>> {
+        Ok(())
+    }
+
+    fn row_index(&self, call: &Call, value: &Dynamic) -> Result<i32, ApiError> {
+        value
+            .as_int()
+            .ok()
+            .and_then(|i| i32::try_from(i).ok())
+            .ok_or_else(|| ApiError::BadArgument {
+                call: call.clone(),
+                position: 4,
+                naming: None,
+                expected: "a row index (0-based, GMP::ALL_ROWS, GMP::WithRemoval(n))".into(),
+                got: format!("a {}", value.type_name()),
+            })
+    }
+
+    fn unbind_target(&self, value: &Dynamic) -> Unbind {
+        if let Ok(id) = value.as_int() {
+            return Unbind::Id(id);
+        }
+        match value.clone().try_cast::<ObjectHandle>() {
+            Some(o) => Unbind::Owner(Some(Owner::Object(o.0))),
+            None => Unbind::Neither,
+        }
+    }
+
+    fn reply_to(&self, reply: FnPtr) -> Box<dyn FnOnce(Reply<'_>)> {
+        let weak = Rc::downgrade(self.shared);
+        let script = self.script.clone();
+        on_answer(move |values| {
+            let Some(shared) = weak.upgrade() else {
+                return;
+            };
+            let mut args: Args = values.iter().map(from_value).collect();
+            // A reply function may take fewer values than the answer carries.
+            super::listen::fit_args(&declared_arities(&script.ast, &reply), &mut args);
+            if let Err(e) = super::listen::call_fn(&shared, &script, &reply, args) {
+                shared.report(e);
+            }
+        })
+    }
+
+    /// `GMP::Request(obj, key, ...)`: Rhai has no coroutines, so the
+    /// request is synchronous — the reply is returned when a responder
+    /// answers during the send (one value: that value; several: an array;
+    /// none: `()`), and it is an error naming the key when nobody does (no
+    /// responder, or one that answers later: that late answer is dropped).
+    fn request(
+        &self,
+        key: &KeyRef,
+        source: Source,
+        values: &mut [Value],
+        caller: Caller<'_>,
+    ) -> RhaiResult {
+        let text = key.text.clone();
+        let late =
+            move |_| tracing::debug!(key = %text, "a late answer to GMP::Request is dropped");
+        let answered = request_during_send(&self.shared.hub, key.key, source, values, caller, late)
+            .map_err(|e| fail(e.to_string()))?;
+        match answered {
+            Some(Some(values)) => Ok(match values.as_slice() {
+                [] => Dynamic::UNIT,
+                [one] => from_value(one),
+                many => Dynamic::from_array(many.iter().map(from_value).collect()),
+            }),
+            Some(None) => Err(fail(format!(
+                "GMP::Request `{}`: nobody answered (no listener took the request, or every \
+                 responder was dropped unanswered)",
+                key.text
+            ))),
+            None => Err(fail(format!(
+                "GMP::Request `{}`: not answered during the send (Rhai has no coroutines, so \
+                 GMP::Request cannot wait for a later answer; use SendObjectMessage with a \
+                 reply function)",
+                key.text
+            ))),
+        }
+    }
+
+    fn hook_ran(
+        &self,
+        _payload: Dynamic,
+        value: Value,
+        _expected: Option<Type>,
+        result: HookResult,
+    ) -> RhaiResult {
+        let mut out = Map::new();
+        out.insert("ran".into(), Dynamic::from_int(result.ran as INT));
+        out.insert("handled".into(), Dynamic::from_bool(result.handled));
+        out.insert("cancelled".into(), Dynamic::from_bool(result.cancelled));
+        out.insert("payload".into(), from_value(&value));
+        Ok(Dynamic::from_map(out))
+    }
+
+    fn stored_array(&self, key: &KeyRef, writer: StoredArray<'static>) -> RhaiResult {
+        Ok(Dynamic::from(StoredArrayHandle::new(
+            writer,
+            key.text.clone(),
+            Rc::downgrade(self.shared),
+            self.script.file.clone(),
+            self.line,
+        )))
+    }
+
+    fn nothing() -> Dynamic {
+        Dynamic::UNIT
+    }
+
+    fn number(n: i64) -> Dynamic {
+        Dynamic::from_int(n as INT)
+    }
+
+    fn boolean(b: bool) -> Dynamic {
+        Dynamic::from_bool(b)
+    }
 }
 
 /// `()` is the calling script's object; an object handle is that object.
@@ -456,57 +367,21 @@ fn resolve_owner(script: &Script, owner: &Dynamic) -> Result<Owner, String> {
     ))
 }
 
-fn int_option(opts: &Map, name: &str) -> Result<Option<i32>, Box<rhai::EvalAltResult>> {
-    match opts.get(name) {
-        None => Ok(None),
-        Some(v) => v
-            .as_int()
-            .ok()
-            .and_then(|i| i32::try_from(i).ok())
-            .map(Some)
-            .ok_or_else(|| {
-                fail(format!(
-                    "option `{name}` must be an integer, got a {}",
-                    v.type_name()
-                ))
-            }),
-    }
-}
-
-fn match_option(opts: &Map) -> Result<Match, Box<rhai::EvalAltResult>> {
-    match opts.get("match") {
-        None => Ok(Match::Exact),
-        Some(v) => match v.to_string().as_str() {
-            "exact" => Ok(Match::Exact),
-            "partial" => Ok(Match::Partial),
-            other => Err(fail(format!(
-                "match must be \"exact\" or \"partial\", got \"{other}\""
-            ))),
-        },
-    }
-}
-
-/// A request's reply, delivered to a Rhai function of `script`.
-fn reply_to_function(
-    shared: &Rc<Shared>,
-    script: &Rc<Script>,
-    reply: FnPtr,
-) -> Box<dyn FnOnce(Reply<'_>)> {
-    let weak = Rc::downgrade(shared);
-    let script = script.clone();
-    Box::new(move |answer: Reply<'_>| {
-        let Reply::Answer(values) = answer else {
-            // The hub reports unanswered requests.
-            return;
-        };
-        let Some(shared) = weak.upgrade() else {
-            return;
-        };
-        let mut args: Args = values.iter().map(from_value).collect();
-        // A reply function may take fewer values than the answer carries.
-        super::listen::fit_args(&declared_arities(&script.ast, &reply), &mut args);
-        if let Err(e) = super::listen::call_fn(&shared, &script, &reply, args) {
-            shared.report(e);
-        }
+/// The generic key argument: its text, or the refusal naming `function`.
+pub(crate) fn key_text(
+    function: ApiFunction,
+    key: &Dynamic,
+) -> Result<ImmutableString, Box<rhai::EvalAltResult>> {
+    key.clone().try_cast::<ImmutableString>().ok_or_else(|| {
+        fail(
+            ApiError::BadArgument {
+                call: Call::of(function),
+                position: function.key_index() + 1,
+                naming: None,
+                expected: "a key string".into(),
+                got: format!("a {}", key.type_name()),
+            }
+            .to_string(),
+        )
     })
 }

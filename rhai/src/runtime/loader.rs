@@ -3,7 +3,6 @@
 //! call sites once, and run the top level under the top-level limit.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
 use std::rc::Rc;
 
 use gantry_host::{Language, ObjectId, Role, Site};
@@ -70,7 +69,7 @@ pub(crate) fn load(
         global: Script::global_for(&engine, &ast),
         ast,
         scope: RefCell::new(scope),
-        recorded: RefCell::new(HashSet::new()),
+        recorded: Default::default(),
     });
     let limit = shared.limits.top_level.get();
     shared
@@ -79,4 +78,35 @@ pub(crate) fn load(
         })
         .map_err(|e| ScriptError::from_eval(file, &e))?;
     Ok(script)
+}
+
+impl gantry_host::face::ScriptRuntime for super::RhaiRuntime {
+    fn extension(&self) -> &'static str {
+        "rhai"
+    }
+
+    fn check(
+        &self,
+        file: &str,
+        source: &str,
+    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
+        Ok(self.check_syntax(file, source)?)
+    }
+
+    fn load(
+        &self,
+        file: &str,
+        source: &str,
+        object: ObjectId,
+    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
+        self.load_script(file, source, object)?;
+        Ok(())
+    }
+
+    fn take_errors(&self) -> Vec<gantry_host::face::ScriptError> {
+        super::RhaiRuntime::take_errors(self)
+            .into_iter()
+            .map(|e| gantry_host::face::ScriptError::new(&e.file, e.line, e.column, e.message))
+            .collect()
+    }
 }

@@ -21,7 +21,9 @@ use rhai::{
     NativeCallContext, RhaiFunc,
 };
 
-use super::api::{Args, KeyRef, Sites, call_api};
+use gantry_host::face::{ApiError, Call, KeyRef, Sites};
+
+use super::api::{Args, call, key_text};
 use super::handles::{NamedHandle, ObjectHandle, ResponderHandle, WorldHandle, fail};
 use super::shared::Shared;
 
@@ -125,23 +127,22 @@ pub(crate) fn generic_functions(module: &mut Module, shared: &Weak<Shared>) {
                 move |ctx, args| {
                     let shared = shared_of(&weak)?;
                     let mut args = take_all(args);
-                    let key_arg = args.remove(function.key_index());
-                    let Some(text) = key_arg.clone().try_cast::<ImmutableString>() else {
-                        return Err(fail(format!(
-                            "{function}: argument {} must be a key string, got a {}",
-                            function.key_index() + 1,
-                            key_arg.type_name()
-                        )));
-                    };
-                    let key = shared
-                        .hub
-                        .key(&text)
-                        .map_err(|e| fail(format!("{function}: {e}")))?;
+                    let text = key_text(function, &args.remove(function.key_index()))?;
+                    let key = shared.hub.key(&text).map_err(|e| {
+                        let why = e.to_string();
+                        fail(
+                            ApiError::Refused {
+                                call: Call::of(function),
+                                why,
+                            }
+                            .to_string(),
+                        )
+                    })?;
                     let key = KeyRef {
                         key,
                         text: Rc::from(text.as_str()),
                     };
-                    call_api(&shared, &ctx, function, &key, args, Sites::PerCall)
+                    call(&shared, &ctx, function, &key, args, Sites::PerCall)
                 },
             );
         }
@@ -399,7 +400,7 @@ pub(crate) fn bake(
         let key = key.clone();
         add_raw(module, &name, types, info, move |ctx, args| {
             let shared = shared_of(&weak)?;
-            call_api(&shared, &ctx, function, &key, take_all(args), Sites::AtLoad)
+            call(&shared, &ctx, function, &key, take_all(args), Sites::AtLoad)
         });
     }
     shared.baked.borrow_mut().insert(name);

@@ -4,13 +4,16 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use gantry_host::{Hub, Key, Role, Type, Value};
+use gantry_host::face::call::Values;
+use gantry_host::face::{ApiError, KeyRef, SiteBook};
+use gantry_host::{Hub, Value};
 use rhai::{AST, Dynamic, Engine, EvalAltResult, GlobalRuntimeState, Position, Scope};
 use std::collections::HashSet;
 
 use super::RhaiOptions;
 use super::convert::{to_value, to_value_untyped};
 use super::error::ScriptError;
+use super::stack::ScriptStack;
 use super::watchdog::{Clock, Stop};
 
 /// How many Rhai calls may nest through the hub (a handler sending to a
@@ -34,8 +37,8 @@ pub(crate) struct Script {
     /// call (Rhai copies it for each call, so every call still starts from
     /// zero operations).
     pub global: GlobalRuntimeState,
-    /// (key, line, role) already recorded by generic calls of this script.
-    pub recorded: RefCell<HashSet<(Key, u32, Role)>>,
+    /// Sites already recorded by generic calls of this script.
+    pub recorded: SiteBook,
 }
 
 impl Script {
@@ -70,6 +73,8 @@ pub(crate) struct Limits {
     pub per_call: Cell<u64>,
     pub top_level: Cell<u64>,
     pub clock: Clock,
+    /// The stack outermost calls run on (see `stack`).
+    pub stack: ScriptStack,
 }
 
 impl Limits {
@@ -80,6 +85,7 @@ impl Limits {
             per_call: Cell::new(options.max_operations_per_call),
             top_level: Cell::new(options.max_operations_top_level),
             clock: Clock::new(options.time_limit)?,
+            stack: ScriptStack::new(options),
         })
     }
 
@@ -216,7 +222,17 @@ impl Shared {
             outermost,
         };
         self.stack.borrow_mut().push(script.clone());
-        let result = f()?;
+        let result = if outermost {
+            let f = || f().map_err(super::error::without_thrown_values);
+            self.limits.stack.run(f).unwrap_or_else(|e| {
+                Err(Box::new(EvalAltResult::ErrorSystem(
+                    "cannot reserve the script stack".into(),
+                    Box::new(e),
+                )))
+            })?
+        } else {
+            f()?
+        };
         if self.limits.within() {
             return Ok(result);
         }
@@ -255,58 +271,34 @@ impl Shared {
         std::mem::take(&mut self.errors.borrow_mut())
     }
 
-    /// The recorded parameter types of a key.
-    pub fn param_types(&self, key: &str) -> Vec<Type> {
-        self.hub
-            .table()
-            .get(key)
-            .map(|e| e.param_types())
-            .unwrap_or_default()
-    }
-
-    /// Does the key carry a table (its single parameter is an array of
-    /// structs)? Known once it was declared, stored or first used.
-    pub fn is_table_key(&self, key: &str) -> bool {
-        self.hub
-            .table()
-            .get(key)
-            .is_some_and(|e| match e.params.as_slice() {
-                [param] => param.ty.struct_array_element().is_some(),
-                _ => false,
-            })
-    }
-
     /// Converts message arguments. A map without `__struct`, at any depth,
     /// is the struct the key's signature declares at its place; the
     /// signature is looked up only for an argument holding such a map.
-    pub fn values_for<C: FromIterator<Value>>(
-        &self,
-        key: &str,
-        args: &[Dynamic],
-    ) -> Result<C, String> {
+    pub fn values_for(&self, key: &KeyRef, args: &[Dynamic]) -> Result<Values, ApiError> {
         let table = self.hub.table();
         args.iter()
             .enumerate()
             .map(|(i, a)| {
                 to_value_untyped(a, &table.structs)
                     .unwrap_or_else(|| {
-                        let expected = table.get(key).and_then(|e| e.params.get(i)).map(|p| &p.ty);
+                        let expected = table
+                            .get(&key.text)
+                            .and_then(|e| e.params.get(i))
+                            .map(|p| &p.ty);
                         to_value(a, expected, &table.structs)
                     })
-                    .map_err(|e| format!("argument {}: {e}", i + 1))
+                    .map_err(|why| ApiError::BadValue {
+                        key: key.text.clone(),
+                        position: i + 1,
+                        why,
+                    })
             })
             .collect()
     }
 
     /// Converts the values of `rsp.Response(...)` by the response types.
     pub fn response_values(&self, key: &str, args: &[Dynamic]) -> Result<Vec<Value>, String> {
-        let types: Vec<Type> = self
-            .hub
-            .table()
-            .get(key)
-            .and_then(|e| e.response.as_ref())
-            .map(|r| r.iter().map(|p| p.ty.clone()).collect())
-            .unwrap_or_default();
+        let types = gantry_host::face::response_types(&self.hub, key);
         let table = self.hub.table();
         args.iter()
             .enumerate()
