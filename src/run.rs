@@ -2,7 +2,7 @@
 //!
 //! Every script file (`*.lua`, `*.rhai`) directly in DIR is loaded in
 //! file-name order, each on a fresh object of one world (its `self`). Languages plug in as
-//! [`ScriptEngine`]s, chosen by file extension. After the top levels run,
+//! [`ScriptRuntime`]s, chosen by file extension. After the top levels run,
 //! each tick is `NotifyMessage("Game.Tick", n, dt)` with n from 1. Script
 //! output goes to stdout; every reported error goes to stderr with its
 //! file:line, and makes the exit status 1.
@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use gantry_host::face::ScriptRuntime;
 use gantry_host::files::FileError;
 use gantry_host::key::validate_key;
 use gantry_host::{
@@ -47,51 +48,6 @@ pub const TICK_KEY: &str = "Game.Tick";
 
 /// The file name the tick's send site is recorded under.
 const TICK_SITE: &str = "(gantry run)";
-
-/// One script language of the mod host.
-pub trait ScriptEngine {
-    /// The file extension this engine loads (`lua`).
-    fn extension(&self) -> &'static str;
-    /// Compiles a script without running it. The error names file and line.
-    fn check(&mut self, file: &str, source: &str) -> Result<(), String>;
-    /// Loads one script attached to `object` and runs its top level. The
-    /// error names the file and line.
-    fn load(&mut self, file: &str, source: &str, object: ObjectId) -> Result<(), String>;
-    /// Errors filed since the last call that no hub report carries.
-    fn take_errors(&mut self) -> Vec<String>;
-}
-
-/// A runtime with the `load_script`/`check_syntax`/`take_errors` trio both
-/// script crates expose, as an engine for `extension` files.
-macro_rules! script_engine {
-    ($runtime:ty, $extension:literal) => {
-        impl ScriptEngine for $runtime {
-            fn extension(&self) -> &'static str {
-                $extension
-            }
-
-            fn check(&mut self, file: &str, source: &str) -> Result<(), String> {
-                self.check_syntax(file, source).map_err(|e| e.to_string())
-            }
-
-            fn load(&mut self, file: &str, source: &str, object: ObjectId) -> Result<(), String> {
-                self.load_script(file, source, object)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            }
-
-            fn take_errors(&mut self) -> Vec<String> {
-                <$runtime>::take_errors(self)
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect()
-            }
-        }
-    };
-}
-
-script_engine!(LuaRuntime, "lua");
-script_engine!(RhaiRuntime, "rhai");
 
 /// Both languages, each resolving `require`/`import` in the mod folder,
 /// under the run's limits.
@@ -123,7 +79,7 @@ fn engines(hub: &Hub, dir: &Path, limits: &LimitArgs) -> anyhow::Result<Engines>
 /// The run's engines, and what stops the call running in any of them
 /// from another thread (Ctrl-C).
 struct Engines {
-    engines: Vec<Box<dyn ScriptEngine>>,
+    engines: Vec<Box<dyn ScriptRuntime>>,
     interrupt: Interrupt,
 }
 
@@ -163,7 +119,7 @@ struct Loaded {
 struct ModHost {
     hub: Hub,
     world: WorldId,
-    engines: Vec<Box<dyn ScriptEngine>>,
+    engines: Vec<Box<dyn ScriptRuntime>>,
     scripts: Vec<Loaded>,
     errors: Rc<ErrorPrinter>,
 }
@@ -178,6 +134,7 @@ impl ModHost {
             .engines
             .iter_mut()
             .flat_map(|e| e.take_errors())
+            .map(|e| e.to_string())
             .collect();
         for error in errors {
             self.error(&error);
@@ -185,7 +142,7 @@ impl ModHost {
         self.errors.end_of_step();
     }
 
-    fn engine_for(&mut self, file: &str) -> Option<&mut Box<dyn ScriptEngine>> {
+    fn engine_for(&mut self, file: &str) -> Option<&mut Box<dyn ScriptRuntime>> {
         let extension = Path::new(file).extension()?.to_str()?;
         self.engines.iter_mut().find(|e| e.extension() == extension)
     }
@@ -201,7 +158,7 @@ impl ModHost {
         };
         let result = self.engine_for(file)?.load(file, source, object);
         if let Err(error) = &result {
-            self.error(error);
+            self.error(&error.to_string());
         }
         self.report_engine_errors();
         Some(object)
