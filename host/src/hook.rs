@@ -13,8 +13,9 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use crate::hub::{Hub, HubError, ListenSpec, State, collect_lists};
-use crate::key::{Key, parent_key};
+use crate::channel::Channel;
+use crate::hub::{Gathered, Hub, HubError, ListenSpec};
+use crate::key::{Key, Keys, parent_key};
 use crate::listener::{
     Callback, Entry, HookFn, ListenOptions, ListenerError, ListenerHandle, ListenerId,
     ListenerParams, Match, Owner,
@@ -151,10 +152,7 @@ impl Hub {
     #[inline]
     pub fn has_hook_listeners(&self, key: &str) -> bool {
         let state = self.inner.state.borrow();
-        if state.hooked.contains(key) {
-            return true;
-        }
-        state.partial_hooks != 0 && partial_hook_above(&state, key)
+        state.hooks.hear(&state.keys, key)
     }
 
     /// Runs a hook by key text. A key nobody listens to returns at once
@@ -190,13 +188,11 @@ impl Hub {
     pub fn run_hook_key(&self, key: Key, payload: &mut Value) -> HookResult {
         let (lists, unrecorded) = {
             let mut state = self.inner.state.borrow_mut();
+            let s = &mut *state;
             // A hook's first run records its payload type, as a first send
             // records its arguments (one branch once the key is known).
-            let unrecorded = crate::hub::has_no_params(&state, key);
-            (
-                collect_lists(&mut state, key, Source::Global, true),
-                unrecorded,
-            )
+            let unrecorded = crate::hub::has_no_params(s, key);
+            (s.hooks.lists(&s.keys, key), unrecorded)
         };
         if unrecorded {
             self.record_hook_payload(key, payload);
@@ -289,31 +285,124 @@ impl Hub {
     }
 }
 
-/// Whether a partial hook listener on a level above `key` (or any listener
-/// on `key` itself, once interned) would hear it: walks the text up to the
-/// first interned level, then by handle. Out of line: only hubs with partial
-/// hook listeners pay for it.
-#[inline(never)]
-fn partial_hook_above(state: &State, key: &str) -> bool {
-    let mut text = Some(key);
-    let mut depth = 0;
-    while let Some(t) = text {
-        if let Some(k) = state.keys.get(t) {
-            let mut current = Some(k);
-            while let Some(k) = current {
-                let slot = &state.slots[k.index()];
-                if !slot.hooks.is_empty() && (depth == 0 || slot.partial_hooks > 0) {
-                    return true;
-                }
-                current = state.keys.info(k).parent;
-                depth += 1;
-            }
-            return false;
-        }
-        text = parent_key(t);
-        depth += 1;
+/// What the hub keeps for hooks, in one field of its state: the hook
+/// listeners of each key, apart from the key's message channels (a hook
+/// is no send: it has no tiers, lanes or sources).
+#[derive(Default)]
+pub(crate) struct Hooks {
+    /// Hook listeners by key text, so an unheard hook costs a bit test or
+    /// one lookup of the text it is run with (no interning, no walk up the
+    /// levels)...
+    hooked: HookedKeys,
+    /// ...unless partial hook listeners exist: then the levels are walked.
+    partial: usize,
+    /// Each key's hook listeners, by key index (as far as the last key
+    /// that had one).
+    channels: Vec<HookChannel>,
+}
+
+/// The hook listeners of one key.
+#[derive(Default)]
+struct HookChannel {
+    listeners: Channel,
+    /// How many of them listen partially (hear the keys under it too).
+    partial: u32,
+}
+
+impl Hooks {
+    /// Would a hook run of `key` (text) reach anyone?
+    #[inline]
+    fn hear(&self, keys: &Keys, key: &str) -> bool {
+        self.hooked.contains(key) || self.partial != 0 && self.partial_above(keys, key)
     }
-    false
+
+    /// Registers hook listener `entry` (what its channel lets go of goes
+    /// to `graveyard`).
+    pub(crate) fn insert(
+        &mut self,
+        keys: &Keys,
+        entry: Rc<Entry>,
+        graveyard: &mut Vec<Box<dyn std::any::Any>>,
+    ) {
+        let index = entry.key.index();
+        if self.channels.len() <= index {
+            self.channels.resize_with(index + 1, HookChannel::default);
+        }
+        self.hooked.add(keys.name(entry.key));
+        let channel = &mut self.channels[index];
+        if entry.partial {
+            channel.partial += 1;
+            self.partial += 1;
+        }
+        channel.listeners.insert(entry, graveyard);
+    }
+
+    /// Unregisters hook listener `entry`.
+    pub(crate) fn remove(
+        &mut self,
+        keys: &Keys,
+        entry: &Entry,
+        graveyard: &mut Vec<Box<dyn std::any::Any>>,
+    ) {
+        self.hooked.remove(keys.name(entry.key));
+        if entry.partial {
+            self.partial -= 1;
+        }
+        if let Some(channel) = self.channels.get_mut(entry.key.index())
+            && channel.listeners.remove(entry, graveyard)
+            && entry.partial
+        {
+            channel.partial -= 1;
+        }
+    }
+
+    /// The hook listener lists a run of `key` reaches: the key's own, and
+    /// the partial ones of each level above it, with their depth.
+    fn lists(&mut self, keys: &Keys, key: Key) -> Gathered {
+        let mut out = Gathered::new();
+        let mut current = Some(key);
+        let mut depth = 0;
+        while let Some(k) = current {
+            if let Some(channel) = self.channels.get_mut(k.index())
+                && (depth == 0 || channel.partial > 0)
+                && let Some(list) = channel.listeners.list()
+            {
+                out.push((list.clone(), depth));
+            }
+            current = keys.info(k).parent;
+            depth += 1;
+        }
+        out
+    }
+
+    /// Whether a partial hook listener on a level above `key` (or any
+    /// listener on `key` itself, once interned) would hear it: walks the
+    /// text up to the first interned level, then by handle. Out of line:
+    /// only hubs with partial hook listeners pay for it.
+    #[inline(never)]
+    fn partial_above(&self, keys: &Keys, key: &str) -> bool {
+        let mut text = Some(key);
+        let mut depth = 0;
+        while let Some(t) = text {
+            if let Some(k) = keys.get(t) {
+                let mut current = Some(k);
+                while let Some(k) = current {
+                    if let Some(channel) = self.channels.get(k.index())
+                        && !channel.listeners.is_empty()
+                        && (depth == 0 || channel.partial > 0)
+                    {
+                        return true;
+                    }
+                    current = keys.info(k).parent;
+                    depth += 1;
+                }
+                return false;
+            }
+            text = parent_key(t);
+            depth += 1;
+        }
+        false
+    }
 }
 
 /// An unheard hook: nothing to run, but a malformed key is the error

@@ -60,7 +60,7 @@ impl Hub {
         lists: &mut Gathered,
     ) -> Result<(), HubError> {
         self.admit_then(key, args, caller, kind, |s| {
-            collect_lists_into(s, key, source, false, lists)
+            collect_lists_into(s, key, source, lists)
         })
         .map(drop)
     }
@@ -79,7 +79,7 @@ impl Hub {
         lists: &mut Gathered,
     ) -> Result<(), Refused> {
         self.admit_then_quiet(key, args, caller, Kind::Store, Some(changed), |s| {
-            collect_lists_into(s, key, source, false, lists)
+            collect_lists_into(s, key, source, lists)
         })
         .map(drop)
     }

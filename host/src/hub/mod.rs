@@ -53,9 +53,7 @@ use crate::types::Mismatch;
 use crate::value::{ObjectId, Value};
 
 pub use registration::ListenSpec;
-pub(crate) use routing::{
-    Gathered, collect_lists, delivery_order, for_each_on_route, has_no_params,
-};
+pub(crate) use routing::{Gathered, delivery_order, for_each_on_route, has_no_params};
 pub(crate) use state::State;
 
 use state::{intern, refresh_sig};
@@ -221,8 +219,7 @@ impl Hub {
             by_owner: FxHashMap::default(),
             stores: Default::default(),
             host_declared: Default::default(),
-            hooked: Default::default(),
-            partial_hooks: 0,
+            hooks: Default::default(),
             epoch: 0,
             laned: Vec::new(),
             row_shape: Default::default(),

@@ -370,27 +370,20 @@ pub(super) fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
         info.watched.insert(key);
     }
     s.listeners.insert(entry.id, entry.clone());
+    if hooks {
+        s.hooks.insert(&s.keys, entry, &mut s.graveyard);
+        return;
+    }
     let slot = &mut s.slots[key.index()];
-    let channel = if hooks {
-        s.hooked.add(s.keys.name(key));
-        if entry.partial {
-            slot.partial_hooks += 1;
-            s.partial_hooks += 1;
-        }
-        &mut slot.hooks
-    } else {
-        if entry.partial {
-            slot.partial_listeners += 1;
-        }
-        match entry.scope {
-            Source::Global => &mut slot.global,
-            scope => slot.scoped.entry(scope).or_default(),
-        }
+    if entry.partial {
+        slot.partial_listeners += 1;
+    }
+    let channel = match entry.scope {
+        Source::Global => &mut slot.global,
+        scope => slot.scoped.entry(scope).or_default(),
     };
     channel.insert(entry, &mut s.graveyard);
-    if !hooks {
-        lanes_changed(s, Some(key));
-    }
+    lanes_changed(s, Some(key));
 }
 
 pub(super) fn remove_entry(s: &mut State, id: ListenerId) -> bool {
@@ -399,40 +392,26 @@ pub(super) fn remove_entry(s: &mut State, id: ListenerId) -> bool {
     };
     entry.alive.set(false);
     forget_owned(s, &entry);
-    let hooks = matches!(entry.callback, Callback::Hook(_));
-    if hooks {
-        s.hooked.remove(s.keys.name(entry.key));
-        if entry.partial {
-            s.partial_hooks -= 1;
-        }
+    if matches!(entry.callback, Callback::Hook(_)) {
+        s.hooks.remove(&s.keys, &entry, &mut s.graveyard);
+        s.graveyard.push(Box::new(entry));
+        return true;
     }
     let slot = &mut s.slots[entry.key.index()];
-    let channel = if hooks {
-        Some(&mut slot.hooks)
-    } else {
-        slot.channel_mut(entry.scope)
-    };
-    if let Some(channel) = channel
+    if let Some(channel) = slot.channel_mut(entry.scope)
         && channel.remove(&entry, &mut s.graveyard)
     {
         if channel.is_empty()
             && entry.scope != Source::Global
-            && !hooks
             && let Some(gone) = slot.scoped.remove(&entry.scope)
         {
             s.graveyard.push(Box::new(gone));
         }
         if entry.partial {
-            if hooks {
-                slot.partial_hooks -= 1;
-            } else {
-                slot.partial_listeners -= 1;
-            }
+            slot.partial_listeners -= 1;
         }
     }
-    if !hooks {
-        lanes_changed(s, (!entry.partial).then_some(entry.key));
-    }
+    lanes_changed(s, (!entry.partial).then_some(entry.key));
     s.graveyard.push(Box::new(entry));
     true
 }

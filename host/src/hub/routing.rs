@@ -69,37 +69,19 @@ pub(crate) fn has_no_params(s: &State, key: Key) -> bool {
     })
 }
 
-pub(crate) fn collect_lists(s: &mut State, key: Key, source: Source, hooks: bool) -> Gathered {
-    let mut out = Gathered::new();
-    collect_lists_into(s, key, source, hooks, &mut out);
-    out
-}
-
 /// Collects into the caller's buffer: the send path keeps its `Gathered`
 /// in its own frame instead of copying a hundred-byte `SmallVec` back up
 /// through every return.
 /// Mutable: a channel changed since its last dispatch makes its snapshot
 /// here (see [`crate::channel`]).
 #[inline]
-pub(crate) fn collect_lists_into(
-    s: &mut State,
-    key: Key,
-    source: Source,
-    hooks: bool,
-    out: &mut Gathered,
-) {
+pub(crate) fn collect_lists_into(s: &mut State, key: Key, source: Source, out: &mut Gathered) {
     let tiers = tiers(s, source);
     let mut current = Some(key);
     let mut depth = 0;
     while let Some(k) = current {
         let slot = &mut s.slots[k.index()];
-        if hooks {
-            if (depth == 0 || slot.partial_hooks > 0)
-                && let Some(list) = slot.hooks.list()
-            {
-                out.push((list.clone(), depth));
-            }
-        } else if depth == 0 || slot.partial_listeners > 0 {
+        if depth == 0 || slot.partial_listeners > 0 {
             for tier in tiers.iter().flatten() {
                 if let Some(list) = slot.channel_mut(*tier).and_then(Channel::list) {
                     out.push((list.clone(), depth));
@@ -148,7 +130,7 @@ pub(super) fn route(s: &mut State, key: Key, source: Source, lists: &mut Gathere
         .iter()
         .position(|lane| lane.source == source || lane.epoch != epoch);
     let full = reuse.is_none() && lanes.len() >= LANES_PER_KEY;
-    collect_lists_into(s, key, source, false, lists);
+    collect_lists_into(s, key, source, lists);
     if full {
         return Route::Lists;
     }

@@ -51,9 +51,7 @@ impl SlotSig {
 pub(crate) struct Slot {
     pub(super) global: Channel,
     pub(super) scoped: FxHashMap<Source, Channel>,
-    pub(crate) hooks: Channel,
     pub(super) partial_listeners: u32,
-    pub(crate) partial_hooks: u32,
     pub(super) sig: Option<SlotSig>,
     pub(super) last_rust_site: Option<&'static Location<'static>>,
     /// Every Rust call site already recorded for this key (by address).
@@ -121,12 +119,8 @@ pub(crate) struct State {
     pub(crate) stores: crate::store::Stores,
     /// What the host declared, by key: kept over a merged table.
     pub(super) host_declared: std::collections::BTreeMap<String, KeyDecl>,
-    /// Hook listeners by key text, so an unheard hook costs a bit test or
-    /// one lookup of the text it is run with (no interning, no walk up the
-    /// levels)...
-    pub(crate) hooked: crate::hook::HookedKeys,
-    /// ...unless partial hook listeners exist: then the levels are walked.
-    pub(crate) partial_hooks: usize,
+    /// Hook listeners and their channels (see [`crate::hook`]).
+    pub(crate) hooks: crate::hook::Hooks,
     /// Moves whenever what a send of some key would do may have changed (a
     /// channel list, a signature, an object's tiers): lanes stamped with an
     /// older epoch are merged again.
