@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use gantry_host::{KeyDecl, Kind, SignatureTable, Type};
 
 /// The stubs crate's in-process EmmyLua checker, one copy for both crates.
-#[path = "../stubs/tests/emmylua_checker/mod.rs"]
+#[path = "../test-support/src/emmylua.rs"]
 mod emmylua_checker;
 
 fn gantry(args: &[&str]) -> Output {

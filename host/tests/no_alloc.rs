@@ -1,8 +1,9 @@
-//! A send of scalar arguments to Rust listeners allocates nothing (issue 2,
-//! item 7), proven with a counting global allocator. It counts only on the
-//! thread measuring: the test harness's own threads allocate now and then
-//! (which made this test fail one run in about forty). One test per binary
-//! all the same.
+//! A send of scalar arguments to Rust listeners allocates nothing, proven
+//! with a counting global allocator. It counts only on the thread
+//! measuring: the test harness's own threads allocate now and then.
+//!
+//! A binary of its own: the global allocator would count every other test
+//! of the crate too.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -1,7 +1,7 @@
 //! Never crashes: random bytes as documents and random edit sequences keep
 //! the server answering.
 
-#[path = "../../host/tests/support/guard.rs"]
+#[path = "../../test-support/src/guard.rs"]
 mod guard;
 mod support;
 

@@ -3,7 +3,7 @@
 //! runtime-free scanner and rewriter on random text.
 
 mod common;
-#[path = "../../host/tests/support/poke.rs"]
+#[path = "../../test-support/src/hub_poke.rs"]
 mod hub_poke;
 
 use std::time::Duration;
@@ -453,11 +453,11 @@ fn lua_a_hundred_thousand_listeners_on_one_key_register_and_hear_a_send() {
     assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
 }
 
-#[path = "../../host/tests/support/guard.rs"]
+#[path = "../../test-support/src/guard.rs"]
 mod guard;
 #[path = "robustness/hostile_calls.rs"]
 mod hostile_calls;
-#[path = "../../host/tests/support/hostile_case.rs"]
+#[path = "../../test-support/src/hostile_case.rs"]
 mod hostile_case;
 
 #[test]

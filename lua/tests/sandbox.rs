@@ -1,7 +1,7 @@
 //! Isolation, each sandbox limit, error isolation and owner collection.
 
 mod common;
-#[path = "../../host/tests/support/guard.rs"]
+#[path = "../../test-support/src/guard.rs"]
 mod guard;
 
 use std::time::{Duration, Instant};

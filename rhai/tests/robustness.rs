@@ -2,7 +2,7 @@
 //! scripts (loaded, then the hub sends to whatever they registered).
 
 mod common;
-#[path = "../../host/tests/support/poke.rs"]
+#[path = "../../test-support/src/hub_poke.rs"]
 mod hub_poke;
 
 use common::{Fixture, INVENTORY};
@@ -384,11 +384,11 @@ fn rhai_a_key_over_the_segment_limit_is_an_error_at_its_line() {
     );
 }
 
-#[path = "../../host/tests/support/guard.rs"]
+#[path = "../../test-support/src/guard.rs"]
 mod guard;
 #[path = "robustness/hostile_calls.rs"]
 mod hostile_calls;
-#[path = "../../host/tests/support/hostile_case.rs"]
+#[path = "../../test-support/src/hostile_case.rs"]
 mod hostile_case;
 
 // ----- what a script keeps in the hub is bounded --------------------------------

@@ -5,7 +5,7 @@
 //! folder, one script's failure not stopping the others.
 
 mod common;
-#[path = "../../host/tests/support/guard.rs"]
+#[path = "../../test-support/src/guard.rs"]
 mod guard;
 
 use std::time::{Duration, Instant};

@@ -871,7 +871,7 @@ fn write_gmp(limits: Limits) -> String {
 
 /// The tables the integration tests generate from.
 #[cfg(test)]
-#[path = "../tests/common/mod.rs"]
+#[path = "../../test-support/src/signature_table.rs"]
 mod common;
 
 #[cfg(test)]

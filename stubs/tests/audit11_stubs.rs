@@ -6,7 +6,9 @@
 //! `tests/emmylua.rs` does; the
 //! Rhai probes read the `.d.rhai` text.
 
+#[path = "../../test-support/src/signature_table.rs"]
 mod common;
+#[path = "../../test-support/src/emmylua.rs"]
 mod emmylua_checker;
 
 use std::collections::BTreeMap;

@@ -11,7 +11,9 @@
 //!
 //! It runs in-process (`emmylua_checker/`): nothing to install, never skipped.
 
+#[path = "../../test-support/src/signature_table.rs"]
 mod common;
+#[path = "../../test-support/src/emmylua.rs"]
 mod emmylua_checker;
 
 use std::fs;

@@ -1,6 +1,7 @@
 //! Golden files for both outputs, on a table with every type and kind.
 //! Update with `UPDATE_EXPECT=1 cargo test -p gantry-stubs --test golden`.
 
+#[path = "../../test-support/src/signature_table.rs"]
 mod common;
 
 use expect_test::expect_file;

@@ -2,6 +2,7 @@
 //! table appear in or disappear from the stubs; stale generated files go;
 //! the user's own files are never touched.
 
+#[path = "../../test-support/src/signature_table.rs"]
 mod common;
 
 use std::fs;

@@ -14,6 +14,7 @@
 //! runtime cannot name (a fallible function prints as `EvalAltResult>>`) is
 //! left to `rhai_defs`' own choice.
 
+#[path = "../../test-support/src/signature_table.rs"]
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -3,7 +3,7 @@
 //! what is generated keeps its structure — the Lua meta file parses, and
 //! every line of a Rhai definition file is a declaration or a doc comment.
 
-#[path = "../../host/tests/support/guard.rs"]
+#[path = "../../test-support/src/guard.rs"]
 mod guard;
 
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! `emmylua_check --config CONFIG DIR` drives it. The stub tests need no
 //! checker installed, so every `cargo test` checks the generated Lua stubs.
 //!
-//! Shared by the stubs crate's tests and, by path, the CLI's.
+//! Shared by the stubs crate's tests and the CLI's (feature `emmylua`).
 
 #![allow(dead_code)]
 

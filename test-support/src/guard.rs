@@ -1,4 +1,4 @@
-//! What the hostile-input tests of every crate share, included by path:
+//! What the hostile-input tests of every crate share:
 //! [`within`] runs a case on its own thread with a deadline, so that a hang
 //! (a read blocked on a FIFO, a runaway script) fails the test instead of
 //! never ending, and a panic on the case's thread fails it with its own

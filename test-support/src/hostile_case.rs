@@ -1,5 +1,5 @@
-//! One hostile case for a script face, included by path by the Lua and
-//! Rhai robustness tests (beside `guard.rs` and `poke.rs`).
+//! One hostile case for a script face, shared by the Lua and Rhai
+//! hostile-program tests (beside `guard` and `hub_poke`).
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Sends, stores and hook runs of assorted values on a few keys, from every
 //! kind of source: what the script faces' robustness tests do after a
 //! hostile script loaded, to show the hub stays usable. It needs only the
-//! hub, so the Lua and Rhai test crates include this file by path.
+//! hub, so both script faces' tests share it.
 
 use gantry_host::{Caller, Hub, ObjectId, Source, StructValue, Value, WorldId};
 

@@ -1,4 +1,5 @@
-//! The table every test generates from: every type (any, nil, bool, int,
+//! The table every stub test generates from (the stubs crate's unit and
+//! integration tests both): every type (any, nil, bool, int,
 //! float, string, object, struct, array, nested array) and every kind (event,
 //! store, collection with struct rows, hook, request with a response), and a
 //! struct with a parent.

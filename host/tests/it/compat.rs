@@ -1,22 +1,22 @@
-//! The hub core, rule by rule (issue 2; references 000 and 002).
+//! Parameter compatibility: a listener hears a message when its parameters
+//! are a prefix of the message's, position by position; an int is accepted
+//! for a float (and converted, in sends, stores, replays, arrays and struct
+//! fields), a child struct for its parent, and `any` for everything. A
+//! mismatch aborts the send and reports key, position, expected, got and
+//! the call site; unchecked mode lets it through.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::{
-    Hub, HubError, KeyDecl, Kind, ListenOptions, Owner, Report, SignatureTable, Source, StructDef,
-    Type, Value,
+    Hub, HubError, KeyDecl, Language, ListenOptions, Reply, Report, Role, Source, StructDef,
+    StructValue, Type, Value,
 };
-
-mod support;
-
-use support::log::{Log, log, taken};
+use gantry_test_support::log::{Log, log, pusher, taken};
 
 fn push(log: &Log, s: impl Into<String>) {
     log.borrow_mut().push(s.into());
 }
-
-// ----- reference 000: the seven listener examples ---------------------------
 
 fn abc_hub() -> Hub {
     let hub = Hub::new();
@@ -50,9 +50,13 @@ macro_rules! struct_param {
         }
     };
 }
+
 struct_param!(A, "TypeA");
+
 struct_param!(B, "TypeB");
+
 struct_param!(C, "TypeC");
+
 struct_param!(D, "T4");
 
 fn abc_args() -> (Value, Value, Value) {
@@ -176,7 +180,7 @@ fn compat_mismatched_send_is_reported_and_aborted() {
             assert_eq!((key.as_str(), *position), ("Hurt", 0));
             assert_eq!((expected.as_str(), got.as_str()), ("float", "string"));
             let site = site.as_ref().expect("the Rust call site is recorded");
-            assert!(site.file.ends_with("hub_core.rs"), "{site}");
+            assert!(site.file.ends_with("compat.rs"), "{site}");
         }
         other => panic!("unexpected reports {other:?}"),
     }
@@ -237,431 +241,6 @@ fn compat_child_struct_matches_parent() {
     assert!(hub.send_str("E", Source::Global, (child,)).is_ok());
 }
 
-// ----- tiers and isolation (reference 002) -----------------------------------
-
-struct Scene {
-    hub: Hub,
-    world: gantry_host::WorldId,
-    a: gantry_host::ObjectId,
-    b: gantry_host::ObjectId,
-    log: Log,
-    _handles: Vec<gantry_host::ListenerHandle>,
-}
-
-fn scene() -> Scene {
-    let hub = Hub::new();
-    let world = hub.create_world();
-    let a = hub.spawn(world).unwrap();
-    let b = hub.spawn(world).unwrap();
-    let log = log();
-    let mut handles = Vec::new();
-    for (name, scope) in [
-        ("global", Source::Global),
-        ("world", Source::World(world)),
-        ("a", Source::Object(a)),
-        ("b", Source::Object(b)),
-    ] {
-        let l = log.clone();
-        handles.push(hub.listen("Ping", scope, move || push(&l, name)).unwrap());
-    }
-    Scene {
-        hub,
-        world,
-        a,
-        b,
-        log,
-        _handles: handles,
-    }
-}
-
-#[test]
-fn tiers_object_send_reaches_object_world_and_global() {
-    let s = scene();
-    s.hub.send_str("Ping", s.a, ()).unwrap();
-    assert_eq!(taken(&s.log), ["global", "world", "a"]);
-}
-
-#[test]
-fn tiers_world_send_reaches_world_and_global_not_objects() {
-    let s = scene();
-    s.hub.send_str("Ping", s.world, ()).unwrap();
-    assert_eq!(taken(&s.log), ["global", "world"]);
-}
-
-#[test]
-fn tiers_global_send_reaches_global_only() {
-    let s = scene();
-    s.hub.send_str("Ping", Source::Global, ()).unwrap();
-    assert_eq!(taken(&s.log), ["global"]);
-}
-
-#[test]
-fn tiers_listener_of_a_does_not_hear_b() {
-    let s = scene();
-    s.hub.send_str("Ping", s.b, ()).unwrap();
-    let got = taken(&s.log);
-    assert!(
-        got.contains(&"b".to_owned()) && !got.contains(&"a".to_owned()),
-        "{got:?}"
-    );
-}
-
-#[test]
-fn tiers_other_world_is_isolated() {
-    let s = scene();
-    let other = s.hub.create_world();
-    let c = s.hub.spawn(other).unwrap();
-    s.hub.send_str("Ping", c, ()).unwrap();
-    assert_eq!(taken(&s.log), ["global"]);
-}
-
-#[test]
-fn tiers_named_source_is_its_own_source() {
-    let s = scene();
-    let named = s.hub.named(s.a, "left_hand");
-    let l = s.log.clone();
-    let _h = s
-        .hub
-        .listen("Ping", named, move || push(&l, "a/left_hand"))
-        .unwrap();
-    s.hub.send_str("Ping", named, ()).unwrap();
-    assert_eq!(taken(&s.log), ["global", "world", "a/left_hand"]);
-}
-
-/// Reference 001 §14: a composite source's records go with its object or
-/// by an explicit removal (`RemoveSourceKey`), nothing else. Removing one
-/// name drops its listeners and stored messages; the object's other names
-/// and the object itself keep theirs, and the name can be used again.
-#[test]
-fn named_source_removed_explicitly_drops_its_records_and_no_others() {
-    let s = scene();
-    let hp = s.hub.named(s.a, "HP");
-    let mp = s.hub.named(s.a, "MP");
-    let key = s.hub.key("Bar.Value").unwrap();
-    let (l1, l2, l3) = (s.log.clone(), s.log.clone(), s.log.clone());
-    s.hub
-        .listen("Bar.Value", hp, move |v: i64| push(&l1, format!("hp {v}")))
-        .unwrap()
-        .detach();
-    s.hub
-        .listen("Bar.Value", mp, move |v: i64| push(&l2, format!("mp {v}")))
-        .unwrap()
-        .detach();
-    s.hub
-        .listen("Bar.Value", s.a, move |v: i64| push(&l3, format!("a {v}")))
-        .unwrap()
-        .detach();
-    s.hub.store(key, hp, (10i64,)).unwrap();
-    s.hub.store(key, mp, (20i64,)).unwrap();
-    assert_eq!(taken(&s.log), ["hp 10", "mp 20"]);
-
-    assert_eq!(
-        s.hub.remove_named(s.a, "HP").unwrap(),
-        2,
-        "a listener and a stored message"
-    );
-    assert!(s.hub.stored(key, hp).is_none());
-    assert!(s.hub.stored(key, mp).is_some());
-    s.hub.send(key, hp, (11i64,)).unwrap();
-    s.hub.send(key, mp, (21i64,)).unwrap();
-    s.hub.send(key, s.a, (1i64,)).unwrap();
-    assert_eq!(taken(&s.log), ["mp 21", "a 1"]);
-
-    // The name is free again, and a name nobody used removes nothing.
-    let l = s.log.clone();
-    let _again = s
-        .hub
-        .listen("Bar.Value", hp, move |v: i64| {
-            push(&l, format!("hp again {v}"))
-        })
-        .unwrap();
-    s.hub.send(key, hp, (12i64,)).unwrap();
-    assert_eq!(taken(&s.log), ["hp again 12"]);
-    assert_eq!(s.hub.remove_named(s.a, "Stamina").unwrap(), 0);
-    s.hub.destroy(s.b).unwrap();
-    assert!(matches!(
-        s.hub.remove_named(s.b, "HP"),
-        Err(HubError::NoSuchObject(_))
-    ));
-}
-
-// ----- order ------------------------------------------------------------------
-
-#[test]
-fn order_lower_first_across_tiers_ties_keep_registration() {
-    let hub = Hub::new();
-    let world = hub.create_world();
-    let obj = hub.spawn(world).unwrap();
-    let log = log();
-    let mut handles = Vec::new();
-    for (name, scope, order) in [
-        ("global+5", Source::Global, 5),
-        ("object-10", Source::Object(obj), -10),
-        ("world0", Source::World(world), 0),
-        ("global0", Source::Global, 0),
-        ("object0", Source::Object(obj), 0),
-    ] {
-        let l = log.clone();
-        handles.push(
-            hub.listen_with(
-                "Tick",
-                scope,
-                ListenOptions::new().order(order),
-                move || push(&l, name),
-            )
-            .unwrap(),
-        );
-    }
-    hub.send_str("Tick", obj, ()).unwrap();
-    assert_eq!(
-        taken(&log),
-        ["object-10", "world0", "global0", "object0", "global+5"]
-    );
-}
-
-/// Reference `003_…`: "listeners on the exact channel first, in
-/// registration order, then Partial listeners on each channel above it".
-#[test]
-fn order_the_channels_own_listeners_by_registration_then_partial_ancestors_nearest_first() {
-    let hub = Hub::new();
-    let log = log();
-    let mut handles = Vec::new();
-    for (name, key, partial) in [
-        ("Inv partial", "Inv", true),
-        ("Inv.Items partial", "Inv.Items", true),
-        ("Inv.Items.Row exact", "Inv.Items.Row", false),
-        ("Inv exact", "Inv", false),
-    ] {
-        let l = log.clone();
-        let opts = if partial {
-            ListenOptions::new().partial()
-        } else {
-            ListenOptions::new()
-        };
-        handles.push(
-            hub.listen_with(key, Source::Global, opts, move || push(&l, name))
-                .unwrap(),
-        );
-    }
-    hub.send_str("Inv.Items.Row", Source::Global, ()).unwrap();
-    assert_eq!(
-        taken(&log),
-        ["Inv.Items.Row exact", "Inv.Items partial", "Inv partial"]
-    );
-    // Both listen on `Inv` itself: registration order, partial or not.
-    hub.send_str("Inv", Source::Global, ()).unwrap();
-    assert_eq!(taken(&log), ["Inv partial", "Inv exact"]);
-}
-
-// ----- times, owners, handles, unlisten --------------------------------------
-
-#[test]
-fn times_n_unlistens_after_n_calls() {
-    let hub = Hub::new();
-    let log = log();
-    let l = log.clone();
-    let _h = hub
-        .listen_with(
-            "T",
-            Source::Global,
-            ListenOptions::new().times(2),
-            move || push(&l, "x"),
-        )
-        .unwrap();
-    for _ in 0..4 {
-        hub.send_str("T", Source::Global, ()).unwrap();
-    }
-    assert_eq!(taken(&log).len(), 2);
-    assert_eq!(hub.listener_count(), 0);
-}
-
-#[test]
-fn owner_gone_drops_listener_before_next_delivery() {
-    let hub = Hub::new();
-    let log = log();
-    let owner = Rc::new(());
-    let l = log.clone();
-    hub.listen_with(
-        "O",
-        Source::Global,
-        ListenOptions::new().owner(Owner::of(&owner)),
-        move || push(&l, "x"),
-    )
-    .unwrap()
-    .detach();
-    hub.send_str("O", Source::Global, ()).unwrap();
-    drop(owner);
-    hub.send_str("O", Source::Global, ()).unwrap();
-    assert_eq!(taken(&log).len(), 1);
-    assert_eq!(hub.listener_count(), 0);
-}
-
-#[test]
-fn handle_dropped_unlistens_and_detach_keeps_listening() {
-    let hub = Hub::new();
-    let log = log();
-    let l = log.clone();
-    let handle = hub
-        .listen("H", Source::Global, move || push(&l, "dropped"))
-        .unwrap();
-    let l = log.clone();
-    let id = hub
-        .listen("H", Source::Global, move || push(&l, "detached"))
-        .unwrap()
-        .detach();
-    drop(handle);
-    hub.send_str("H", Source::Global, ()).unwrap();
-    assert_eq!(taken(&log), ["detached"]);
-    assert!(hub.unlisten(id));
-    assert!(!hub.unlisten(id), "unknown ids do nothing");
-}
-
-#[test]
-fn unlisten_by_id_and_by_owner() {
-    let hub = Hub::new();
-    let world = hub.create_world();
-    let obj = hub.spawn(world).unwrap();
-    let log = log();
-    let l = log.clone();
-    let a = hub
-        .listen("U", Source::Global, move || push(&l, "a"))
-        .unwrap()
-        .detach();
-    for name in ["b", "c"] {
-        let l = log.clone();
-        hub.listen_with(
-            "U",
-            Source::Global,
-            ListenOptions::new().owner(Owner::Object(obj)),
-            move || push(&l, name),
-        )
-        .unwrap()
-        .detach();
-    }
-    hub.unlisten(a);
-    hub.send_str("U", Source::Global, ()).unwrap();
-    assert_eq!(taken(&log), ["b", "c"]);
-    assert_eq!(hub.unlisten_owner(&Owner::Object(obj)), 2);
-    hub.send_str("U", Source::Global, ()).unwrap();
-    assert!(taken(&log).is_empty());
-}
-
-#[test]
-fn destroy_object_drops_listeners_and_sources() {
-    let hub = Hub::new();
-    let world = hub.create_world();
-    let obj = hub.spawn(world).unwrap();
-    let other = hub.spawn(world).unwrap();
-    let log = log();
-    let l = log.clone();
-    // Owned by obj, listening globally.
-    hub.listen_with(
-        "D",
-        Source::Global,
-        ListenOptions::new().owner(Owner::Object(obj)),
-        move || push(&l, "owned"),
-    )
-    .unwrap()
-    .detach();
-    // Owned by other, listening on obj.
-    let l = log.clone();
-    hub.listen_with(
-        "D",
-        obj,
-        ListenOptions::new().owner(Owner::Object(other)),
-        move || push(&l, "sourced"),
-    )
-    .unwrap()
-    .detach();
-    let key = hub.key("D").unwrap();
-    hub.store(key, obj, (1i64,)).unwrap();
-    taken(&log);
-    hub.destroy(obj).unwrap();
-    assert_eq!(hub.listener_count(), 0);
-    assert!(hub.stored(key, obj).is_none());
-    assert!(matches!(hub.destroy(obj), Err(HubError::NoSuchObject(_))));
-}
-
-// ----- re-entrancy --------------------------------------------------------------
-
-#[test]
-fn reentrancy_listener_added_during_dispatch_is_not_called_by_it() {
-    let hub = Hub::new();
-    let log = log();
-    let l = log.clone();
-    let hub2 = hub.clone();
-    let _h = hub
-        .listen_with(
-            "R",
-            Source::Global,
-            ListenOptions::new().times(1),
-            move || {
-                let l2 = l.clone();
-                push(&l, "first");
-                hub2.listen("R", Source::Global, move || push(&l2, "added"))
-                    .unwrap()
-                    .detach();
-            },
-        )
-        .unwrap();
-    hub.send_str("R", Source::Global, ()).unwrap();
-    assert_eq!(taken(&log), ["first"]);
-    hub.send_str("R", Source::Global, ()).unwrap();
-    assert_eq!(taken(&log), ["added"]);
-}
-
-#[test]
-fn reentrancy_listener_removed_before_its_turn_is_not_called() {
-    let hub = Hub::new();
-    let log = log();
-    let victim = Rc::new(RefCell::new(None));
-    let (l, v, hub2) = (log.clone(), victim.clone(), hub.clone());
-    let _first = hub
-        .listen("R", Source::Global, move || {
-            push(&l, "first");
-            if let Some(id) = v.borrow_mut().take() {
-                hub2.unlisten(id);
-            }
-        })
-        .unwrap();
-    let l = log.clone();
-    *victim.borrow_mut() = Some(
-        hub.listen("R", Source::Global, move || push(&l, "second"))
-            .unwrap()
-            .detach(),
-    );
-    hub.send_str("R", Source::Global, ()).unwrap();
-    assert_eq!(taken(&log), ["first"]);
-}
-
-#[test]
-fn reentrancy_listener_may_unlisten_itself_and_send() {
-    let hub = Hub::new();
-    let log = log();
-    let me = Rc::new(RefCell::new(None));
-    let (l, m, hub2) = (log.clone(), me.clone(), hub.clone());
-    *me.borrow_mut() = Some(
-        hub.listen("Outer", Source::Global, move || {
-            push(&l, "outer");
-            if let Some(id) = *m.borrow() {
-                hub2.unlisten(id);
-            }
-            hub2.send_str("Inner", Source::Global, (3i64,)).unwrap();
-        })
-        .unwrap()
-        .detach(),
-    );
-    let l = log.clone();
-    let _inner = hub
-        .listen("Inner", Source::Global, move |n: i64| {
-            push(&l, format!("inner {n}"))
-        })
-        .unwrap();
-    hub.send_str("Outer", Source::Global, ()).unwrap();
-    hub.send_str("Outer", Source::Global, ()).unwrap();
-    assert_eq!(taken(&log), ["outer", "inner 3"]);
-}
-
 #[test]
 fn zero_argument_send_and_listen() {
     let hub = Hub::new();
@@ -688,66 +267,604 @@ fn zero_argument_listener_matches_everything_on_the_key() {
     assert_eq!(taken(&log), ["z"]);
 }
 
-// ----- keys ----------------------------------------------------------------------
+fn ints(log: &Log, name: &'static str) -> impl Fn(i64) + 'static {
+    let log = log.clone();
+    move |n: i64| log.borrow_mut().push(format!("{name} {n}"))
+}
+
+fn mismatch_position(err: &HubError) -> Option<usize> {
+    match err {
+        HubError::Mismatch { mismatch, .. } | HubError::ListenRejected { mismatch, .. } => {
+            Some(mismatch.position)
+        }
+        _ => None,
+    }
+}
+
+/// "Removing or reordering is always breaking. Only appending is safe."
+#[test]
+fn compat_reordering_the_parameters_of_a_declared_message_is_a_mismatch() {
+    let hub = Hub::new();
+    hub.declare(
+        "ABC",
+        KeyDecl::event()
+            .param("a", Type::Int)
+            .param("b", Type::String)
+            .param("c", Type::Bool),
+    )
+    .unwrap();
+    let log = log();
+    let _h = hub
+        .listen("ABC", Source::Global, pusher(&log, "zero-arg"))
+        .unwrap();
+    // Reordered: b, a, c.
+    let err = hub
+        .send_str("ABC", Source::Global, ("b", 1i64, true))
+        .unwrap_err();
+    assert_eq!(mismatch_position(&err), Some(0), "{err}");
+    // Removed from the middle: a, c.
+    let err = hub
+        .send_str("ABC", Source::Global, (1i64, true))
+        .unwrap_err();
+    assert_eq!(mismatch_position(&err), Some(1), "{err}");
+    assert!(taken(&log).is_empty(), "no listener hears a refused send");
+    // Appending on a declared key is not allowed from the send side either
+    // (the declaration is the whole truth), but a prefix is.
+    hub.send_str("ABC", Source::Global, (1i64, "b")).unwrap();
+    assert_eq!(taken(&log), ["zero-arg"]);
+}
+
+/// "A parameter inserted in the middle is a breaking change ... the
+/// mismatch surfaces as a validation failure at runtime" — on an observed
+/// (undeclared) key too: the old listener is not called with a shifted value.
+#[test]
+fn compat_a_parameter_inserted_in_the_middle_of_an_observed_key_breaks_the_old_listener() {
+    let hub = Hub::new();
+    hub.send_str("Hurt", Source::Global, (5i64, "sword"))
+        .unwrap();
+    let log = log();
+    let l = log.clone();
+    let _old = hub
+        .listen("Hurt", Source::Global, move |dmg: i64, weapon: String| {
+            l.borrow_mut().push(format!("{dmg} {weapon}"))
+        })
+        .unwrap();
+    let err = hub
+        .send_str("Hurt", Source::Global, (5i64, true, "sword"))
+        .unwrap_err();
+    assert_eq!(mismatch_position(&err), Some(1), "{err}");
+    assert!(taken(&log).is_empty());
+    // Appending is the migration path: the old listener keeps working.
+    hub.send_str("Hurt", Source::Global, (6i64, "axe", true))
+        .unwrap();
+    assert_eq!(taken(&log), ["6 axe"]);
+    assert_eq!(
+        hub.table().get("Hurt").unwrap().param_types(),
+        [Type::Int, Type::String, Type::Bool],
+        "a compatible send updates the table"
+    );
+}
+
+/// "an int is accepted for a float and converted" — inside an array
+/// parameter too: a listener of `array<float>` sees floats.
+#[test]
+fn compat_int_elements_of_an_array_of_float_are_converted() {
+    let hub = Hub::new();
+    hub.declare(
+        "Samples",
+        KeyDecl::event().param("values", Type::Array(Box::new(Type::Float))),
+    )
+    .unwrap();
+    let got = log();
+    let g = got.clone();
+    let _h = hub
+        .listen_message("Samples", Source::Global, ListenOptions::new(), move |m| {
+            let items = m.args[0].as_array().unwrap();
+            g.borrow_mut()
+                .extend(items.iter().map(|v| format!("{v:?}")))
+        })
+        .unwrap();
+    hub.send_str(
+        "Samples",
+        Source::Global,
+        (Value::array(vec![Value::Int(1), Value::Float(2.5)]),),
+    )
+    .unwrap();
+    assert_eq!(taken(&got), ["Float(1.0)", "Float(2.5)"]);
+}
+
+/// "A zero-argument listener matches everything on that tag", and
+/// "no listener is called with wrong types": a typed partial listener on a
+/// parent key is not run with the arguments of a child key it cannot take,
+/// and that is reported naming the key.
+#[test]
+fn compat_typed_partial_listener_is_never_called_with_a_child_keys_wrong_types() {
+    let hub = Hub::new();
+    let log = log();
+    let _partial = hub
+        .listen_with(
+            "Inv",
+            Source::Global,
+            ListenOptions::new().partial(),
+            ints(&log, "partial"),
+        )
+        .unwrap();
+    let _zero = hub
+        .listen_with(
+            "Inv",
+            Source::Global,
+            ListenOptions::new().partial(),
+            pusher(&log, "zero-arg partial"),
+        )
+        .unwrap();
+    let _ = hub.send_str("Inv.Items", Source::Global, ("sword",));
+    let heard = taken(&log);
+    assert!(
+        !heard.iter().any(|h| h.starts_with("partial ")),
+        "{heard:?}"
+    );
+    let reports = hub.take_reports();
+    assert!(
+        reports.iter().any(|r| r.key() == "Inv.Items"),
+        "{reports:?}"
+    );
+}
+
+/// "an int is accepted for a float and converted" — in a struct's
+/// float field too (what a Lua table `{x = 1}` of a declared struct is).
+#[test]
+fn compat_int_in_a_float_field_of_a_struct_is_converted() {
+    let hub = Hub::new();
+    hub.edit_table(|t| {
+        t.declare_struct(
+            "Pos",
+            gantry_host::StructDef {
+                fields: vec![gantry_host::Param::new("x", Type::Float)],
+                ..Default::default()
+            },
+        )
+    });
+    hub.declare(
+        "Moved",
+        KeyDecl::event().param("to", Type::Struct("Pos".into())),
+    )
+    .unwrap();
+    let got = log();
+    let g = got.clone();
+    let _h = hub
+        .listen_message("Moved", Source::Global, ListenOptions::new(), move |m| {
+            let pos = m.args[0].as_struct().unwrap();
+            g.borrow_mut().push(format!("{:?}", pos.get("x").unwrap()))
+        })
+        .unwrap();
+    hub.send_str(
+        "Moved",
+        Source::Global,
+        (Value::structure(
+            gantry_host::StructValue::new("Pos").with("x", 1i64),
+        ),),
+    )
+    .unwrap();
+    assert_eq!(taken(&got), ["Float(1.0)"]);
+}
+
+fn base_and_child(hub: &Hub) {
+    hub.edit_table(|t| {
+        t.declare_struct(
+            "Base",
+            StructDef {
+                fields: vec![gantry_host::Param::new("id", Type::Int)],
+                ..Default::default()
+            },
+        );
+        t.declare_struct(
+            "Child",
+            StructDef {
+                parent: Some("Base".into()),
+                fields: vec![gantry_host::Param::new("name", Type::String)],
+                ..Default::default()
+            },
+        );
+    });
+}
+
+fn child() -> Value {
+    Value::structure(StructValue::new("Child").with("id", 1i64).with("name", "c"))
+}
+
+fn base() -> Value {
+    Value::structure(StructValue::new("Base").with("id", 1i64))
+}
 
 #[test]
-fn bad_keys_are_errors_naming_text_and_position() {
+fn compat_any_parameter_accepts_every_value() {
     let hub = Hub::new();
-    for bad in ["", "A..B", "Player Hurt", "x.", "Ünïcode"] {
-        let err = hub.send_str(bad, Source::Global, ()).unwrap_err();
-        assert!(matches!(err, HubError::Key(_)), "{bad:?}: {err}");
-        assert!(hub.listen(bad, Source::Global, || {}).is_err());
-    }
-    let text = hub.key("Player Hurt").unwrap_err().to_string();
+    hub.declare("Any.Key", KeyDecl::event().param("v", Type::Any))
+        .unwrap();
+    let got = log();
+    let g = got.clone();
+    let _h = hub
+        .listen("Any.Key", Source::Global, move |v: Value| {
+            g.borrow_mut().push(v.kind_name())
+        })
+        .unwrap();
+    hub.send_str("Any.Key", Source::Global, (1i64,)).unwrap();
+    hub.send_str("Any.Key", Source::Global, ("s",)).unwrap();
+    hub.send_str("Any.Key", Source::Global, (2.5f64,)).unwrap();
+    hub.send_str("Any.Key", Source::Global, (base(),)).unwrap();
+    hub.send_str("Any.Key", Source::Global, (Value::Nil,))
+        .unwrap();
+    assert_eq!(taken(&got), ["int", "string", "float", "Base", "nil"]);
+    assert!(hub.take_reports().is_empty());
+}
+
+#[test]
+fn compat_any_listener_accepts_every_recorded_type() {
+    let hub = Hub::new();
+    hub.declare(
+        "Typed",
+        KeyDecl::event()
+            .param("n", Type::Int)
+            .param("s", Type::String),
+    )
+    .unwrap();
     assert!(
-        text.contains("Player Hurt") && text.contains("byte 6"),
+        hub.listen("Typed", Source::Global, |_: Value, _: Value| {})
+            .is_ok()
+    );
+}
+
+#[test]
+fn compat_nothing_but_int_for_float_converts() {
+    let hub = Hub::new();
+    hub.declare(
+        "Strict",
+        KeyDecl::event()
+            .param("i", Type::Int)
+            .param("b", Type::Bool)
+            .param("s", Type::String)
+            .param("o", Type::Object),
+    )
+    .unwrap();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    let ok = (1i64, true, "x", obj);
+    assert!(hub.send_str("Strict", Source::Global, ok).is_ok());
+    let bad: [(usize, Vec<Value>); 5] = [
+        (0, vec![Value::Float(1.0)]),
+        (1, vec![Value::Int(1), Value::Int(1)]),
+        (2, vec![Value::Int(1), Value::Bool(true), Value::Int(3)]),
+        (
+            3,
+            vec![
+                Value::Int(1),
+                Value::Bool(true),
+                Value::str("x"),
+                Value::Int(7),
+            ],
+        ),
+        (0, vec![Value::str("1")]),
+    ];
+    let key = hub.key("Strict").unwrap();
+    for (position, args) in bad {
+        let mut args = args;
+        let err = hub
+            .send_values(
+                key,
+                Source::Global,
+                &mut args,
+                gantry_host::Caller::Unrecorded,
+            )
+            .unwrap_err();
+        match err {
+            HubError::Mismatch { mismatch, .. } => assert_eq!(mismatch.position, position),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn compat_int_for_float_is_converted_when_a_send_appends_to_an_observed_key() {
+    let hub = Hub::new();
+    hub.send_str("Obs", Source::Global, (2.5f64,)).unwrap();
+    let got = log();
+    let g = got.clone();
+    let _h = hub
+        .listen_message("Obs", Source::Global, ListenOptions::new(), move |m| {
+            g.borrow_mut()
+                .extend(m.args.iter().map(|v| format!("{v:?}")))
+        })
+        .unwrap();
+    hub.send_str("Obs", Source::Global, (5i64, "more")).unwrap();
+    assert_eq!(taken(&got), ["Float(5.0)", "Str(\"more\")"]);
+    let types = hub.table().get("Obs").unwrap().param_types();
+    assert_eq!(types, [Type::Float, Type::String]);
+}
+
+#[test]
+fn compat_int_for_float_is_converted_in_what_is_stored_and_replayed() {
+    let hub = Hub::new();
+    hub.declare("Speed", KeyDecl::event().param("v", Type::Float))
+        .unwrap();
+    let key = hub.key("Speed").unwrap();
+    hub.store(key, Source::Global, (3i64,)).unwrap();
+    assert_eq!(
+        hub.stored(key, Source::Global).unwrap().to_vec(),
+        [Value::Float(3.0)]
+    );
+    let got = log();
+    let g = got.clone();
+    let _h = hub
+        .listen_message("Speed", Source::Global, ListenOptions::new(), move |m| {
+            g.borrow_mut().push(format!("{:?}", m.args[0]))
+        })
+        .unwrap();
+    assert_eq!(taken(&got), ["Float(3.0)"]);
+}
+
+#[test]
+fn compat_child_struct_matches_parent_but_parent_not_child() {
+    let hub = Hub::new();
+    base_and_child(&hub);
+    hub.declare(
+        "ToBase",
+        KeyDecl::event().param("b", Type::Struct("Base".into())),
+    )
+    .unwrap();
+    hub.declare(
+        "ToChild",
+        KeyDecl::event().param("c", Type::Struct("Child".into())),
+    )
+    .unwrap();
+    assert!(hub.send_str("ToBase", Source::Global, (child(),)).is_ok());
+    assert!(hub.send_str("ToBase", Source::Global, (base(),)).is_ok());
+    let err = hub
+        .send_str("ToChild", Source::Global, (base(),))
+        .unwrap_err();
+    assert!(
+        matches!(&err, HubError::Mismatch { mismatch, .. } if mismatch.expected == "Child" && mismatch.got == "Base"),
+        "{err}"
+    );
+}
+
+#[test]
+fn compat_listener_taking_the_parent_of_the_message_struct_is_compatible() {
+    let hub = Hub::new();
+    base_and_child(&hub);
+    hub.declare(
+        "ToChild",
+        KeyDecl::event().param("c", Type::Struct("Child".into())),
+    )
+    .unwrap();
+    struct BaseParam;
+    impl gantry_host::FromValue for BaseParam {
+        fn declared_type() -> Type {
+            Type::Struct("Base".into())
+        }
+        fn from_value(v: &Value) -> Option<Self> {
+            v.as_struct().map(|_| BaseParam)
+        }
+    }
+    struct ChildParam;
+    impl gantry_host::FromValue for ChildParam {
+        fn declared_type() -> Type {
+            Type::Struct("Child".into())
+        }
+        fn from_value(v: &Value) -> Option<Self> {
+            v.as_struct().map(|_| ChildParam)
+        }
+    }
+    assert!(
+        hub.listen("ToChild", Source::Global, |_: BaseParam| {})
+            .is_ok()
+    );
+    hub.declare(
+        "ToBase",
+        KeyDecl::event().param("b", Type::Struct("Base".into())),
+    )
+    .unwrap();
+    assert!(
+        hub.listen("ToBase", Source::Global, |_: ChildParam| {})
+            .is_err(),
+        "a listener wanting the child cannot take every base"
+    );
+}
+
+#[test]
+fn compat_checked_mismatch_reports_key_position_expected_got_and_the_call_site() {
+    let hub = Hub::new();
+    hub.declare(
+        "Player.Hurt",
+        KeyDecl::event()
+            .param("dmg", Type::Float)
+            .param("causer", Type::Object),
+    )
+    .unwrap();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    let log = log();
+    let _handles = [
+        hub.listen("Player.Hurt", Source::Global, pusher(&log, "global"))
+            .unwrap(),
+        hub.listen("Player.Hurt", obj, pusher(&log, "object"))
+            .unwrap(),
+        hub.listen_with(
+            "Player",
+            Source::Global,
+            ListenOptions::new().partial(),
+            pusher(&log, "partial"),
+        )
+        .unwrap(),
+    ];
+    let line = line!() + 1;
+    let err = hub.send_str("Player.Hurt", obj, (1.5f64, "not an object"));
+    assert!(matches!(err, Err(HubError::Mismatch { .. })));
+    assert!(taken(&log).is_empty(), "the dispatch was aborted");
+    let reports = hub.take_reports();
+    let [
+        Report::Mismatch {
+            key,
+            position,
+            expected,
+            got,
+            site: Some(site),
+            ..
+        },
+    ] = reports.as_slice()
+    else {
+        panic!("unexpected reports {reports:?}");
+    };
+    assert_eq!(key, "Player.Hurt");
+    assert_eq!(*position, 1);
+    assert_eq!((expected.as_str(), got.as_str()), ("object", "string"));
+    assert!(site.file.ends_with("compat.rs"), "{site}");
+    assert_eq!(site.line, line);
+    assert_eq!(site.language, Language::Rust);
+    // The text names all of it too.
+    let text = reports[0].to_string();
+    assert!(
+        text.contains("Player.Hurt") && text.contains("object") && text.contains("compat.rs"),
         "{text}"
     );
 }
 
 #[test]
-fn baked_key_and_string_key_reach_the_same_listeners() {
+fn compat_observed_signature_mismatch_is_aborted_like_a_declared_one() {
     let hub = Hub::new();
+    hub.send_str("Seen", Source::Global, (1i64, "a")).unwrap();
+    let log = log();
+    let _h = hub
+        .listen_message("Seen", Source::Global, ListenOptions::new(), {
+            let log = log.clone();
+            move |_| log.borrow_mut().push("called".into())
+        })
+        .unwrap();
+    let err = hub
+        .send_str("Seen", Source::Global, (1i64, 2i64))
+        .unwrap_err();
+    assert!(
+        matches!(&err, HubError::Mismatch { mismatch, .. } if mismatch.position == 1),
+        "{err}"
+    );
+    assert!(taken(&log).is_empty());
+    // A prefix of the observed parameters is a fine send.
+    hub.send_str("Seen", Source::Global, (1i64,)).unwrap();
+    assert_eq!(taken(&log), ["called"]);
+}
+
+#[test]
+fn compat_refused_store_keeps_what_was_stored_and_calls_nobody() {
+    let hub = Hub::new();
+    hub.declare("Hp", KeyDecl::event().param("hp", Type::Int))
+        .unwrap();
+    let key = hub.key("Hp").unwrap();
+    hub.store(key, Source::Global, (10i64,)).unwrap();
     let log = log();
     let l = log.clone();
     let _h = hub
-        .listen("K", Source::Global, move |n: i64| push(&l, n.to_string()))
+        .listen("Hp", Source::Global, move |n: i64| {
+            l.borrow_mut().push(n.to_string())
+        })
         .unwrap();
-    let key = hub.key("K").unwrap();
-    hub.send(key, Source::Global, (1i64,)).unwrap();
-    hub.send_str("K", Source::Global, (2i64,)).unwrap();
-    assert_eq!(taken(&log), ["1", "2"]);
+    assert_eq!(taken(&log), ["10"]);
+    assert!(hub.store(key, Source::Global, ("ten",)).is_err());
+    assert!(hub.once(key, Source::Global, (true,)).is_err());
+    assert!(taken(&log).is_empty());
+    assert_eq!(
+        hub.stored(key, Source::Global).unwrap().to_vec(),
+        [Value::Int(10)]
+    );
 }
 
-// ----- the signature table ---------------------------------------------------
-
 #[test]
-fn first_use_records_types_and_call_site() {
+fn compat_refused_request_calls_no_listener() {
     let hub = Hub::new();
-    hub.send_str("Player.Hurt", Source::Global, (2.5f64, 7i64, true, "x"))
+    hub.declare("Ask", KeyDecl::event().param("n", Type::Int))
         .unwrap();
-    let table = hub.table();
-    let entry = table.get("Player.Hurt").unwrap();
-    let types: Vec<String> = entry.params.iter().map(|p| p.ty.to_string()).collect();
-    assert_eq!(types, ["float", "int", "bool", "string"]);
-    assert_eq!(entry.kind, Kind::Event);
-    let site = entry.sites.iter().next().unwrap();
-    assert!(site.file.ends_with("hub_core.rs"));
+    let log = log();
+    let l = log.clone();
+    let _h = hub
+        .listen_message("Ask", Source::Global, ListenOptions::new(), move |m| {
+            l.borrow_mut().push("called".into());
+            m.responder.unwrap().respond((1i64,));
+        })
+        .unwrap();
+    let key = hub.key("Ask").unwrap();
+    let replies = log.clone();
+    let result = hub.request(key, Source::Global, ("no",), move |reply| {
+        if let Reply::Answer(_) = reply {
+            replies.borrow_mut().push("answered".into());
+        }
+    });
+    assert!(matches!(result, Err(HubError::Mismatch { .. })));
+    assert!(taken(&log).is_empty());
 }
 
 #[test]
-fn declared_doc_and_kind_are_kept() {
+fn compat_checked_mode_switches_off_and_back_on() {
+    let hub = Hub::new();
+    assert!(hub.is_checked(), "checked is the default");
+    hub.declare("C", KeyDecl::event().param("n", Type::Int))
+        .unwrap();
+    hub.set_checked(false);
+    assert!(hub.send_str("C", Source::Global, ("x",)).is_ok());
+    hub.set_checked(true);
+    assert!(hub.send_str("C", Source::Global, ("x",)).is_err());
+}
+
+#[test]
+fn compat_unchecked_typed_listener_never_rewrites_the_signature() {
     let hub = Hub::new();
     hub.declare(
-        "Boot.Done",
+        "Decl",
         KeyDecl::event()
-            .kind(Kind::Store)
-            .doc("The game finished booting"),
+            .param("n", Type::Int)
+            .param("s", Type::String),
     )
     .unwrap();
-    let t: SignatureTable = hub.table_snapshot();
-    let e = t.get("Boot.Done").unwrap();
-    assert_eq!(e.doc, "The game finished booting");
-    assert_eq!(e.kind, Kind::Store);
-    assert!(e.declaration_site().is_some());
+    hub.send_str("Obs", Source::Global, (1i64, 2.5f64)).unwrap();
+    hub.set_checked(false);
+    let _a = hub.listen("Decl", Source::Global, |_: String| {}).unwrap();
+    let _b = hub.listen("Obs", Source::Global, |_: i64| {}).unwrap();
+    let table = hub.table();
+    assert_eq!(
+        table.get("Decl").unwrap().param_types(),
+        [Type::Int, Type::String]
+    );
+    assert_eq!(
+        table.get("Obs").unwrap().param_types(),
+        [Type::Int, Type::Float]
+    );
+}
+
+#[test]
+fn compat_listen_rejected_report_names_the_listeners_call_site() {
+    let hub = Hub::new();
+    hub.declare("R", KeyDecl::event().param("n", Type::Int))
+        .unwrap();
+    let line = line!() + 1;
+    let err = hub.listen("R", Source::Global, |_: String| {}).unwrap_err();
+    assert!(matches!(err, HubError::ListenRejected { .. }));
+    let reports = hub.take_reports();
+    let [
+        Report::ListenRejected {
+            key,
+            position,
+            expected,
+            got,
+            site: Some(site),
+        },
+    ] = reports.as_slice()
+    else {
+        panic!("unexpected reports {reports:?}");
+    };
+    assert_eq!((key.as_str(), *position), ("R", 0));
+    assert_eq!((expected.as_str(), got.as_str()), ("string", "int"));
+    assert!(
+        site.file.ends_with("compat.rs") && site.line == line,
+        "{site}"
+    );
+    assert_eq!(site.role, Role::Listen);
+    // Nothing was registered.
+    assert_eq!(hub.listener_count(), 0);
 }

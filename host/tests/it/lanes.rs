@@ -1,19 +1,18 @@
-//! Delivery lanes and typed keys (issue 2, "Send" and "Values"): a key sent
-//! again and again keeps its merged delivery list, and a `TypedKey` hands
-//! its tuple straight to typed closures. Every rule of the ordinary
-//! dispatch must hold on the second, third... send exactly as on the first.
+//! Delivery lanes and typed keys: a key sent again and again keeps its
+//! merged delivery list (and its lane tables), and a `TypedKey` hands its
+//! tuple straight to typed closures. Every rule of the ordinary dispatch
+//! holds on the second, third... send exactly as on the first.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use gantry_host::{
-    Hub, HubError, KeyDecl, ListenOptions, ListenerHandle, Owner, Source, TraceEvent, Type,
-    TypedKey,
+    Hub, HubError, KeyDecl, ListenOptions, ListenerHandle, ObjectId, Owner, Serde, Source,
+    TraceEvent, Type, TypedKey,
 };
+use gantry_test_support::log::{Log, log, taken};
 
-mod support;
-
-use support::log::{Log, log, taken};
+use crate::support::collections::{KEY, hub, items};
 
 fn logger(log: &Log, name: &'static str) -> impl Fn(i64, f64) + 'static {
     let log = log.clone();
@@ -452,4 +451,163 @@ fn send_by_text_of_fixed_kinds_reaches_message_listeners() {
             "message [Int(2), Float(0.5)]"
         ]
     );
+}
+
+// Lane tables
+
+/// The collection listeners of a table send, down a lane and through
+/// gathered lists (a key sent from more sources than it keeps lanes for),
+/// in one delivery order: `order`, then the key's own listeners (any
+/// tier) by registration, then partial ones above; an exact listener of
+/// the parent never.
+#[test]
+fn lane_tables_and_gathered_lists_deliver_in_the_same_order() {
+    let (hub, key) = hub();
+    let world = hub.create_world();
+    let objects: Vec<ObjectId> = (0..5).map(|_| hub.spawn(world).unwrap()).collect();
+    let log = log();
+    let mut handles = Vec::new();
+    let mut listen = |on: &str, scope: Source, options: ListenOptions, name: &'static str| {
+        let l = log.clone();
+        handles.push(
+            hub.listen_table(on, scope, options, move |_, _| {
+                l.borrow_mut().push(name.to_owned())
+            })
+            .unwrap(),
+        );
+    };
+    listen(KEY, Source::Global, ListenOptions::default(), "global-a");
+    listen(
+        KEY,
+        Source::World(world),
+        ListenOptions::default().order(-1),
+        "world",
+    );
+    listen(
+        "Inv",
+        Source::Global,
+        ListenOptions::default().partial(),
+        "parent-partial",
+    );
+    listen(
+        "Inv",
+        Source::Global,
+        ListenOptions::default(),
+        "parent-exact",
+    );
+    listen(
+        KEY,
+        Source::Global,
+        ListenOptions::default().order(1),
+        "global-b",
+    );
+    listen(
+        KEY,
+        Source::World(world),
+        ListenOptions::default(),
+        "world-c",
+    );
+    let expected = ["world", "global-a", "world-c", "parent-partial", "global-b"];
+    // Records the key's types.
+    hub.send(key, Source::Object(objects[0]), (Serde(items(2)),))
+        .unwrap();
+    assert_eq!(taken(&log), expected);
+    for (round, object) in objects.iter().enumerate() {
+        hub.send(key, Source::Object(*object), (Serde(items(2)),))
+            .unwrap();
+        assert_eq!(taken(&log), expected, "from object {round}");
+    }
+    hub.send(key, Source::Object(objects[0]), (Serde(items(2)),))
+        .unwrap();
+    assert_eq!(taken(&log), expected, "down the lane again");
+}
+
+/// A lane is a snapshot: a table listener added by a message listener
+/// during a send is heard from the next send on; one unlistened during it
+/// is not called; `times` counts sends; an owner destroyed by an earlier
+/// listener takes its listener out before it is called.
+#[test]
+fn lane_tables_follow_listeners_coming_and_going_during_sends() {
+    let (hub, key) = hub();
+    let world = hub.create_world();
+    let owner = hub.spawn(world).unwrap();
+    let log = log();
+    let added: Rc<RefCell<Vec<ListenerHandle>>> = Rc::default();
+    let doomed: Rc<RefCell<Option<ListenerHandle>>> = Rc::default();
+
+    let (h, l, a) = (hub.clone(), log.clone(), added.clone());
+    let _first = hub
+        .listen_table(
+            KEY,
+            Source::Global,
+            ListenOptions::default().order(-2),
+            move |_, _| {
+                l.borrow_mut().push("first".into());
+                if a.borrow().is_empty() {
+                    let l = l.clone();
+                    let handle = h
+                        .listen_table(
+                            KEY,
+                            Source::Global,
+                            ListenOptions::default(),
+                            move |_, _| l.borrow_mut().push("added".into()),
+                        )
+                        .unwrap();
+                    a.borrow_mut().push(handle);
+                }
+            },
+        )
+        .unwrap();
+    let (h, l, d) = (hub.clone(), log.clone(), doomed.clone());
+    let _killer = hub
+        .listen_table(
+            KEY,
+            Source::Global,
+            ListenOptions::default().order(-1),
+            move |_, _| {
+                l.borrow_mut().push("killer".into());
+                d.borrow_mut().take();
+                if h.is_alive(owner) {
+                    h.destroy(owner).unwrap();
+                }
+            },
+        )
+        .unwrap();
+    let l = log.clone();
+    *doomed.borrow_mut() = Some(
+        hub.listen_table(
+            KEY,
+            Source::Global,
+            ListenOptions::default(),
+            move |_, _| l.borrow_mut().push("doomed".into()),
+        )
+        .unwrap(),
+    );
+    let l = log.clone();
+    let _owned = hub
+        .listen_table(
+            KEY,
+            Source::Global,
+            ListenOptions::default().owner(Owner::Object(owner)),
+            move |_, _| l.borrow_mut().push("owned".into()),
+        )
+        .unwrap();
+    let l = log.clone();
+    let _twice = hub
+        .listen_table(
+            KEY,
+            Source::Global,
+            ListenOptions::default().times(2).order(5),
+            move |_, _| l.borrow_mut().push("twice".into()),
+        )
+        .unwrap();
+    let before = hub.listener_count();
+    hub.send(key, Source::Global, (Serde(items(1)),)).unwrap();
+    assert_eq!(taken(&log), ["first", "killer", "twice"]);
+    // The added listener in, the doomed and owned ones out.
+    assert_eq!(hub.listener_count(), before + 1 - 2);
+    hub.send(key, Source::Global, (Serde(items(1)),)).unwrap();
+    assert_eq!(taken(&log), ["first", "killer", "added", "twice"]);
+    hub.send(key, Source::Global, (Serde(items(1)),)).unwrap();
+    assert_eq!(taken(&log), ["first", "killer", "added"]);
 }

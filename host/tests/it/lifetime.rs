@@ -1,225 +1,145 @@
-//! Audit 11: rules of reference 000 (parameter compatibility) and 002 (the
-//! system overview) and their DESIGN.md contracts, probed at the edges and
-//! interactions the earlier audits leave open: reordering, insertion in the
-//! middle, extreme orders, `times` against re-entrant sends and replays,
-//! once + times, store + partial + times, the request's sequence and
-//! one-shot callback, objects destroyed mid-dispatch, and what the table
-//! learns from a compatible send.
+//! How long a listener lives: `times` calls (re-entrant ones counted), until
+//! its owner is gone (dropped before the next delivery), its handle is
+//! dropped, or it is unlistened by id or owner; destroying an object or
+//! world takes its listeners, sources and stores with it, even mid-dispatch.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
-use gantry_host::{
-    Hub, HubError, KeyDecl, ListenOptions, Owner, Reply, Report, Source, Type, Value,
-};
+use gantry_host::{HookOptions, Hub, HubError, ListenOptions, Owner, Source, Value};
+use gantry_test_support::log::{Log, log, pusher, taken};
 
-mod support;
-
-use support::log::{Log, log, pusher, taken};
-
-fn ints(log: &Log, name: &'static str) -> impl Fn(i64) + 'static {
-    let log = log.clone();
-    move |n: i64| log.borrow_mut().push(format!("{name} {n}"))
+fn push(log: &Log, s: impl Into<String>) {
+    log.borrow_mut().push(s.into());
 }
 
-fn mismatch_position(err: &HubError) -> Option<usize> {
-    match err {
-        HubError::Mismatch { mismatch, .. } | HubError::ListenRejected { mismatch, .. } => {
-            Some(mismatch.position)
-        }
-        _ => None,
-    }
-}
-
-// ----- 000: parameter compatibility --------------------------------------------------
-
-/// 000: "Removing or reordering is always breaking. Only appending is safe."
 #[test]
-fn compat_reordering_the_parameters_of_a_declared_message_is_a_mismatch() {
+fn times_n_unlistens_after_n_calls() {
     let hub = Hub::new();
-    hub.declare(
-        "ABC",
-        KeyDecl::event()
-            .param("a", Type::Int)
-            .param("b", Type::String)
-            .param("c", Type::Bool),
-    )
-    .unwrap();
-    let log = log();
-    let _h = hub
-        .listen("ABC", Source::Global, pusher(&log, "zero-arg"))
-        .unwrap();
-    // Reordered: b, a, c.
-    let err = hub
-        .send_str("ABC", Source::Global, ("b", 1i64, true))
-        .unwrap_err();
-    assert_eq!(mismatch_position(&err), Some(0), "{err}");
-    // Removed from the middle: a, c.
-    let err = hub
-        .send_str("ABC", Source::Global, (1i64, true))
-        .unwrap_err();
-    assert_eq!(mismatch_position(&err), Some(1), "{err}");
-    assert!(taken(&log).is_empty(), "no listener hears a refused send");
-    // Appending on a declared key is not allowed from the send side either
-    // (the declaration is the whole truth), but a prefix is.
-    hub.send_str("ABC", Source::Global, (1i64, "b")).unwrap();
-    assert_eq!(taken(&log), ["zero-arg"]);
-}
-
-/// 000: "A parameter inserted in the middle is a breaking change ... the
-/// mismatch surfaces as a validation failure at runtime" — on an observed
-/// (undeclared) key too: the old listener is not called with a shifted value.
-#[test]
-fn compat_a_parameter_inserted_in_the_middle_of_an_observed_key_breaks_the_old_listener() {
-    let hub = Hub::new();
-    hub.send_str("Hurt", Source::Global, (5i64, "sword"))
-        .unwrap();
     let log = log();
     let l = log.clone();
-    let _old = hub
-        .listen("Hurt", Source::Global, move |dmg: i64, weapon: String| {
-            l.borrow_mut().push(format!("{dmg} {weapon}"))
-        })
-        .unwrap();
-    let err = hub
-        .send_str("Hurt", Source::Global, (5i64, true, "sword"))
-        .unwrap_err();
-    assert_eq!(mismatch_position(&err), Some(1), "{err}");
-    assert!(taken(&log).is_empty());
-    // Appending is the migration path: the old listener keeps working.
-    hub.send_str("Hurt", Source::Global, (6i64, "axe", true))
-        .unwrap();
-    assert_eq!(taken(&log), ["6 axe"]);
-    assert_eq!(
-        hub.table().get("Hurt").unwrap().param_types(),
-        [Type::Int, Type::String, Type::Bool],
-        "a compatible send updates the table"
-    );
-}
-
-/// 002: "a signature that contradicts the recorded one warns and aborts that
-/// dispatch; a compatible one updates the table" — an int sent where an
-/// observed float sits is compatible, and does not narrow the float to int.
-#[test]
-fn signature_a_compatible_int_send_never_narrows_an_observed_float() {
-    let hub = Hub::new();
-    hub.send_str("Speed", Source::Global, (2.5f64,)).unwrap();
-    hub.send_str("Speed", Source::Global, (3i64,)).unwrap();
-    assert_eq!(
-        hub.table().get("Speed").unwrap().param_types(),
-        [Type::Float]
-    );
-    // And the reverse is still refused.
-    hub.send_str("Count", Source::Global, (3i64,)).unwrap();
-    let err = hub
-        .send_str("Count", Source::Global, (2.5f64,))
-        .unwrap_err();
-    assert_eq!(mismatch_position(&err), Some(0));
-    assert_eq!(hub.table().get("Count").unwrap().param_types(), [Type::Int]);
-}
-
-/// DESIGN: "an int is accepted for a float and converted" — inside an array
-/// parameter too: a listener of `array<float>` sees floats.
-#[test]
-fn compat_int_elements_of_an_array_of_float_are_converted() {
-    let hub = Hub::new();
-    hub.declare(
-        "Samples",
-        KeyDecl::event().param("values", Type::Array(Box::new(Type::Float))),
-    )
-    .unwrap();
-    let got = log();
-    let g = got.clone();
     let _h = hub
-        .listen_message("Samples", Source::Global, ListenOptions::new(), move |m| {
-            let items = m.args[0].as_array().unwrap();
-            g.borrow_mut()
-                .extend(items.iter().map(|v| format!("{v:?}")))
-        })
+        .listen_with(
+            "T",
+            Source::Global,
+            ListenOptions::new().times(2),
+            move || push(&l, "x"),
+        )
         .unwrap();
-    hub.send_str(
-        "Samples",
-        Source::Global,
-        (Value::array(vec![Value::Int(1), Value::Float(2.5)]),),
-    )
-    .unwrap();
-    assert_eq!(taken(&got), ["Float(1.0)", "Float(2.5)"]);
+    for _ in 0..4 {
+        hub.send_str("T", Source::Global, ()).unwrap();
+    }
+    assert_eq!(taken(&log).len(), 2);
+    assert_eq!(hub.listener_count(), 0);
 }
 
-/// 000 "A zero-argument listener matches everything on that tag" + DESIGN
-/// "no listener is called with wrong types": a typed partial listener on a
-/// parent key is not run with the arguments of a child key it cannot take,
-/// and that is reported naming the key.
 #[test]
-fn compat_typed_partial_listener_is_never_called_with_a_child_keys_wrong_types() {
+fn owner_gone_drops_listener_before_next_delivery() {
     let hub = Hub::new();
     let log = log();
-    let _partial = hub
-        .listen_with(
-            "Inv",
-            Source::Global,
-            ListenOptions::new().partial(),
-            ints(&log, "partial"),
-        )
-        .unwrap();
-    let _zero = hub
-        .listen_with(
-            "Inv",
-            Source::Global,
-            ListenOptions::new().partial(),
-            pusher(&log, "zero-arg partial"),
-        )
-        .unwrap();
-    let _ = hub.send_str("Inv.Items", Source::Global, ("sword",));
-    let heard = taken(&log);
-    assert!(
-        !heard.iter().any(|h| h.starts_with("partial ")),
-        "{heard:?}"
-    );
-    let reports = hub.take_reports();
-    assert!(
-        reports.iter().any(|r| r.key() == "Inv.Items"),
-        "{reports:?}"
-    );
+    let owner = Rc::new(());
+    let l = log.clone();
+    hub.listen_with(
+        "O",
+        Source::Global,
+        ListenOptions::new().owner(Owner::of(&owner)),
+        move || push(&l, "x"),
+    )
+    .unwrap()
+    .detach();
+    hub.send_str("O", Source::Global, ()).unwrap();
+    drop(owner);
+    hub.send_str("O", Source::Global, ()).unwrap();
+    assert_eq!(taken(&log).len(), 1);
+    assert_eq!(hub.listener_count(), 0);
 }
 
-// ----- 002: listen options -------------------------------------------------------------
-
-/// 002: "Order defaults to 0, lower runs first" — over the whole i32 range,
-/// across the three tiers.
 #[test]
-fn listen_options_extreme_orders_sort_numerically_across_tiers() {
+fn handle_dropped_unlistens_and_detach_keeps_listening() {
+    let hub = Hub::new();
+    let log = log();
+    let l = log.clone();
+    let handle = hub
+        .listen("H", Source::Global, move || push(&l, "dropped"))
+        .unwrap();
+    let l = log.clone();
+    let id = hub
+        .listen("H", Source::Global, move || push(&l, "detached"))
+        .unwrap()
+        .detach();
+    drop(handle);
+    hub.send_str("H", Source::Global, ()).unwrap();
+    assert_eq!(taken(&log), ["detached"]);
+    assert!(hub.unlisten(id));
+    assert!(!hub.unlisten(id), "unknown ids do nothing");
+}
+
+#[test]
+fn unlisten_by_id_and_by_owner() {
     let hub = Hub::new();
     let world = hub.create_world();
     let obj = hub.spawn(world).unwrap();
     let log = log();
-    let mut handles = Vec::new();
-    for (scope, order, name) in [
-        (Source::Object(obj), i32::MAX, "max"),
-        (Source::Global, 0, "zero"),
-        (Source::World(world), i32::MIN, "min"),
-        (Source::Global, 1, "one"),
-        (Source::Object(obj), -1, "minus one"),
-        (Source::World(world), i32::MAX - 1, "max-1"),
-    ] {
-        handles.push(
-            hub.listen_with(
-                "Ord",
-                scope,
-                ListenOptions::new().order(order),
-                pusher(&log, name),
-            )
-            .unwrap(),
-        );
+    let l = log.clone();
+    let a = hub
+        .listen("U", Source::Global, move || push(&l, "a"))
+        .unwrap()
+        .detach();
+    for name in ["b", "c"] {
+        let l = log.clone();
+        hub.listen_with(
+            "U",
+            Source::Global,
+            ListenOptions::new().owner(Owner::Object(obj)),
+            move || push(&l, name),
+        )
+        .unwrap()
+        .detach();
     }
-    hub.send_str("Ord", obj, ()).unwrap();
-    assert_eq!(
-        taken(&log),
-        ["min", "minus one", "zero", "one", "max-1", "max"]
-    );
+    hub.unlisten(a);
+    hub.send_str("U", Source::Global, ()).unwrap();
+    assert_eq!(taken(&log), ["b", "c"]);
+    assert_eq!(hub.unlisten_owner(&Owner::Object(obj)), 2);
+    hub.send_str("U", Source::Global, ()).unwrap();
+    assert!(taken(&log).is_empty());
 }
 
-/// 002: "Set N and the listener unlistens itself after N calls" — a call
+#[test]
+fn destroy_object_drops_listeners_and_sources() {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    let other = hub.spawn(world).unwrap();
+    let log = log();
+    let l = log.clone();
+    // Owned by obj, listening globally.
+    hub.listen_with(
+        "D",
+        Source::Global,
+        ListenOptions::new().owner(Owner::Object(obj)),
+        move || push(&l, "owned"),
+    )
+    .unwrap()
+    .detach();
+    // Owned by other, listening on obj.
+    let l = log.clone();
+    hub.listen_with(
+        "D",
+        obj,
+        ListenOptions::new().owner(Owner::Object(other)),
+        move || push(&l, "sourced"),
+    )
+    .unwrap()
+    .detach();
+    let key = hub.key("D").unwrap();
+    hub.store(key, obj, (1i64,)).unwrap();
+    taken(&log);
+    hub.destroy(obj).unwrap();
+    assert_eq!(hub.listener_count(), 0);
+    assert!(hub.stored(key, obj).is_none());
+    assert!(matches!(hub.destroy(obj), Err(HubError::NoSuchObject(_))));
+}
+
+/// "Set N and the listener unlistens itself after N calls" — a call
 /// made re-entrantly (the listener sending its own key) counts too: a
 /// `times = 1` listener is never called twice.
 #[test]
@@ -250,209 +170,7 @@ fn listen_options_times_counts_reentrant_calls_of_the_same_listener() {
     }
 }
 
-/// 002 Once + Times: a once message replayed to a `times = 2` listener uses
-/// one of its calls and is consumed; one more live call and it is gone.
-#[test]
-fn store_once_replay_uses_one_of_a_listeners_times() {
-    let hub = Hub::new();
-    let key = hub.key("Boot.Done").unwrap();
-    hub.once(key, Source::Global, (1i64,)).unwrap();
-    let log = log();
-    let _h = hub
-        .listen_with(
-            "Boot.Done",
-            Source::Global,
-            ListenOptions::new().times(2),
-            ints(&log, "got"),
-        )
-        .unwrap();
-    assert_eq!(taken(&log), ["got 1"]);
-    assert!(hub.stored(key, Source::Global).is_none(), "consumed");
-    hub.send_str("Boot.Done", Source::Global, (2i64,)).unwrap();
-    hub.send_str("Boot.Done", Source::Global, (3i64,)).unwrap();
-    assert_eq!(taken(&log), ["got 2"]);
-    assert_eq!(hub.listener_count(), 0);
-}
-
-/// 002 Store + partial matching + times: a partial `times = 1` listener that
-/// arrives after two stores under its key hears exactly one replay.
-#[test]
-fn store_partial_late_listener_with_times_one_hears_one_replay_only() {
-    let hub = Hub::new();
-    let (a, b) = (hub.key("Game.A").unwrap(), hub.key("Game.B").unwrap());
-    hub.store(a, Source::Global, (1i64,)).unwrap();
-    hub.store(b, Source::Global, (2i64,)).unwrap();
-    let log = log();
-    let _once = hub
-        .listen_with(
-            "Game",
-            Source::Global,
-            ListenOptions::new().partial().times(1),
-            ints(&log, "times1"),
-        )
-        .unwrap();
-    assert_eq!(taken(&log).len(), 1);
-    assert_eq!(hub.listener_count(), 0);
-    let _all = hub
-        .listen_with(
-            "Game",
-            Source::Global,
-            ListenOptions::new().partial(),
-            ints(&log, "all"),
-        )
-        .unwrap();
-    let mut all = taken(&log);
-    all.sort();
-    assert_eq!(all, ["all 1", "all 2"], "each stored key is replayed once");
-    // Stores stay for the next late listener (they are not once).
-    assert!(hub.stored(a, Source::Global).is_some() && hub.stored(b, Source::Global).is_some());
-}
-
-/// 002 "Once is consumed by the first listener": a listener that cannot
-/// take the once message (it wants more than was stored) does not consume
-/// it; the next listener that can, does.
-#[test]
-fn store_once_is_not_consumed_by_a_late_listener_that_refuses_it() {
-    let hub = Hub::new();
-    let key = hub.key("Ready").unwrap();
-    hub.once(key, Source::Global, (1i64,)).unwrap();
-    let log = log();
-    let l = log.clone();
-    let _greedy = hub.listen("Ready", Source::Global, move |n: i64, s: String| {
-        l.borrow_mut().push(format!("greedy {n} {s}"))
-    });
-    assert!(taken(&log).is_empty());
-    assert!(hub.stored(key, Source::Global).is_some(), "still waiting");
-    let _fit = hub
-        .listen("Ready", Source::Global, ints(&log, "fit"))
-        .unwrap();
-    assert_eq!(taken(&log), ["fit 1"]);
-    assert!(hub.stored(key, Source::Global).is_none());
-}
-
-/// DESIGN "once the owner is gone it is dropped before the next delivery"
-/// and "Once is consumed by its first delivery": a once message whose only
-/// live listener's owner is gone was delivered to nobody, so it is kept for
-/// the next listener.
-#[test]
-fn store_once_sent_to_a_listener_whose_owner_is_gone_is_kept() {
-    let hub = Hub::new();
-    let owner = Rc::new(());
-    let log = log();
-    hub.listen_with(
-        "Ready",
-        Source::Global,
-        ListenOptions::new().owner(Owner::of(&owner)),
-        ints(&log, "dead"),
-    )
-    .unwrap()
-    .detach();
-    drop(owner);
-    let key = hub.key("Ready").unwrap();
-    let delivered = hub.once(key, Source::Global, (4i64,)).unwrap();
-    assert_eq!(delivered.listeners, 0);
-    let _late = hub
-        .listen("Ready", Source::Global, ints(&log, "late"))
-        .unwrap();
-    assert_eq!(taken(&log), ["late 4"]);
-}
-
-// ----- 002: request / response ---------------------------------------------------------
-
-/// 002: "Request and reply are matched by an incrementing Seq".
-#[test]
-fn request_sequence_numbers_increment_and_name_the_responder() {
-    let hub = Hub::new();
-    let seen: Rc<RefCell<Vec<u64>>> = Rc::default();
-    let s = seen.clone();
-    let _h = hub
-        .listen_message("Ask", Source::Global, ListenOptions::new(), move |m| {
-            let responder = m.responder.unwrap();
-            s.borrow_mut().push(responder.seq());
-            responder.respond((responder.seq() as i64,));
-        })
-        .unwrap();
-    let key = hub.key("Ask").unwrap();
-    let replies = log();
-    let mut seqs = Vec::new();
-    for _ in 0..3 {
-        let r = replies.clone();
-        seqs.push(
-            hub.request(key, Source::Global, (), move |reply| {
-                if let Reply::Answer(v) = reply {
-                    r.borrow_mut().push(v[0].to_string());
-                }
-            })
-            .unwrap(),
-        );
-    }
-    assert_eq!(seqs[1], seqs[0] + 1);
-    assert_eq!(seqs[2], seqs[1] + 1);
-    assert_eq!(*seen.borrow(), seqs);
-    let expected: Vec<String> = seqs.iter().map(|s| s.to_string()).collect();
-    assert_eq!(taken(&replies), expected);
-}
-
-/// 002: "the callback is one-shot and destroyed when used".
-#[test]
-fn request_reply_callback_is_destroyed_once_used_even_while_responders_live() {
-    let hub = Hub::new();
-    let kept: Rc<RefCell<Vec<gantry_host::Responder>>> = Rc::default();
-    let k = kept.clone();
-    let _h = hub
-        .listen_message("Ask", Source::Global, ListenOptions::new(), move |m| {
-            let responder = m.responder.unwrap().clone();
-            responder.respond((1i64,));
-            k.borrow_mut().push(responder);
-        })
-        .unwrap();
-    let captured = Rc::new(());
-    let inside = captured.clone();
-    let calls = Rc::new(RefCell::new(0));
-    let c = calls.clone();
-    let key = hub.key("Ask").unwrap();
-    hub.request(key, Source::Global, (), move |_| {
-        let _keep = &inside;
-        *c.borrow_mut() += 1;
-    })
-    .unwrap();
-    assert_eq!(*calls.borrow(), 1);
-    assert_eq!(
-        Rc::strong_count(&captured),
-        1,
-        "the callback (and what it captured) is gone though a responder is kept"
-    );
-    assert!(!kept.borrow()[0].respond((2i64,)));
-    assert_eq!(*calls.borrow(), 1);
-}
-
-/// DESIGN: "an unanswered request is reported, not silently lost" — with no
-/// listener at all, the requester hears `Unanswered` once, before the
-/// request returns.
-#[test]
-fn request_with_nobody_listening_calls_back_unanswered_once_before_returning() {
-    let hub = Hub::new();
-    let key = hub.key("Nobody").unwrap();
-    let got = log();
-    let g = got.clone();
-    hub.request(key, Source::Global, (1i64,), move |reply| {
-        g.borrow_mut().push(format!("{reply:?}"))
-    })
-    .unwrap();
-    assert_eq!(taken(&got), ["Unanswered"]);
-    let reports = hub.take_reports();
-    assert_eq!(
-        reports
-            .iter()
-            .filter(|r| matches!(r, Report::Unanswered { .. }))
-            .count(),
-        1
-    );
-}
-
-// ----- lifetime and re-entrancy ------------------------------------------------------
-
-/// DESIGN "Destroying an object drops everything it owns and everything
+/// "Destroying an object drops everything it owns and everything
 /// sourced from it" — mid-dispatch: listeners of the destroyed object, and
 /// listeners it owns on other tiers, are not called later in that dispatch.
 #[test]
@@ -520,40 +238,134 @@ fn destroying_the_source_object_during_a_replay_stops_the_remaining_replays() {
     assert_eq!(hub.listener_count(), 0);
 }
 
-/// DESIGN: "an int is accepted for a float and converted" — in a struct's
-/// float field too (what a Lua table `{x = 1}` of a declared struct is).
 #[test]
-fn compat_int_in_a_float_field_of_a_struct_is_converted() {
+fn listen_options_times_counts_calls_across_tiers_and_partial_matches() {
     let hub = Hub::new();
-    hub.edit_table(|t| {
-        t.declare_struct(
-            "Pos",
-            gantry_host::StructDef {
-                fields: vec![gantry_host::Param::new("x", Type::Float)],
-                ..Default::default()
-            },
-        )
-    });
-    hub.declare(
-        "Moved",
-        KeyDecl::event().param("to", Type::Struct("Pos".into())),
-    )
-    .unwrap();
-    let got = log();
-    let g = got.clone();
+    let log = log();
     let _h = hub
-        .listen_message("Moved", Source::Global, ListenOptions::new(), move |m| {
-            let pos = m.args[0].as_struct().unwrap();
-            g.borrow_mut().push(format!("{:?}", pos.get("x").unwrap()))
-        })
+        .listen_with(
+            "T",
+            Source::Global,
+            ListenOptions::new().times(3).partial(),
+            pusher(&log, "x"),
+        )
         .unwrap();
-    hub.send_str(
-        "Moved",
-        Source::Global,
-        (Value::structure(
-            gantry_host::StructValue::new("Pos").with("x", 1i64),
-        ),),
+    hub.send_str("T.A", Source::Global, ()).unwrap();
+    hub.send_str("T", Source::Global, ()).unwrap();
+    hub.send_str("T.B.C", Source::Global, ()).unwrap();
+    hub.send_str("T", Source::Global, ()).unwrap();
+    assert_eq!(taken(&log).len(), 3);
+    assert_eq!(hub.listener_count(), 0);
+}
+
+#[test]
+fn owner_gone_is_dropped_before_the_next_delivery_of_any_key_it_listens_to() {
+    let hub = Hub::new();
+    let owner = Rc::new(());
+    let log = log();
+    for key in ["A", "B"] {
+        hub.listen_with(
+            key,
+            Source::Global,
+            ListenOptions::new().owner(Owner::of(&owner)),
+            pusher(&log, "owned"),
+        )
+        .unwrap()
+        .detach();
+    }
+    let hook_log = log.clone();
+    hub.listen_hook(
+        "H",
+        HookOptions::new().owner(Owner::of(&owner)),
+        move |_| hook_log.borrow_mut().push("hook".into()),
     )
-    .unwrap();
-    assert_eq!(taken(&got), ["Float(1.0)"]);
+    .unwrap()
+    .detach();
+    drop(owner);
+    hub.send_str("A", Source::Global, ()).unwrap();
+    let mut payload = Value::Nil;
+    let result = hub.run_hook("H", &mut payload).unwrap();
+    assert_eq!(result.ran, 0);
+    assert!(taken(&log).is_empty());
+    assert_eq!(hub.listener_count(), 1, "B is dropped at its next delivery");
+    hub.send_str("B", Source::Global, ()).unwrap();
+    assert!(taken(&log).is_empty());
+    assert_eq!(hub.listener_count(), 0);
+}
+
+#[test]
+fn owner_object_destroyed_drops_its_hook_listeners_at_once() {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    hub.listen_hook("H", HookOptions::new().owner(Owner::Object(obj)), |_| {})
+        .unwrap()
+        .detach();
+    assert!(hub.has_hook_listeners("H"));
+    hub.destroy(obj).unwrap();
+    assert!(!hub.has_hook_listeners("H"));
+}
+
+#[test]
+fn owner_or_scope_already_destroyed_is_refused_not_kept_forever() {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    let named = hub.named(obj, "n");
+    hub.destroy(obj).unwrap();
+    let owned = hub.listen_with(
+        "K",
+        Source::Global,
+        ListenOptions::new().owner(Owner::Object(obj)),
+        || {},
+    );
+    assert!(matches!(owned, Err(HubError::NoSuchObject(o)) if o == obj));
+    assert!(matches!(
+        hub.listen("K", obj, || {}),
+        Err(HubError::NoSuchObject(_))
+    ));
+    assert!(matches!(
+        hub.listen("K", named, || {}),
+        Err(HubError::NoSuchObject(_))
+    ));
+    assert!(matches!(
+        hub.listen_hook("H", HookOptions::new().owner(Owner::Object(obj)), |_| {}),
+        Err(HubError::NoSuchObject(_))
+    ));
+    let key = hub.key("K").unwrap();
+    assert!(matches!(
+        hub.store(key, obj, (1i64,)),
+        Err(HubError::NoSuchObject(_))
+    ));
+    assert!(hub.stored(key, obj).is_none());
+    let gone = hub.create_world();
+    hub.destroy_world(gone).unwrap();
+    assert!(matches!(
+        hub.listen("K", gone, || {}),
+        Err(HubError::NoSuchWorld(_))
+    ));
+    assert_eq!(hub.listener_count(), 0);
+}
+
+#[test]
+fn owner_unlisten_owner_on_one_key_leaves_its_other_keys() {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    let log = log();
+    for (key, name) in [("A", "a"), ("B", "b")] {
+        hub.listen_with(
+            key,
+            Source::Global,
+            ListenOptions::new().owner(Owner::Object(obj)),
+            pusher(&log, name),
+        )
+        .unwrap()
+        .detach();
+    }
+    assert_eq!(hub.unlisten_owner_on("A", &Owner::Object(obj)), 1);
+    hub.send_str("A", Source::Global, ()).unwrap();
+    hub.send_str("B", Source::Global, ()).unwrap();
+    assert_eq!(taken(&log), ["b"]);
+    assert_eq!(hub.unlisten_owner_on("Never.Seen", &Owner::Object(obj)), 0);
 }

@@ -37,8 +37,6 @@ fn assert_sane(table: &SignatureTable) {
     assert_eq!(&again, table);
 }
 
-// ----- strategies -----------------------------------------------------------
-
 fn any_json() -> impl Strategy<Value = Json> {
     let leaf = prop_oneof![
         Just(Json::Null),
@@ -266,8 +264,6 @@ fn value() -> impl Strategy<Value = Value> {
     })
 }
 
-// ----- the hub under a loaded table ------------------------------------------
-
 /// Listens on every key of `table` every way a script can, then sends,
 /// stores, requests and runs hooks with `sends`. Nothing may panic; what
 /// fails is a [`HubError`].
@@ -487,11 +483,9 @@ proptest! {
     }
 }
 
-// ----- regressions ------------------------------------------------------------
-
-/// Found by hand while writing the type strategy: `array<…>` nested 100,000
-/// deep overflowed the stack in `Type::from_str` (and would have in every
-/// recursive walk over the type). Now a typed error naming the file.
+/// A type `array<…>` nested 100,000 deep is a typed error naming the file,
+/// never a stack overflow in `Type::from_str` or any recursive walk over
+/// the type.
 #[test]
 fn table_file_deeply_nested_array_type_is_an_error_never_a_stack_overflow() {
     let depth = 100_000;
@@ -510,9 +504,8 @@ fn table_file_deeply_nested_array_type_is_an_error_never_a_stack_overflow() {
     assert_sane(&load(&text).unwrap());
 }
 
-/// Found by hand reading `Value::default_of`: a table file whose struct
-/// contains itself overflowed the stack when a collection row of it was
-/// removed (the removed row's stand-in is the struct's default).
+/// A table file whose struct contains itself: removing a collection row of
+/// it (whose stand-in is the struct's default) never overflows the stack.
 #[test]
 fn self_containing_struct_in_table_file_defaults_without_overflow() {
     let text = r#"{"version":1,"structs":{"A":{"fields":[{"name":"a","type":"A"},{"name":"n","type":"int"}]}},"keys":{"K":{"kind":"collection","origin":"declared","params":[{"name":"rows","type":"array<A>"}]}}}"#;
@@ -587,8 +580,6 @@ fn struct_defaults_from_a_table_file_are_bounded() {
     assert!(count(&value) <= 4096, "{}", count(&value));
 }
 
-// ----- what a mod can make the hub keep is bounded ---------------------------
-
 #[test]
 fn a_key_over_256_bytes_or_16_segments_is_refused_at_every_entry_point() {
     let hub = Hub::new();
@@ -616,8 +607,6 @@ fn a_key_over_256_bytes_or_16_segments_is_refused_at_every_entry_point() {
     let longest = "K".repeat(gantry_host::key::MAX_KEY_BYTES);
     hub.send_str(&longest, Source::Global, (1i64,)).unwrap();
 }
-
-// ----- type rules hold every run ----------------------------------------------
 
 /// What the first send of a key records is what every later send is held
 /// to: a send that fails it is refused on the first run as on the second.
@@ -738,8 +727,6 @@ fn the_writer_refuses_a_row_that_contradicts_the_element_type_naming_key_and_row
         nums(&[1, 2, 3])
     );
 }
-
-// ----- hub memory held for scripts --------------------------------------------
 
 const MIB: usize = 1 << 20;
 
@@ -901,8 +888,6 @@ fn a_writer_past_the_quota_is_refused_at_the_row_and_the_table_is_kept() {
     writer.publish().unwrap();
     assert!(quota.used() < 128 * 1024, "{}", quota.used());
 }
-
-// ----- the host's keys are the host's -----------------------------------------
 
 fn declare_tick(hub: &Hub) {
     hub.declare_at(

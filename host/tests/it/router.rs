@@ -1,20 +1,191 @@
-//! Audit 11: the tag-channel router of reference `003_…` (exact/partial
-//! matching, owners, hooks with priority, handled and cancel) and the
-//! matching DESIGN.md contracts, probed where the earlier audits
-//! (`spec_audit.rs`, `stored_requests_hooks.rs`) leave gaps. One test per
-//! rule, named after it.
+//! The tag-channel router: exact and partial matching (the channel and every
+//! depth below, never a text prefix), owners, hooks with priority, handled
+//! and cancel, listeners coming and going during a run, and invalid keys
+//! refused at every registration.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::{
-    HookOptions, HookResult, Hub, HubError, ListenOptions, ListenerId, Match, Owner, Router,
-    Source, StructDef, StructValue, Value,
+    HookOptions, HookResult, Hub, HubError, ListenOptions, ListenerId, Match, Owner, Report,
+    Router, Source, StructDef, StructValue, Value,
 };
+use gantry_test_support::log::{Log, log, taken};
 
-mod support;
+#[test]
+fn router_exact_listeners_first_then_partial_above_nearest_first_and_typed_filter_warns() {
+    let router = Router::new();
+    router.declare_struct("Msg", StructDef::default());
+    let log = log();
+    let push = |name: &'static str| {
+        let l = log.clone();
+        move |channel: &str, _: &Value| l.borrow_mut().push(format!("{name} {channel}"))
+    };
+    let ids = [
+        router
+            .register("A", None, Match::Partial, None, push("A partial"))
+            .unwrap(),
+        router
+            .register("A.B.C", None, Match::Exact, None, push("exact 1"))
+            .unwrap(),
+        router
+            .register("A.B", None, Match::Partial, None, push("A.B partial"))
+            .unwrap(),
+        router
+            .register("A.B.C", None, Match::Exact, None, push("exact 2"))
+            .unwrap(),
+        router
+            .register("A.B.C", Some("Msg"), Match::Exact, None, push("typed"))
+            .unwrap(),
+        router
+            .register("A.B", None, Match::Exact, None, push("never"))
+            .unwrap(),
+    ];
+    assert!(ids.iter().all(|id| *id != 0));
+    let delivered = router.broadcast("A.B.C", Value::Int(1)).unwrap();
+    assert_eq!(delivered, 4);
+    assert_eq!(
+        taken(&log),
+        [
+            "exact 1 A.B.C",
+            "exact 2 A.B.C",
+            "A.B partial A.B.C",
+            "A partial A.B.C"
+        ]
+    );
+    assert!(
+        router
+            .hub()
+            .take_reports()
+            .iter()
+            .any(|r| matches!(r, Report::HookPayloadSkipped { .. })),
+        "a payload of another struct is skipped with a warning"
+    );
+}
 
-use support::log::{Log, log, taken};
+#[test]
+fn router_owner_gone_is_counted_until_the_next_message_drops_it() {
+    let router = Router::new();
+    let owner = Rc::new(());
+    router
+        .register("Ch", None, Match::Exact, Some(Owner::of(&owner)), |_, _| {})
+        .unwrap();
+    drop(owner);
+    assert_eq!(router.num(), 1, "owners not yet checked");
+    assert_eq!(router.broadcast("Ch", Value::Nil).unwrap(), 0);
+    assert_eq!(router.num(), 0);
+}
+
+#[test]
+fn router_reset_removes_hook_listeners_and_num_does_not_count_them() {
+    let router = Router::new();
+    router
+        .register_hook("Hk", None, Match::Exact, 0, None, |_| {})
+        .unwrap();
+    router
+        .register("Ch", None, Match::Exact, None, |_, _| {})
+        .unwrap();
+    assert_eq!(router.num(), 1);
+    assert!(router.has_hook_listeners("Hk") && !router.has_hook_listeners("Other"));
+    router.reset();
+    assert!(!router.has_hook_listeners("Hk"));
+    assert_eq!(router.num(), 0);
+    router.unregister_hook("Hk", 12345);
+}
+
+#[test]
+fn router_listener_may_register_unregister_and_broadcast_while_called() {
+    let router = Rc::new(Router::new());
+    let log = log();
+    let (r, l) = (Rc::downgrade(&router), log.clone());
+    let first = router
+        .register("Ch", None, Match::Exact, None, move |_, payload| {
+            l.borrow_mut().push(format!("first {payload}"));
+            if let (Some(router), Value::Int(1)) = (r.upgrade(), payload) {
+                let l2 = l.clone();
+                router
+                    .register("Ch", None, Match::Exact, None, move |_, p| {
+                        l2.borrow_mut().push(format!("added {p}"))
+                    })
+                    .unwrap();
+                router.broadcast("Ch", Value::Int(2)).unwrap();
+            }
+        })
+        .unwrap();
+    router.broadcast("Ch", Value::Int(1)).unwrap();
+    // The nested broadcast already reaches the listener added before it;
+    // the outer one does not (it was added during its delivery).
+    assert_eq!(taken(&log), ["first 1", "first 2", "added 2"]);
+    router.unregister("Ch", first);
+    router.broadcast("Ch", Value::Int(3)).unwrap();
+    assert_eq!(taken(&log), ["added 3"]);
+}
+
+#[test]
+fn router_register_broadcast_unregister_num_reset() {
+    let router = Router::new();
+    router.declare_struct("Damage", StructDef::default());
+    router.declare_struct(
+        "Fire",
+        StructDef {
+            parent: Some("Damage".into()),
+            ..Default::default()
+        },
+    );
+    let log = log();
+    let l = log.clone();
+    let id = router
+        .register(
+            "Combat.Hit",
+            Some("Damage"),
+            Match::Exact,
+            None,
+            move |ch, _| l.borrow_mut().push(format!("exact {ch}")),
+        )
+        .unwrap();
+    assert_ne!(id, 0);
+    let l = log.clone();
+    router
+        .register("Combat", None, Match::Partial, None, move |ch, _| {
+            l.borrow_mut().push(format!("partial {ch}"))
+        })
+        .unwrap();
+    let fire = Value::structure(StructValue::new("Fire"));
+    assert_eq!(router.broadcast("Combat.Hit", fire).unwrap(), 2);
+    assert_eq!(taken(&log), ["exact Combat.Hit", "partial Combat.Hit"]);
+    // A payload of another struct skips the typed listener.
+    assert_eq!(
+        router
+            .broadcast("Combat.Hit", Value::structure(StructValue::new("Heal")))
+            .unwrap(),
+        1
+    );
+    assert_eq!(router.num(), 2);
+    router.unregister("Combat.Hit", id);
+    router.unregister("Combat.Hit", 9999);
+    assert_eq!(router.num(), 1);
+    router.reset();
+    assert_eq!(router.num(), 0);
+}
+
+#[test]
+fn router_hooks_share_the_dispatch_core() {
+    let router = Router::new();
+    let log = log();
+    let l = log.clone();
+    let id = router
+        .register_hook("Door.Open", None, Match::Exact, 3, None, move |c| {
+            l.borrow_mut().push("hook".into());
+            c.handled();
+        })
+        .unwrap();
+    assert!(router.has_hook_listeners("Door.Open"));
+    let r = router.run_hook("Door.Open", &mut Value::Nil).unwrap();
+    assert!(r.handled);
+    router.unregister_hook("Door.Open", id);
+    assert!(!router.has_hook_listeners("Door.Open"));
+    assert_eq!(router.num(), 0, "hook listeners are not counted");
+}
 
 /// A router callback that logs `name channel`.
 fn push(log: &Log, name: &'static str) -> impl Fn(&str, &Value) + 'static {
@@ -32,8 +203,6 @@ fn amount(v: &Value) -> i64 {
         .and_then(Value::as_int)
         .expect("a Hit payload")
 }
-
-// ----- exact and partial matching ---------------------------------------------------
 
 /// "Match: Exact, or the channel and every channel under it": a partial
 /// listener on `A` hears `A`, `A.B` and `A.B.C`; one on `A.B` hears `A.B`
@@ -232,8 +401,6 @@ fn broadcast_counts_exact_and_partial_deliveries_only() {
     );
 }
 
-// ----- owners and re-entrancy during a dispatch ------------------------------------------
-
 /// "Once the owner is gone, the listener is dropped at the next message" and
 /// "a listener may remove listeners": an owner released by an earlier
 /// listener of the same dispatch is not called in that dispatch, on the
@@ -337,8 +504,6 @@ fn listener_removed_mid_dispatch_is_not_called_and_not_counted() {
     assert_eq!(taken(&log), ["remover"]);
     assert_eq!(router.num(), 1);
 }
-
-// ----- hooks: priority and ties ------------------------------------------------------------
 
 /// "highest priority first (registration order breaks ties, Partial
 /// listeners on channels above included)": at equal priority a partial
@@ -454,8 +619,6 @@ fn hook_changes_chain_through_every_listener_in_priority_order_partials_included
     );
     assert_eq!(amount(&payload), 55);
 }
-
-// ----- hooks: handled and cancel -------------------------------------------------------------
 
 /// "mark it handled, or cancel it, which stops the rest": handled lets the
 /// rest run; a later cancel stops what is after it; the result tells both,
@@ -574,8 +737,6 @@ fn hook_listener_of_another_struct_is_skipped_without_counting_and_the_rest_run(
         }
     );
 }
-
-// ----- hooks: listeners coming and going during a run -------------------------------------------
 
 /// "While being called, a listener may add or remove listeners": a hook
 /// listener added during a run (even at a higher priority, or partially
@@ -722,8 +883,6 @@ fn hook_owner_gone_is_dropped_by_the_next_run_of_a_key_below_it() {
     assert!(!router.has_hook_listeners("Ai"));
 }
 
-// ----- unregistering -------------------------------------------------------------------------
-
 /// "UnregisterHook: Removes a hook listener by the channel and id
 /// RegisterHook gave"; unknown ids do nothing; `has_hook_listeners` follows,
 /// partial listeners above included.
@@ -815,8 +974,6 @@ fn hook_listener_handle_unlistens_on_drop_and_detach_keeps_it() {
     assert_eq!(hub.run_hook("Tick", &mut Value::Nil).unwrap().ran, 0);
 }
 
-// ----- invalid keys --------------------------------------------------------------------------
-
 /// "A bad key is a clear error, never a panic": every registration entry
 /// (messages and hooks, hub and router) refuses an empty segment, a leading
 /// or trailing dot and a bad character with an error naming the key.
@@ -879,8 +1036,6 @@ fn run_hook_on_an_invalid_key_is_an_error_whether_or_not_anything_listens() {
     let e = router.run_hook("Trailing.", &mut Value::Nil);
     assert!(matches!(e, Err(HubError::Key(_))), "{e:?}");
 }
-
-// ----- cross-face: router and hub hooks on the same key ----------------------------------------
 
 /// Listeners of every face on one hub share one priority order: a router-
 /// style registration (through the hub's raw hook entry) and a closure

@@ -1,18 +1,226 @@
-//! Audit 11: named (object + name) composite sources — DESIGN.md "The hub
-//! (host)" (Sources, Lifetime, Store / Once) and reference 001 §14 (cleanup
-//! routes) — probed where the earlier audits leave them open: identity of
-//! names, partial and ordered delivery across tiers, stored / once replay,
-//! explicit removal of what is stored, batch wipe on object and world
-//! destruction, refusals for a destroyed object, odd names.
+//! Sources and tiers: a send from an object reaches the object's, its
+//! world's and the global listeners; a world send its world and the global
+//! ones; other worlds and objects hear nothing. A named source (object +
+//! name) is its own source: its listeners, stores and partial matches are
+//! its own, and it goes with its object or world.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::{Hub, HubError, ListenOptions, Owner, Reply, Source, Value};
+use gantry_test_support::log::{Log, log, pusher, taken};
 
-mod support;
+fn push(log: &Log, s: impl Into<String>) {
+    log.borrow_mut().push(s.into());
+}
 
-use support::log::{Log, log, pusher, taken};
+struct Scene {
+    hub: Hub,
+    world: gantry_host::WorldId,
+    a: gantry_host::ObjectId,
+    b: gantry_host::ObjectId,
+    log: Log,
+    _handles: Vec<gantry_host::ListenerHandle>,
+}
+
+fn scene() -> Scene {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let a = hub.spawn(world).unwrap();
+    let b = hub.spawn(world).unwrap();
+    let log = log();
+    let mut handles = Vec::new();
+    for (name, scope) in [
+        ("global", Source::Global),
+        ("world", Source::World(world)),
+        ("a", Source::Object(a)),
+        ("b", Source::Object(b)),
+    ] {
+        let l = log.clone();
+        handles.push(hub.listen("Ping", scope, move || push(&l, name)).unwrap());
+    }
+    Scene {
+        hub,
+        world,
+        a,
+        b,
+        log,
+        _handles: handles,
+    }
+}
+
+#[test]
+fn tiers_object_send_reaches_object_world_and_global() {
+    let s = scene();
+    s.hub.send_str("Ping", s.a, ()).unwrap();
+    assert_eq!(taken(&s.log), ["global", "world", "a"]);
+}
+
+#[test]
+fn tiers_world_send_reaches_world_and_global_not_objects() {
+    let s = scene();
+    s.hub.send_str("Ping", s.world, ()).unwrap();
+    assert_eq!(taken(&s.log), ["global", "world"]);
+}
+
+#[test]
+fn tiers_global_send_reaches_global_only() {
+    let s = scene();
+    s.hub.send_str("Ping", Source::Global, ()).unwrap();
+    assert_eq!(taken(&s.log), ["global"]);
+}
+
+#[test]
+fn tiers_listener_of_a_does_not_hear_b() {
+    let s = scene();
+    s.hub.send_str("Ping", s.b, ()).unwrap();
+    let got = taken(&s.log);
+    assert!(
+        got.contains(&"b".to_owned()) && !got.contains(&"a".to_owned()),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn tiers_other_world_is_isolated() {
+    let s = scene();
+    let other = s.hub.create_world();
+    let c = s.hub.spawn(other).unwrap();
+    s.hub.send_str("Ping", c, ()).unwrap();
+    assert_eq!(taken(&s.log), ["global"]);
+}
+
+#[test]
+fn tiers_named_source_is_its_own_source() {
+    let s = scene();
+    let named = s.hub.named(s.a, "left_hand");
+    let l = s.log.clone();
+    let _h = s
+        .hub
+        .listen("Ping", named, move || push(&l, "a/left_hand"))
+        .unwrap();
+    s.hub.send_str("Ping", named, ()).unwrap();
+    assert_eq!(taken(&s.log), ["global", "world", "a/left_hand"]);
+}
+
+/// a composite source's records go with its object or
+/// by an explicit removal (`RemoveSourceKey`), nothing else. Removing one
+/// name drops its listeners and stored messages; the object's other names
+/// and the object itself keep theirs, and the name can be used again.
+#[test]
+fn named_source_removed_explicitly_drops_its_records_and_no_others() {
+    let s = scene();
+    let hp = s.hub.named(s.a, "HP");
+    let mp = s.hub.named(s.a, "MP");
+    let key = s.hub.key("Bar.Value").unwrap();
+    let (l1, l2, l3) = (s.log.clone(), s.log.clone(), s.log.clone());
+    s.hub
+        .listen("Bar.Value", hp, move |v: i64| push(&l1, format!("hp {v}")))
+        .unwrap()
+        .detach();
+    s.hub
+        .listen("Bar.Value", mp, move |v: i64| push(&l2, format!("mp {v}")))
+        .unwrap()
+        .detach();
+    s.hub
+        .listen("Bar.Value", s.a, move |v: i64| push(&l3, format!("a {v}")))
+        .unwrap()
+        .detach();
+    s.hub.store(key, hp, (10i64,)).unwrap();
+    s.hub.store(key, mp, (20i64,)).unwrap();
+    assert_eq!(taken(&s.log), ["hp 10", "mp 20"]);
+
+    assert_eq!(
+        s.hub.remove_named(s.a, "HP").unwrap(),
+        2,
+        "a listener and a stored message"
+    );
+    assert!(s.hub.stored(key, hp).is_none());
+    assert!(s.hub.stored(key, mp).is_some());
+    s.hub.send(key, hp, (11i64,)).unwrap();
+    s.hub.send(key, mp, (21i64,)).unwrap();
+    s.hub.send(key, s.a, (1i64,)).unwrap();
+    assert_eq!(taken(&s.log), ["mp 21", "a 1"]);
+
+    // The name is free again, and a name nobody used removes nothing.
+    let l = s.log.clone();
+    let _again = s
+        .hub
+        .listen("Bar.Value", hp, move |v: i64| {
+            push(&l, format!("hp again {v}"))
+        })
+        .unwrap();
+    s.hub.send(key, hp, (12i64,)).unwrap();
+    assert_eq!(taken(&s.log), ["hp again 12"]);
+    assert_eq!(s.hub.remove_named(s.a, "Stamina").unwrap(), 0);
+    s.hub.destroy(s.b).unwrap();
+    assert!(matches!(
+        s.hub.remove_named(s.b, "HP"),
+        Err(HubError::NoSuchObject(_))
+    ));
+}
+
+#[test]
+fn sources_world_send_never_reaches_object_or_named_listeners() {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    let named = hub.named(obj, "hand");
+    let log = log();
+    let _handles = [
+        hub.listen("P", Source::Global, pusher(&log, "global"))
+            .unwrap(),
+        hub.listen("P", world, pusher(&log, "world")).unwrap(),
+        hub.listen("P", obj, pusher(&log, "object")).unwrap(),
+        hub.listen("P", named, pusher(&log, "named")).unwrap(),
+    ];
+    hub.send_str("P", world, ()).unwrap();
+    assert_eq!(taken(&log), ["global", "world"]);
+    hub.send_str("P", obj, ()).unwrap();
+    assert_eq!(taken(&log), ["global", "world", "object"]);
+    hub.send_str("P", named, ()).unwrap();
+    assert_eq!(taken(&log), ["global", "world", "named"]);
+}
+
+#[test]
+fn sources_destroying_an_object_drops_its_named_sources_listeners_and_stores() {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    let named = hub.named(obj, "slot");
+    let log = log();
+    hub.listen("N", named, pusher(&log, "named"))
+        .unwrap()
+        .detach();
+    let key = hub.key("N").unwrap();
+    hub.store(key, named, ()).unwrap();
+    assert_eq!(taken(&log), ["named"]);
+    hub.destroy(obj).unwrap();
+    assert_eq!(hub.listener_count(), 0);
+    assert!(hub.stored(key, named).is_none());
+}
+
+#[test]
+fn sources_destroying_a_world_drops_its_listeners_stores_and_objects() {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    let log = log();
+    hub.listen("W", world, pusher(&log, "world"))
+        .unwrap()
+        .detach();
+    let key = hub.key("W").unwrap();
+    hub.store(key, world, ()).unwrap();
+    taken(&log);
+    hub.destroy_world(world).unwrap();
+    assert!(!hub.is_alive(obj));
+    assert_eq!(hub.listener_count(), 0);
+    assert!(hub.stored(key, world).is_none());
+    assert!(matches!(
+        hub.destroy_world(world),
+        Err(HubError::NoSuchWorld(_))
+    ));
+}
 
 fn ints(log: &Log, name: &'static str) -> impl Fn(i64) + 'static {
     let log = log.clone();
@@ -174,9 +382,8 @@ fn named_store_replays_to_late_listener_and_once_is_consumed() {
     assert!(hub.stored(stat, right).is_none());
 }
 
-/// Explicit removal of what a named source stores (the RemoveStored half of
-/// reference 001 §14's "explicit RemoveSourceKey(Obj, Name)"): removes that
-/// (key, name) only.
+/// Explicit removal of what a named source stores removes that (key, name)
+/// only.
 #[test]
 fn named_remove_stored_is_per_key_and_name() {
     let hub = Hub::new();

@@ -1,4 +1,4 @@
-//! Dispatch tracing (issue 10, `--trace`): what a tracer sees, and that
+//! Dispatch tracing (`--trace`): what a tracer sees, and that
 //! nothing is traced without one.
 
 use std::cell::RefCell;

@@ -1,25 +1,205 @@
-//! Review of the kept listeners' compiled path (`by_offset`,
-//! `call_kept_compiled`, `call_compiled_row`): every test runs one script
-//! three ways — Rust rows read at compiled offsets, the same Rust rows with
-//! `reflective_only` listeners (the value path), and the same rows stored
-//! as values — and asks for identical calls (rows, members, the whole
-//! `&Update`, order, count).
+//! Kept listeners (every-row and slot listeners read one range at a time)
+//! hear the same calls whether the rows are Rust rows read at compiled
+//! offsets, the same rows read reflectively, or values.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use gantry_host::collection::Update;
 use gantry_host::{
-    ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Hub, Key, ListenOptions, ListenerId, RowOptions, RowPath,
-    Serde, Source, StoredArray, StructValue, Value, table_row, with_removal,
+    ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Hub, Key, ListenOptions, ListenerError, ListenerHandle,
+    ListenerId, RowOptions, RowPath, Serde, Source, StoredArray, StructValue, Value, table_row,
+    with_removal,
 };
+use gantry_test_support::log::{Log, log, taken};
 
-mod support;
+use crate::support::collections::{Item, KEY, hub, item, items};
 
-use support::collections::{Item, KEY, hub, item, items};
-use support::log::{Log, log, taken};
+// kept_rows
 
-table_row!(Item { id, name, count });
+/// What a kept every-row listener should hear for `update`: each range's
+/// rows up to the larger count when it wants removals, live rows as
+/// themselves, gone ones as `!row`.
+fn expected_rows(update: &Update, removal: bool) -> Vec<i32> {
+    let upper = if removal {
+        update.total.max(update.prev_total)
+    } else {
+        update.total
+    };
+    let ranges: Vec<(i32, i32)> = if update.ranges().is_empty() {
+        vec![(0, upper)]
+    } else {
+        update.ranges().iter().map(|r| (r.index, r.end())).collect()
+    };
+    let mut rows = Vec::new();
+    for (start, end) in ranges {
+        for row in start..end.min(upper) {
+            rows.push(if row < update.total { row } else { !row });
+        }
+    }
+    rows
+}
+
+/// The rows a typed kept listener (one call per range), a script-style
+/// dynamic one (one call per row) and the update say, over growth,
+/// shrinking with an edit inside, a full reload and an empty table: the
+/// same rows, and `update.row` as the row argument (`!row` when gone).
+#[test]
+fn kept_rows_match_the_update_and_the_dynamic_listener() {
+    let (hub, key) = hub();
+    for removal in [false, true] {
+        hub.remove_stored(key, Source::Global);
+        let index = if removal {
+            ALL_ROWS_WITH_REMOVAL
+        } else {
+            ALL_ROWS
+        };
+        let typed: Rc<RefCell<Vec<i32>>> = Rc::default();
+        let dynamic: Rc<RefCell<Vec<i32>>> = Rc::default();
+        let updates: Rc<RefCell<Vec<Update>>> = Rc::default();
+        let t = typed.clone();
+        let _typed = hub
+            .listen_rows(
+                KEY,
+                Source::Global,
+                index,
+                ListenOptions::default(),
+                move |row: i32, id: i64, u: &Update| {
+                    assert_eq!(u.row, row, "update.row is the row argument");
+                    if row >= 0 {
+                        assert_eq!(id % 100, i64::from(row) % 100, "row {row} id {id}");
+                    } else {
+                        assert_eq!(id, 0, "a stand-in");
+                    }
+                    t.borrow_mut().push(row);
+                },
+            )
+            .unwrap();
+        let d = dynamic.clone();
+        let f: Rc<gantry_host::collection::listen::RowFn> = Rc::new(
+            move |row: i32, _item: &Value, u: &Update| -> Result<(), ListenerError> {
+                assert_eq!(u.row, row);
+                d.borrow_mut().push(row);
+                Ok(())
+            },
+        );
+        let _dynamic = hub
+            .listen_rows_raw(
+                KEY,
+                Source::Global,
+                index,
+                ListenOptions::default(),
+                None,
+                f,
+            )
+            .unwrap();
+        let u = updates.clone();
+        let _updates = hub
+            .listen_update(
+                KEY,
+                Source::Global,
+                ListenOptions::default(),
+                move |update| u.borrow_mut().push(update.clone()),
+            )
+            .unwrap();
+        let tables: Vec<Vec<Item>> = vec![
+            items(4),
+            items(10),
+            {
+                let mut t = items(6);
+                t[2] = item(102);
+                t
+            },
+            {
+                let mut t = items(6);
+                t[1] = item(101);
+                t[4] = item(104);
+                t
+            },
+            Vec::new(),
+            items(3),
+        ];
+        for table in tables {
+            typed.borrow_mut().clear();
+            dynamic.borrow_mut().clear();
+            updates.borrow_mut().clear();
+            hub.store(key, Source::Global, (Serde(table),)).unwrap();
+            let update = updates.borrow().last().cloned().unwrap();
+            let want = expected_rows(&update, removal);
+            assert_eq!(*typed.borrow(), want, "typed, {update:?}");
+            assert_eq!(*dynamic.borrow(), want, "dynamic, {update:?}");
+        }
+        // A send: a full reload, never a removal.
+        typed.borrow_mut().clear();
+        hub.send(key, Source::Global, (Serde(items(2)),)).unwrap();
+        assert_eq!(*typed.borrow(), [0, 1]);
+    }
+}
+
+/// A kept listener that unlistens itself (drops its handle) during a row
+/// hears no later row of the range, nor any removed row after it, nor
+/// the next range.
+#[test]
+fn kept_rows_stop_when_the_listener_unlistens_itself_mid_range() {
+    let (hub, key) = hub();
+    let log = log();
+    let slot: Rc<RefCell<Option<ListenerHandle>>> = Rc::default();
+    let (l, s) = (log.clone(), slot.clone());
+    *slot.borrow_mut() = Some(
+        hub.listen_rows(
+            KEY,
+            Source::Global,
+            ALL_ROWS_WITH_REMOVAL,
+            ListenOptions::default(),
+            move |row: i32, _id: i64| {
+                l.borrow_mut().push(format!("{row}"));
+                if row == 2 {
+                    s.borrow_mut().take();
+                }
+            },
+        )
+        .unwrap(),
+    );
+    let count = hub.listener_count();
+    // A first table of 8 rows: row 2 unlistens, rows 3.. are not heard.
+    hub.store(key, Source::Global, (Serde(items(8)),)).unwrap();
+    assert_eq!(taken(&log), ["0", "1", "2"]);
+    assert_eq!(hub.listener_count(), count - 1);
+    hub.store(key, Source::Global, (Serde(items(3)),)).unwrap();
+    assert!(taken(&log).is_empty());
+}
+
+/// `times(1)`: one dispatch's rows, every one of them (the use is taken
+/// per dispatch, not per row), removed rows included; then nothing.
+#[test]
+fn kept_rows_times_counts_dispatches_not_rows() {
+    let (hub, key) = hub();
+    hub.store(key, Source::Global, (Serde(items(5)),)).unwrap();
+    let log: Rc<RefCell<Vec<i32>>> = Rc::default();
+    let l = log.clone();
+    let mut changed = items(3);
+    changed[0] = item(100);
+    let _h = hub
+        .listen_rows(
+            KEY,
+            Source::Global,
+            ALL_ROWS_WITH_REMOVAL,
+            ListenOptions::default().times(2),
+            move |row: i32, _id: i64| l.borrow_mut().push(row),
+        )
+        .unwrap();
+    assert_eq!(*log.borrow(), [0, 1, 2, 3, 4], "the replay is one use");
+    log.borrow_mut().clear();
+    hub.store(key, Source::Global, (Serde(changed),)).unwrap();
+    let heard = std::mem::take(&mut *log.borrow_mut());
+    assert_eq!(heard.first(), Some(&0));
+    assert!(
+        heard.contains(&!4),
+        "removed rows of the same dispatch: {heard:?}"
+    );
+    hub.store(key, Source::Global, (Serde(items(9)),)).unwrap();
+    assert!(log.borrow().is_empty());
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {

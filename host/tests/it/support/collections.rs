@@ -1,7 +1,6 @@
 //! The collection tests' fixture: an `Item` element struct, the
 //! `Inv.Items` collection key declared for it, and listeners that log.
-//! Shared by the collection tests (`collection.rs`, `collection_spec.rs`,
-//! `audit11_collections.rs`; each uses a part).
+//! Shared by the `collections` modules (each uses a part).
 #![allow(dead_code)]
 
 use std::cell::RefCell;
@@ -18,6 +17,9 @@ pub struct Item {
     pub count: i64,
 }
 
+// `Item` rows stored from Rust can be read at compiled offsets (the mirror).
+gantry_host::table_row!(Item { id, name, count });
+
 pub fn item(id: i64) -> Item {
     Item {
         id,
@@ -30,7 +32,7 @@ pub fn items(n: i64) -> Vec<Item> {
     (0..n).map(item).collect()
 }
 
-use super::log::Log;
+use gantry_test_support::log::Log;
 
 pub const KEY: &str = "Inv.Items";
 
