@@ -10,8 +10,9 @@ use crate::hub::{HubInner, Message};
 use crate::key::Key;
 use crate::signature::Site;
 use crate::source::Source;
+use crate::trace::ListenerKind;
 use crate::types::Type;
-use crate::value::ObjectId;
+use crate::value::{ObjectId, Value};
 
 /// How a listener matches keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -248,9 +249,46 @@ impl Entry {
         match &self.callback {
             Callback::Message(_) => true,
             Callback::Hook(_) => false,
-            Callback::Collection(listen) => {
-                matches!(listen.form, crate::collection::listen::Form::Either { .. })
-            }
+            Callback::Collection(listen) => listen.takes_messages(),
+        }
+    }
+
+    /// What the message deliverer calls for a dispatch of `args`, if
+    /// anything: a hook listener is called by a hook run, and a feature's
+    /// listener as its feature says (see `CollectionListen::message_for`).
+    #[inline]
+    pub(crate) fn message_for(&self, args: &[Value]) -> Option<&Rc<MessageFn>> {
+        match &self.callback {
+            Callback::Message(f) => Some(f),
+            Callback::Hook(_) => None,
+            Callback::Collection(listen) => listen.message_for(args),
+        }
+    }
+
+    /// Is this a hook listener (kept by the hooks, not by a key's tiers)?
+    #[inline]
+    pub(crate) fn is_hook(&self) -> bool {
+        matches!(self.callback, Callback::Hook(_))
+    }
+
+    /// What it listens with, as the tracer tells it.
+    pub(crate) fn listener_kind(&self) -> ListenerKind {
+        match &self.callback {
+            Callback::Message(_) => ListenerKind::Message,
+            Callback::Hook(_) => ListenerKind::Hook {
+                priority: self.priority(),
+            },
+            Callback::Collection(listen) => listen.listener_kind(),
+        }
+    }
+
+    /// The order the tracer shows: a hook listener's priority, any other's
+    /// order.
+    pub(crate) fn shown_order(&self) -> i32 {
+        if self.is_hook() {
+            self.priority()
+        } else {
+            self.order
         }
     }
 

@@ -370,10 +370,18 @@ impl Hub {
     }
 }
 
+/// After a listener registered (the seam's `after_listen`): one that takes
+/// messages is replayed what is stored for it.
+pub(crate) fn after_listen(hub: &Hub, entry: &Rc<Entry>) {
+    if entry.takes_messages() {
+        replay(hub, entry);
+    }
+}
+
 /// Replays what is stored to a listener that just arrived: exactly the
 /// (key, scope) it listens on, and for a partial listener the keys under it
 /// on the same scope.
-pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
+fn replay(hub: &Hub, entry: &Rc<Entry>) {
     let pending: Vec<(Key, Rc<[Value]>, bool)> = {
         let state = hub.inner.state.borrow();
         state

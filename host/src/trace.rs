@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::hub::Hub;
 use crate::key::Key;
-use crate::listener::{Callback, Entry, ListenerId};
+use crate::listener::{Entry, ListenerId};
 use crate::signature::Site;
 use crate::source::Source;
 use crate::value::Value;
@@ -205,20 +205,7 @@ impl Hub {
 
     /// Traces a new listener (the caller checked `is_tracing`).
     pub(crate) fn trace_listened(&self, entry: &Entry) {
-        let kind = match &entry.callback {
-            Callback::Hook(_) => ListenerKind::Hook {
-                priority: entry.priority(),
-            },
-            Callback::Collection(listen) => match &listen.form {
-                crate::collection::listen::Form::Table(_)
-                | crate::collection::listen::Form::Either { .. } => ListenerKind::Table,
-                crate::collection::listen::Form::Row(_) => ListenerKind::Rows {
-                    slot: listen.selector.slot,
-                    removal: listen.selector.removal,
-                },
-            },
-            _ => ListenerKind::Message,
-        };
+        let kind = entry.listener_kind();
         let name = self.key_name(entry.key);
         self.trace(&TraceEvent::Listened {
             key: &name,
@@ -246,10 +233,7 @@ impl Hub {
             key: &name,
             listener: entry.id,
             site: entry.site.as_ref(),
-            order: match entry.callback {
-                Callback::Hook(_) => entry.priority(),
-                _ => entry.order,
-            },
+            order: entry.shown_order(),
             elapsed,
         });
     }

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use smallvec::SmallVec;
 
-use crate::hub::{CollectionEntry, Gathered, Hub};
+use crate::hub::{CollectionEntry, Gathered, Hub, Reached};
 use crate::key::Key;
 use crate::listener::{Callback, Entry, ListenerError};
 use crate::report::Report;
@@ -115,6 +115,25 @@ pub(crate) fn on_write(
     )
 }
 
+/// After a send (the seam's `after_send`): a table sent as a plain
+/// message (no request) goes to the collection listeners it reached.
+#[inline]
+pub(crate) fn after_send(
+    hub: &Hub,
+    key: Key,
+    args: &[Value],
+    request: bool,
+    reached: Reached<'_>,
+) -> usize {
+    if request || !matches!(args, [Value::Array(_)]) {
+        return 0;
+    }
+    match reached {
+        Reached::Lane(lane) => on_send_lane(hub, key, args, &lane.tables),
+        Reached::Lists(lists) => on_send(hub, key, args, lists),
+    }
+}
+
 /// After a plain send: the argument itself is the table for the duration of
 /// the call. All-rows (and whole-table) listeners get a full reload; slot
 /// listeners stay quiet; the store and its row count are not touched.
@@ -153,12 +172,20 @@ fn on_send_table(hub: &Hub, key: Key, args: &[Value], targets: Targets<'_>) -> u
     publish(hub, key, rows.into(), None, update, targets, true)
 }
 
+/// After a listener registered (the seam's `after_listen`): a collection
+/// listener is replayed the stored tables it would have heard.
+pub(crate) fn after_listen(hub: &Hub, entry: &Rc<Entry>) {
+    if matches!(entry.callback, Callback::Collection(_)) {
+        replay(hub, entry);
+    }
+}
+
 /// A stored table, replayed to a collection listener that just arrived: a
 /// full reload from nothing, as if it had been there all along. A once
 /// table nobody heard yet goes out as it would have live (a send's rows:
 /// all-rows and whole-table listeners only) and is used up by the first
 /// listener it reaches.
-pub(crate) fn replay(hub: &Hub, entry: &Rc<Entry>) {
+fn replay(hub: &Hub, entry: &Rc<Entry>) {
     type Pending = (Key, Rc<[Value]>, bool, Option<Rc<Mirror>>);
     let pending: Vec<Pending> = {
         let state = hub.inner.state.borrow();

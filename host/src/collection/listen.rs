@@ -15,6 +15,7 @@ use crate::listener::{
 use crate::report::Report;
 use crate::signature::{Role, Site};
 use crate::source::Source;
+use crate::trace::ListenerKind;
 use crate::types::{Mismatch, Type};
 use crate::value::{StructValue, Value};
 
@@ -43,6 +44,37 @@ pub(crate) type TypedCompiledFn =
 pub(crate) struct CollectionListen {
     pub selector: Selector,
     pub form: Form,
+}
+
+impl CollectionListen {
+    /// What the message deliverer calls for a dispatch of `args`: a
+    /// listener that takes tables or messages, for anything but a table
+    /// (a table goes to the collection dispatch); `None` otherwise.
+    #[inline]
+    pub(crate) fn message_for(&self, args: &[Value]) -> Option<&Rc<MessageFn>> {
+        match &self.form {
+            Form::Either { message, .. } if super::dispatch::table_of(args).is_none() => {
+                Some(message)
+            }
+            _ => None,
+        }
+    }
+
+    /// Does the message deliverer call this listener for some dispatches?
+    pub(crate) fn takes_messages(&self) -> bool {
+        matches!(self.form, Form::Either { .. })
+    }
+
+    /// What it listens with, as the tracer tells it.
+    pub(crate) fn listener_kind(&self) -> ListenerKind {
+        match &self.form {
+            Form::Table(_) | Form::Either { .. } => ListenerKind::Table,
+            Form::Row(_) => ListenerKind::Rows {
+                slot: self.selector.slot,
+                removal: self.selector.removal,
+            },
+        }
+    }
 }
 
 pub(crate) enum Form {

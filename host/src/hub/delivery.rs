@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::key::Key;
 use crate::lane::Lane;
-use crate::listener::{Callback, Entry, ListenerParams};
+use crate::listener::{Entry, ListenerParams};
 use crate::report::Report;
 use crate::request::Responder;
 use crate::signature::Kind;
@@ -17,7 +17,7 @@ use crate::typed::{IntoArgs, SendKey, TypedArgs};
 use crate::value::Value;
 
 use super::admission::note_rust_site;
-use super::routing::{Gathered, Route, current_lane, delivery_order, route};
+use super::routing::{Gathered, Reached, Route, current_lane, delivery_order, route};
 use super::{Caller, Delivered, Hub, HubError, Message};
 
 impl Hub {
@@ -73,9 +73,6 @@ impl Hub {
         caller: Caller<'_>,
         responder: Option<&Responder>,
     ) -> Result<Delivered, HubError> {
-        // The send (transient) path of a collection needs the raw lists,
-        // gathered before anyone is called.
-        let table_send = responder.is_none() && matches!(args, [Value::Array(_)]);
         let mut lists = Gathered::new();
         let routed = self.admit_then(key, args, caller, Kind::Event, |s| {
             route(s, key, source, &mut lists)
@@ -100,18 +97,14 @@ impl Hub {
             self.trace_end(key, listeners);
         }
         let delivered = delivered?;
-        if table_send {
-            let rows = match &route {
-                Route::Lane(lane) => {
-                    crate::collection::dispatch::on_send_lane(self, key, args, &lane.tables)
-                }
-                Route::Lists => crate::collection::dispatch::on_send(self, key, args, &lists),
-            };
-            return Ok(Delivered {
-                listeners: delivered.listeners + rows,
-            });
-        }
-        Ok(delivered)
+        let reached = match &route {
+            Route::Lane(lane) => Reached::Lane(lane),
+            Route::Lists => Reached::Lists(&lists),
+        };
+        let more = self.after_send(key, args, responder.is_some(), reached);
+        Ok(Delivered {
+            listeners: delivered.listeners + more,
+        })
     }
 
     /// Phase 2 of a send or request: down the lane, in delivery order.
@@ -251,7 +244,7 @@ impl Hub {
                 .flat_map(|(list, _)| list.entries.iter());
             self.check_arity(key, args, caller, entries, only)?;
         }
-        // Lists of collection listeners only (a table's slots and rows)
+        // Lists whose every listener a feature calls itself (see `seam`)
         // have nobody for the message deliverer.
         if lists.iter().all(|(list, _)| list.messages == 0) {
             return Ok(Delivered { listeners: 0 });
@@ -335,19 +328,8 @@ impl Hub {
         {
             return false;
         }
-        let f = match &entry.callback {
-            Callback::Message(f) => f,
-            // A table goes to the collection dispatch; anything else is a
-            // message to it.
-            Callback::Collection(listen) => match &listen.form {
-                crate::collection::listen::Form::Either { message, .. }
-                    if crate::collection::dispatch::table_of(args).is_none() =>
-                {
-                    message
-                }
-                _ => return false,
-            },
-            Callback::Hook(_) => return false,
+        let Some(f) = entry.message_for(args) else {
+            return false;
         };
         let last = entry.take_use();
         let started = self.is_tracing().then(Instant::now);

@@ -32,6 +32,7 @@ mod delivery;
 mod objects;
 mod registration;
 mod routing;
+mod seam;
 mod state;
 
 use std::cell::{Cell, Ref, RefCell};
@@ -53,7 +54,7 @@ use crate::types::Mismatch;
 use crate::value::{ObjectId, Value};
 
 pub use registration::ListenSpec;
-pub(crate) use routing::{Gathered, delivery_order, for_each_on_route, has_no_params};
+pub(crate) use routing::{Gathered, Reached, delivery_order, for_each_on_route, has_no_params};
 pub(crate) use state::State;
 
 use state::{intern, refresh_sig};

@@ -169,12 +169,7 @@ impl Hub {
         if self.is_tracing() {
             self.trace_listened(&entry);
         }
-        if matches!(entry.callback, Callback::Collection(_)) {
-            crate::collection::dispatch::replay(self, &entry);
-        }
-        if entry.takes_messages() && !is_hook {
-            crate::store::replay(self, &entry);
-        }
+        self.after_listen(&entry);
         Ok(entry.id)
     }
 

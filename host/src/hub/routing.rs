@@ -18,11 +18,9 @@ use super::state::{Slot, State};
 /// order), then partial listeners on each channel above it, nearest first
 /// (reference `003_…`: "listeners on the exact channel first, in
 /// registration order, then Partial listeners on each channel above it").
-/// Hooks order by priority and registration only.
 #[inline]
-pub(crate) fn sort_key(entry: &Entry, depth: u32, hooks: bool) -> (i32, u32, u64) {
-    let rank = if hooks { 0 } else { depth };
-    (entry.order, rank, entry.seq)
+pub(crate) fn sort_key(entry: &Entry, depth: u32) -> (i32, u32, u64) {
+    (entry.order, depth, entry.seq)
 }
 
 /// The entries of gathered lists in delivery order, with the depth of the
@@ -37,7 +35,7 @@ pub(crate) fn delivery_order(lists: &Gathered) -> SmallVec<[(&Rc<Entry>, u32); 1
         .filter(|(entry, depth)| *depth == 0 || entry.partial)
         .collect();
     if lists.len() > 1 {
-        order.sort_by_key(|(entry, depth)| sort_key(entry, *depth, false));
+        order.sort_by_key(|(entry, depth)| sort_key(entry, *depth));
     }
     order
 }
@@ -106,6 +104,14 @@ pub(super) fn current_lane(s: &State, key: Key, source: Source) -> Option<&Rc<La
         .lanes
         .iter()
         .find(|lane| lane.source == source && lane.epoch == s.epoch)
+}
+
+/// What a send reached, for the features that call listeners of their
+/// own after it (see `seam`): its lane, or the lists it gathered.
+#[derive(Clone, Copy)]
+pub(crate) enum Reached<'a> {
+    Lane(&'a Lane),
+    Lists(&'a Gathered),
 }
 
 /// How one dispatch reaches its listeners.
