@@ -13,6 +13,7 @@
 //!   `Engine::definitions`, held to it by a test ([`rhai_definitions`]).
 //! - [`config`]: `.luarc.json` / `.emmyrc.json` pointing at the stubs.
 //! - [`write`](mod@write): bringing the output folder up to date ([`write_stubs`]).
+//! - [`reference`]: the book's API reference page ([`api_reference`]).
 //! - `names`: identifiers and doc lines made safe for generated code.
 
 #![forbid(unsafe_code)]
@@ -20,6 +21,7 @@
 pub mod config;
 pub mod lua;
 mod names;
+pub mod reference;
 pub mod rhai_defs;
 pub mod shape;
 pub mod write;
@@ -30,6 +32,7 @@ use gantry_host::SignatureTable;
 
 pub use config::{emmyrc_json, luarc_json};
 pub use lua::lua_stubs;
+pub use reference::api_reference;
 pub use rhai_defs::rhai_definitions;
 pub use write::{
     MANIFEST, StubsError, WriteReport, write_files, write_files_in, write_stubs, write_stubs_in,

@@ -613,7 +613,7 @@ impl<'a> KeyForm<'a> {
     }
 }
 
-fn slot_name(slot: Slot<'_>) -> &'static str {
+pub(crate) fn slot_name(slot: Slot<'_>) -> &'static str {
     match slot {
         Slot::World => "world",
         Slot::Object => "obj",
@@ -653,7 +653,7 @@ const GMP_HEAD: &str = r#"---The Gantry API table: every generic function, the r
 ---@field World fun(): GantryWorld The world the script runs in.
 "#;
 
-fn function_doc(function: ApiFunction) -> &'static str {
+pub(crate) fn function_doc(function: ApiFunction) -> &'static str {
     match function {
         ApiFunction::NotifyMessage => "Sends a message to the global listeners.",
         ApiFunction::NotifyWorldMessage => {

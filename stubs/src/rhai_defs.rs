@@ -101,7 +101,7 @@ pub fn rhai_definitions(table: &SignatureTable) -> Vec<(String, String)> {
 }
 
 /// One registered parameter: name and registration type.
-type ParamDef<'d> = (&'d str, &'static str);
+pub(crate) type ParamDef<'d> = (&'d str, &'static str);
 
 /// One described function, in the terms rhai is given when registering it.
 struct FnDef<'d> {
@@ -252,12 +252,6 @@ impl<'a> BakedKey<'a> {
                     message += 1;
                     (names[message - 1].as_str(), rhai_type(&p.ty))
                 }
-                Slot::World => ("world", "World"),
-                Slot::Object => ("obj", "Object"),
-                Slot::Owner => ("owner", "?"),
-                Slot::IdOrOwner => ("id_or_owner", "?"),
-                Slot::RowIndex => ("index", "int"),
-                Slot::ListenOptions | Slot::HookOptions => ("opts", "Map"),
                 Slot::Reply => {
                     extra_doc = &self.reply_doc;
                     (self.reply_name.as_str(), "FnPtr")
@@ -268,8 +262,15 @@ impl<'a> BakedKey<'a> {
                         Listener::Row => &self.handler_row,
                         Listener::Hook => &self.handler_hook,
                     };
-                    ("handler", "FnPtr")
+                    HANDLER
                 }
+                Slot::World
+                | Slot::Object
+                | Slot::Owner
+                | Slot::IdOrOwner
+                | Slot::RowIndex
+                | Slot::ListenOptions
+                | Slot::HookOptions => fixed_param(slot).unwrap_or(HANDLER),
             };
             if slot.optional() && first_optional.is_none() {
                 first_optional = Some(params.len());
@@ -295,6 +296,25 @@ impl<'a> BakedKey<'a> {
     }
 }
 
+/// The listener argument: named alike for every key.
+const HANDLER: ParamDef<'static> = ("handler", "FnPtr");
+
+/// The Rhai name and registered type of an argument that is the same for
+/// every key (a source, the owner, the options, the listener); `None` for
+/// the key, a message value and the reply, which depend on the key.
+pub(crate) fn fixed_param(slot: Slot<'_>) -> Option<ParamDef<'static>> {
+    Some(match slot {
+        Slot::World => ("world", "World"),
+        Slot::Object => ("obj", "Object"),
+        Slot::Owner => ("owner", "?"),
+        Slot::IdOrOwner => ("id_or_owner", "?"),
+        Slot::RowIndex => ("index", "int"),
+        Slot::ListenOptions | Slot::HookOptions => ("opts", "Map"),
+        Slot::Listener(_) => HANDLER,
+        Slot::Key | Slot::Message(_) | Slot::Reply => return None,
+    })
+}
+
 /// The encoded key of every baked name of `key`: `Player__Hurt`, as
 /// [`baked_name`] encodes it after the function and `__`.
 fn baked_suffix(key: &str) -> String {
@@ -302,7 +322,7 @@ fn baked_suffix(key: &str) -> String {
     baked_name(probe, key).split_off(probe.name().len() + 2)
 }
 
-fn returns_type(returns: Returns, entry: &KeyEntry) -> &'static str {
+pub(crate) fn returns_type(returns: Returns, entry: &KeyEntry) -> &'static str {
     match returns {
         Returns::Nothing => "()",
         Returns::Removed => "bool",
