@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod out;
 
+mod doc_cmd;
 mod error_printer;
 mod explain;
 mod folder;
@@ -109,6 +110,12 @@ enum Command {
         #[command(flatten)]
         limits: limits::LimitArgs,
     },
+    /// Write the book's API reference (generated from the API table) into OUT.
+    Doc {
+        /// The folder of the reference page (book/src/reference/).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Serve the language server over stdio.
     Lsp,
     /// Print the signature table of a mod folder (DIR/.gantry/signatures.json).
@@ -169,6 +176,7 @@ fn main() -> ExitCode {
             ticks,
             limits,
         } => explain::run_then_explain(dir, key, table, ticks, limits),
+        Command::Doc { out } => doc_cmd::run(&out),
         Command::Lsp => tools::lsp(),
         Command::Table { dir, table, json } => table_cmd::run(&dir, table.as_deref(), json),
     };
