@@ -58,9 +58,90 @@ fn eval_message(error: &EvalAltResult) -> String {
         EvalAltResult::ErrorInFunctionCall(name, _, cause, _) => {
             format!("in `{name}`: {}", eval_message(cause))
         }
-        EvalAltResult::ErrorRuntime(value, _) => value.to_string(),
+        EvalAltResult::ErrorRuntime(value, _) => thrown_text(value),
         other => without_position(&other.to_string()).to_owned(),
     }
+}
+
+/// Deepest level of a thrown array or map its message shows.
+const THROWN_DEPTH: usize = 8;
+/// Longest message of a thrown value, in bytes.
+const THROWN_LENGTH: usize = 1000;
+
+/// The message of a thrown value. A thrown array or map is shown to
+/// [`THROWN_DEPTH`] levels and [`THROWN_LENGTH`] bytes (`…` for the rest):
+/// Rhai's own text of it recurses over every level, and an error's message
+/// is read on the host's stack, not the script stack.
+fn thrown_text(value: &rhai::Dynamic) -> String {
+    let mut out = String::new();
+    shallow(value, THROWN_DEPTH, &mut out);
+    out
+}
+
+fn shallow(value: &rhai::Dynamic, depth: usize, out: &mut String) {
+    use std::fmt::Write;
+    if out.len() > THROWN_LENGTH {
+        return;
+    }
+    if value.is_array() || value.is_map() {
+        if depth == 0 {
+            out.push('…');
+            return;
+        }
+        if let Some(items) = value.read_lock::<rhai::Array>() {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                shallow(item, depth - 1, out);
+                if out.len() > THROWN_LENGTH {
+                    out.push('…');
+                    return;
+                }
+            }
+            out.push(']');
+        } else if let Some(map) = value.read_lock::<rhai::Map>() {
+            out.push_str("#{");
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "{key:?}: ");
+                shallow(item, depth - 1, out);
+                if out.len() > THROWN_LENGTH {
+                    out.push('…');
+                    return;
+                }
+            }
+            out.push('}');
+        }
+        return;
+    }
+    let _ = write!(out, "{value}");
+}
+
+/// `error` with a thrown array or map replaced by its message, so that the
+/// nested value is dropped where it was made (on the script stack), not
+/// where the error is read.
+pub(crate) fn without_thrown_values(mut error: Box<EvalAltResult>) -> Box<EvalAltResult> {
+    match &mut *error {
+        EvalAltResult::ErrorRuntime(value, _) if value.is_array() || value.is_map() => {
+            *value = rhai::Dynamic::from(thrown_text(value));
+        }
+        EvalAltResult::ErrorInFunctionCall(_, _, cause, _) => {
+            let inner = std::mem::replace(
+                cause,
+                Box::new(EvalAltResult::ErrorRuntime(
+                    rhai::Dynamic::UNIT,
+                    Position::NONE,
+                )),
+            );
+            *cause = without_thrown_values(inner);
+        }
+        _ => {}
+    }
+    error
 }
 
 /// `message (line 3, position 5)` without the parenthesised position.

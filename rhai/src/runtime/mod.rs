@@ -67,10 +67,12 @@ mod error;
 mod handles;
 mod listen;
 mod loader;
+mod nested;
 mod register;
 mod resolver;
 mod sandbox;
 mod shared;
+mod stack;
 mod watchdog;
 mod writer;
 
@@ -157,6 +159,18 @@ pub struct ScriptId(usize);
 pub struct RhaiRuntime {
     shared: Rc<Shared>,
     scripts: RefCell<Vec<Rc<Script>>>,
+}
+
+impl Drop for RhaiRuntime {
+    /// The scripts' variables may hold values nested as deep as the size
+    /// limits allow: they are dropped on the script stack (see `stack`),
+    /// where Rhai's recursive drop of them fits.
+    fn drop(&mut self) {
+        let scripts = std::mem::take(self.scripts.get_mut());
+        if let Err(scripts) = self.shared.limits.stack.run(move || drop(scripts)) {
+            tracing::warn!("cannot reserve the script stack to drop the scripts: {scripts}");
+        }
+    }
 }
 
 impl RhaiRuntime {

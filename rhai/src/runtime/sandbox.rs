@@ -18,6 +18,7 @@ use rhai::packages::{Package, StandardPackage};
 
 use super::RhaiOptions;
 use super::bounded;
+use super::nested;
 use super::resolver::ModDirResolver;
 use super::shared::{Limits, PrintSink};
 
@@ -36,6 +37,7 @@ pub(crate) fn engine(
     engine.set_max_map_size(options.max_map_size);
     engine.on_progress(move |_| limits.progress());
     bounded::install(&mut engine);
+    nested::install(&mut engine);
     let out = print.clone();
     engine.on_print(move |text| (out.borrow())(text));
     engine.on_debug(move |text, _, _| (print.borrow())(text));
