@@ -45,6 +45,29 @@ pub enum Declares {
     Other,
 }
 
+/// How a language writes a table of named fields, for messages that show
+/// one: `a table {times=, order=}`, `an object map #{times:, order:}`.
+pub struct TableShape {
+    /// What the language calls it, with its opening brace (`a table {`).
+    pub open: &'static str,
+    /// What follows a field's name (`=`).
+    pub field: &'static str,
+    pub close: &'static str,
+}
+
+impl TableShape {
+    /// A shape opened by `open`, each field followed by `field`.
+    pub const fn new(open: &'static str, field: &'static str, close: &'static str) -> Self {
+        Self { open, field, close }
+    }
+
+    /// The table of fields `names`, as the language writes it.
+    pub fn with(&self, names: &[&str]) -> String {
+        let fields: Vec<String> = names.iter().map(|n| format!("{n}{}", self.field)).collect();
+        format!("{}{}{}", self.open, fields.join(", "), self.close)
+    }
+}
+
 /// What the second argument of `UnbindMessage` stands for.
 pub enum Unbind {
     /// A listener id.
@@ -73,6 +96,10 @@ pub trait Face {
 
     /// How the language names a listener function (`a function`).
     const FUNCTION: &'static str;
+    /// How the language names a named source's constructor (`GMP.Named`).
+    const NAMED: &'static str;
+    /// How the language writes a table of named fields.
+    const TABLE: TableShape;
 
     fn hub(&self) -> &Hub;
     /// The sites this call's script recorded from generic calls.
@@ -100,8 +127,6 @@ pub trait Face {
     /// The source a value stands for: a world (`world`: an object stands
     /// for its world) or an object, world or named source.
     fn source(&self, value: &Self::Value, world: bool) -> Option<Source>;
-    /// What [`Face::source`] takes, for the message refusing anything else.
-    fn source_shape(world: bool) -> &'static str;
     /// Converts a message's values, tables by the key's signature.
     fn values(&self, key: &KeyRef, args: &[Self::Value]) -> Result<Values, ApiError>;
     /// Converts one value; `expected` is the declared type here.
@@ -114,8 +139,6 @@ pub trait Face {
     fn reply_function(value: &Self::Value) -> Option<Self::Function>;
     /// An options table, if the value is one.
     fn options(value: Self::Value) -> Option<Self::Options>;
-    /// How the language writes an options table of these names.
-    fn options_shape(names: &[&str]) -> String;
     /// The option `name` of `options` (nil when absent).
     fn option(&self, options: &Self::Options, name: &str) -> Result<Self::Value, Self::Error>;
     /// Holds a listener function under the owner the script gave.
@@ -395,7 +418,11 @@ fn take_source<'a, F: Face>(
             call: Call::of(function),
             position: 1,
             naming: None,
-            expected: F::source_shape(world).into(),
+            expected: if world {
+                "a world (or an object)".into()
+            } else {
+                format!("an object (a world, or a {} source)", F::NAMED).into()
+            },
             got: format!("a {}", F::type_name(arg)),
         })),
     }

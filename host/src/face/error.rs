@@ -171,3 +171,43 @@ pub enum ApiError {
     #[error(transparent)]
     Hub(#[from] HubError),
 }
+
+/// Where a runtime's script errors go as they happen (the CLI prints them).
+pub type ErrorSink = Rc<dyn Fn(&ScriptError)>;
+
+/// The script errors of a runtime that no hub report carries (a failing
+/// top level, reply function or resumed coroutine): told to the host's
+/// sink as they happen, and kept until the host takes them.
+#[derive(Default)]
+pub struct ErrorLog {
+    errors: std::cell::RefCell<Vec<ScriptError>>,
+    on_error: std::cell::RefCell<Option<ErrorSink>>,
+}
+
+impl ErrorLog {
+    /// Files `error`: logged, told to the sink, kept.
+    pub fn report(&self, error: ScriptError) {
+        tracing::warn!(file = %error.file, "{error}");
+        self.notify(&error);
+        self.errors.borrow_mut().push(error);
+    }
+
+    /// Tells the sink about `error` without keeping it: for an error the
+    /// hub reports itself (a failing listener), so a host reading both
+    /// sees it once.
+    pub fn notify(&self, error: &ScriptError) {
+        let sink = self.on_error.borrow().clone();
+        if let Some(sink) = sink {
+            sink(error);
+        }
+    }
+
+    pub fn set_sink(&self, sink: ErrorSink) {
+        *self.on_error.borrow_mut() = Some(sink);
+    }
+
+    /// The errors filed since the last call.
+    pub fn take(&self) -> Vec<ScriptError> {
+        std::mem::take(&mut self.errors.borrow_mut())
+    }
+}

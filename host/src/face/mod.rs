@@ -28,7 +28,7 @@ pub mod sites;
 pub mod structs;
 
 pub use call::{Declares, Face, Unbind, call_api};
-pub use error::{ApiError, Call, ScriptError};
+pub use error::{ApiError, Call, ErrorLog, ErrorSink, ScriptError};
 pub use runtime::ScriptRuntime;
 pub use sites::{KeyRef, SiteBook, Sites};
 pub use structs::{MAX_DEPTH, STRUCT_FIELD};

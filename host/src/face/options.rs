@@ -62,7 +62,7 @@ fn options_table<F: Face>(
         Some(table) => Ok(Some(table)),
         None => Err(face.raise(ApiError::BadOptions {
             call: call.clone(),
-            expected: F::options_shape(names),
+            expected: F::TABLE.with(names),
             got,
         })),
     }

@@ -9,7 +9,7 @@
 use std::rc::Rc;
 
 use gantry_host::collection::{RowFn, TableFn};
-use gantry_host::face::call::Values;
+use gantry_host::face::call::{TableShape, Values};
 use gantry_host::face::reply::{on_answer, request_during_send};
 use gantry_host::face::{
     ApiError, Call, Declares, Face, KeyRef, SiteBook, Sites, Unbind, call_api,
@@ -85,6 +85,8 @@ impl Face for LuaCall<'_> {
     type Error = mlua::Error;
 
     const FUNCTION: &'static str = "a function";
+    const NAMED: &'static str = "GMP.Named";
+    const TABLE: TableShape = TableShape::new("a table {", "=", "}");
 
     fn hub(&self) -> &Hub {
         self.ctx.hub()
@@ -134,14 +136,6 @@ impl Face for LuaCall<'_> {
         }
     }
 
-    fn source_shape(world: bool) -> &'static str {
-        if world {
-            "a world (or an object)"
-        } else {
-            "an object (a world, or a GMP.Named source)"
-        }
-    }
-
     fn values(&self, key: &KeyRef, args: &[LuaValue]) -> Result<Values, ApiError> {
         self.ctx.shared.values_for(key, args)
     }
@@ -170,11 +164,6 @@ impl Face for LuaCall<'_> {
             LuaValue::Table(t) => Some(t),
             _ => None,
         }
-    }
-
-    fn options_shape(names: &[&str]) -> String {
-        let fields: Vec<String> = names.iter().map(|n| format!("{n}=")).collect();
-        format!("a table {{{}}}", fields.join(", "))
     }
 
     fn option(&self, options: &Table, name: &str) -> mlua::Result<LuaValue> {

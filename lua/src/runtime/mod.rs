@@ -229,12 +229,12 @@ impl LuaRuntime {
     /// failing top level, reply function or resumed coroutine). Listener
     /// failures are the hub's [`gantry_host::Report::ListenerFailed`].
     pub fn on_error(&self, f: impl Fn(&ScriptError) + 'static) {
-        self.shared.set_on_error(Rc::new(f));
+        self.shared.errors.set_sink(Rc::new(f));
     }
 
     /// Script errors filed since the last call (see [`LuaRuntime::on_error`]).
     pub fn take_errors(&self) -> Vec<ScriptError> {
-        self.shared.take_errors()
+        self.shared.errors.take()
     }
 
     /// Loads a script attached to `object` and runs its top level. `file` is

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use gantry_host::face::{self, ApiError, KeyRef};
+use gantry_host::face::{self, ApiError, ErrorLog, KeyRef};
 use gantry_host::{Hub, Type, Value};
 use mlua::{Lua, MultiValue, Table, Value as LuaValue, WeakLua};
 
@@ -22,8 +22,6 @@ pub const MAX_NESTING: u32 = 32;
 /// Arguments on their way to the hub; scalars stay on the stack.
 pub(crate) type Args = gantry_host::face::call::Values;
 
-/// Where script errors go as they happen (the CLI prints them).
-pub(crate) type ErrorSink = Rc<dyn Fn(&ScriptError)>;
 /// Where the sandbox's `print` goes.
 pub(crate) type PrintSink = Rc<dyn Fn(&str)>;
 
@@ -33,8 +31,8 @@ pub(crate) struct Shared {
     pub budget: Arc<Budget>,
     /// How deep the host is inside Lua calls (0 = host code).
     depth: Cell<u32>,
-    errors: RefCell<Vec<ScriptError>>,
-    on_error: RefCell<Option<ErrorSink>>,
+    /// Errors no hub report carries.
+    pub errors: ErrorLog,
     pub print: RefCell<PrintSink>,
     /// Ephemeron table (weak keys): owner → { token = OwnerToken, [slot] = fn }.
     /// Its values live only while their owner does, so a listener closure
@@ -70,8 +68,7 @@ impl Shared {
             lua: lua.weak(),
             budget,
             depth: Cell::new(0),
-            errors: RefCell::new(Vec::new()),
-            on_error: RefCell::new(None),
+            errors: ErrorLog::default(),
             print: RefCell::new(Rc::new(|line: &str| println!("{line}"))),
             owned,
             owned_fns,
@@ -121,20 +118,7 @@ impl Shared {
     /// Files an error that no hub report carries (top levels, replies,
     /// coroutine resumes).
     pub fn report(&self, error: ScriptError) {
-        tracing::warn!(file = %error.file, "{error}");
-        let hook = self.on_error.borrow().clone();
-        if let Some(hook) = hook {
-            hook(&error);
-        }
-        self.errors.borrow_mut().push(error);
-    }
-
-    pub fn set_on_error(&self, f: ErrorSink) {
-        *self.on_error.borrow_mut() = Some(f);
-    }
-
-    pub fn take_errors(&self) -> Vec<ScriptError> {
-        std::mem::take(&mut self.errors.borrow_mut())
+        self.errors.report(error);
     }
 
     pub fn next_slot(&self) -> i64 {

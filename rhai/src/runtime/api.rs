@@ -9,7 +9,7 @@
 use std::rc::Rc;
 
 use gantry_host::collection::{RowFn, TableFn};
-use gantry_host::face::call::Values;
+use gantry_host::face::call::{TableShape, Values};
 use gantry_host::face::reply::{on_answer, request_during_send};
 use gantry_host::face::{
     ApiError, Call, Declares, Face, KeyRef, SiteBook, Sites, Unbind, call_api,
@@ -73,6 +73,8 @@ impl Face for RhaiCall<'_> {
     type Error = Box<rhai::EvalAltResult>;
 
     const FUNCTION: &'static str = "a function pointer or closure";
+    const NAMED: &'static str = "GMP::Named";
+    const TABLE: TableShape = TableShape::new("an object map #{", ":", "}");
 
     fn hub(&self) -> &Hub {
         &self.shared.hub
@@ -151,14 +153,6 @@ impl Face for RhaiCall<'_> {
         }
     }
 
-    fn source_shape(world: bool) -> &'static str {
-        if world {
-            "a world (or an object)"
-        } else {
-            "an object (a world, or a GMP::Named source)"
-        }
-    }
-
     fn values(&self, key: &KeyRef, args: &[Dynamic]) -> Result<Values, ApiError> {
         self.shared.values_for(key, args)
     }
@@ -186,11 +180,6 @@ impl Face for RhaiCall<'_> {
 
     fn options(value: Dynamic) -> Option<Map> {
         value.try_cast::<Map>()
-    }
-
-    fn options_shape(names: &[&str]) -> String {
-        let fields: Vec<String> = names.iter().map(|n| format!("{n}:")).collect();
-        format!("an object map #{{{}}}", fields.join(", "))
     }
 
     fn option(&self, options: &Map, name: &str) -> Result<Dynamic, Box<rhai::EvalAltResult>> {
