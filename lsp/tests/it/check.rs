@@ -1,10 +1,56 @@
-//! `gantry check DIR`: the server's diagnostics in batch.
-
-mod support;
+//! `gantry check DIR`: the server's diagnostics in batch, the same as the
+//! server's, as text or JSON, failing only on errors.
 
 use expect_test::expect;
 use gantry_lsp::{Severity, check_dir, format_json, format_text, has_errors};
-use support::project;
+
+use crate::support::editor::one_script;
+use crate::support::{Server, project};
+
+/// "`gantry check DIR` prints the same diagnostics" as the server: for
+/// every script of a mod with findings of every kind, the server's ranges
+/// (converted to 1-based line, column) equal the check's.
+#[test]
+fn check_prints_the_same_diagnostics_as_the_server() {
+    let lua = "NotifyMessage(\"Player.Hurt\", \"ouch\")\nNotifyMessage(\"Player.Hrut\")\nNotifyMessage(k)\n\
+               ListenMessage(\"Player.Healed\", self, function(a, b) end)\nListenRowMessage(self, \"Inv.Gold\", self, 1, function(i, r) end)\n\
+               NotifyMessage(\"Inv..Gold\")\nNotifyMessage(\"Player.Healed\", 1, 2)\n";
+    let rhai = "ListenMessage(\"Player.Hurt\", this, |dmg, causer| {});\nNotifyMessage(\"Player.Hurt\", 1.0);\nNotifyMessage(\"Inv.Gold\", true);\n";
+    let p = one_script("placeholder.txt", "");
+    std::fs::create_dir_all(p.path("mods")).unwrap();
+    std::fs::write(p.path("mods/a.lua"), lua).unwrap();
+    std::fs::write(p.path("mods/b.rhai"), rhai).unwrap();
+    let files = gantry_lsp::check_dir(p.dir.path()).unwrap();
+    let from_check: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let name = f.path.file_name().unwrap().to_string_lossy().into_owned();
+            f.diagnostics
+                .iter()
+                .map(move |d| format!("{name}:{}:{} {} {}", d.line, d.column, d.code, d.message))
+        })
+        .collect();
+    let server = Server::start(p.dir.path());
+    let mut from_server = Vec::new();
+    for name in ["a.lua", "b.rhai"] {
+        let uri = server.open(&p.path(&format!("mods/{name}")));
+        for d in server.diagnostics(&uri).diagnostics {
+            let code = match d.code {
+                Some(lsp_types::NumberOrString::String(s)) => s,
+                _ => String::new(),
+            };
+            // Every line here is ASCII: UTF-16 columns are characters.
+            from_server.push(format!(
+                "{name}:{}:{} {code} {}",
+                d.range.start.line + 1,
+                d.range.start.character + 1,
+                d.message
+            ));
+        }
+    }
+    assert_eq!(from_check, from_server);
+    assert!(from_check.len() >= 9, "{from_check:#?}");
+}
 
 #[test]
 fn check_prints_file_line_col_severity_code_message() {

@@ -1,10 +1,7 @@
 //! Never crashes: random bytes as documents and random edit sequences keep
 //! the server answering.
 
-#[path = "../../test-support/src/guard.rs"]
-mod guard;
-mod support;
-
+use gantry_test_support::guard;
 use lsp_types::request::{Completion, HoverRequest, SignatureHelpRequest, WorkspaceSymbolRequest};
 use lsp_types::{
     CompletionParams, HoverParams, PartialResultParams, Position, Range, SignatureHelpParams,
@@ -13,7 +10,8 @@ use lsp_types::{
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use support::{Server, project, render_diagnostics};
+
+use crate::support::{Server, project, render_diagnostics};
 
 const PIECES: &[&str] = &[
     "NotifyMessage(",
@@ -161,8 +159,6 @@ proptest! {
     }
 }
 
-// ----- a mod's files: the table and scripts are read without trusting them --
-
 /// A mod folder with one script and a `.gantry` folder, no table yet.
 fn mod_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -304,9 +300,7 @@ fn the_server_keeps_answering_when_the_workspace_table_is_a_fifo() {
     assert!(answered.contains("FIFO"), "{answered}");
 }
 
-// ---------------------------------------------------------------------------
 // Broken framing: the server finds the next frame and keeps answering.
-// ---------------------------------------------------------------------------
 
 /// A writer the test reads back once the session is over.
 #[derive(Clone, Default)]
@@ -522,9 +516,7 @@ fn header_lines_ending_in_a_bare_line_feed_are_answered() {
     );
 }
 
-// ---------------------------------------------------------------------------
 // A hostile table file: reported, and the server keeps serving.
-// ---------------------------------------------------------------------------
 
 #[test]
 fn a_table_that_cannot_be_loaded_is_logged_once_and_the_server_keeps_answering() {
@@ -554,9 +546,7 @@ fn a_table_that_cannot_be_loaded_is_logged_once_and_the_server_keeps_answering()
     }
 }
 
-// ---------------------------------------------------------------------------
 // Deep nesting: answered in time linear in the file, without recursion.
-// ---------------------------------------------------------------------------
 
 /// A script of one statement whose API call sits `depth` brackets deep
 /// (`open` before it, `close` after it, each repeated), and the position

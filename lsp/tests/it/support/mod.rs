@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod editor;
+
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};

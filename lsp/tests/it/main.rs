@@ -1,0 +1,16 @@
+//! The language server's integration tests, one binary, one module per
+//! behaviour. The server runs in-process (`support`).
+//!
+//! Proptest keeps the seeds of past failures in `tests/proptest-regressions/`
+//! (`<module>.txt`), where it looks for a module of a `main.rs` tree.
+
+mod check;
+mod completion;
+mod diagnostics;
+mod documents;
+mod navigation;
+mod protocol;
+mod robustness;
+mod signature_help;
+mod support;
+mod table;
