@@ -13,6 +13,7 @@
 //! - [`types`]: parameter [`Type`]s, structs and the compatibility rule.
 //! - [`signature`]: the [`SignatureTable`] — what each key carries and where it is used.
 //! - [`files`]: a mod's files read and written without trusting them.
+//! - [`manifest`]: `mod.toml`, a mod's declared keys and structs, checked.
 //! - [`persist`]: the table as a stable, atomically written JSON file.
 //! - [`source`]: global, world, object and (object, name) sources and their tiers.
 //! - [`listener`]: listen options, owners, ids and RAII handles.
@@ -48,6 +49,7 @@ pub mod hub;
 pub mod key;
 mod lane;
 pub mod listener;
+pub mod manifest;
 pub mod persist;
 pub mod quota;
 pub mod report;

@@ -63,6 +63,8 @@ pub enum Language {
     Rust,
     Lua,
     Rhai,
+    /// A declaration in a mod's `mod.toml` (see [`crate::manifest`]).
+    Manifest,
 }
 
 impl fmt::Display for Language {
@@ -71,6 +73,7 @@ impl fmt::Display for Language {
             Language::Rust => "rust",
             Language::Lua => "lua",
             Language::Rhai => "rhai",
+            Language::Manifest => "manifest",
         })
     }
 }

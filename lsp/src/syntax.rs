@@ -40,7 +40,7 @@ pub fn scan(language: Language, text: &str) -> Vec<ScannedCall> {
     match language {
         Language::Lua => gantry_lua::syntax::scan(text),
         Language::Rhai => gantry_rhai::syntax::scan(text),
-        Language::Rust => Vec::new(),
+        Language::Rust | Language::Manifest => Vec::new(),
     }
 }
 
@@ -260,7 +260,7 @@ impl Parsed {
                 (None, _) => None,
             },
             Language::Rhai => crate::lexical::open_span_at(&self.rhai_spans, line_start),
-            Language::Rust => None,
+            Language::Rust | Language::Manifest => None,
         };
         let start = open.unwrap_or(line_start).max(line_start);
         if start > text.len() {

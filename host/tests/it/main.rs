@@ -13,6 +13,7 @@ mod hooks;
 mod keys;
 mod lanes;
 mod lifetime;
+mod manifest;
 mod order;
 mod reentrancy;
 mod requests;
