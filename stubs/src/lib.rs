@@ -18,6 +18,8 @@
 
 #![forbid(unsafe_code)]
 
+#[cfg(doctest)]
+mod book_doctests;
 pub mod config;
 pub mod lua;
 mod names;
