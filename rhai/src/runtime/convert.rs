@@ -22,16 +22,12 @@
 
 use std::rc::Rc;
 
+use gantry_host::face::structs::{FieldError, struct_from_fields};
+use gantry_host::face::{MAX_DEPTH, STRUCT_FIELD};
 use gantry_host::{StructRegistry, StructValue, Type, Value};
 use rhai::{Array, Dynamic, Map};
 
 use super::handles::{NamedHandle, ObjectHandle, WorldHandle};
-
-/// The field that names a map's struct.
-pub const STRUCT_FIELD: &str = "__struct";
-
-/// Deepest nesting converted.
-const MAX_DEPTH: usize = 32;
 
 /// Why a conversion failed.
 enum Fail {
@@ -190,6 +186,12 @@ fn to_value_at(
     Err(Fail::Bad(format!("a {} cannot be sent", value.type_name())))
 }
 
+impl FieldError for Fail {
+    fn in_field(self, name: &str) -> Self {
+        self.at(|| format!("field `{name}`"))
+    }
+}
+
 fn map_to_struct(
     map: &Map,
     name: &str,
@@ -197,30 +199,14 @@ fn map_to_struct(
     depth: usize,
     mode: Mode,
 ) -> Result<StructValue, Fail> {
-    let mut out = StructValue::new(gantry_host::value::shared_name(name));
-    let defined = structs.get(name).is_some();
-    if defined {
-        for param in structs.all_fields(name) {
-            let value = match map.get(param.name.as_str()) {
-                None => Value::default_of(&param.ty, structs),
-                Some(v) if v.is_unit() => Value::default_of(&param.ty, structs),
-                Some(v) => to_value_at(v, Some(&param.ty), structs, depth + 1, mode)
-                    .map_err(|e| e.at(|| format!("field `{}`", param.name)))?,
-            };
-            out.fields
-                .push((gantry_host::value::shared_name(&param.name), value));
-        }
-    }
-    // A Rhai map is ordered by field name, so extra fields come out sorted.
-    for (field, value) in map.iter() {
-        if field.as_str() == STRUCT_FIELD || (defined && out.get(field).is_some()) {
-            continue;
-        }
-        let value = to_value_at(value, None, structs, depth + 1, mode)
-            .map_err(|e| e.at(|| format!("field `{field}`")))?;
-        out.fields.push((Rc::from(field.as_str()), value));
-    }
-    Ok(out)
+    struct_from_fields(
+        name,
+        structs,
+        |field| Ok(map.get(field).filter(|v| !v.is_unit())),
+        // A Rhai map is ordered by field name, so its fields come sorted.
+        map.iter().map(|(field, value)| (field.as_str(), value)),
+        |value, expected| to_value_at(value, expected, structs, depth + 1, mode),
+    )
 }
 
 /// Converts a hub value for Rhai.

@@ -1,54 +1,46 @@
-//! Errors of the Rhai runtime, each naming the script and position at fault.
-
-use std::fmt;
+//! Errors of the Rhai runtime, each naming the script and position at
+//! fault. A script's own error is the face's [`ScriptError`] (file, line
+//! and column, as every runtime reports them); here is how Rhai's errors
+//! and positions become one.
 
 use rhai::{EvalAltResult, ParseError, Position};
 use thiserror::Error;
 
-/// An error a script caused: where (file, 1-based line and column when
-/// Rhai knows them) and what went wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScriptError {
-    /// The script's file name as the runtime knows it (`player.rhai`).
-    pub file: String,
-    pub line: Option<u32>,
-    pub column: Option<u32>,
-    pub message: String,
+pub use gantry_host::face::ScriptError;
+
+/// An error of `file` at Rhai's `position` (line and column, when known).
+pub fn at(file: &str, position: Position, message: impl Into<String>) -> ScriptError {
+    ScriptError::new(
+        file,
+        position.line().map(|l| l as u32),
+        position.position().map(|c| c as u32),
+        message,
+    )
 }
 
-impl ScriptError {
-    pub fn new(file: &str, position: Position, message: impl Into<String>) -> Self {
-        Self {
-            file: file.to_owned(),
-            line: position.line().map(|l| l as u32),
-            column: position.position().map(|c| c as u32),
-            message: message.into(),
+/// A runtime error of `file`. The position is the innermost one Rhai
+/// names (inside the handler that failed, not the call that reached it),
+/// and the message drops Rhai's own `(line N, position M)` suffix, which
+/// the error's `Display` puts in front as `file:line:`.
+pub fn from_eval(file: &str, error: &EvalAltResult) -> ScriptError {
+    let mut inner = error;
+    while let EvalAltResult::ErrorInFunctionCall(_, _, cause, _) = inner {
+        if cause.position().is_none() {
+            break;
         }
+        inner = cause;
     }
+    let position = if inner.position().is_none() {
+        error.position()
+    } else {
+        inner.position()
+    };
+    at(file, position, eval_message(error))
+}
 
-    /// A runtime error of `file`. The position is the innermost one Rhai
-    /// names (inside the handler that failed, not the call that reached it),
-    /// and the message drops Rhai's own `(line N, position M)` suffix, which
-    /// [`fmt::Display`] puts in front as `file:line:`.
-    pub fn from_eval(file: &str, error: &EvalAltResult) -> Self {
-        let mut inner = error;
-        while let EvalAltResult::ErrorInFunctionCall(_, _, cause, _) = inner {
-            if cause.position().is_none() {
-                break;
-            }
-            inner = cause;
-        }
-        let position = if inner.position().is_none() {
-            error.position()
-        } else {
-            inner.position()
-        };
-        Self::new(file, position, eval_message(error))
-    }
-
-    pub fn from_parse(file: &str, error: &ParseError) -> Self {
-        Self::new(file, error.position(), error.err_type().to_string())
-    }
+/// A compile error of `file`.
+pub fn from_parse(file: &str, error: &ParseError) -> ScriptError {
+    at(file, error.position(), error.err_type().to_string())
 }
 
 /// Rhai's message without positions, the operation limit's own text kept.
@@ -151,17 +143,6 @@ fn without_position(message: &str) -> &str {
         _ => message,
     }
 }
-
-impl fmt::Display for ScriptError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{line}: {}", self.file, self.message),
-            None => write!(f, "{}: {}", self.file, self.message),
-        }
-    }
-}
-
-impl std::error::Error for ScriptError {}
 
 /// Errors of setting up the runtime or loading a script.
 #[derive(Debug, Error)]

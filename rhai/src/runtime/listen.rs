@@ -12,8 +12,10 @@ use gantry_host::{ListenerError, Message, Type, Value};
 use rhai::{AST, Array, Dynamic, FnPtr, INT, Map, NativeCallContext};
 
 use super::api::Args;
-use super::convert::{STRUCT_FIELD, from_value, to_value};
-use super::error::ScriptError;
+use gantry_host::face::STRUCT_FIELD;
+
+use super::convert::{from_value, to_value};
+use super::error::{self, ScriptError};
 use super::handles::{HookCtx, ResponderHandle};
 use super::shared::{MAX_NESTING, Script, Shared};
 
@@ -62,7 +64,7 @@ pub(crate) fn call_fn(
     mut args: impl AsMut<[Dynamic]>,
 ) -> Result<Dynamic, ScriptError> {
     if shared.too_deep() {
-        return Err(ScriptError::new(
+        return Err(error::at(
             &script.file,
             rhai::Position::NONE,
             format!(
@@ -71,7 +73,7 @@ pub(crate) fn call_fn(
         ));
     }
     let engine = shared.engine.try_borrow().map_err(|_| {
-        ScriptError::new(
+        error::at(
             &script.file,
             rhai::Position::NONE,
             "not called: the Rhai engine is being changed (a script loading inside a handler?)",
@@ -101,7 +103,7 @@ pub(crate) fn call_fn(
             );
             f.call_raw(&context, None, args.as_mut())
         })
-        .map_err(|e| ScriptError::from_eval(&script.file, &e))
+        .map_err(|e| error::from_eval(&script.file, &e))
 }
 
 /// A failing handler: told to `on_error` and handed to the hub, which
@@ -232,7 +234,7 @@ pub(crate) fn hook_callback(
             *call.payload = converted.map_err(|e| {
                 failed(
                     &shared,
-                    ScriptError::new(
+                    error::at(
                         &handler.script.file,
                         rhai::Position::NONE,
                         format!("hook payload: {e}"),

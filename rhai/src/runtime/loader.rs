@@ -8,7 +8,7 @@ use std::rc::Rc;
 use gantry_host::{Language, ObjectId, Role, Site};
 use rhai::{Module, Position, Scope};
 
-use super::error::{RhaiError, ScriptError};
+use super::error::{self, RhaiError};
 use super::handles::ObjectHandle;
 use super::register::bake;
 use super::shared::{Script, Shared};
@@ -38,7 +38,7 @@ pub(crate) fn load(
         let mut added = false;
         for b in bakes {
             added |= bake(&mut module, shared, b.function, &b.key)
-                .map_err(|e| ScriptError::new(file, Position::NONE, format!("`{}`: {e}", b.key)))?;
+                .map_err(|e| error::at(file, Position::NONE, format!("`{}`: {e}", b.key)))?;
         }
         if added {
             engine.register_global_module(module.into());
@@ -48,7 +48,7 @@ pub(crate) fn load(
         .engine
         .borrow()
         .compile(text)
-        .map_err(|e| ScriptError::from_parse(file, &e))?;
+        .map_err(|e| error::from_parse(file, &e))?;
     ast.set_source(file);
     for b in bakes {
         // Listens record their site when they register; sends here.
@@ -76,37 +76,6 @@ pub(crate) fn load(
         .running(&script, limit, || {
             engine.run_ast_with_scope(&mut script.scope.borrow_mut(), &script.ast)
         })
-        .map_err(|e| ScriptError::from_eval(file, &e))?;
+        .map_err(|e| error::from_eval(file, &e))?;
     Ok(script)
-}
-
-impl gantry_host::face::ScriptRuntime for super::RhaiRuntime {
-    fn extension(&self) -> &'static str {
-        "rhai"
-    }
-
-    fn check(
-        &self,
-        file: &str,
-        source: &str,
-    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
-        Ok(self.check_syntax(file, source)?)
-    }
-
-    fn load(
-        &self,
-        file: &str,
-        source: &str,
-        object: ObjectId,
-    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
-        self.load_script(file, source, object)?;
-        Ok(())
-    }
-
-    fn take_errors(&self) -> Vec<gantry_host::face::ScriptError> {
-        super::RhaiRuntime::take_errors(self)
-            .into_iter()
-            .map(|e| gantry_host::face::ScriptError::new(&e.file, e.line, e.column, e.message))
-            .collect()
-    }
 }

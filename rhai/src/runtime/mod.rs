@@ -84,8 +84,8 @@ use std::time::Duration;
 use gantry_host::{Hub, ObjectId};
 use rhai::Dynamic;
 
-pub use convert::STRUCT_FIELD;
 pub use error::{RhaiError, ScriptError};
+pub use gantry_host::face::STRUCT_FIELD;
 pub use handles::{HookCtx, NamedHandle, ObjectHandle, ResponderHandle, WorldHandle};
 pub use loader::SELF_CONSTANT;
 pub use register::MAX_ARGS;
@@ -238,14 +238,14 @@ impl RhaiRuntime {
     /// replies come here (listeners are also the hub's
     /// [`gantry_host::Report::ListenerFailed`]).
     pub fn on_error(&self, f: impl Fn(&ScriptError) + 'static) {
-        self.shared.set_on_error(Rc::new(f));
+        self.shared.errors.set_sink(Rc::new(f));
     }
 
     /// Script errors filed since the last call that no hub report carries
     /// (failing replies; a failing listener or hook is the hub's
     /// `ListenerFailed` report instead).
     pub fn take_errors(&self) -> Vec<ScriptError> {
-        self.shared.take_errors()
+        self.shared.errors.take()
     }
 
     /// Loads a script attached to `object` and runs its top level. `file`
@@ -270,7 +270,7 @@ impl RhaiRuntime {
             .borrow()
             .compile(source)
             .map(|_| ())
-            .map_err(|e| ScriptError::from_parse(file, &e).into())
+            .map_err(|e| error::from_parse(file, &e).into())
     }
 
     /// A top-level variable of a loaded script, after its top level ran.
@@ -296,7 +296,7 @@ impl RhaiRuntime {
             .get(script.0)
             .cloned()
             .ok_or_else(|| {
-                ScriptError::new(
+                error::at(
                     "?",
                     rhai::Position::NONE,
                     format!("no script #{}", script.0),
@@ -306,7 +306,7 @@ impl RhaiRuntime {
         let f = match held {
             Some(f) => f,
             None => rhai::FnPtr::new(name)
-                .map_err(|e| ScriptError::new(&script.file, rhai::Position::NONE, e.to_string()))?,
+                .map_err(|e| error::at(&script.file, rhai::Position::NONE, e.to_string()))?,
         };
         listen::call_fn(&self.shared, &script, &f, args)
     }
@@ -315,5 +315,33 @@ impl RhaiRuntime {
     /// knows, baked per-key functions included with their parameters.
     pub fn definitions(&self) -> String {
         self.shared.engine.borrow().definitions().single_file()
+    }
+}
+
+impl gantry_host::face::ScriptRuntime for RhaiRuntime {
+    fn extension(&self) -> &'static str {
+        "rhai"
+    }
+
+    fn check(
+        &self,
+        file: &str,
+        source: &str,
+    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
+        Ok(self.check_syntax(file, source)?)
+    }
+
+    fn load(
+        &self,
+        file: &str,
+        source: &str,
+        object: ObjectId,
+    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
+        self.load_script(file, source, object)?;
+        Ok(())
+    }
+
+    fn take_errors(&self) -> Vec<ScriptError> {
+        RhaiRuntime::take_errors(self)
     }
 }

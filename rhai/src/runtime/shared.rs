@@ -5,7 +5,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use gantry_host::face::call::Values;
-use gantry_host::face::{ApiError, KeyRef, SiteBook};
+use gantry_host::face::{ApiError, ErrorLog, KeyRef, SiteBook};
 use gantry_host::{Hub, Value};
 use rhai::{AST, Dynamic, Engine, EvalAltResult, GlobalRuntimeState, Position, Scope};
 use std::collections::HashSet;
@@ -20,8 +20,6 @@ use super::watchdog::{Clock, Stop};
 /// handler sending ...) before the next one fails instead of running.
 pub const MAX_NESTING: u32 = 32;
 
-/// Where script errors go as they happen (the CLI prints them).
-pub(crate) type ErrorSink = Rc<dyn Fn(&ScriptError)>;
 /// Where `print` goes.
 pub(crate) type PrintSink = Rc<dyn Fn(&str)>;
 
@@ -140,8 +138,8 @@ pub(crate) struct Shared {
     /// the call site).
     stack: RefCell<Vec<Rc<Script>>>,
     pub limits: Rc<Limits>,
-    errors: RefCell<Vec<ScriptError>>,
-    on_error: RefCell<Option<ErrorSink>>,
+    /// Errors no hub report carries.
+    pub errors: ErrorLog,
     pub print: Rc<RefCell<PrintSink>>,
     pub rewrite: Cell<bool>,
     /// Baked function names already registered on the engine.
@@ -161,8 +159,7 @@ impl Shared {
             engine: RefCell::new(engine),
             stack: RefCell::new(Vec::new()),
             limits,
-            errors: RefCell::new(Vec::new()),
-            on_error: RefCell::new(None),
+            errors: ErrorLog::default(),
             print,
             rewrite: Cell::new(rewrite),
             baked: RefCell::new(HashSet::new()),
@@ -248,27 +245,14 @@ impl Shared {
     /// Files an error no hub report carries (top levels, replies): the
     /// host hears it through `on_error` and `take_errors`.
     pub fn report(&self, error: ScriptError) {
-        tracing::warn!(file = %error.file, "{error}");
-        self.notify(&error);
-        self.errors.borrow_mut().push(error);
+        self.errors.report(error);
     }
 
     /// Tells `on_error` about a failing handler. Not filed for
     /// `take_errors`: the hub reports it (`ListenerFailed`), so a host
     /// reading both sees it once.
     pub fn notify(&self, error: &ScriptError) {
-        let hook = self.on_error.borrow().clone();
-        if let Some(hook) = hook {
-            hook(error);
-        }
-    }
-
-    pub fn set_on_error(&self, f: ErrorSink) {
-        *self.on_error.borrow_mut() = Some(f);
-    }
-
-    pub fn take_errors(&self) -> Vec<ScriptError> {
-        std::mem::take(&mut self.errors.borrow_mut())
+        self.errors.notify(error);
     }
 
     /// Converts message arguments. A map without `__struct`, at any depth,

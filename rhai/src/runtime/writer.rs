@@ -43,7 +43,7 @@ use gantry_host::{Type, Value};
 use rhai::{Dynamic, Engine, EvalAltResult, INT, ImmutableString, NativeCallContext, Position};
 
 use super::convert::{from_value, to_value};
-use super::error::ScriptError;
+use super::error;
 use super::handles::fail;
 use super::shared::Shared;
 
@@ -80,7 +80,7 @@ impl Drop for WriterCell {
         if let Err(e) = writer.publish() {
             let message = format!("StoredArray `{}` not published: {e}", self.key);
             match self.shared.upgrade() {
-                Some(shared) => shared.report(ScriptError::new(
+                Some(shared) => shared.report(error::at(
                     &self.file,
                     Position::new(self.line.min(u16::MAX as u32) as u16, 0),
                     message,
