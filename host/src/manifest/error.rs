@@ -33,7 +33,8 @@ pub struct ManifestError {
     /// 1-based, in characters.
     pub column: u32,
     pub field: String,
-    #[source]
+    /// Not the error's `source`: the message above says it already, and
+    /// a chain printed in full would say it twice.
     pub problem: Problem,
     /// A name that would be right where a wrong one was written.
     pub suggestion: Option<String>,
