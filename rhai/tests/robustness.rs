@@ -386,6 +386,8 @@ fn rhai_a_key_over_the_segment_limit_is_an_error_at_its_line() {
 
 #[path = "../../test-support/src/guard.rs"]
 mod guard;
+#[path = "robustness/deep_values.rs"]
+mod deep_values;
 #[path = "robustness/hostile_calls.rs"]
 mod hostile_calls;
 #[path = "../../test-support/src/hostile_case.rs"]

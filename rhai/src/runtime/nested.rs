@@ -65,15 +65,17 @@ fn maps_equal(ctx: &NativeCallContext, a: &Map, b: &Map) -> Result<bool> {
 
 /// Rhai's `==` of two values, arrays and maps compared here.
 fn equal(ctx: &NativeCallContext, a: &Dynamic, b: &Dynamic) -> Result<bool> {
-    if a.is_array() && b.is_array() {
-        if let (Some(a), Some(b)) = (a.read_lock::<Array>(), b.read_lock::<Array>()) {
-            return arrays_equal(ctx, &a, &b);
-        }
+    if a.is_array()
+        && b.is_array()
+        && let (Some(a), Some(b)) = (a.read_lock::<Array>(), b.read_lock::<Array>())
+    {
+        return arrays_equal(ctx, &a, &b);
     }
-    if a.is_map() && b.is_map() {
-        if let (Some(a), Some(b)) = (a.read_lock::<Map>(), b.read_lock::<Map>()) {
-            return maps_equal(ctx, &a, &b);
-        }
+    if a.is_map()
+        && b.is_map()
+        && let (Some(a), Some(b)) = (a.read_lock::<Map>(), b.read_lock::<Map>())
+    {
+        return maps_equal(ctx, &a, &b);
     }
     // As Rhai's: values without an `==` between them are not equal.
     match ctx.call_native_fn_raw("==", true, &mut [&mut a.clone(), &mut b.clone()]) {
@@ -147,15 +149,15 @@ fn write_map(ctx: &NativeCallContext, m: &Map, out: &mut Limited) -> Result<()> 
 
 /// An element as Rhai prints it inside an array or map: its `to_debug`.
 fn write_value(ctx: &NativeCallContext, x: &Dynamic, out: &mut Limited) -> Result<()> {
-    if x.is_array() {
-        if let Some(a) = x.read_lock::<Array>() {
-            return write_array(ctx, &a, out);
-        }
+    if x.is_array()
+        && let Some(a) = x.read_lock::<Array>()
+    {
+        return write_array(ctx, &a, out);
     }
-    if x.is_map() {
-        if let Some(m) = x.read_lock::<Map>() {
-            return write_map(ctx, &m, out);
-        }
+    if x.is_map()
+        && let Some(m) = x.read_lock::<Map>()
+    {
+        return write_map(ctx, &m, out);
     }
     match ctx.call_native_fn_raw("to_debug", true, &mut [&mut x.clone()]) {
         Ok(s) if s.is_string() => out
