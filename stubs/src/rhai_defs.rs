@@ -891,8 +891,7 @@ fn write_gmp(limits: Limits) -> String {
 
 /// The tables the integration tests generate from.
 #[cfg(test)]
-#[path = "../../test-support/src/signature_table.rs"]
-mod common;
+use gantry_test_support::signature_table as common;
 
 #[cfg(test)]
 mod tests {

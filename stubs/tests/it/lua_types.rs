@@ -1,26 +1,22 @@
-//! Audit 11: `gantry stubs` against DESIGN.md, reference 002 (stubs part)
-//! and issue 9. Each test is named after the rule it holds the stubs to.
+//! The Lua stubs type scripts per key, as EmmyLua's own analysis (that of
+//! `emmylua_check` 0.25.1, in-process) reads them: the runtime's handles
+//! and the `GMP` table, arguments narrowed per key (rows, writers, replies,
+//! hook payloads), reserved-word and digit keys, the empty table and 10,000
+//! keys; the compatibility rule is never flagged; and the stubs lint clean.
 //!
-//! The Lua probes run EmmyLua's own analysis (that of `emmylua_check`
-//! 0.25.1, in-process) over the generated meta file and small scripts, as
-//! `tests/emmylua.rs` does; the
-//! Rhai probes read the `.d.rhai` text.
-
-#[path = "../../test-support/src/signature_table.rs"]
-mod common;
-#[path = "../../test-support/src/emmylua.rs"]
-mod emmylua_checker;
+//! The fixture scripts in `tests/fixtures/lua/`: every script in `good/`
+//! produces no diagnostic; every line of a script in `bad/` that ends with
+//! `--! code[, code]` gets exactly those diagnostics, and no other line any.
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use common::{array, sample_table, strukt};
 use gantry_host::{KeyDecl, Kind, Param, SignatureTable, StructDef, Type};
-use gantry_stubs::{lua_stubs, rhai_definitions, stub_files};
-
-// ----- the checker harness ------------------------------------------------
+use gantry_stubs::{lua_stubs, rhai_definitions};
+use gantry_test_support::emmylua::check;
+use gantry_test_support::signature_table::{array, sample_table, strukt};
 
 /// (line, code, message), 1-based lines.
 type Diags = Vec<(u32, String, String)>;
@@ -28,7 +24,7 @@ type Diags = Vec<(u32, String, String)>;
 /// The in-process checker's diagnostics by file name, without the hints
 /// about unused locals (they say nothing about the stubs).
 fn run_check(ws: &Path, config: &Path) -> BTreeMap<String, Diags> {
-    emmylua_checker::check(ws, config)
+    gantry_test_support::emmylua::check(ws, config)
         .into_iter()
         .map(|(name, diags)| {
             let diags = diags
@@ -139,13 +135,7 @@ fn declare(t: &mut SignatureTable, key: &str, decl: KeyDecl) {
     t.declare(key, decl, None).expect("valid key");
 }
 
-fn load(json: &str) -> SignatureTable {
-    SignatureTable::from_json(json, Path::new("audit11.json")).expect("loads")
-}
-
-// ----- Lua: the handle classes and the GMP table ----------------------------
-
-/// Issue 9: the meta file has "the object handle class, the row listener
+/// The meta file has "the object handle class, the row listener
 /// and writer types, the `GMP` table and its constants". A script using
 /// what the Lua runtime gives it (`lua/src/runtime/handles.rs`,
 /// `sandbox.rs`: `GMP.World()`, a named source's `:Object()`, a
@@ -169,7 +159,7 @@ return w, owner, alive, id
     check_marked(&sample_table(), &[("handles.lua", script)]);
 }
 
-/// The `GMP.` form is the same function as the global (DESIGN: "as globals
+/// The `GMP.` form is the same function as the global ("as globals
 /// and as fields of the `GMP` table"): per-key typing must hold through it.
 #[test]
 fn gmp_forms_are_typed_per_key_like_the_globals() {
@@ -202,7 +192,7 @@ end)
     );
 }
 
-/// Reference 000 / DESIGN compatibility rule: "a listener may drop trailing
+/// The compatibility rule: "a listener may drop trailing
 /// parameters", "an int is accepted for a float", "a child struct matches
 /// its parent". Scripts relying on it are correct.
 #[test]
@@ -221,9 +211,7 @@ StoreObjectMessage(self, "Inv.Items", { sword })
     check_marked(&sample_table(), &[("compat.lua", script)]);
 }
 
-// ----- Lua: per-key narrowing -----------------------------------------------
-
-/// Issue 9: "a call with the wrong type after a given key is flagged" —
+/// "A call with the wrong type after a given key is flagged" —
 /// also when the wrong arguments happen to fit another key of the same
 /// arity (the checker must narrow by the key, not by whatever overload fits).
 #[test]
@@ -346,9 +334,7 @@ return co
     );
 }
 
-// ----- names: reserved words, digits, escaping --------------------------------
-
-/// Keys are "dot-separated segments of `[A-Za-z0-9_]`" (DESIGN): segments
+/// Keys are "dot-separated segments of `[A-Za-z0-9_]`": segments
 /// may be Lua or Rhai reserved words or start with a digit. Parameter and
 /// field names may be reserved words too (`end`, `self`, `this`, `fn`).
 fn naming_table() -> SignatureTable {
@@ -435,8 +421,6 @@ NotifyMessage("Game.End", "red") --! param-type-mismatch
     check_marked(&table, &[("names_good.lua", good), ("names_bad.lua", bad)]);
 }
 
-// ----- the empty table and 10,000 keys -------------------------------------
-
 /// No key known yet: the meta file still lints clean, declares the whole
 /// API (so a script's globals are not "undefined"), and any literal key is
 /// a typo to the checker.
@@ -514,7 +498,7 @@ fn big_table(n: usize) -> SignatureTable {
     t
 }
 
-/// Issue 9 asks 10,000 keys in ≤ 100 ms (release, criterion; not run
+/// 10,000 keys generate in ≤ 100 ms (a criterion benchmark, not run
 /// here). Here: the generators finish and the checker still narrows by key
 /// in a file of 10,000 overloads per function — a key near the end included.
 /// (Key `i` is `Area{i % 37}.Thing{i % 101}.Event{i}`: 9990 is a collection,
@@ -548,311 +532,115 @@ ListenRowMessage(self, "Area1.Thing93.Event9991", nil, GMP.AllRows, function() e
     eprintln!("EmmyLua over 10k keys: {:?}", start.elapsed());
 }
 
-// ----- Rhai: the definition syntax and what it covers -------------------------
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lua");
 
-/// Rhai's identifier rule (no unicode-xid): letters, digits, `_`, a letter
-/// before any digit.
-fn rhai_ident(s: &str) -> bool {
-    let mut letter = false;
-    for b in s.bytes() {
-        match b {
-            b'_' => {}
-            _ if b.is_ascii_alphabetic() => letter = true,
-            _ if b.is_ascii_digit() && letter => {}
-            _ => return false,
-        }
-    }
-    letter
-}
-
-/// Can `name` name a parameter in Rhai? Asked of rhai's own parser.
-fn rhai_param_ok(name: &str) -> bool {
-    thread_local! {
-        static SEEN: std::cell::RefCell<BTreeMap<String, bool>> = Default::default();
-    }
-    SEEN.with(|seen| {
-        *seen.borrow_mut().entry(name.to_owned()).or_insert_with(|| {
-            rhai::Engine::new_raw()
-                .compile(format!("fn f({name}) {{ }}"))
-                .is_ok()
-        })
-    })
-}
-
-/// One `.d.rhai` declaration line, parsed by rhai's definition grammar:
-/// `fn name(p: T, ...) -> T;`, `const N: T;`, `module M;`. Returns the
-/// function name, or None for non-functions.
-fn parse_rhai_decl(line: &str) -> Result<Option<String>, String> {
-    if let Some(rest) = line.strip_prefix("module ") {
-        let name = rest.strip_suffix(';').ok_or("module without ;")?;
-        return if rhai_ident(name) {
-            Ok(None)
-        } else {
-            Err(format!("module name {name:?}"))
-        };
-    }
-    if let Some(rest) = line.strip_prefix("const ") {
-        let (name, ty) = rest
-            .strip_suffix(';')
-            .and_then(|r| r.split_once(": "))
-            .ok_or("const form")?;
-        return if rhai_ident(name) && !ty.is_empty() {
-            Ok(None)
-        } else {
-            Err("const".into())
-        };
-    }
-    let rest = line
-        .strip_prefix("fn ")
-        .ok_or("neither fn, const nor module")?;
-    let (name, rest) = rest.split_once('(').ok_or("no (")?;
-    if !rhai_ident(name) {
-        return Err(format!("function name {name:?} is no identifier"));
-    }
-    let (params, rest) = rest.split_once(") -> ").ok_or("no ) ->")?;
-    let ret = rest.strip_suffix(';').ok_or("no ;")?;
-    if ret.is_empty() || ret.contains(' ') {
-        return Err(format!("return type {ret:?}"));
-    }
-    if !params.is_empty() {
-        for p in params.split(", ") {
-            let (pname, ty) = p.split_once(": ").ok_or(format!("param {p:?}"))?;
-            if !rhai_ident(pname) || !rhai_param_ok(pname) {
-                return Err(format!("parameter name {pname:?}"));
-            }
-            if ty.is_empty() || ty.contains(' ') {
-                return Err(format!("parameter type {ty:?}"));
+/// `--! code, code` markers of a bad script: (line, code), sorted.
+fn expected_markers(script: &str) -> Vec<(u32, String)> {
+    let mut expected = Vec::new();
+    for (i, line) in script.lines().enumerate() {
+        if let Some((_, codes)) = line.split_once("--!") {
+            for code in codes.split(',') {
+                expected.push((i as u32 + 1, code.trim().to_owned()));
             }
         }
     }
-    Ok(Some(name.to_owned()))
+    expected.sort();
+    expected
 }
 
-/// Every line of every file is a doc comment, blank, or a declaration in
-/// rhai's definition grammar; returns the function names by file.
-fn rhai_functions(table: &SignatureTable) -> BTreeMap<String, Vec<String>> {
-    let (out, errors) = rhai_functions_and_errors(table);
-    assert!(errors.is_empty(), "{errors:#?}");
-    out
+fn emmyrc(library: &Path, extra_enables: &[&str], disables: &[&str]) -> String {
+    serde_json::to_string_pretty(&serde_json::json!({
+        "runtime": { "version": "Lua5.4" },
+        "workspace": { "library": [library.to_string_lossy()] },
+        "diagnostics": { "enables": extra_enables, "disable": disables },
+    }))
+    .unwrap()
 }
 
-fn rhai_functions_and_errors(
-    table: &SignatureTable,
-) -> (BTreeMap<String, Vec<String>>, Vec<String>) {
-    let mut errors = Vec::new();
-    let mut out = BTreeMap::new();
-    for (file, text) in rhai_definitions(table) {
-        let mut names = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.is_empty() || line.starts_with("///") {
-                continue;
-            }
-            match parse_rhai_decl(line) {
-                Ok(Some(name)) => names.push(name),
-                Ok(None) => {}
-                Err(e) => {
-                    errors.push(format!("{file}:{}: {e}: {line:?}", i + 1));
-                    if let Some(name) = line.strip_prefix("fn ").and_then(|r| r.split_once('(')) {
-                        names.push(name.0.to_owned());
-                    }
-                }
-            }
-        }
-        out.insert(file, names);
+/// Copies the fixture scripts of `kind` (`good` or `bad`) into a workspace
+/// beside the generated stubs; returns (workspace, config).
+fn workspace_with(root: &Path, kind: &str) -> (PathBuf, PathBuf) {
+    let lib = root.join("lib");
+    fs::create_dir_all(&lib).unwrap();
+    fs::write(
+        lib.join("gantry.lua"),
+        lua_stubs(&gantry_test_support::signature_table::sample_table()),
+    )
+    .unwrap();
+    let ws = root.join(kind);
+    fs::create_dir_all(&ws).unwrap();
+    for entry in fs::read_dir(Path::new(FIXTURES).join(kind)).unwrap() {
+        let path = entry.unwrap().path();
+        fs::copy(&path, ws.join(path.file_name().unwrap())).unwrap();
     }
-    (out, errors)
+    let config = root.join(format!("{kind}.emmyrc.json"));
+    fs::write(&config, emmyrc(&lib, &[], &[])).unwrap();
+    (ws, config)
 }
 
-/// Issue 9: "Definition files in the format rhai's `Engine::definitions`
-/// writes (`module static;`, `fn name(param: type) -> ret;`), one function
-/// per key-baked call with its parameter names and types". Keys with
-/// reserved-word or digit segments and parameters named like Rhai keywords
-/// still give identifiers; names are `gantry_host::baked_name`'s.
 #[test]
-fn rhai_definitions_parse_and_bake_every_naming_corner() {
-    let table = naming_table();
-    let (files, errors) = rhai_functions_and_errors(&table);
-    let statics = &files["__static__.d.rhai"];
-    let text = &rhai_definitions(&table)[1].1;
-    assert!(text.starts_with("module static;"), "{text}");
-    for (key, function) in [
-        ("Game.end", gantry_host::ApiFunction::NotifyMessage),
-        ("UI.2D.Show", gantry_host::ApiFunction::NotifyObjectMessage),
-        ("function.local", gantry_host::ApiFunction::ListenMessage),
-        ("0", gantry_host::ApiFunction::NotifyWorldMessage),
-        ("A_B", gantry_host::ApiFunction::SendObjectMessage),
-        ("A.B", gantry_host::ApiFunction::StoreObjectMessage),
-        ("Hud.Slots", gantry_host::ApiFunction::ListenRowMessage),
-    ] {
-        let name = gantry_host::baked_name(function, key);
-        assert!(
-            statics.contains(&name),
-            "{name} (for {key}) is not described"
-        );
-    }
-    assert!(
-        text.contains("fn NotifyMessage__0(fn_: int, this_: String) -> ();"),
-        "{text}"
-    );
-    assert!(text.contains("fn NotifyMessage__UI__2D__Show(slot: map, end: bool) -> ();"));
-    assert!(
-        errors.is_empty(),
-        "not rhai's definition syntax: {errors:#?}"
-    );
+fn good_scripts_produce_no_diagnostics() {
+    let root = tempfile::tempdir().unwrap();
+    let (ws, config) = workspace_with(root.path(), "good");
+    let found = check(&ws, &config);
+    let noisy: Vec<_> = found.iter().filter(|(_, d)| !d.is_empty()).collect();
+    assert!(noisy.is_empty(), "good scripts were diagnosed: {noisy:#?}");
 }
 
-/// Every kind gets its baked functions, and only those its key can use.
 #[test]
-fn rhai_definitions_cover_every_kind_of_key() {
-    let table = sample_table();
-    let files = rhai_functions(&table);
-    let statics = &files["__static__.d.rhai"];
-    let has = |n: &str| statics.iter().any(|f| f == n);
-    for present in [
-        "NotifyMessage__Player__Hurt",
-        "ListenObjectMessage__Player__Hurt",
-        "StoreObjectMessage__Player__Score",
-        "RemoveStoredObjectMessage__Player__Score",
-        "ListenRowMessage__Inv__Items",
-        "Request__Shop__Buy",
-        "SendObjectMessage__Shop__Buy",
-        "ListenHook__Combat__Hit",
-        "RunHook__Combat__Hit",
-        "UnbindMessage__Combat__Hit",
-    ] {
-        assert!(has(present), "{present} missing");
-    }
-    for absent in [
-        "NotifyMessage__Combat__Hit",
-        "StoreObjectMessage__Player__Hurt",
-        "ListenRowMessage__Player__Score",
-        "Request__Player__Hurt",
-        "RunHook__Player__Hurt",
-    ] {
-        assert!(!has(absent), "{absent} should not exist");
-    }
-    let text = &rhai_definitions(&table)[1].1;
-    assert!(text.contains(
-        "fn SendObjectMessage__Shop__Buy(obj: Object, item: map, count: int, reply: Fn) -> ();"
-    ));
-    assert!(
-        text.contains("/// handler: |row: int, item: Map /* Item */|"),
-        "row listener doc"
-    );
-    assert!(
-        text.contains("/// reply: |ok: bool, price: int|"),
-        "reply doc"
-    );
-    let gmp = &files["GMP.d.rhai"];
-    for f in [
-        "Request",
-        "StoredArray",
-        "WithRemoval",
-        "Spawn",
-        "Named",
-        "Destroy",
-    ] {
-        assert!(gmp.iter().any(|g| g == f), "GMP::{f} missing");
-    }
-}
-
-/// Issue 9 wants the definitions to be what rhai's `Engine::definitions`
-/// writes "on an engine with the per-key functions registered": what the
-/// Rhai runtime registers for scripts (`rhai/src/runtime/handles.rs`,
-/// `writer.rs`, `register.rs`) must be described, or Rhai tooling reports a
-/// correct script's calls as unknown.
-#[test]
-fn rhai_definitions_describe_what_the_rhai_runtime_registers() {
-    let files = rhai_definitions(&sample_table());
-    let all: String = files.iter().map(|(_, t)| t.as_str()).collect();
-    let mut missing = Vec::new();
-    for decl in [
-        "fn IsAlive(",          // handles.rs: obj.IsAlive()
-        "fn Id(",               // handles.rs: obj.Id(), world.Id()
-        "fn Object(",           // handles.rs: named.Object()
-        "fn IsAnswered(",       // handles.rs: rsp.IsAnswered()
-        "fn Set(",              // writer.rs: items.Set(i, row)
-        "fn Commit(",           // writer.rs: "Commit" and "commit"
-        "fn This(",             // register.rs: This()
-        "const ALL_ROWS: int;", // register.rs: GMP::ALL_ROWS
-        "const ALL_ROWS_WITH_REMOVAL: int;",
-    ] {
-        if !all.contains(decl) {
-            missing.push(decl);
-        }
-    }
-    assert!(missing.is_empty(), "not described: {missing:?}");
-}
-
-/// What is described must say what the runtime returns: the writer's
-/// `Add` returns nothing and `RemoveAt` the removed row
-/// (`rhai/src/runtime/writer.rs`), `Commit` the listener count; a hook
-/// context is registered as `HookCtx` and a named source as `Named`
-/// (`handles.rs`).
-#[test]
-fn rhai_definitions_use_the_runtimes_types() {
-    let text = &rhai_definitions(&sample_table())[1].1;
-    let gmp = &rhai_definitions(&sample_table())[0].1;
+fn each_bad_line_gets_the_expected_diagnostic() {
+    let root = tempfile::tempdir().unwrap();
+    let (ws, config) = workspace_with(root.path(), "bad");
+    let found = check(&ws, &config);
+    let mut scripts = 0;
     let mut wrong = Vec::new();
-    for (expect, why) in [
-        (
-            "fn Add(items: StoredArray, item: map) -> ();",
-            "Add returns ()",
-        ),
-        (
-            "fn RemoveAt(items: StoredArray, i: int) -> ?;",
-            "RemoveAt returns the row",
-        ),
-        (
-            "fn commit(items: StoredArray) -> int;",
-            "commit returns the listener count",
-        ),
-        (
-            "fn Handled(ctx: HookCtx) -> ();",
-            "the type is registered as HookCtx",
-        ),
-    ] {
-        if !text.contains(expect) {
-            wrong.push(why);
+    for entry in fs::read_dir(&ws).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "lua") {
+            continue;
+        }
+        scripts += 1;
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let expected = expected_markers(&fs::read_to_string(&path).unwrap());
+        assert!(!expected.is_empty(), "{name} marks no expected diagnostic");
+        let got_full = found.get(&name).cloned().unwrap_or_default();
+        let mut got: Vec<(u32, String)> =
+            got_full.iter().map(|d| (d.line, d.code.clone())).collect();
+        got.dedup();
+        if got != expected {
+            wrong.push(format!(
+                "{name}: expected {expected:?}, got {got:?}\n{got_full:#?}"
+            ));
         }
     }
-    if !gmp.contains("fn Named(obj: Object, name: String) -> Named;") {
-        wrong.push("GMP::Named returns a Named");
-    }
-    assert!(wrong.is_empty(), "{wrong:?}");
+    assert!(scripts >= 4, "the bad fixtures are missing");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
-// ----- determinism ------------------------------------------------------------
-
-/// Same table → byte-identical files, whatever order the keys and structs
-/// were declared in and whatever call sites were recorded since (sites are
-/// not in the stubs: a `gantry run` that only records sites must not make
-/// the next `gantry stubs` rewrite anything — "regenerated only when their
-/// content changes"). A JSON round trip changes nothing either.
 #[test]
-fn the_same_table_gives_byte_identical_files_whatever_its_history() {
-    let a = sample_table();
-    // The same declarations in reverse order, structs too.
-    let mut b = SignatureTable::new();
-    for (name, def) in a.structs.defs.iter().rev() {
-        b.declare_struct(name, def.clone());
-    }
-    for (key, entry) in a.entries().collect::<Vec<_>>().into_iter().rev() {
-        b.keys.insert(key.to_owned(), entry.clone());
-    }
-    // Call sites recorded by a run.
-    for entry in b.keys.values_mut() {
-        entry.sites.insert(gantry_host::Site::new(
-            "main.lua",
-            7,
-            gantry_host::Language::Lua,
-            gantry_host::Role::Send,
-        ));
-    }
-    let c = load(&b.to_json());
-    let out = Path::new("/tmp/audit11-same-out");
-    let files = stub_files(&a, out);
-    assert_eq!(stub_files(&b, out), files);
-    assert_eq!(stub_files(&c, out), files);
-    assert_eq!(stub_files(&a, out), files);
+fn the_stubs_lint_clean() {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("stubs");
+    fs::create_dir_all(&ws).unwrap();
+    let text = lua_stubs(&gantry_test_support::signature_table::sample_table());
+    let linted = text.replacen("---@meta\n", "", 1);
+    assert_ne!(linted, text, "the stubs start with ---@meta");
+    fs::write(ws.join("gantry.lua"), linted).unwrap();
+    let config = root.path().join("lint.emmyrc.json");
+    let empty = root.path().join("empty");
+    fs::create_dir_all(&empty).unwrap();
+    // Declarations have empty bodies and methods that ignore `self`: the two
+    // codes that says nothing about the stubs' types are off; every type,
+    // doc-syntax and name check stays on.
+    fs::write(
+        &config,
+        emmyrc(&empty, &["unknown-doc-tag"], &["missing-return", "unused"]),
+    )
+    .unwrap();
+    let found = check(&ws, &config);
+    let noisy: Vec<_> = found.iter().filter(|(_, d)| !d.is_empty()).collect();
+    assert!(
+        noisy.is_empty(),
+        "the stubs themselves were diagnosed: {noisy:#?}"
+    );
 }

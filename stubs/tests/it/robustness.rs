@@ -3,13 +3,11 @@
 //! what is generated keeps its structure — the Lua meta file parses, and
 //! every line of a Rhai definition file is a declaration or a doc comment.
 
-#[path = "../../test-support/src/guard.rs"]
-mod guard;
-
 use std::path::Path;
 
 use gantry_host::SignatureTable;
 use gantry_stubs::{lua_stubs, rhai_definitions, stub_files};
+use gantry_test_support::guard;
 use proptest::prelude::*;
 use serde_json::{Map, Value as Json, json};
 
@@ -212,11 +210,8 @@ proptest! {
     }
 }
 
-// ----- regressions ------------------------------------------------------------
-
-/// Found by `lua_stubs_of_any_loadable_table_parse_as_lua`: a parameter
-/// named `a\nb` in the table file ended the key alias's comment line, so
-/// the meta file did not parse (`b: any)` became code).
+/// A parameter named `a\nb` in the table file stays inside the key alias's
+/// comment line: the meta file still parses (`b: any)` never becomes code).
 #[test]
 fn lua_stub_parameter_name_with_a_newline_stays_in_its_comment() {
     let table = load(r#"{"version":1,"keys":{"a":{"origin":"declared","params":[{"name":"a\nb","type":"any"}]}}}"#)
@@ -246,8 +241,6 @@ fn rhai_definition_parameter_names_with_newlines_stay_in_their_doc_lines() {
         assert_rhai_lines(&name, &text);
     }
 }
-
-// ----- the stubs folder may come with a mod: links, FIFOs, a manifest ------
 
 /// A small table with one key, so the stubs have content.
 fn one_key_table() -> SignatureTable {

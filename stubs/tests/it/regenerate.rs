@@ -2,9 +2,6 @@
 //! table appear in or disappear from the stubs; stale generated files go;
 //! the user's own files are never touched.
 
-#[path = "../../test-support/src/signature_table.rs"]
-mod common;
-
 use std::fs;
 
 use gantry_host::{KeyDecl, Type};
@@ -17,7 +14,7 @@ fn read(dir: &std::path::Path, rel: &str) -> String {
 #[test]
 fn running_twice_writes_nothing_the_second_time() {
     let dir = tempfile::tempdir().unwrap();
-    let table = common::sample_table();
+    let table = gantry_test_support::signature_table::sample_table();
     let first = write_stubs(&table, dir.path()).unwrap();
     assert!(first.written.contains(&LUA_FILE.to_owned()));
     assert!(first.written.contains(&"rhai/__static__.d.rhai".to_owned()));
@@ -38,7 +35,7 @@ fn running_twice_writes_nothing_the_second_time() {
 #[test]
 fn a_key_added_to_the_table_appears() {
     let dir = tempfile::tempdir().unwrap();
-    let mut table = common::sample_table();
+    let mut table = gantry_test_support::signature_table::sample_table();
     write_stubs(&table, dir.path()).unwrap();
     table
         .declare(
@@ -64,7 +61,7 @@ fn a_key_added_to_the_table_appears() {
 #[test]
 fn a_removed_key_disappears() {
     let dir = tempfile::tempdir().unwrap();
-    let mut table = common::sample_table();
+    let mut table = gantry_test_support::signature_table::sample_table();
     write_stubs(&table, dir.path()).unwrap();
     assert!(read(dir.path(), LUA_FILE).contains("\"Game.Tick\""));
     table.keys.remove("Game.Tick");
@@ -76,7 +73,7 @@ fn a_removed_key_disappears() {
 #[test]
 fn stale_generated_files_are_removed_and_foreign_files_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let table = common::sample_table();
+    let table = gantry_test_support::signature_table::sample_table();
     write_stubs(&table, dir.path()).unwrap();
     // Pretend an older version generated a file this one no longer does.
     fs::write(dir.path().join("rhai/old.d.rhai"), "module static;\n").unwrap();
@@ -97,7 +94,11 @@ fn a_users_file_in_the_way_is_an_error_not_an_overwrite() {
     let dir = tempfile::tempdir().unwrap();
     fs::create_dir_all(dir.path().join("lua")).unwrap();
     fs::write(dir.path().join(LUA_FILE), "-- mine\n").unwrap();
-    let err = write_stubs(&common::sample_table(), dir.path()).unwrap_err();
+    let err = write_stubs(
+        &gantry_test_support::signature_table::sample_table(),
+        dir.path(),
+    )
+    .unwrap_err();
     assert!(matches!(err, StubsError::NotOurs { .. }), "{err}");
     assert!(err.to_string().contains("gantry.lua"), "{err}");
     assert_eq!(read(dir.path(), LUA_FILE), "-- mine\n");

@@ -1,0 +1,8 @@
+//! The stub generators' integration tests, one binary, one module per
+//! behaviour. The golden files live in `golden/` beside `golden.rs`.
+
+mod golden;
+mod lua_types;
+mod regenerate;
+mod rhai_definitions;
+mod robustness;
