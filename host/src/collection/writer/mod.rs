@@ -18,26 +18,27 @@
 //! structural edit (add, insert, remove, resize) copies the row list once
 //! and the writer works on its own copy from then on.
 
-use std::marker::PhantomData;
-use std::ops::{Deref, DerefMut};
+use std::ops::Deref;
 use std::panic::Location;
 use std::rc::Rc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::hub::{Caller, Delivered, Hub, HubError};
+use crate::hub::{Delivered, Hub, HubError};
 use crate::key::Key;
-use crate::quota::{Holding, Quota, STORED_BYTES, values_bytes};
-use crate::serde_bridge::{ValueSerdeError, from_value, to_value};
+use crate::quota::{Holding, values_bytes};
 use crate::signature::Site;
 use crate::source::Source;
-use crate::store::Stored;
 use crate::types::Type;
 use crate::value::{StructValue, Value};
 
-use super::dispatch::on_write;
 use super::spans::Spans;
+
+mod publish;
+mod typed;
+
+pub use typed::{RowMut, StoredArrayOf};
 
 /// The most rows a table can hold: rows are numbered by `i32`, and
 /// `i32::MAX` is [`ALL_ROWS`](super::ALL_ROWS), "every row".
@@ -453,195 +454,6 @@ impl<'h> StoredArray<'h> {
         delivered
     }
 
-    fn publish_inner(&mut self) -> Result<Delivered, HubError> {
-        if self.published || self.spans.is_empty() {
-            self.published = true;
-            return Ok(Delivered::default());
-        }
-        self.published = true;
-        // A table kept for an object destroyed while the writer was open
-        // could never be removed: refused, as a store is.
-        self.hub.check_alive(self.source, None)?;
-        let total = self.rows.len();
-        let bound = total.max(self.prev_total) as i32;
-        if total != self.prev_total {
-            self.spans.widen_to_tail(bound);
-        }
-        self.spans.clip(bound);
-        if self.spans.is_empty() {
-            // Every change was to rows that are gone again: the table
-            // reads as it did.
-            return Ok(Delivered::default());
-        }
-        // A charged handle counts the published table before anything is
-        // swapped, checked or stored: past the quota, nothing changes.
-        let charge = match self.hub.quota().cloned() {
-            Some(quota) => Some((self.table_bytes(&quota)?, quota)),
-            None => None,
-        };
-        // The edits go into the stored list in place when it is the
-        // store's alone; else the writer publishes a list of its own.
-        let in_place = !self.edits.is_empty()
-            && swap_edits_into_store(
-                &self.hub,
-                (self.key, self.source),
-                &mut self.rows,
-                &mut self.edits,
-            );
-        if !in_place {
-            self.own_rows();
-        }
-        let caller = match &self.site {
-            Some(site) => Caller::Script(site),
-            None => Caller::Rust(self.location),
-        };
-        let mut args = [Value::Array(self.rows.clone())];
-        let mut lists = crate::hub::Gathered::new();
-        let admitted = self.hub.gather_edited(
-            self.key,
-            self.source,
-            &mut args,
-            caller,
-            &self.spans,
-            &mut lists,
-        );
-        if let Err(refused) = admitted {
-            if in_place {
-                // The store keeps its previous table: swap the old rows
-                // back before the refusal is reported.
-                args[0] = Value::Nil;
-                swap_edits_into_store(
-                    &self.hub,
-                    (self.key, self.source),
-                    &mut self.rows,
-                    &mut self.edits,
-                );
-            }
-            return Err(self.hub.refuse(refused, caller));
-        }
-        // After an in-place publish the overlay holds the old rows.
-        self.edits.clear();
-        let tracing = self.hub.is_tracing();
-        if tracing {
-            self.hub
-                .trace_dispatch(self.key, self.source, &args, crate::trace::Delivery::Store);
-        }
-        // What the store held before is dropped after the borrow (Rust
-        // rows may run code of their own when dropped).
-        let _replaced = self.hub.with_state(|s| {
-            if in_place {
-                let kept = s.stores.get_mut(&(self.key, self.source))?;
-                kept.once = false;
-                self.opened = Some(kept.serial);
-                // What the table holds now is the publisher's (an
-                // uncharged writer over an uncharged table touches nothing).
-                match (&mut kept.charge, charge) {
-                    (None, None) => {}
-                    (Some(held), Some((bytes, quota))) if held.is_of(&quota) => {
-                        held.set_bytes(bytes);
-                    }
-                    (held, charge) => *held = charge.map(|(bytes, quota)| quota.charge(bytes)),
-                }
-                // The rows now differ from the Rust ones they were stored
-                // from.
-                kept.mirror.take().map(|mirror| (None, Some(mirror)))
-            } else {
-                let serial = s.stores.serial();
-                self.opened = Some(serial);
-                let mut old = s.stores.insert(
-                    (self.key, self.source),
-                    Stored {
-                        args: Rc::from(args.clone()),
-                        once: false,
-                        mirror: None,
-                        charge: charge.map(|(bytes, quota)| quota.charge(bytes)),
-                        serial,
-                    },
-                );
-                // Kept until the delivery is done; what it held is given
-                // back now.
-                if let Some(old) = &mut old {
-                    old.charge = None;
-                }
-                Some((old, None))
-            }
-        });
-        let delivered = self
-            .hub
-            .deliver(self.key, self.source, &args, caller, None, &lists, None)
-            .inspect_err(|_| {
-                if tracing {
-                    self.hub.trace_end(self.key, 0);
-                }
-            })?;
-        let called = on_write(
-            &self.hub,
-            self.key,
-            &self.rows,
-            self.prev_total,
-            self.element.clone(),
-            &self.spans,
-            &lists,
-        );
-        if tracing {
-            self.hub.trace_end(self.key, delivered.listeners + called);
-        }
-        Ok(Delivered {
-            listeners: delivered.listeners + called,
-        })
-    }
-
-    /// The bytes the table holds once published, refused past `quota`
-    /// (what the store held, `quota`'s, is given back by the publish).
-    /// Counted from the charge of the table the writer opened plus the
-    /// difference of the rows it changed (the overlay, or the spans), so
-    /// that an edit of one row of a large table costs that row; counted
-    /// whole when another store replaced it since, or it was not charged
-    /// to `quota`.
-    fn table_bytes(&self, quota: &Quota) -> Result<usize, HubError> {
-        let state = self.hub.inner.state.borrow();
-        let stored = state.stores.get(&(self.key, self.source));
-        let freed = stored
-            .and_then(|s| s.charge.as_ref())
-            .map_or(0, |c| c.frees_for(quota));
-        let opened = stored.filter(|s| self.opened == Some(s.serial));
-        let base = opened.and_then(|s| match (&*s.args, &s.charge) {
-            ([Value::Array(old)], Some(held)) if held.is_of(quota) => Some((old, held.bytes())),
-            _ => None,
-        });
-        let bytes = match base {
-            // Rows written over the stored list, which the writer holds.
-            Some((_, held)) if !self.edits.is_empty() => held as isize + self.edits_growth(),
-            Some((old, held)) if !self.spans.is_full() => {
-                let mut bytes = held as isize;
-                for range in self.spans.ranges() {
-                    let span = |rows: &[Value]| {
-                        let end = (range.end().max(0) as usize).min(rows.len());
-                        let start = (range.index.max(0) as usize).min(end);
-                        rows[start..end].iter().map(row_bytes).sum::<isize>()
-                    };
-                    bytes += span(&self.rows) - span(old);
-                }
-                bytes
-            }
-            _ => {
-                let whole = STORED_BYTES + values_bytes(&[Value::Array(self.rows.clone())]);
-                whole as isize + self.edits_growth()
-            }
-        };
-        let bytes = bytes.max(0) as usize;
-        quota.room(state.keys.name(self.key), Holding::TableRows, bytes, freed)?;
-        Ok(bytes)
-    }
-
-    /// How much the overlay's rows differ in size from those they replace.
-    fn edits_growth(&self) -> isize {
-        self.edits
-            .iter()
-            .map(|(at, row)| row_bytes(row) - self.rows.get(*at).map_or(0, row_bytes))
-            .sum()
-    }
-
     fn note_element(&mut self, row: &Value) {
         if self.element.is_none() {
             self.element = row.as_struct().map(|s| s.name.clone());
@@ -662,49 +474,6 @@ fn row_bytes(row: &Value) -> isize {
     values_bytes(std::slice::from_ref(row)) as isize
 }
 
-/// Swaps each overlay row with its row in the stored list of `at`, in
-/// place, when the store holds the list the writer has (`rows`) and no one
-/// else holds it or its argument list. Returns false, changing nothing,
-/// otherwise. Called twice, it swaps back.
-fn swap_edits_into_store(
-    hub: &Hub,
-    at: (Key, Source),
-    rows: &mut Rc<Vec<Value>>,
-    edits: &mut [(usize, Value)],
-) -> bool {
-    // Declared before the borrow, so dropped after it: Rust rows may run
-    // code of their own when dropped.
-    let _dropped;
-    let mut state = hub.inner.state.borrow_mut();
-    let Some(stored) = state.stores.get_mut(&at) else {
-        return false;
-    };
-    // The stored values are about to differ from the Rust rows they may
-    // have been stored from, before the edit is checked (a refused edit
-    // costs the table only its compiled path).
-    _dropped = stored.mirror.take();
-    let Some([Value::Array(list)]) = Rc::get_mut(&mut stored.args) else {
-        return false;
-    };
-    if !Rc::ptr_eq(list, rows) || Rc::strong_count(list) != 2 {
-        return false;
-    }
-    // The writer's handle is the only other one: give it up, change the
-    // list through the store's, and take a handle again.
-    *rows = EMPTY_ROWS.with(Rc::clone);
-    let Some(stored_rows) = Rc::get_mut(list) else {
-        *rows = list.clone();
-        return false;
-    };
-    for (index, row) in edits.iter_mut() {
-        if let Some(slot) = stored_rows.get_mut(*index) {
-            std::mem::swap(slot, row);
-        }
-    }
-    *rows = list.clone();
-    true
-}
-
 impl Drop for StoredArray<'_> {
     /// One fire when the scope ends. A failed publish (a row that contradicts
     /// the key's signature) has already been reported by the hub; the store
@@ -712,119 +481,6 @@ impl Drop for StoredArray<'_> {
     fn drop(&mut self) {
         if let Err(error) = self.publish_inner() {
             tracing::warn!(%error, "stored array not published");
-        }
-    }
-}
-
-/// The typed writer: rows are `T` on the Rust side and values in the store
-/// (through serde, so skipped fields take no position).
-pub struct StoredArrayOf<'h, T> {
-    inner: StoredArray<'h>,
-    _rows: PhantomData<fn() -> T>,
-}
-
-impl<'h, T: Serialize + DeserializeOwned> StoredArrayOf<'h, T> {
-    #[track_caller]
-    pub fn open(hub: &'h Hub, key: Key, source: impl Into<Source>) -> Self {
-        Self {
-            inner: StoredArray::open(hub, key, source),
-            _rows: PhantomData,
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.inner.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.inner.is_empty()
-    }
-
-    /// Reads (decodes) a row. Never marks it.
-    pub fn get(&self, index: usize) -> Option<Result<T, ValueSerdeError>> {
-        self.inner.get(index).map(from_value)
-    }
-
-    /// A guard that derefs to the decoded row and writes it back when
-    /// dropped; the only way to write a row.
-    pub fn get_mut(&mut self, index: usize) -> Option<Result<RowMut<'_, 'h, T>, ValueSerdeError>> {
-        let row = match from_value::<T>(self.inner.get(index)?) {
-            Ok(row) => row,
-            Err(e) => return Some(Err(e)),
-        };
-        Some(Ok(RowMut {
-            array: &mut self.inner,
-            index,
-            row: Some(row),
-        }))
-    }
-
-    pub fn add(&mut self, row: &T) -> Result<(), ValueSerdeError> {
-        self.inner.add(to_value(row)?);
-        Ok(())
-    }
-
-    /// Inserts at `index` (`<= len`); `Ok(false)` when past the end.
-    pub fn insert(&mut self, index: usize, row: &T) -> Result<bool, ValueSerdeError> {
-        Ok(self.inner.insert(index, to_value(row)?))
-    }
-
-    pub fn remove_at(&mut self, index: usize) -> Option<Result<T, ValueSerdeError>> {
-        self.inner.remove_at(index).map(|v| from_value(&v))
-    }
-
-    /// See [`StoredArray::set_len`]: false when no table can hold `len` rows.
-    pub fn set_len(&mut self, len: usize) -> bool {
-        self.inner.set_len(len)
-    }
-
-    /// See [`StoredArray::try_set_len`].
-    pub fn try_set_len(&mut self, len: usize) -> Result<bool, HubError> {
-        self.inner.try_set_len(len)
-    }
-
-    pub fn empty(&mut self) {
-        self.inner.empty();
-    }
-
-    /// The dynamic writer underneath.
-    pub fn values(&mut self) -> &mut StoredArray<'h> {
-        &mut self.inner
-    }
-
-    pub fn publish(self) -> Result<Delivered, HubError> {
-        self.inner.publish()
-    }
-}
-
-/// A decoded row being written; encoded back into the table on drop.
-pub struct RowMut<'a, 'h, T: Serialize> {
-    array: &'a mut StoredArray<'h>,
-    index: usize,
-    row: Option<T>,
-}
-
-impl<T: Serialize> Deref for RowMut<'_, '_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        self.row.as_ref().expect("present until drop")
-    }
-}
-
-impl<T: Serialize> DerefMut for RowMut<'_, '_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        self.row.as_mut().expect("present until drop")
-    }
-}
-
-impl<T: Serialize> Drop for RowMut<'_, '_, T> {
-    fn drop(&mut self) {
-        let Some(row) = self.row.take() else { return };
-        match to_value(&row) {
-            Ok(value) => {
-                self.array.set(self.index, value);
-            }
-            Err(error) => tracing::warn!(%error, row = self.index, "row not written back"),
         }
     }
 }
