@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use gantry_host::face::Faced;
 use gantry_host::face::ScriptRuntime;
 use gantry_host::files::FileError;
 use gantry_host::key::validate_key;

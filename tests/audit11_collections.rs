@@ -8,6 +8,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use gantry_host::face::Faced;
 use gantry_host::collection::{TableView, Update};
 use gantry_host::{
     ALL_ROWS, Hub, KeyDecl, Kind, ListenOptions, Param, Source, StructDef, StructValue, Type,

@@ -113,7 +113,9 @@ impl Hub {
     }
 
     /// The hook registration every face goes through.
-    pub fn listen_hook_raw(
+    /// Outside the crate, a script face reaches it through
+    /// [`crate::face::Faced`].
+    pub(crate) fn listen_hook_raw(
         &self,
         key: &str,
         options: HookOptions,

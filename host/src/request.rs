@@ -183,7 +183,9 @@ impl Hub {
     }
 
     /// The request entry every face goes through.
-    pub fn request_values(
+    /// Outside the crate, a script face reaches it through
+    /// [`crate::face::Faced`].
+    pub(crate) fn request_values(
         &self,
         key: Key,
         source: Source,

@@ -210,7 +210,9 @@ impl Hub {
     }
 
     /// The store entry every face goes through.
-    pub fn store_values(
+    /// Outside the crate, a script face reaches it through
+    /// [`crate::face::Faced`].
+    pub(crate) fn store_values(
         &self,
         key: Key,
         source: Source,

@@ -7,6 +7,7 @@ mod common;
 use std::rc::Rc;
 
 use common::{Fixture, item, rust_store};
+use gantry_host::face::Faced;
 use gantry_host::collection::Update;
 use gantry_host::{ALL_ROWS, Caller, Key, ListenOptions, ObjectId, Source, Value};
 use gantry_rhai::runtime::{RhaiOptions, ScriptId};

@@ -15,6 +15,7 @@ pub fn longest_call<R>(
     start: impl FnOnce(&gantry_host::Hub) -> R + Send + 'static,
     load: impl FnOnce(&R, gantry_host::ObjectId) + Send + 'static,
 ) -> Duration {
+    use gantry_host::face::Faced;
     use gantry_host::{Caller, Hub, Source, Value};
     use std::time::Instant;
     super::guard::within(deadline, move || {

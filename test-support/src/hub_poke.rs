@@ -3,6 +3,7 @@
 //! hostile script loaded, to show the hub stays usable. It needs only the
 //! hub, so both script faces' tests share it.
 
+use gantry_host::face::Faced;
 use gantry_host::{Caller, Hub, ObjectId, Source, StructValue, Value, WorldId};
 
 /// Sends and stores each of a few argument lists (scalars, none, a table of

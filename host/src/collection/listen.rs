@@ -247,7 +247,9 @@ impl Hub {
 
     /// The whole-table registration every face goes through. Returns the id;
     /// the caller decides about handles.
-    pub fn listen_table_raw(
+    /// Outside the crate, a script face reaches it through
+    /// [`crate::face::Faced`].
+    pub(crate) fn listen_table_raw(
         &self,
         key: &str,
         scope: Source,
@@ -267,7 +269,9 @@ impl Hub {
     /// two parameters: `table` is called for each dispatch of a table (the
     /// collection rules: diffs, full reloads, no call for an identical
     /// re-store), `message` for every other dispatch.
-    pub fn listen_table_or_message_raw(
+    /// Outside the crate, a script face reaches it through
+    /// [`crate::face::Faced`].
+    pub(crate) fn listen_table_or_message_raw(
         &self,
         key: &str,
         scope: Source,
@@ -286,7 +290,9 @@ impl Hub {
     /// The row registration for the script faces: `index` in the `~`
     /// encoding, `f(row, item, update)` with the item as a [`Value`], so no
     /// Rust element type is needed.
-    pub fn listen_rows_raw(
+    /// Outside the crate, a script face reaches it through
+    /// [`crate::face::Faced`].
+    pub(crate) fn listen_rows_raw(
         &self,
         key: &str,
         scope: Source,

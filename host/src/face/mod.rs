@@ -15,12 +15,15 @@
 //! - [`error`]: [`ScriptError`] (a script's fault at its place) and
 //!   [`ApiError`] (an API call's bad argument, naming the function and key).
 //! - [`runtime`]: [`ScriptRuntime`], what a host asks of any runtime.
+//! - [`hub`]: [`Faced`], the hub's entries for dynamic values and script
+//!   callbacks, out of the typed API a game programmer uses.
 //!
 //! Each runtime keeps only what is its language's: converting its values
 //! to and from [`crate::Value`] and calling its functions.
 
 pub mod call;
 pub mod error;
+pub mod hub;
 pub mod options;
 pub mod reply;
 pub mod runtime;
@@ -29,6 +32,7 @@ pub mod structs;
 
 pub use call::{Declares, Face, Unbind, call_api};
 pub use error::{ApiError, Call, ErrorLog, ErrorSink, ScriptError};
+pub use hub::Faced;
 pub use runtime::ScriptRuntime;
 pub use sites::{KeyRef, SiteBook, Sites};
 pub use structs::{MAX_DEPTH, STRUCT_FIELD};

@@ -54,7 +54,9 @@ impl Hub {
     }
 
     /// Sends dynamic values (the script embeddings' entry).
-    pub fn send_values(
+    /// Outside the crate, a script face reaches it through
+    /// [`crate::face::Faced`].
+    pub(crate) fn send_values(
         &self,
         key: Key,
         source: Source,

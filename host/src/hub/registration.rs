@@ -99,7 +99,9 @@ impl Hub {
     /// The registration every face (Rust, Lua, Rhai, router) goes through.
     /// Returns the id; the caller decides about handles. A stored message on
     /// (key, scope) is replayed to the new listener at once.
-    pub fn listen_raw(&self, key: &str, spec: ListenSpec) -> Result<ListenerId, HubError> {
+    /// Outside the crate, a script face reaches it through
+    /// [`crate::face::Faced`].
+    pub(crate) fn listen_raw(&self, key: &str, spec: ListenSpec) -> Result<ListenerId, HubError> {
         let handle = self.key(key)?;
         self.check_alive(spec.scope, spec.options.owner.as_ref())?;
         let charge = match self.quota() {

@@ -8,6 +8,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use gantry_host::face::Faced;
 use gantry_host::{
     Hub, HubError, KeyDecl, Language, ListenOptions, Reply, Report, Role, Source, StructDef,
     StructValue, Type, Value,

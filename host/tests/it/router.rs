@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use gantry_host::face::Faced;
 use gantry_host::{
     HookOptions, HookResult, Hub, HubError, ListenOptions, ListenerId, Match, Owner, Report,
     Router, Source, StructDef, StructValue, Value,

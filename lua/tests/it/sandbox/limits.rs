@@ -5,14 +5,13 @@
 //! comparators, coroutines, `__close`), the host's interrupt, and the
 //! library functions whose one C call a script could make run long.
 
-mod common;
-
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::Fixture;
 use gantry_host::Source;
 use gantry_lua::runtime::LuaOptions;
+
+use crate::support::Fixture;
 
 fn budget_options() -> LuaOptions {
     LuaOptions {
@@ -21,8 +20,6 @@ fn budget_options() -> LuaOptions {
         ..LuaOptions::default()
     }
 }
-
-// ------------------------------------------------------------ rule 1: budget
 
 #[test]
 fn the_instruction_budget_cannot_be_swallowed_by_pcall() {
@@ -126,8 +123,6 @@ fn a_sender_cannot_swallow_its_spent_budget_through_a_lane_listener() {
     );
 }
 
-// ------------------------------------------------------------ rule 2: finalizers
-
 #[test]
 fn a_runaway_gc_finalizer_does_not_hang_the_host_at_exit() {
     // The runtime is dropped (the state closes) on another thread, so a
@@ -225,8 +220,6 @@ fn a_runaway_close_handler_is_stopped_by_the_budget() {
     assert!(err.contains("instruction budget"), "{err}");
 }
 
-// ------------------------------------------------------------ rule 3: memory
-
 #[test]
 fn memory_limit_at_a_top_level_names_the_script_and_line() {
     let f = Fixture::new();
@@ -299,8 +292,6 @@ fn memory_filling_up_in_a_long_handler_names_the_allocating_line() {
     assert!(f.rt.used_memory() < 8 * 1024 * 1024);
 }
 
-// ------------------------------------------------------------ rule 4: string.dump
-
 #[test]
 fn string_dump_is_not_reachable_through_the_string_metatable() {
     let f = Fixture::new();
@@ -318,8 +309,6 @@ fn string_dump_is_not_reachable_through_the_string_metatable() {
     f.load("other.lua", "print(string.upper('x'), ('y'):upper())");
     assert_eq!(f.printed(), vec!["X\tY"]);
 }
-
-// ------------------------------------------------------------ rule 5: time
 
 /// A time limit short enough for a test, the instruction budget out of
 /// the way: what stops a call here is the clock.
@@ -594,8 +583,6 @@ fn an_interrupter_stops_a_running_loop_from_another_thread() {
     assert!(err.starts_with("after.lua"), "{err}");
     assert!(err.contains("interrupted by the host"), "{err}");
 }
-
-// ------------------------------------------------------------ rule 6: long C calls
 
 #[test]
 fn a_pattern_with_many_lazy_quantifiers_is_stopped_in_time() {

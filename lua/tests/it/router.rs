@@ -1,17 +1,16 @@
-//! Audit 11 from Lua: the tag-channel router of reference `003_…` (exact and
-//! partial matching, owners, hooks with priority, handled and cancel) as a
-//! Lua script sees it, beside Rust listeners on the same keys. Each test runs
-//! with load-time rewriting on and off where the rewrite could matter (a
-//! baked send of a declared key goes down the Lua fast lane, which keeps its
-//! own delivery loop).
-
-mod common;
+//! The tag-channel router as a Lua script sees it, beside Rust listeners on
+//! the same keys: exact and partial matching, owners, hooks of both
+//! languages in one priority order chaining their changes, handled and
+//! cancel, listeners coming and going, invalid keys; with load-time
+//! rewriting on and off (a baked send of a declared key takes the fast
+//! lane, which keeps its own delivery loop).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use common::Fixture;
 use gantry_host::{HookOptions, KeyDecl, StructValue, Type, Value};
+
+use crate::support::Fixture;
 
 fn both_ways(test: impl Fn(&Fixture, bool)) {
     for rewrite in [true, false] {
@@ -39,8 +38,6 @@ fn amount(v: &Value) -> i64 {
         .and_then(Value::as_int)
         .expect("a Hit payload")
 }
-
-// ----- exact and partial matching -------------------------------------------------------
 
 /// "Match: Exact, or the channel and every channel under it": `A` partial
 /// hears `A.B.C`; `A.B` partial hears `A.B.C.D` but not `A.BC` nor `A`; an
@@ -172,8 +169,6 @@ fn listener_unbound_or_owner_destroyed_mid_send_is_not_called() {
     });
 }
 
-// ----- hooks across Lua and Rust ------------------------------------------------------------
-
 /// Hook listeners of Rust and Lua on one key (and partially above it) run in
 /// one order — highest priority first — each seeing the changes before it,
 /// whether the hook is run from Lua or from Rust; both callers read the
@@ -287,8 +282,6 @@ fn run_hook_changes_the_callers_own_table() {
     });
 }
 
-// ----- hook listeners coming and going ------------------------------------------------------
-
 /// A hook listener added during a run waits for the next run; one unbound
 /// (by id) or whose owner object was destroyed by an earlier listener is
 /// not called, and not counted.
@@ -363,8 +356,6 @@ fn unbind_message_removes_a_hook_listener_by_id_or_owner() {
     });
 }
 
-// ----- invalid keys ----------------------------------------------------------------------
-
 /// "A bad key is a clear error, never a panic": `ListenHook` and `RunHook`
 /// with an empty segment or a trailing dot are errors naming the key at the
 /// caller's line, whether the key is a literal (baked at load) or not.
@@ -405,7 +396,7 @@ fn bad_hook_keys_are_errors_naming_the_key() {
     });
 }
 
-/// 003 "The caller reads the payload back", in place: the caller's table
+/// "The caller reads the payload back", in place: the caller's table
 /// keeps its metatable, a nested table the caller holds reads the change
 /// too, fields the payload no longer has are cleared (a listener that
 /// replaces the payload with another struct), and a hook nobody listens to
@@ -500,6 +491,36 @@ fn listen_hook_refuses_options_that_are_not_a_table_naming_the_key() {
         assert_eq!(
             printed[5..],
             ["0", "ran high", "ran", "2"],
+            "rewrite {rewrite}"
+        );
+    });
+}
+
+#[test]
+fn hooks_run_highest_priority_first_ties_by_registration_partial_above_included() {
+    both_ways(|f, rewrite| {
+        f.load(
+            "a.lua",
+            r#"
+            ListenHook("Combat.Hit", nil, function(p) print("exact 0 first") end)
+            ListenHook("Combat", nil, function(p) print("partial 5") end, {priority = 5, match = "partial"})
+            ListenHook("Combat.Hit", nil, function(p) print("exact 0 second") end)
+            ListenHook("Combat", nil, function(p) print("exact on parent: never") end, {priority = 9})
+            ListenHook("Combat.Hit", nil, function(p, ctx) print("exact -1 cancels"); ctx:Cancel() end, {priority = -1})
+            ListenHook("Combat.Hit", nil, function(p) print("after cancel: never") end, {priority = -2})
+            local r = RunHook("Combat.Hit", 1)
+            print(r.ran, r.handled, r.cancelled)
+            "#,
+        );
+        assert_eq!(
+            f.printed(),
+            vec![
+                "partial 5",
+                "exact 0 first",
+                "exact 0 second",
+                "exact -1 cancels",
+                "4\tfalse\ttrue"
+            ],
             "rewrite {rewrite}"
         );
     });

@@ -1,19 +1,397 @@
-//! Audit 11: collections from Lua against references `001_…`/`004_…`, for
-//! what `collections.rs` and `collection_spec.rs` leave open — the `~`
-//! constants as a script sees them, removal reporting past a shrink,
-//! default-valued stand-ins field by field, the §11 span counter-examples
-//! and the eight-span limit seen through a script's writer, the send path
-//! between stores, late replay past the end, and a whole-table listener
-//! registered before the key is known. Rows are 1-based in Lua (README).
+//! Collections from Lua: row listeners (1-based, the `~` rule on Lua's row
+//! numbers), slots, removal and its default-valued stand-ins, the
+//! `GMP.StoredArray` writer (its spans and the eight-span limit, a length no
+//! table can hold), the send path, late replay, the whole-table listener
+//! with its update — and both directions with Rust.
 
-mod common;
+use std::cell::RefCell;
+use std::rc::Rc;
 
-use common::Fixture;
-use gantry_host::{KeyDecl, Kind, Param, StructDef, Type};
+use gantry_host::collection::{ALL_ROWS, Update};
+use gantry_host::{KeyDecl, Kind, ListenOptions, Param, Serde, Source, StructDef, Type};
 use gantry_lua::runtime::LuaOptions;
 
+use crate::support::{Fixture, Item};
+
+fn item(name: &str, count: i64) -> Item {
+    Item {
+        name: name.into(),
+        count,
+    }
+}
+
+/// A fixture whose table declares `Inv.Items` as a collection of `Item`.
 fn inventory() -> Fixture {
-    common::inventory(LuaOptions::default())
+    crate::support::inventory(LuaOptions::default())
+}
+
+/// Stores three items on the script's object from Lua.
+const STORE_THREE: &str = r#"
+    StoreObjectMessage(self, "Inv.Items", {
+        { __struct = "Item", name = "sword", count = 1 },
+        { __struct = "Item", name = "potion", count = 2 },
+        { __struct = "Item", name = "arrow", count = 20 },
+    })
+"#;
+
+#[test]
+fn row_listener_rows_count_from_one_in_lua() {
+    let f = inventory();
+    f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            ListenRowMessage(self, "Inv.Items", nil, GMP.AllRows, function(row, item)
+                print(row, item.name, item.count)
+            end)
+            "#
+        ),
+    );
+    assert_eq!(
+        f.printed(),
+        ["1\tsword\t1", "2\tpotion\t2", "3\tarrow\t20"],
+        "a late row listener is replayed every row, numbered from 1"
+    );
+    assert!(f.failures().is_empty());
+}
+
+#[test]
+fn slot_listener_fires_for_its_row_only_through_the_writer() {
+    let f = inventory();
+    f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            ListenRowMessage(self, "Inv.Items", nil, 2, function(row, item)
+                print("slot", row, item.name, item.count)
+            end)
+            do
+                local items <close> = GMP.StoredArray(self, "Inv.Items")
+                items:GetMutable(2).count = 5     -- the slot's row
+            end
+            do
+                local items <close> = GMP.StoredArray(self, "Inv.Items")
+                items:GetMutable(3).count = 21    -- another row: quiet
+                print("read", items:Get(2).count, items:Num())
+            end
+            "#
+        ),
+    );
+    assert_eq!(
+        f.printed(),
+        ["slot\t2\tpotion\t2", "slot\t2\tpotion\t5", "read\t5\t3"]
+    );
+}
+
+#[test]
+fn with_removal_tells_a_removed_row_as_tilde_row_with_a_default_item() {
+    let f = inventory();
+    f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            ListenRowMessage(self, "Inv.Items", nil, GMP.WithRemoval(3), function(row, item)
+                print(row, item.name, item.count, row == GMP.WithRemoval(3))
+            end)
+            local items <close> = GMP.StoredArray(self, "Inv.Items")
+            items:SetNum(2)
+            "#
+        ),
+    );
+    assert_eq!(
+        f.printed(),
+        ["3\tarrow\t20\tfalse", "-4\t\t0\ttrue"],
+        "Lua row 3 gone arrives as ~3 = -4 with a default Item"
+    );
+}
+
+#[test]
+fn a_slot_without_removal_stays_quiet_when_shrunk_past() {
+    let f = inventory();
+    f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            ListenRowMessage(self, "Inv.Items", nil, 3, function(row, item)
+                print(row, item.name)
+            end)
+            local items <close> = GMP.StoredArray(self, "Inv.Items")
+            items:RemoveAt(1)
+            "#
+        ),
+    );
+    // Removing row 1 moves "arrow" out of slot 3 (the table shrinks to 2):
+    // the slot was shrunk past and did not ask for removal.
+    assert_eq!(f.printed(), ["3\tarrow"]);
+}
+
+#[test]
+fn writer_publishes_once_at_the_end_of_its_close_scope() {
+    let f = inventory();
+    let (_, object) = f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            ListenObjectMessage(self, "Inv.Items", nil, function(items)
+                print("published", #items)
+            end)
+            do
+                local items <close> = GMP.StoredArray(self, "Inv.Items")
+                items:Add({{ name = "shield", count = 1 }})
+                items:Insert(1, {{ name = "torch", count = 3 }})
+                items:GetMutable(2).count = 9
+                print("inside", items:Num())
+            end
+            print("after")
+            "#
+        ),
+    );
+    assert_eq!(
+        f.printed(),
+        ["published\t3", "inside\t5", "published\t5", "after"]
+    );
+    let stored = f
+        .hub
+        .stored(f.hub.key("Inv.Items").unwrap(), Source::Object(object))
+        .expect("stored");
+    let rows: Vec<Item> = gantry_host::from_value(&stored[0]).unwrap();
+    assert_eq!(
+        rows.iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
+        ["torch", "sword", "potion", "arrow", "shield"]
+    );
+}
+
+#[test]
+fn writer_commit_publishes_now_and_keeps_writing() {
+    let f = inventory();
+    f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            ListenRowMessage(self, "Inv.Items", nil, GMP.AllRows, function(row, item, update)
+                print(row, item.count, update.total, update.full_reload and "full" or update.ranges[1].index)
+            end)
+            local items <close> = GMP.StoredArray(self, "Inv.Items")
+            print("--")
+            items:GetMutable(1).count = 7
+            print("heard", items:Commit())
+            items:GetMutable(3).count = 8
+            print("end of chunk")
+            "#
+        ),
+    );
+    assert_eq!(
+        f.printed(),
+        [
+            "1\t1\t3\tfull",
+            "2\t2\t3\tfull",
+            "3\t20\t3\tfull",
+            "--",
+            "1\t7\t3\t1",
+            "heard\t1",
+            "end of chunk",
+            "3\t8\t3\t3",
+        ]
+    );
+}
+
+#[test]
+fn whole_table_listener_with_one_more_parameter_gets_the_update() {
+    let f = inventory();
+    f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            ListenObjectMessage(self, "Inv.Items", nil, function(items, update)
+                print(#items, update.total, update.prev_total, #update.ranges, update.full_reload)
+            end)
+            local items <close> = GMP.StoredArray(self, "Inv.Items")
+            items:RemoveAt(2)
+            "#
+        ),
+    );
+    // The late replay is a full reload (no ranges); the removal one range.
+    assert_eq!(f.printed(), ["3\t3\t0\t0\ttrue", "2\t2\t3\t1\tfalse"]);
+}
+
+#[test]
+fn row_zero_is_an_error_naming_the_key() {
+    let f = inventory();
+    let object = f.spawn();
+    let err =
+        f.rt.load_script(
+            "bad.lua",
+            r#"ListenRowMessage(self, "Inv.Items", nil, 0, function() end)"#,
+            object,
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Inv.Items"), "{err}");
+    assert!(err.contains("rows count from 1"), "{err}");
+    assert!(err.contains("bad.lua:1"), "{err}");
+}
+
+#[test]
+fn a_writer_never_closed_is_reported_not_published_by_the_collector() {
+    let f = inventory();
+    let (_, _) = f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            ListenObjectMessage(self, "Inv.Items", nil, function(items) print("published", #items) end)
+            local items = GMP.StoredArray(self, "Inv.Items")
+            items:Add({{ name = "lost", count = 1 }})
+            items = nil
+            collectgarbage("collect")
+            "#
+        ),
+    );
+    assert_eq!(f.printed(), ["published\t3"]);
+    let errors = f.rt.take_errors();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.to_string().contains("never closed") && e.to_string().contains("Inv.Items")),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn lua_row_listener_hears_a_rust_store_and_rust_hears_a_lua_writer() {
+    let f = inventory();
+    let (_, object) = f.load(
+        "inv.lua",
+        r#"
+        ListenRowMessage(self, "Inv.Items", nil, GMP.AllRows, function(row, item)
+            print("lua", row, item.name)
+        end)
+        function give(name)
+            local items <close> = GMP.StoredArray(self, "Inv.Items")
+            items:Add({ name = name, count = 1 })
+        end
+        ListenMessage("Give", nil, give)
+        "#,
+    );
+    f.hub
+        .store(
+            f.hub.key("Inv.Items").unwrap(),
+            Source::Object(object),
+            (Serde(vec![item("sword", 1)]),),
+        )
+        .unwrap();
+    assert_eq!(f.printed(), ["lua\t1\tsword"]);
+
+    let heard = Rc::new(RefCell::new(Vec::new()));
+    let h = heard.clone();
+    let _l = f
+        .hub
+        .listen_rows(
+            "Inv.Items",
+            Source::Object(object),
+            ALL_ROWS,
+            ListenOptions::default(),
+            move |row: i32, name: String, _u: &Update| h.borrow_mut().push(format!("{row}:{name}")),
+        )
+        .unwrap();
+    heard.borrow_mut().clear(); // the replay
+    f.hub.send_str("Give", Source::Global, ("bow",)).unwrap();
+    assert_eq!(*heard.borrow(), ["1:bow"], "Rust rows are 0-based");
+    assert_eq!(f.printed(), ["lua\t2\tbow"]);
+}
+
+#[test]
+fn transient_send_reaches_all_rows_listeners_only_as_a_full_reload_and_keeps_nothing() {
+    let f = inventory();
+    let (_, object) = f.load(
+        "radar.lua",
+        r#"
+        ListenRowMessage(self, "Inv.Items", nil, GMP.AllRows, function(row, item, update)
+            print("all", row, item.name, update.total, update.full_reload)
+        end)
+        ListenRowMessage(self, "Inv.Items", nil, 1, function(row, item)
+            print("slot", row)
+        end)
+        ListenRowMessage(self, "Inv.Items", nil, GMP.WithRemoval(2), function(row, item)
+            print("slot~", row)
+        end)
+        NotifyObjectMessage(self, "Inv.Items", {
+            { __struct = "Item", name = "blip", count = 1 },
+            { __struct = "Item", name = "dot", count = 2 },
+        })
+        ListenRowMessage(self, "Inv.Items", nil, GMP.AllRows, function(row, item)
+            print("late", row)
+        end)
+        "#,
+    );
+    assert_eq!(
+        f.printed(),
+        ["all\t1\tblip\t2\ttrue", "all\t2\tdot\t2\ttrue"],
+        "slot listeners never fire on a send, and a late listener gets nothing"
+    );
+    let key = f.hub.key("Inv.Items").unwrap();
+    assert!(f.hub.stored(key, Source::Object(object)).is_none());
+    assert!(f.failures().is_empty());
+}
+
+/// `SetNum(n)` for each `n`, each in its own writer: whether it failed and
+/// whether the error contains `expected`; then the table's length.
+const GROW: &str = r#"
+StoreObjectMessage(self, "Inv.Items", { { __struct = "Item", name = "sword", count = 1 } })
+function grow(sizes, expected)
+    for _, n in ipairs(sizes) do
+        local ok, err = pcall(function()
+            local items <close> = GMP.StoredArray(self, "Inv.Items")
+            items:SetNum(n)
+        end)
+        print(ok, string.find(tostring(err), expected, 1, true) ~= nil,
+              string.find(tostring(err), "Inv.Items", 1, true) ~= nil)
+    end
+    local items <close> = GMP.StoredArray(self, "Inv.Items")
+    print(items:Num())
+end
+"#;
+
+#[test]
+fn set_num_past_what_a_table_can_hold_is_an_error_not_a_crash() {
+    let f = crate::support::inventory(LuaOptions {
+        max_table_rows: None,
+        ..LuaOptions::default()
+    });
+    f.load(
+        "inv.lua",
+        &format!("{GROW}\ngrow({{ 1 << 40, 1 << 62, math.maxinteger }}, 'no table can hold')"),
+    );
+    assert_eq!(
+        f.printed(),
+        [
+            "false\ttrue\ttrue",
+            "false\ttrue\ttrue",
+            "false\ttrue\ttrue",
+            "1"
+        ]
+    );
+}
+
+#[test]
+fn set_num_past_the_runtimes_max_table_rows_is_an_error_naming_the_key() {
+    let f = crate::support::inventory(LuaOptions {
+        max_table_rows: Some(1_000),
+        ..LuaOptions::default()
+    });
+    f.load(
+        "inv.lua",
+        &format!("{GROW}\ngrow({{ 1001, 1 << 40 }}, 'max_table_rows')\ngrow({{ 1000 }}, '')"),
+    );
+    assert_eq!(
+        f.printed(),
+        [
+            "false\ttrue\ttrue",
+            "false\ttrue\ttrue",
+            "1",
+            "true\ttrue\tfalse",
+            "1000"
+        ]
+    );
 }
 
 /// `fill(n)`: the table of `n` items `r1..rn` (counts 1..n), and `store(n)`.
@@ -36,7 +414,7 @@ fn after_marker(lines: Vec<String>) -> Vec<String> {
     lines[at + 1..].to_vec()
 }
 
-/// 004: `GMP::AllRowsWithRemoval (= ~MAX_int32)` and `GMP::WithRemoval(5)
+/// `GMP::AllRowsWithRemoval (= ~MAX_int32)` and `GMP::WithRemoval(5)
 /// (= ~5)` — one `~` rule, so `WithRemoval(AllRows)` is `AllRowsWithRemoval`.
 #[test]
 fn with_removal_of_all_rows_is_all_rows_with_removal_in_lua() {
@@ -82,7 +460,7 @@ fn with_removal_refuses_what_is_not_a_row_in_lua() {
     assert_eq!(printed[4], "-6\t-6");
 }
 
-/// 004: "shrinking a table from 10 rows to 3 calls a subscriber that wanted
+/// "shrinking a table from 10 rows to 3 calls a subscriber that wanted
 /// [removals] 7 times"; each arrives as `~row` with a default item, an
 /// all-rows listener without removal is not called, and the whole-table
 /// update reads 3 of 10 with the range widened to the old tail.
@@ -113,7 +491,7 @@ fn shrinking_10_to_3_calls_an_all_rows_with_removal_listener_7_times_in_lua() {
     assert!(f.failures().is_empty());
 }
 
-/// 004 "a removed row arrives with a negative row and a default-constructed
+/// "a removed row arrives with a negative row and a default-constructed
 /// item": every declared member is present at its type's default — int 0,
 /// float 0.0, false, "", an empty array, a nested struct of defaults, no
 /// object — and the item still names its struct.
@@ -178,7 +556,7 @@ fn removed_row_stand_in_has_every_declared_field_at_its_default_in_lua() {
     assert!(f.failures().is_empty(), "{:?}", f.failures());
 }
 
-/// 001 §11, second counter-example, from a script: spans
+/// The span merge's second counter-example, from a script: spans
 /// `[{0,6},{6,1},{20,1},{7,13}]` (Lua rows 1-6, 7, 21, 8-20) converge to one
 /// span; each row is visited once, ascending.
 #[test]
@@ -209,7 +587,7 @@ fn span_merge_backward_sweep_counter_example_visits_each_row_once_in_lua() {
     assert_eq!(after_marker(f.printed()), expected);
 }
 
-/// 001 §11, first counter-example, from a script: `[{0,5},{5,1}]` and
+/// The span merge's first counter-example, from a script: `[{0,5},{5,1}]` and
 /// another `(5,1)` (Lua rows 1-5, an `Add`, then the added row again) is one
 /// span; the new row is visited once, not twice.
 #[test]
@@ -238,7 +616,7 @@ fn span_merge_adjacent_then_bridging_counter_example_visits_each_row_once_in_lua
     assert_eq!(after_marker(f.printed()), expected);
 }
 
-/// 004 limits: "at most 8 spans, merging adjacent or overlapping ones, and
+/// "at most 8 spans, merging adjacent or overlapping ones, and
 /// degrades to reload everything past that". Eight disjoint spans from a
 /// script's writer are eight ranges; nine are a full reload, which every
 /// row and every live slot (even one no write touched) hears.
@@ -281,7 +659,7 @@ fn eight_disjoint_spans_are_eight_ranges_and_nine_a_full_reload_in_lua() {
     );
 }
 
-/// 001 §3/§10: a plain send between two stores reaches the all-rows
+/// a plain send between two stores reaches the all-rows
 /// listener as a full reload of the sent rows (no removal told for the
 /// rows it lacks), and the store's previous table is untouched — the same
 /// table stored again publishes nothing, one row fewer tells one removal.
@@ -317,7 +695,7 @@ fn send_between_stores_is_a_full_reload_and_does_not_disturb_the_diff_in_lua() {
     );
 }
 
-/// 004: an unchanged table publishes nothing — from Lua, through the table
+/// an unchanged table publishes nothing — from Lua, through the table
 /// conversion, to every collection listener form a script can hold.
 #[test]
 fn identical_store_from_lua_publishes_nothing_to_any_script_collection_listener() {
@@ -345,7 +723,7 @@ fn identical_store_from_lua_publishes_nothing_to_any_script_collection_listener(
     assert!(after_marker(f.printed()).is_empty());
 }
 
-/// 004: a stored table is replayed to a late listener; "a row widget is not
+/// a stored table is replayed to a late listener; "a row widget is not
 /// called once its position is past the end" (with or without removal: the
 /// position never existed for it), a late removal listener is told no
 /// removal, and growing the table back calls the slots with default rows.
@@ -390,7 +768,7 @@ fn late_replay_skips_slots_past_the_end_and_growing_back_calls_them_with_default
     );
 }
 
-/// 004 "Lifetime is an ordinary GMP listener registered by that shared
+/// "Lifetime is an ordinary GMP listener registered by that shared
 /// entry": `times` counts the listener's calls per dispatch (a replay of
 /// three rows is one call), then it is gone.
 #[test]
@@ -411,7 +789,7 @@ fn row_listener_times_counts_dispatches_not_rows_in_lua() {
     assert_eq!(f.printed(), ["1", "2", "3", "--"]);
 }
 
-/// 004 "A lambda ending in const FGMPStoreUpdate& opts into the collection;
+/// "A lambda ending in const FGMPStoreUpdate& opts into the collection;
 /// ... a collection is recognised from the stored parameter, not from a new
 /// entry point". A Lua whole-table listener taking one parameter more than
 /// the table (`function(items, update)`) gets the update even when it was
@@ -436,8 +814,8 @@ fn whole_table_listener_registered_before_the_key_is_known_gets_the_update_in_lu
     assert_eq!(f.printed(), ["2\ttable\t2\tfalse"]);
 }
 
-/// DESIGN checked mode ("a mismatch is reported with key, position,
-/// expected/got and call site") with 004 "The element must be a USTRUCT":
+/// checked mode ("a mismatch is reported with key, position,
+/// expected/got and call site") with "The element must be a USTRUCT":
 /// a row listen on a key declared to carry one int is refused (an error or
 /// a rejected-listen report naming the key), as the Rust row listen is —
 /// not accepted to stay silent forever.

@@ -1,14 +1,12 @@
 //! Isolation, each sandbox limit, error isolation and owner collection.
 
-mod common;
-#[path = "../../test-support/src/guard.rs"]
-mod guard;
-
 use std::time::{Duration, Instant};
 
-use common::Fixture;
 use gantry_host::Source;
 use gantry_lua::runtime::LuaOptions;
+use gantry_test_support::guard;
+
+use crate::support::Fixture;
 
 #[test]
 fn each_script_has_its_own_globals_and_library_tables() {
@@ -262,8 +260,6 @@ fn a_listener_sending_its_own_key_stops_at_the_nesting_limit() {
     );
 }
 
-// ----- require reads a module as every mod file is read ----------------------
-
 /// Loads `script` in a runtime whose mod folder is `dir`, on its own thread,
 /// and returns what it printed; fails if that takes over five seconds (a
 /// `require` that blocks on a FIFO shows as a failure, not a hang).
@@ -361,8 +357,6 @@ fn require_of_a_module_that_is_not_utf8_names_the_file_and_line() {
     let printed = printed_by_script_in(dir.path(), "print(pcall(require, 'latin1'))");
     assert_refused(&printed, "latin1.lua is not valid UTF-8 text (line 2)");
 }
-
-// ------------------------------------------------------------ bounded library functions
 
 /// Calls one library function the same way in a script of the sandbox and
 /// in a plain Lua state (Lua's own C functions), and describes what it

@@ -2,17 +2,15 @@
 //! scripts (loaded, then the hub sends to whatever they registered), and the
 //! runtime-free scanner and rewriter on random text.
 
-mod common;
-#[path = "../../test-support/src/hub_poke.rs"]
-mod hub_poke;
-
 use std::time::Duration;
 
-use common::Fixture;
 use gantry_host::{KeyDecl, ObjectId, Param, StructDef, Type};
 use gantry_lua::runtime::{LuaError, LuaOptions};
 use gantry_lua::syntax::{rewrite, scan};
+use gantry_test_support::hub_poke;
 use proptest::prelude::*;
+
+use crate::support::Fixture;
 
 /// Pieces of Lua a modder might type: the API names, keys good and bad,
 /// strings, long brackets, comments, numbers, tables, control flow, and
@@ -128,7 +126,7 @@ fn tight_soup() -> impl Strategy<Value = String> {
 /// A runtime that gives up on runaway scripts fast, on a hub that declares
 /// `Inv.Items` as a collection of `Item`.
 fn fixture(rewrite: bool) -> Fixture {
-    common::inventory(LuaOptions {
+    crate::support::inventory(LuaOptions {
         memory_limit: Some(32 * 1024 * 1024),
         instruction_budget: 200_000,
         watchdog_interval: Duration::from_millis(1),
@@ -453,12 +451,7 @@ fn lua_a_hundred_thousand_listeners_on_one_key_register_and_hear_a_send() {
     assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
 }
 
-#[path = "../../test-support/src/guard.rs"]
-mod guard;
-#[path = "robustness/hostile_calls.rs"]
 mod hostile_calls;
-#[path = "../../test-support/src/hostile_case.rs"]
-mod hostile_case;
 
 #[test]
 fn lua_a_mod_cannot_retype_a_key_the_host_declared() {

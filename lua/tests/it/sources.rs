@@ -1,11 +1,9 @@
-//! Audit 11: named (object + name) composite sources from Lua
-//! (`GMP.Named(obj, name)`), per DESIGN.md "The hub (host)" and reference
-//! 001 §14: tiers, store / once / removal, wipe on destroy, refusals for a
-//! destroyed object, odd names, requests, and named handles in odd places.
+//! Named (object + name) sources from Lua (`GMP.Named(obj, name)`): tiers,
+//! store / once / removal, wiped with their object, refused (naming the
+//! object) once it is destroyed, odd names, requests, and Rust and Lua
+//! agreeing on one named source.
 
-mod common;
-
-use common::Fixture;
+use crate::support::Fixture;
 
 /// A named send reaches the named source's listeners, the world's and the
 /// global ones; not the plain object listeners, not another name's.
@@ -234,7 +232,7 @@ fn rust_and_lua_agree_on_a_named_source() {
     assert!(f.hub.stored(key, named).is_none());
 }
 
-/// DESIGN "Lifetime": "once the owner is gone it is dropped before the next
+/// "once the owner is gone it is dropped before the next
 /// delivery. Destroying an object drops everything it owns and everything
 /// sourced from it (listeners, stored messages, named sources)." A listener
 /// whose owner is a named source of an object is dropped when that object
@@ -264,7 +262,7 @@ fn listener_owned_by_a_named_source_is_dropped_when_its_object_is_destroyed() {
     assert_eq!(f.hub.listener_count(), 0);
 }
 
-/// Reference 001 §14's explicit removal (`RemoveSourceKey`) from Lua:
+/// explicit removal (`RemoveSourceKey`) from Lua:
 /// `GMP.RemoveNamed(obj, name)` drops that name's listeners and stored
 /// messages, not another name's nor the object's; it returns how many went
 /// and refuses what is not an object and a name.

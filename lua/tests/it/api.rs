@@ -1,12 +1,14 @@
-//! Every API family from Lua, and Lua ↔ Rust both ways.
-
-mod common;
+//! Every API family from Lua (send, listen, request, store, hooks, tables as
+//! structs and arrays, objects and worlds), as globals and as fields of
+//! `GMP`, and Lua ↔ Rust both ways; a bad key is an error at the caller's
+//! line, literal or not.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use common::Fixture;
 use gantry_host::{KeyDecl, Kind, Language, ListenOptions, Role, Type, Value};
+
+use crate::support::Fixture;
 
 #[test]
 fn notify_reaches_a_lua_listener_with_integer_and_float_subtypes() {
@@ -370,4 +372,75 @@ fn a_script_whose_rewritten_text_lua_would_refuse_runs_as_written() {
     );
     f.load("wide.lua", &source);
     assert_eq!(f.printed(), vec![format!("199\t{}", (1..=60).sum::<i64>())]);
+}
+
+fn both_ways(test: impl Fn(&Fixture, bool)) {
+    for rewrite in [true, false] {
+        let f = Fixture::new();
+        f.rt.set_rewrite(rewrite);
+        test(&f, rewrite);
+    }
+}
+
+#[test]
+fn keys_bad_keys_are_errors_at_the_callers_line_literal_or_not() {
+    both_ways(|f, rewrite| {
+        f.load(
+            "a.lua",
+            r#"
+            local k = "also bad"
+            print(pcall(NotifyMessage, "bad key!", 1))
+            print(pcall(ListenMessage, k, nil, function() end))
+            print(pcall(GMP.StoreObjectMessage, self, "A..B", 1))
+            "#,
+        );
+        let printed = f.printed();
+        assert_eq!(printed.len(), 3, "rewrite {rewrite}: {printed:?}");
+        for (line, key) in printed.iter().zip(["bad key!", "also bad", "A..B"]) {
+            assert!(
+                line.starts_with("false") && line.contains(key) && line.contains("a.lua:"),
+                "rewrite {rewrite}: {line}"
+            );
+        }
+        let err =
+            f.rt.load_script(
+                "b.lua",
+                "\n\nNotifyObjectMessage(self, 'Bad.', 1)\n",
+                f.spawn(),
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("b.lua:3:") && err.contains("Bad."),
+            "rewrite {rewrite}: {err}"
+        );
+    });
+}
+
+#[test]
+fn api_every_function_is_a_global_and_a_field_of_gmp_and_self_is_the_object() {
+    both_ways(|f, rewrite| {
+        let (_, object) = f.load(
+            "a.lua",
+            r#"
+            local names = {"NotifyMessage", "NotifyWorldMessage", "NotifyObjectMessage",
+                "SendObjectMessage", "ListenMessage", "ListenWorldMessage", "ListenObjectMessage",
+                "ListenRowMessage", "StoreObjectMessage", "OnceObjectMessage",
+                "RemoveStoredObjectMessage", "UnbindMessage", "ListenHook", "RunHook"}
+            for _, name in ipairs(names) do
+                if type(_ENV[name]) ~= "function" then print("no global", name) end
+                if type(GMP[name]) ~= "function" then print("no GMP field", name) end
+            end
+            for _, name in ipairs({"Request", "StoredArray", "WithRemoval"}) do
+                if type(GMP[name]) ~= "function" then print("no GMP field", name) end
+            end
+            print(math.type(GMP.AllRows), math.type(GMP.AllRowsWithRemoval))
+            ListenObjectMessage(self, "Who", nil, function(o) print("self is the sender", o == self) end)
+            "#,
+        );
+        assert_eq!(f.printed(), vec!["integer\tinteger"], "rewrite {rewrite}");
+        let key = f.hub.key("Who").unwrap();
+        f.hub.send(key, object, (object,)).unwrap();
+        assert_eq!(f.printed(), vec!["self is the sender\ttrue"]);
+    });
 }

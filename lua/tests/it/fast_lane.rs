@@ -6,15 +6,14 @@
 //! instruction budget. Sends here run inside a call the host made (a top
 //! level or a `Go` message from Rust), where the lane is taken.
 
-mod common;
-
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use common::Fixture;
 use gantry_host::{Report, Source, TraceEvent};
 use gantry_lua::runtime::LuaOptions;
+
+use crate::support::Fixture;
 
 fn go(f: &Fixture) {
     let key = f.hub.key("Go").unwrap();

@@ -1,0 +1,5 @@
+//! The sandbox: what a script can reach (isolation) and each limit against a
+//! script that tries to get round it (limits).
+
+mod isolation;
+mod limits;

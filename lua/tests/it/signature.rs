@@ -1,0 +1,115 @@
+//! What the table learns from Lua: values inferred on first use (a listener
+//! on a new key records no types), and every family's call site with file,
+//! line, language and role.
+
+use gantry_host::{Language, Role, Type};
+
+use crate::support::Fixture;
+
+fn both_ways(test: impl Fn(&Fixture, bool)) {
+    for rewrite in [true, false] {
+        let f = Fixture::new();
+        f.rt.set_rewrite(rewrite);
+        test(&f, rewrite);
+    }
+}
+
+/// "Lua callbacks are dynamic and carry no static types, so they
+/// cannot be inferred" — a Lua listener on a new key records no parameter
+/// types, and the first send is what the key learns.
+#[test]
+fn signature_a_lua_listener_on_a_new_key_records_no_types() {
+    both_ways(|f, rewrite| {
+        f.load(
+            "a.lua",
+            r#"
+            ListenMessage("Fresh.Lua", nil, function(a, b) print("got", a, b) end)
+            "#,
+        );
+        assert!(
+            f.hub
+                .table()
+                .get("Fresh.Lua")
+                .is_none_or(|e| e.params.is_empty()),
+            "rewrite {rewrite}"
+        );
+        f.load("b.lua", r#"NotifyMessage("Fresh.Lua", "text", 2.5)"#);
+        assert_eq!(f.printed(), ["got\ttext\t2.5"], "rewrite {rewrite}");
+        assert_eq!(
+            f.hub.table().get("Fresh.Lua").unwrap().param_types(),
+            [Type::String, Type::Float],
+            "rewrite {rewrite}"
+        );
+    });
+}
+
+#[test]
+fn signature_lua_values_are_inferred_on_first_use() {
+    both_ways(|f, rewrite| {
+        f.load(
+            "a.lua",
+            r#"NotifyMessage("Infer.Lua", self, {__struct = "Pos", x = 1.5, y = 2}, 3, 4.0, false, "s", {1, 2})"#,
+        );
+        let table = f.hub.table();
+        let entry = table.get("Infer.Lua").unwrap();
+        assert_eq!(
+            entry.param_types(),
+            vec![
+                Type::Object,
+                Type::Struct("Pos".into()),
+                Type::Int,
+                Type::Float,
+                Type::Bool,
+                Type::String,
+                Type::Array(Box::new(Type::Int)),
+            ],
+            "rewrite {rewrite}"
+        );
+        let pos = table.structs.get("Pos").unwrap();
+        let mut fields: Vec<(String, Type)> = pos
+            .fields
+            .iter()
+            .map(|p| (p.name.clone(), p.ty.clone()))
+            .collect();
+        fields.sort();
+        assert_eq!(fields, [("x".into(), Type::Float), ("y".into(), Type::Int)]);
+    });
+}
+
+#[test]
+fn call_sites_of_every_family_are_recorded_with_file_line_language_and_role() {
+    both_ways(|f, rewrite| {
+        f.load(
+            "s.lua",
+            "ListenHook('Site.Hook', nil, function() end)\n\
+             RunHook('Site.Hook', 1)\n\
+             StoreObjectMessage(self, 'Site.Store', 1)\n\
+             ListenObjectMessage(self, 'Site.Store', nil, function() end)\n\
+             SendObjectMessage(self, 'Site.Ask', 1, function() end)\n\
+             OnceObjectMessage(self, 'Site.Once', 1)\n\
+             RemoveStoredObjectMessage(self, 'Site.Store')\n",
+        );
+        let table = f.hub.table();
+        let sites = |key: &str| -> Vec<(u32, Role)> {
+            table
+                .get(key)
+                .unwrap_or_else(|| panic!("{key} unknown"))
+                .sites
+                .iter()
+                .filter(|s| s.file == "s.lua" && s.language == Language::Lua)
+                .map(|s| (s.line, s.role))
+                .collect()
+        };
+        assert_eq!(
+            sites("Site.Hook"),
+            [(1, Role::Listen), (2, Role::Send)],
+            "rewrite {rewrite}"
+        );
+        let store = sites("Site.Store");
+        for expected in [(3, Role::Send), (4, Role::Listen), (7, Role::Send)] {
+            assert!(store.contains(&expected), "rewrite {rewrite}: {store:?}");
+        }
+        assert_eq!(sites("Site.Ask"), [(5, Role::Send)], "rewrite {rewrite}");
+        assert_eq!(sites("Site.Once"), [(6, Role::Send)], "rewrite {rewrite}");
+    });
+}
