@@ -33,7 +33,8 @@ pub enum Reply<'a> {
 
 type ReplyFn = Box<dyn FnOnce(Reply<'_>)>;
 
-struct RequestState {
+/// One request's state, shared by its responders (see [`Responder`]).
+pub(crate) struct RequestState {
     seq: u64,
     key: Rc<str>,
     hub: Weak<HubInner>,
@@ -56,12 +57,9 @@ impl Drop for RequestState {
     }
 }
 
-/// The right to answer one request. Clone it to answer later; the request
-/// counts as unanswered once every clone is gone without an answer.
-#[derive(Clone)]
-pub struct Responder {
-    state: Rc<RequestState>,
-}
+/// The handle type lives with [`Message`](crate::Message) in the hub's
+/// core, which only passes it to listeners; answering it is this module's.
+pub use crate::hub::Responder;
 
 impl fmt::Debug for Responder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

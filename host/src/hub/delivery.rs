@@ -9,7 +9,6 @@ use crate::key::Key;
 use crate::lane::Lane;
 use crate::listener::{Entry, ListenerParams};
 use crate::report::Report;
-use crate::request::Responder;
 use crate::signature::Kind;
 use crate::source::Source;
 use crate::trace::{Delivery, DropReason};
@@ -18,7 +17,7 @@ use crate::value::Value;
 
 use super::admission::note_rust_site;
 use super::routing::{Gathered, Reached, Route, current_lane, delivery_order, route};
-use super::{Caller, Delivered, Hub, HubError, Message};
+use super::{Caller, Delivered, Hub, HubError, Message, Responder};
 
 impl Hub {
     /// Sends a tuple of Rust values from `source`, on a [`Key`] or on a

@@ -47,7 +47,6 @@ use crate::key::{Key, KeyError, Keys};
 use crate::listener::ListenerId;
 use crate::quota::{Holding, OverQuota, Quota};
 use crate::report::Report;
-use crate::request::Responder;
 use crate::signature::{KeyDecl, Recorded, Role, SignatureTable, Site};
 use crate::source::{Source, WorldId};
 use crate::types::Mismatch;
@@ -100,6 +99,17 @@ pub enum HubError {
 pub struct Delivered {
     /// How many listeners were called.
     pub listeners: usize,
+}
+
+/// The right to answer one request. Clone it to answer later; the request
+/// counts as unanswered once every clone is gone without an answer.
+///
+/// The core only hands it to the listeners that asked for it (see
+/// [`Message::responder`]); what it holds and how it is answered belong to
+/// the request feature ([`crate::request`]).
+#[derive(Clone)]
+pub struct Responder {
+    pub(crate) state: Rc<crate::request::RequestState>,
 }
 
 /// What a listener is called with.
