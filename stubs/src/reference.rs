@@ -29,7 +29,7 @@ pub const REFERENCE_FILE: &str = "api.md";
 pub fn api_reference() -> String {
     let mut out = String::from(HEAD);
     for function in ApiFunction::ALL {
-        let _ = write!(out, "- [`{0}`](#{1})\n", function, anchor(function));
+        let _ = writeln!(out, "- [`{function}`](#{})", anchor(function));
     }
     for function in ApiFunction::ALL {
         write_function(&mut out, function);
