@@ -17,7 +17,8 @@ use std::any::Any;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use crate::listener::{Callback, Entry};
+use crate::hub::seam::{ListExtras, list_extras, not_for_messages};
+use crate::listener::Entry;
 
 /// A snapshot of the listeners on one channel, in channel order (order,
 /// then registration).
@@ -26,21 +27,12 @@ pub(crate) struct List {
     /// The largest arity a typed entry declares: a send with fewer arguments
     /// must look closer before calling anyone.
     pub max_arity: usize,
-    /// How many entries the message deliverer calls (not collection
-    /// listeners): a list of only collection listeners is skipped whole.
+    /// How many entries the message deliverer calls (not the ones a
+    /// feature calls itself): a list of none is skipped whole.
     pub messages: usize,
-    /// The collection entries, in channel order, with what wakes them read
-    /// out of the entry: a publish decides for each slot listener without
-    /// following a pointer, which is most of its work when 64 slots listen
-    /// and one wakes.
-    pub collections: Box<[CollectionEntry]>,
-}
-
-/// A collection listener in a [`List`], with its selector beside it.
-#[derive(Clone)]
-pub(crate) struct CollectionEntry {
-    pub entry: Rc<Entry>,
-    pub selector: crate::collection::Selector,
+    /// What the features keep of this snapshot for their own dispatch,
+    /// made with it through the seam (see [`ListExtras`]).
+    pub extras: ListExtras,
 }
 
 impl List {
@@ -48,25 +40,12 @@ impl List {
     fn build<'e>(entries: impl ExactSizeIterator<Item = &'e Rc<Entry>>) -> List {
         let entries: Box<[Rc<Entry>]> = entries.cloned().collect();
         let max_arity = entries.iter().map(|e| e.params.arity()).max().unwrap_or(0);
-        let collections: Box<[CollectionEntry]> = entries
-            .iter()
-            .filter_map(|e| match &e.callback {
-                Callback::Collection(listen) => Some(CollectionEntry {
-                    entry: e.clone(),
-                    selector: listen.selector,
-                }),
-                _ => None,
-            })
-            .collect();
-        let either = collections
-            .iter()
-            .filter(|c| c.entry.takes_messages())
-            .count();
+        let extras = list_extras(&entries);
         List {
-            messages: entries.len() - collections.len() + either,
+            messages: entries.len() - not_for_messages(&extras),
             entries,
             max_arity,
-            collections,
+            extras,
         }
     }
 }

@@ -22,7 +22,8 @@ use std::any::{Any, TypeId};
 use std::cell::OnceCell;
 use std::rc::Rc;
 
-use crate::hub::{CollectionEntry, Gathered, delivery_order};
+use crate::hub::seam::{LaneExtras, lane_extras};
+use crate::hub::{Gathered, delivery_order};
 use crate::listener::Entry;
 use crate::source::Source;
 
@@ -36,10 +37,9 @@ pub(crate) struct Lane {
     pub entries: Box<[(Rc<Entry>, u32)]>,
     /// The largest arity a typed entry declares (see `List::max_arity`).
     pub max_arity: usize,
-    /// The collection listeners a table sent on this key reaches, in
-    /// delivery order: a table send down a current lane publishes from
-    /// here instead of gathering the lists again.
-    pub tables: Box<[(CollectionEntry, u32)]>,
+    /// What the features keep of the merged lists for their own dispatch
+    /// down this lane, made with it through the seam (see [`LaneExtras`]).
+    pub extras: LaneExtras,
     /// The typed view of the lane for one Rust tuple type: set by the first
     /// typed send that finds the lane fit for it, `None` when it is not
     /// (a script listener, a prefix listener, a struct filter...).
@@ -58,16 +58,13 @@ impl Lane {
             .map(|(entry, _)| entry.params.arity())
             .max()
             .unwrap_or(0);
-        let tables = crate::collection::dispatch::table_order(lists)
-            .into_iter()
-            .map(|(c, depth)| (c.clone(), depth))
-            .collect();
+        let extras = lane_extras(lists);
         Lane {
             epoch,
             source,
             entries,
             max_arity,
-            tables,
+            extras,
             direct: OnceCell::new(),
         }
     }

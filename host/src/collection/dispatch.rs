@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use smallvec::SmallVec;
 
-use crate::hub::{CollectionEntry, Gathered, Hub, Reached};
+use crate::hub::{Gathered, Hub, Reached};
 use crate::key::Key;
 use crate::listener::{Callback, Entry, ListenerError};
 use crate::report::Report;
@@ -23,6 +23,7 @@ use super::listen::{CollectionListen, Form, RowSink, TypedCompiledFn};
 use super::mirror::Mirror;
 use super::rows::{KeptRows, RowReader};
 use super::spans::Spans;
+use super::tables::{CollectionEntry, table_order};
 use super::update::{ALL_ROWS, Selector, Update, should_wake};
 use super::view::TableView;
 
@@ -43,7 +44,9 @@ pub(crate) fn table_of(args: &[Value]) -> Option<&Rc<Vec<Value>>> {
 }
 
 fn has_collection_listeners(lists: &Gathered) -> bool {
-    lists.iter().any(|(list, _)| !list.collections.is_empty())
+    lists
+        .iter()
+        .any(|(list, _)| !list.extras.collections.is_empty())
 }
 
 /// After a store: diff against the previous table and publish the changed
@@ -129,7 +132,7 @@ pub(crate) fn after_send(
         return 0;
     }
     match reached {
-        Reached::Lane(lane) => on_send_lane(hub, key, args, &lane.tables),
+        Reached::Lane(lane) => on_send_lane(hub, key, args, &lane.extras.tables),
         Reached::Lists(lists) => on_send(hub, key, args, lists),
     }
 }
@@ -239,23 +242,6 @@ fn element_of(rows: &[Value]) -> Option<Rc<str>> {
         .map(|s| s.name.clone())
 }
 
-/// The collection entries of `lists` in delivery order (the same rule as
-/// the message deliverer, `hub::sort_key`: order, then the key's own
-/// listeners by registration, then partial ones above, nearest first),
-/// those on a channel above the key only if they listen partially. What a
-/// lane keeps for table sends.
-pub(crate) fn table_order(lists: &Gathered) -> SmallVec<[(&CollectionEntry, u32); 16]> {
-    let mut order: SmallVec<[(&CollectionEntry, u32); 16]> = lists
-        .iter()
-        .flat_map(|(list, depth)| list.collections.iter().map(move |c| (c, *depth)))
-        .filter(|(c, depth)| *depth == 0 || c.entry.partial)
-        .collect();
-    if lists.len() > 1 {
-        order.sort_by_key(|(c, depth)| (c.entry.order, *depth, c.entry.seq));
-    }
-    order
-}
-
 /// Who a publish may reach: gathered lists, or a lane's ordered entries.
 #[derive(Clone, Copy)]
 enum Targets<'a> {
@@ -307,7 +293,7 @@ fn publish(
         // One list needs no merge: most slots are turned away by `wakes`
         // without a copy of the list being made.
         [(list, depth)] => {
-            for c in list.collections.iter() {
+            for c in list.extras.collections.iter() {
                 if visitor.wakes(c.selector) {
                     visitor.visit(&c.entry, *depth);
                 }

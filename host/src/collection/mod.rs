@@ -13,6 +13,8 @@
 //! - [`mirror`]: a table stored from Rust rows, read at compiled offsets.
 //! - [`listen`]: the listener forms (typed for Rust, raw for scripts).
 //! - `dispatch`: the store path, the send (transient) path, late replay.
+//! - `tables`: what the dispatch keeps beside a channel's snapshot and a
+//!   lane (built through the hub's seam).
 //! - [`writer`]: the in-place writer [`StoredArray`] / [`StoredArrayOf`].
 
 pub mod diff;
@@ -21,6 +23,7 @@ pub mod listen;
 pub mod mirror;
 pub mod rows;
 pub mod spans;
+pub(crate) mod tables;
 pub mod update;
 pub mod view;
 pub mod writer;

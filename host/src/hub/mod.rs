@@ -32,7 +32,7 @@ mod delivery;
 mod objects;
 mod registration;
 mod routing;
-mod seam;
+pub(crate) mod seam;
 mod state;
 
 use std::cell::{Cell, Ref, RefCell};
@@ -42,7 +42,6 @@ use std::rc::{Rc, Weak};
 use rustc_hash::FxHashMap;
 use thiserror::Error;
 
-pub(crate) use crate::channel::CollectionEntry;
 use crate::key::{Key, KeyError, Keys};
 use crate::listener::ListenerId;
 use crate::quota::{Holding, OverQuota, Quota};

@@ -11,9 +11,17 @@
 //! A listener's kind is data on its entry ([`Callback`](crate::listener::Callback)),
 //! read through the entry's methods, which ask the feature that owns it.
 //!
+//! Beside those calls, a feature may keep something of its own in the
+//! core's snapshots, built with them: [`ListExtras`] in each channel
+//! snapshot (`channel::List`) and [`LaneExtras`] in each lane
+//! (`lane::Lane`). The core builds them here and never looks inside; the
+//! feature's own dispatch reads them. This file is the only one of the
+//! core that names a feature.
+//!
 //! The points are plain calls, not a list of trait objects: a send pays
 //! no virtual call, allocation or borrow to pass through the seam, and
-//! the compiler inlines each point into its one caller.
+//! the compiler inlines each point into its one caller. The extras are
+//! concrete types, stored in place.
 
 use std::rc::Rc;
 
@@ -22,7 +30,33 @@ use crate::listener::Entry;
 use crate::value::Value;
 
 use super::Hub;
-use super::routing::Reached;
+use super::routing::{Gathered, Reached};
+
+/// What the features keep beside a channel's snapshot: the collection
+/// entries with their selectors.
+pub(crate) type ListExtras = crate::collection::tables::ListTables;
+
+/// What the features keep beside a lane: the collection entries a table
+/// sent down it reaches, in delivery order.
+pub(crate) type LaneExtras = crate::collection::tables::LaneTables;
+
+/// When a channel's snapshot is made: the features' extras for its
+/// `entries` (in channel order).
+pub(crate) fn list_extras(entries: &[Rc<Entry>]) -> ListExtras {
+    ListExtras::of(entries)
+}
+
+/// How many of a snapshot's entries a feature calls itself and the
+/// message deliverer never does (a collection listener that takes tables
+/// only).
+pub(crate) fn not_for_messages(extras: &ListExtras) -> usize {
+    extras.table_only()
+}
+
+/// When a lane is merged from `lists`: the features' extras for it.
+pub(crate) fn lane_extras(lists: &Gathered) -> LaneExtras {
+    LaneExtras::of(lists)
+}
 
 impl Hub {
     /// After a listener registered (and was traced): what the features

@@ -1,0 +1,92 @@
+//! What the collection dispatch keeps beside the core's snapshots: a
+//! channel's collection entries with their selectors ([`ListTables`], in
+//! each `List`) and a lane's in delivery order ([`LaneTables`], in each
+//! `Lane`). The core builds them through the seam (`hub::seam`) and never
+//! looks inside; the collection dispatch reads them.
+
+use std::rc::Rc;
+
+use smallvec::SmallVec;
+
+use crate::hub::Gathered;
+use crate::listener::{Callback, Entry};
+
+use super::update::Selector;
+
+/// A collection listener in a channel's snapshot, with its selector beside
+/// it.
+#[derive(Clone)]
+pub(crate) struct CollectionEntry {
+    pub entry: Rc<Entry>,
+    pub selector: Selector,
+}
+
+/// The collection entries of one channel's snapshot, in channel order,
+/// with what wakes them read out of the entry: a publish decides for each
+/// slot listener without following a pointer, which is most of its work
+/// when 64 slots listen and one wakes.
+pub(crate) struct ListTables {
+    pub collections: Box<[CollectionEntry]>,
+}
+
+impl ListTables {
+    /// The collection entries of `entries` (a snapshot, in channel order).
+    pub(crate) fn of(entries: &[Rc<Entry>]) -> ListTables {
+        let collections = entries
+            .iter()
+            .filter_map(|e| match &e.callback {
+                Callback::Collection(listen) => Some(CollectionEntry {
+                    entry: e.clone(),
+                    selector: listen.selector,
+                }),
+                _ => None,
+            })
+            .collect();
+        ListTables { collections }
+    }
+
+    /// How many of the snapshot's entries the message deliverer never
+    /// calls: the collection listeners that take tables only.
+    pub(crate) fn table_only(&self) -> usize {
+        self.collections
+            .iter()
+            .filter(|c| !c.entry.takes_messages())
+            .count()
+    }
+}
+
+/// The collection listeners a table sent on a lane's key reaches, in
+/// delivery order: a table send down a current lane publishes from here
+/// instead of gathering the lists again.
+pub(crate) struct LaneTables {
+    pub tables: Box<[(CollectionEntry, u32)]>,
+}
+
+impl LaneTables {
+    /// The collection entries of the lists a lane was merged from, in
+    /// delivery order (see [`table_order`]).
+    pub(crate) fn of(lists: &Gathered) -> LaneTables {
+        let tables = table_order(lists)
+            .into_iter()
+            .map(|(c, depth)| (c.clone(), depth))
+            .collect();
+        LaneTables { tables }
+    }
+}
+
+/// The collection entries of `lists` in delivery order (the same rule as
+/// the message deliverer, `hub::sort_key`: order, then the key's own
+/// listeners by registration, then partial ones above, nearest first),
+/// those on a channel above the key only if they listen partially. What a
+/// lane keeps for table sends.
+pub(crate) fn table_order(lists: &Gathered) -> SmallVec<[(&CollectionEntry, u32); 16]> {
+    let mut order: SmallVec<[(&CollectionEntry, u32); 16]> = lists
+        .iter()
+        .flat_map(|(list, depth)| list.extras.collections.iter().map(move |c| (c, *depth)))
+        .filter(|(c, depth)| *depth == 0 || c.entry.partial)
+        .collect();
+    if lists.len() > 1 {
+        order.sort_by_key(|(c, depth)| (c.entry.order, *depth, c.entry.seq));
+    }
+    order
+}
