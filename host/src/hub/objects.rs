@@ -1,5 +1,6 @@
 //! Objects and worlds: spawning and destroying them, their named sources,
-//! and what goes with a source when it goes (its listeners and stores).
+//! and what goes with a source when it goes (its listeners, and what the
+//! features keep from it: see `seam::on_source_gone`).
 
 use std::rc::Rc;
 
@@ -12,6 +13,7 @@ use crate::value::ObjectId;
 
 use super::registration::{drop_owned, forget_owned};
 use super::routing::lanes_changed;
+use super::seam;
 use super::state::{ObjectInfo, State};
 use super::{Hub, HubError, MAX_SOURCE_NAME_BYTES};
 
@@ -123,7 +125,7 @@ impl Hub {
                     drop_scope(s, key, scope, &mut dropped);
                 }
             }
-            drop_stores(s, |source| source.object() == Some(object));
+            seam::on_source_gone(s, |source| source.object() == Some(object));
             lanes_changed(s, None);
             Ok::<_, HubError>(dropped)
         })?;
@@ -142,7 +144,7 @@ impl Hub {
         let dropped = self.with_state(|s| {
             let mut dropped = Vec::new();
             s.worlds.remove(&world);
-            drop_stores(s, |source| source == Source::World(world));
+            seam::on_source_gone(s, |source| source == Source::World(world));
             for k in 0..s.slots.len() {
                 drop_scope(s, Key(k as u32), Source::World(world), &mut dropped);
             }
@@ -175,7 +177,7 @@ impl Hub {
             for key in keys {
                 drop_scope(s, key, source, &mut dropped);
             }
-            let stores = drop_stores(s, |stored| stored == source);
+            let stores = seam::on_source_gone(s, |stored| stored == source);
             lanes_changed(s, None);
             Ok::<_, HubError>((dropped, stores))
         })?;
@@ -228,12 +230,6 @@ pub(super) fn drop_scope(s: &mut State, key: Key, scope: Source, dropped: &mut V
         }
     }
     s.graveyard.push(Box::new(channel));
-}
-
-/// Drops the messages stored from the sources `gone` picks; returns how
-/// many (see [`crate::store::Stores::drop_from`]).
-pub(super) fn drop_stores(s: &mut State, gone: impl Fn(Source) -> bool) -> usize {
-    s.stores.drop_from(gone, &mut s.graveyard)
 }
 
 /// The id of source name `name`, made on its first use.

@@ -20,6 +20,7 @@ use crate::typed::Handler;
 use crate::types::{Mismatch, Type};
 
 use super::routing::lanes_changed;
+use super::seam;
 use super::state::{State, refresh_sig};
 use super::{Hub, HubError, Message};
 
@@ -114,15 +115,15 @@ impl Hub {
             None => None,
         };
         let checked = self.is_checked();
-        let is_hook = matches!(spec.callback, Callback::Hook(_));
+        let apart = seam::kept_apart(&spec.callback);
         let result = self.with_state(|s| {
-            if let (Some(site), false) = (&spec.site, is_hook)
+            if let (Some(site), false) = (&spec.site, apart)
                 && s.table.record_site(key, site.clone())
             {
                 self.inner.table_dirty.set(true);
             }
             if let ListenerParams::Typed(types) = &spec.params
-                && !is_hook
+                && !apart
             {
                 check_listener_types(s, handle, key, types, checked, &self.inner.table_dirty)
                     .map_err(|(key, mismatch)| (key, mismatch, spec.site.clone()))?;
@@ -152,7 +153,7 @@ impl Hub {
                 site: spec.site,
                 _charge: charge,
             });
-            insert_entry(s, entry.clone(), is_hook);
+            insert_entry(s, entry.clone(), apart);
             Ok(entry)
         });
         let entry = match result {
@@ -189,8 +190,7 @@ impl Hub {
             let Some(entry) = s.listeners.get(&id) else {
                 return false;
             };
-            s.keys.get(key) == Some(entry.key)
-                && matches!(entry.callback, Callback::Hook(_)) == hook
+            s.keys.get(key) == Some(entry.key) && seam::kept_apart(&entry.callback) == hook
         });
         matches && self.unlisten(id)
     }
@@ -243,7 +243,7 @@ impl Hub {
             .borrow()
             .listeners
             .values()
-            .filter(|e| !matches!(e.callback, Callback::Hook(_)))
+            .filter(|e| !seam::kept_apart(&e.callback))
             .count()
     }
 
@@ -255,7 +255,7 @@ impl Hub {
                 remove_entry(s, id);
             }
             // Dropped after the borrow (see `destroy`).
-            s.stores.drop_from(|_| true, &mut s.graveyard);
+            seam::on_source_gone(s, |_| true);
         });
     }
 }
@@ -354,7 +354,9 @@ pub(super) fn check_listener_types(
     Ok(())
 }
 
-pub(super) fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
+/// Registers `entry`: with its owner and object, then in its key's tiers,
+/// or with its feature when it is kept `apart` (see `seam::kept_apart`).
+pub(super) fn insert_entry(s: &mut State, entry: Rc<Entry>, apart: bool) {
     let key = entry.key;
     if let Some(owner) = &entry.owner {
         let owned = s.by_owner.entry(owner.identity()).or_default();
@@ -367,8 +369,8 @@ pub(super) fn insert_entry(s: &mut State, entry: Rc<Entry>, hooks: bool) {
         info.watched.insert(key);
     }
     s.listeners.insert(entry.id, entry.clone());
-    if hooks {
-        s.hooks.insert(&s.keys, entry, &mut s.graveyard);
+    if apart {
+        seam::insert_apart(s, entry);
         return;
     }
     let slot = &mut s.slots[key.index()];
@@ -389,8 +391,8 @@ pub(super) fn remove_entry(s: &mut State, id: ListenerId) -> bool {
     };
     entry.alive.set(false);
     forget_owned(s, &entry);
-    if matches!(entry.callback, Callback::Hook(_)) {
-        s.hooks.remove(&s.keys, &entry, &mut s.graveyard);
+    if seam::kept_apart(&entry.callback) {
+        seam::remove_apart(s, &entry);
         s.graveyard.push(Box::new(entry));
         return true;
     }

@@ -3,6 +3,12 @@
 //! named points and names no feature; each point calls the features that
 //! take part in it, in a fixed order.
 //!
+//! Registration and the objects hand what is a feature's to it here too:
+//! a listener kept apart from the key's tiers (a hook listener) goes to
+//! its feature ([`kept_apart`], `insert_apart`, `remove_apart`), and a
+//! source that goes takes what the features keep from it
+//! (`on_source_gone`).
+//!
 //! Each feature keeps its state in its own type, one field of the hub:
 //! [`Stores`](crate::store::Stores) and [`Hooks`](crate::hook::Hooks) in
 //! the [`State`](super::State), [`Collections`](crate::collection::Collections),
@@ -26,11 +32,12 @@
 use std::rc::Rc;
 
 use crate::key::Key;
-use crate::listener::Entry;
+use crate::listener::{Callback, Entry};
+use crate::source::Source;
 use crate::value::Value;
 
-use super::Hub;
 use super::routing::{Gathered, Reached};
+use super::{Hub, State};
 
 /// What the features keep beside a channel's snapshot: the collection
 /// entries with their selectors.
@@ -82,4 +89,34 @@ impl Hub {
     ) -> usize {
         crate::collection::dispatch::after_send(self, key, args, request, reached)
     }
+}
+
+/// Is a listener with this callback kept apart from its key's tiers by a
+/// feature? A hook listener is: the hook run orders it by priority, and
+/// checks and records the payload itself, so registration neither checks
+/// its types nor records its site.
+#[inline]
+pub(crate) fn kept_apart(callback: &Callback) -> bool {
+    matches!(callback, Callback::Hook(_))
+}
+
+/// A listener kept apart (see [`kept_apart`]) registered: its feature
+/// keeps it.
+pub(super) fn insert_apart(s: &mut State, entry: Rc<Entry>) {
+    s.hooks.insert(&s.keys, entry, &mut s.graveyard);
+}
+
+/// A listener kept apart (see [`kept_apart`]) was removed: its feature
+/// lets go of it.
+pub(super) fn remove_apart(s: &mut State, entry: &Rc<Entry>) {
+    s.hooks.remove(&s.keys, entry, &mut s.graveyard);
+}
+
+/// The sources `gone` picks went (an object or world destroyed, a named
+/// source removed, a reset): what the features keep from them goes too —
+/// the messages stored from them. Returns how many went (see
+/// [`crate::store::Stores::drop_from`]); their drop waits in the
+/// graveyard until the borrow ends.
+pub(super) fn on_source_gone(s: &mut State, gone: impl Fn(Source) -> bool) -> usize {
+    s.stores.drop_from(gone, &mut s.graveyard)
 }
