@@ -25,7 +25,7 @@ use std::rc::Rc;
 
 use crate::hub::Hub;
 use crate::key::Key;
-use crate::listener::{Callback, ListenerId};
+use crate::listener::ListenerId;
 use crate::report::Report;
 use crate::signature::Site;
 use crate::source::Source;
@@ -124,15 +124,12 @@ impl Hub {
                     if entry.expects.is_some() || entry.remaining.get() >= 0 {
                         return Err(NoHandoff::SpecialListener);
                     }
-                    match &entry.callback {
-                        Callback::Message(_) => {}
-                        // A listener that takes tables or messages, whichever
-                        // is sent: a message listener for a key that carries
-                        // no table (what its sends are, once the key is known).
-                        Callback::Collection(_) if entry.takes_messages() && !table_key => {}
-                        // Skipped by a plain send (the table path is not plain).
-                        Callback::Collection(_) => return Ok(()),
-                        Callback::Hook(_) => return Err(NoHandoff::SpecialListener),
+                    // Skipped by a plain send (the table path is not plain);
+                    // a hook listener is never plain.
+                    match entry.called_by_plain_send(table_key) {
+                        Some(true) => {}
+                        Some(false) => return Ok(()),
+                        None => return Err(NoHandoff::SpecialListener),
                     }
                     if entry.callable() {
                         listeners.push(SnapshotListener {

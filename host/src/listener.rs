@@ -265,6 +265,19 @@ impl Entry {
         }
     }
 
+    /// Does a plain send call this entry as a message listener? A send of
+    /// a key that carries a `table` goes to the collection listeners on
+    /// the table path, so one that takes tables or messages is skipped
+    /// then, and called for any other key (what its sends are, once the
+    /// key is known). `None`: a hook listener, which no plain send calls.
+    pub(crate) fn called_by_plain_send(&self, table: bool) -> Option<bool> {
+        match &self.callback {
+            Callback::Message(_) => Some(true),
+            Callback::Hook(_) => None,
+            Callback::Collection(listen) => Some(listen.takes_messages() && !table),
+        }
+    }
+
     /// Is this a hook listener (kept by the hooks, not by a key's tiers)?
     #[inline]
     pub(crate) fn is_hook(&self) -> bool {
