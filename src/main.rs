@@ -79,6 +79,9 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = tools::Format::Text)]
         format: tools::Format,
+        /// Exit 1 on warnings too (for CI).
+        #[arg(long)]
+        deny_warnings: bool,
     },
     /// Write LuaLS/EmmyLua meta files and Rhai definitions for the table of DIR.
     Stubs {
@@ -167,7 +170,11 @@ fn main() -> ExitCode {
             why_on_stdout: false,
             limits,
         }),
-        Command::Check { dir, format } => tools::check(&dir, format),
+        Command::Check {
+            dir,
+            format,
+            deny_warnings,
+        } => tools::check(&dir, format, deny_warnings),
         Command::Stubs { dir, out, table } => tools::stubs(&dir, out.as_deref(), table.as_deref()),
         Command::Explain {
             dir,

@@ -16,18 +16,36 @@ pub enum Format {
     Json,
 }
 
-pub fn check(dir: &Path, format: Format) -> anyhow::Result<ExitCode> {
+/// The keys `gantry run` declares to every mod before it runs (see
+/// `run.rs`): `check` and the server know them with no table.
+fn host_keys() -> Vec<gantry_lsp::HostKey> {
+    use gantry_host::{KeyDecl, Type};
+    vec![gantry_lsp::HostKey {
+        key: crate::run::TICK_KEY.to_owned(),
+        decl: KeyDecl::event()
+            .doc("Sent by `gantry run` once per tick: the tick's number from 1, and its length in seconds.")
+            .param("n", Type::Int)
+            .param("dt", Type::Float),
+    }]
+}
+
+/// `gantry check DIR`: exit 1 on any error, or on any warning too with
+/// `deny_warnings`.
+pub fn check(dir: &Path, format: Format, deny_warnings: bool) -> anyhow::Result<ExitCode> {
     crate::folder::mod_folder(dir)?;
     // The checker looks for the nearest table file and would pass over a
     // folder in its place, checking against a parent's table or none.
     crate::folder::table_path(dir, None)?;
-    let files =
-        gantry_lsp::check::check_dir(dir).with_context(|| format!("checking {}", dir.display()))?;
+    let options = gantry_lsp::CheckOptions { host: host_keys() };
+    let files = gantry_lsp::check::check_dir_with(dir, &options)
+        .with_context(|| format!("checking {}", dir.display()))?;
     match format {
         Format::Text => out!("{}", gantry_lsp::check::format_text(&files)),
         Format::Json => outln!("{}", gantry_lsp::check::format_json(&files)),
     }
-    Ok(if gantry_lsp::check::has_errors(&files) {
+    let fails = gantry_lsp::check::has_errors(&files)
+        || (deny_warnings && gantry_lsp::check::has_warnings(&files));
+    Ok(if fails {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -63,6 +81,6 @@ pub fn stubs(dir: &Path, out: Option<&Path>, table: Option<&Path>) -> anyhow::Re
 /// LSP: exit code 0 after `shutdown` + `exit`, 1 for an `exit` without
 /// `shutdown` before it.
 pub fn lsp() -> anyhow::Result<ExitCode> {
-    let ending = gantry_lsp::run_stdio()?;
+    let ending = gantry_lsp::run_stdio_with(host_keys())?;
     Ok(ExitCode::from(ending.exit_code()))
 }

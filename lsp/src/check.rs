@@ -1,4 +1,5 @@
-//! `gantry check DIR`: the server's diagnostics in batch, for a mod's CI.
+//! `gantry check DIR`: the server's diagnostics in batch, for a mod's CI,
+//! plus each script's syntax errors and each `mod.toml`'s mistakes.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -8,10 +9,10 @@ use gantry_host::files;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::analysis::diagnostics::{Code, Severity, check_calls};
+use crate::analysis::diagnostics::{Code, KeyUse, Severity, check_calls};
 use crate::index::index_calls;
-use crate::syntax::{language_of, scan};
-use crate::table::{LoadedTable, find_table};
+use crate::syntax::{language_of, scan_checked};
+use crate::table::{HostKey, LoadedTable, TableSources};
 use crate::text::LineIndex;
 use crate::workspace::script_files;
 
@@ -40,9 +41,31 @@ pub struct FileDiagnostics {
     pub diagnostics: Vec<CheckDiagnostic>,
 }
 
-/// Checks every `.lua` and `.rhai` script under `dir` against its table.
-/// Files without findings are left out.
+/// What a check knows beyond the mod folder.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The keys the host declares to every mod it runs (`gantry run`'s
+    /// `Game.Tick`): known without a table.
+    pub host: Vec<HostKey>,
+}
+
+/// Checks every `.lua` and `.rhai` script under `dir` against its table,
+/// with no host keys. See [`check_dir_with`].
 pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
+    check_dir_with(dir, &CheckOptions::default())
+}
+
+/// Checks every `.lua` and `.rhai` script under `dir`: its syntax (what its
+/// language would refuse to load), and its calls against its table (the
+/// table file, the host's keys and `mod.toml`, merged) and against what
+/// the whole mod sends and listens to — so a fresh mod with no table is
+/// checked too. Each `mod.toml` in use that cannot be used is a finding of
+/// its own, at the line of each mistake. Files without findings are left
+/// out.
+pub fn check_dir_with(
+    dir: &Path,
+    options: &CheckOptions,
+) -> Result<Vec<FileDiagnostics>, CheckError> {
     if !dir.is_dir() {
         return Err(CheckError::NotADirectory {
             path: dir.to_owned(),
@@ -52,6 +75,18 @@ pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
     let mut scripts = Vec::with_capacity(files.len());
     let mut workspace = crate::index::WorkspaceIndex::default();
     let mut out = Vec::new();
+    let mut tables: HashMap<TableSources, LoadedTable> = HashMap::new();
+    // Scripts of one folder share their sources: found once per folder.
+    let mut found: HashMap<PathBuf, TableSources> = HashMap::new();
+    let mut sources_of = |folder: &Path| {
+        found
+            .entry(folder.to_owned())
+            .or_insert_with(|| TableSources::find(folder))
+            .clone()
+    };
+    // The mod's own manifest is checked even with no script.
+    let own = sources_of(dir);
+    tables.insert(own.clone(), LoadedTable::load_sources(&own, &options.host));
     for path in files {
         let text = match files::read_text_in(dir, &path, files::MAX_SCRIPT_BYTES) {
             Ok(text) => text,
@@ -69,47 +104,102 @@ pub fn check_dir(dir: &Path) -> Result<Vec<FileDiagnostics>, CheckError> {
             continue;
         };
         let lines = LineIndex::new(&text);
-        let calls = scan(language, &text);
+        let (calls, syntax) = scan_checked(language, &text);
         workspace.set_file(path.clone(), language, index_calls(&text, &lines, &calls));
-        scripts.push((path, text, lines, calls));
+        let sources = sources_of(path.parent().unwrap_or(dir));
+        tables
+            .entry(sources.clone())
+            .or_insert_with(|| LoadedTable::load_sources(&sources, &options.host));
+        scripts.push((path, text, lines, calls, syntax, sources));
     }
-    let mut tables: HashMap<PathBuf, LoadedTable> = HashMap::new();
-    for (path, text, lines, calls) in scripts {
-        let table = find_table(path.parent().unwrap_or(dir)).map(|file| {
-            tables
-                .entry(file.clone())
-                .or_insert_with(|| LoadedTable::load(&file))
-        });
-        let usable = table.as_ref().and_then(|t| t.usable());
-        let diagnostics: Vec<CheckDiagnostic> = check_calls(&calls, usable, &workspace)
-            .into_iter()
-            .map(|d| {
-                let (start, end) = (d.range.start, d.range.end);
-                CheckDiagnostic {
-                    line: lines.line_of(start.min(text.len())) + 1,
-                    column: lines.char_column(&text, start),
-                    end_line: lines.line_of(end.min(text.len())) + 1,
-                    end_column: lines.char_column(&text, end),
-                    severity: d.severity,
-                    code: d.code,
-                    message: d.message,
-                }
-            })
-            .collect();
+    let mut uses: HashMap<&TableSources, KeyUse> = HashMap::new();
+    for (path, text, lines, calls, syntax, sources) in &scripts {
+        let table = &tables[sources];
+        let usable = table.usable();
+        let uses = uses
+            .entry(sources)
+            .or_insert_with(|| KeyUse::of(usable, &workspace));
+        let at = |offset: usize| {
+            (
+                lines.line_of(offset.min(text.len())) + 1,
+                lines.char_column(text, offset),
+            )
+        };
+        let mut diagnostics: Vec<CheckDiagnostic> = Vec::new();
+        if let Some(error) = syntax {
+            let (line, column) = at(error.at);
+            diagnostics.push(CheckDiagnostic {
+                line,
+                column,
+                end_line: line,
+                end_column: column,
+                severity: Severity::Error,
+                code: Code::SyntaxError,
+                message: error.message.clone(),
+            });
+        }
+        diagnostics.extend(
+            check_calls(calls, usable, &workspace, uses)
+                .into_iter()
+                .map(|d| {
+                    let ((line, column), (end_line, end_column)) =
+                        (at(d.range.start), at(d.range.end));
+                    CheckDiagnostic {
+                        line,
+                        column,
+                        end_line,
+                        end_column,
+                        severity: d.severity,
+                        code: d.code,
+                        message: d.message,
+                    }
+                }),
+        );
         if !diagnostics.is_empty() {
-            out.push(FileDiagnostics { path, diagnostics });
+            out.push(FileDiagnostics {
+                path: path.clone(),
+                diagnostics,
+            });
         }
     }
-    let mut broken: Vec<&LoadedTable> = tables.values().filter(|t| t.error.is_some()).collect();
-    broken.sort_by(|a, b| a.file.cmp(&b.file));
-    for table in broken {
-        out.push(FileDiagnostics {
-            path: table.file.clone(),
-            diagnostics: vec![file_level(
-                Code::TableError,
-                table.error.clone().unwrap_or_default(),
-            )],
-        });
+    let mut loaded: Vec<&LoadedTable> = tables.values().collect();
+    loaded.sort_by(|a, b| a.sources.cmp(&b.sources));
+    let mut reported: Vec<&Path> = Vec::new();
+    for table in loaded {
+        if let (Some(file), Some(error)) = (&table.sources.table, &table.error)
+            && !reported.contains(&file.as_path())
+        {
+            reported.push(file);
+            out.push(FileDiagnostics {
+                path: file.clone(),
+                diagnostics: vec![file_level(Code::TableError, error.clone())],
+            });
+        }
+        if let Some(file) = &table.sources.manifest
+            && !table.manifest_errors.is_empty()
+            && !reported.contains(&file.as_path())
+        {
+            reported.push(file);
+            out.push(FileDiagnostics {
+                path: file.clone(),
+                diagnostics: table
+                    .manifest_errors
+                    .iter()
+                    .map(|finding| {
+                        let (line, column) = (finding.line as usize, finding.column as usize);
+                        CheckDiagnostic {
+                            line,
+                            column,
+                            end_line: line,
+                            end_column: column,
+                            severity: Severity::Error,
+                            code: Code::ManifestError,
+                            message: finding.message.clone(),
+                        }
+                    })
+                    .collect(),
+            });
+        }
     }
     Ok(out)
 }
@@ -133,6 +223,14 @@ pub fn has_errors(files: &[FileDiagnostics]) -> bool {
         .iter()
         .flat_map(|f| &f.diagnostics)
         .any(|d| d.severity == Severity::Error)
+}
+
+/// Is any finding a warning (`--deny-warnings` fails on them too)?
+pub fn has_warnings(files: &[FileDiagnostics]) -> bool {
+    files
+        .iter()
+        .flat_map(|f| &f.diagnostics)
+        .any(|d| d.severity == Severity::Warning)
 }
 
 /// `file:line:col: severity code: message`, one per line.

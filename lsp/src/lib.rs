@@ -12,7 +12,8 @@
 //! - [`check`]: `gantry check DIR`, the diagnostics in batch.
 //! - [`syntax`]: the bridge to `gantry_lua::syntax` and `gantry_rhai::syntax`;
 //!   [`incremental`]: a Lua document's calls kept current across edits.
-//! - [`table`]: finding `.gantry/signatures.json` and reloading it on change.
+//! - [`table`]: finding `.gantry/signatures.json` and `mod.toml`, merging
+//!   them over the host's keys, and reloading them on change.
 //! - [`index`] / [`workspace`]: the calls of every script in the workspace.
 //! - [`text`] / [`uri`]: byte offsets against UTF-16 positions; file URIs.
 
@@ -32,6 +33,8 @@ pub mod workspace;
 
 pub use analysis::diagnostics::{Code, Severity};
 pub use check::{
-    CheckDiagnostic, CheckError, FileDiagnostics, check_dir, format_json, format_text, has_errors,
+    CheckDiagnostic, CheckError, CheckOptions, FileDiagnostics, check_dir, check_dir_with,
+    format_json, format_text, has_errors, has_warnings,
 };
-pub use server::{Ending, ServerError, run, run_stdio, serve};
+pub use server::{Ending, ServerError, run, run_stdio, run_stdio_with, serve, serve_with};
+pub use table::HostKey;

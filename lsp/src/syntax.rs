@@ -44,6 +44,61 @@ pub fn scan(language: Language, text: &str) -> Vec<ScannedCall> {
     }
 }
 
+/// Why a script's language would refuse to load it, at a byte offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub at: usize,
+    pub message: String,
+}
+
+/// Scans a whole script once and says whether its language would load it
+/// (`gantry check`): Lua 5.4's verdict from the scanner's own walk (the
+/// tree-sitter grammar is wider than Lua's), Rhai's parser's (which runs
+/// nothing).
+pub fn scan_checked(language: Language, text: &str) -> (Vec<ScannedCall>, Option<SyntaxError>) {
+    match language {
+        Language::Lua => {
+            let (calls, refusal) = gantry_lua::syntax::scan_checked(text);
+            let error = refusal.map(|r| SyntaxError {
+                at: r.at.min(text.len()),
+                message: format!("Lua would not load this script: {}", r.why),
+            });
+            (calls, error)
+        }
+        Language::Rhai => (gantry_rhai::syntax::scan(text), rhai_syntax_error(text)),
+        Language::Rust | Language::Manifest => (Vec::new(), None),
+    }
+}
+
+/// Rhai's parse error of `text`, if any, from an engine set up as the
+/// runtime's is for parsing (`eval` refused, no optimization: nothing is
+/// called, nothing runs).
+fn rhai_syntax_error(text: &str) -> Option<SyntaxError> {
+    let mut engine = rhai::Engine::new_raw();
+    engine.disable_symbol("eval");
+    engine.set_optimization_level(rhai::OptimizationLevel::None);
+    let error = engine.compile(text).err()?;
+    let position = error.position();
+    let at = match (position.line(), position.position()) {
+        (Some(line), column) => {
+            let lines = LineIndex::new(text);
+            let range = lines.line_range(text, line.saturating_sub(1));
+            let column = column.unwrap_or(1).saturating_sub(1);
+            let line_text = text.get(range.clone()).unwrap_or("");
+            range.start
+                + line_text
+                    .char_indices()
+                    .nth(column)
+                    .map_or(line_text.len(), |(i, _)| i)
+        }
+        (None, _) => text.len(),
+    };
+    Some(SyntaxError {
+        at: at.min(text.len()),
+        message: format!("Rhai would not compile this script: {}", error.err_type()),
+    })
+}
+
 /// A document's parse state and calls between edits.
 pub struct Parsed {
     language: Language,

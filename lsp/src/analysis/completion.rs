@@ -10,6 +10,7 @@ use lsp_types::{
 };
 
 use super::SourceFile;
+use super::diagnostics::kind_fits;
 
 /// Completion items at byte `offset`; empty when the cursor is in no key
 /// argument or listener position.
@@ -35,6 +36,7 @@ pub fn completion(
                 key_items(
                     file,
                     table,
+                    at.function,
                     &prefix[..parent_len],
                     segment_start..segment_end,
                 )
@@ -44,7 +46,7 @@ pub fn completion(
                 .get(at.arg.clone())
                 .is_some_and(|t| t.trim().is_empty()) =>
             {
-                quoted_key_items(file, table, at.arg.clone())
+                quoted_key_items(file, table, at.function, at.arg.clone())
             }
             None => Vec::new(),
         };
@@ -65,10 +67,13 @@ pub fn completion(
 /// A full key and its table entry.
 type KeyAt<'t> = (&'t str, &'t KeyEntry);
 
-/// The children of `parent` (`""` or `"Inv."`): one item per next segment.
+/// The children of `parent` (`""` or `"Inv."`): one item per next segment,
+/// counting only the keys whose kind fits `function` (no store key inside
+/// `RunHook`, no event key inside `GMP.StoredArray`).
 fn key_items(
     file: &SourceFile<'_>,
     table: &SignatureTable,
+    function: ApiFunction,
     parent: &str,
     replace: std::ops::Range<usize>,
 ) -> Vec<CompletionItem> {
@@ -79,7 +84,7 @@ fn key_items(
         let Some(rest) = key.strip_prefix(parent) else {
             break;
         };
-        if rest.is_empty() {
+        if rest.is_empty() || !kind_fits(function, entry) {
             continue;
         }
         let segment = rest.split('.').next().unwrap_or(rest);
@@ -112,15 +117,18 @@ fn key_items(
         .collect()
 }
 
-/// At an empty key position: every key, with its quotes.
+/// At an empty key position: every key whose kind fits `function`, with
+/// its quotes.
 fn quoted_key_items(
     file: &SourceFile<'_>,
     table: &SignatureTable,
+    function: ApiFunction,
     replace: std::ops::Range<usize>,
 ) -> Vec<CompletionItem> {
     let range = file.range(replace);
     table
         .entries()
+        .filter(|(_, entry)| kind_fits(function, entry))
         .map(|(key, entry)| {
             let mut item = key_item(key, key, entry);
             item.filter_text = Some(format!("\"{key}\""));

@@ -1,20 +1,28 @@
 //! Diagnostics: every scanned call checked against the signature table.
 //!
 //! Each finding has a stable [`Code`] (editors and `gantry check` users
-//! filter on it). Severity follows one rule: what contradicts a *declared*
-//! key is an error (the hub would refuse it at run time); what contradicts a
-//! key only *observed* from traffic is a warning (the table may simply not
-//! have seen enough yet).
+//! filter on it). Severity follows one rule, the runtime's: what contradicts
+//! a *declared* key (in `mod.toml`, by the host, or by hand in the table) is
+//! an error (the hub refuses it at run time); what contradicts a key only
+//! *observed* from traffic is a warning (the table may simply not have seen
+//! enough yet).
+//!
+//! Keys are checked against the mod itself too, table or none ([`KeyUse`]):
+//! a key listened to that nothing sends nor declares never fires — an error
+//! when a known key is a few edits away (a typo), a warning otherwise; a
+//! key sent that nothing listens to nor declares is a warning.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
 
-use gantry_host::key::validate_key;
+use gantry_host::key::{parent_key, validate_key};
 use gantry_host::{
-    ApiFunction, KeyEntry, Literal, Origin, ScannedArg, ScannedCall, SignatureTable, Type,
+    ApiFunction, KeyEntry, Kind, Language, Literal, Origin, Role, ScannedArg, ScannedCall,
+    SignatureTable, Type,
 };
+use gantry_stubs::shape::FunctionSet;
 use serde::Serialize;
 
 use crate::index::WorkspaceIndex;
@@ -23,7 +31,8 @@ use crate::index::WorkspaceIndex;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Code {
-    /// The key is not in the signature table.
+    /// A key listened to that nothing sends nor declares, or sent and that
+    /// nothing listens to nor declares.
     UnknownKey,
     /// The key string is not a well-formed key.
     MalformedKey,
@@ -37,17 +46,24 @@ pub enum Code {
     ListenerParams,
     /// `ListenRowMessage` on a key that is not a collection.
     RowListenNotCollection,
+    /// A function of another kind than the key's (`RunHook` on a store
+    /// key, `GMP.StoredArray` on an event key).
+    WrongKind,
     /// The key is not a string literal: the call cannot be baked.
     NonLiteralKey,
     /// The signature table could not be read.
     TableError,
+    /// The `mod.toml` could not be used.
+    ManifestError,
+    /// The script does not parse: its language would refuse to load it.
+    SyntaxError,
     /// A script could not be read (a FIFO or device, a link out of the mod
     /// folder, too large, not UTF-8): it was not checked.
     FileError,
 }
 
 impl Code {
-    pub const ALL: [Code; 10] = [
+    pub const ALL: [Code; 13] = [
         Code::UnknownKey,
         Code::MalformedKey,
         Code::TooManyArgs,
@@ -55,8 +71,11 @@ impl Code {
         Code::ArgType,
         Code::ListenerParams,
         Code::RowListenNotCollection,
+        Code::WrongKind,
         Code::NonLiteralKey,
         Code::TableError,
+        Code::ManifestError,
+        Code::SyntaxError,
         Code::FileError,
     ];
 
@@ -69,8 +88,11 @@ impl Code {
             Code::ArgType => "arg-type",
             Code::ListenerParams => "listener-params",
             Code::RowListenNotCollection => "row-listen-not-collection",
+            Code::WrongKind => "wrong-kind",
             Code::NonLiteralKey => "non-literal-key",
             Code::TableError => "table-error",
+            Code::ManifestError => "manifest-error",
+            Code::SyntaxError => "syntax-error",
             Code::FileError => "file-error",
         }
     }
@@ -118,20 +140,98 @@ pub struct Diagnostic {
     pub fix: Option<Fix>,
 }
 
-/// Checks every call. `table` is `None` when no signature table was found:
-/// then only what needs no table (malformed and non-literal keys) is checked.
+/// Checks every call. `table` is the script's table (its table file, the
+/// host's keys and its manifest, merged; empty for a fresh mod), `None`
+/// when the table file could not be read: then only what needs no table
+/// (malformed and non-literal keys) is checked. `uses` is what the whole
+/// workspace does with keys ([`KeyUse::of`] the same table and workspace).
 pub fn check_calls(
     calls: &[ScannedCall],
     table: Option<&SignatureTable>,
     workspace: &WorkspaceIndex,
+    uses: &KeyUse,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut listeners = ListenerNeeds::default();
     for call in calls {
-        check_call(call, table, workspace, &mut listeners, &mut out);
+        check_call(call, table, workspace, uses, &mut listeners, &mut out);
     }
     out.sort_by_key(|d| (d.range.start, d.code));
     out
+}
+
+/// What the mod does with keys, workspace-wide, and what is declared: the
+/// keys sent (by a script, or by the host where the table recorded a Rust
+/// site), the keys listened to, the keys declared. A typo'd key is caught
+/// here with no table at all: it is listened to and sent nowhere.
+#[derive(Debug, Clone, Default)]
+pub struct KeyUse {
+    sent: BTreeSet<String>,
+    listened: BTreeSet<String>,
+    declared: BTreeSet<String>,
+}
+
+impl KeyUse {
+    /// Built once per check (or publish) from the table and the index.
+    pub fn of(table: Option<&SignatureTable>, workspace: &WorkspaceIndex) -> Self {
+        let mut uses = KeyUse::default();
+        for (key, role) in workspace.keys() {
+            let set = match role {
+                Role::Send => &mut uses.sent,
+                Role::Listen => &mut uses.listened,
+                Role::Declare => continue,
+            };
+            if !set.contains(key) {
+                set.insert(key.to_owned());
+            }
+        }
+        for (key, entry) in table.into_iter().flat_map(SignatureTable::entries) {
+            if entry.origin == Origin::Declared {
+                uses.declared.insert(key.to_owned());
+            }
+            // The host's own sends and listens (Rust sites) are not in the
+            // scripts; a script's recorded site may be a typo a run saved.
+            for site in entry.sites.iter().filter(|s| s.language == Language::Rust) {
+                match site.role {
+                    Role::Send => uses.sent.insert(key.to_owned()),
+                    Role::Listen => uses.listened.insert(key.to_owned()),
+                    Role::Declare => false,
+                };
+            }
+        }
+        uses
+    }
+
+    /// Does anything send `key`, or declare it or a key under it (a
+    /// listener of `Inv` hears `Inv.Gold`)?
+    fn reaches(&self, key: &str) -> bool {
+        let below = format!("{key}.");
+        let under = |set: &BTreeSet<String>| {
+            set.range(below.clone()..)
+                .next()
+                .is_some_and(|k| k.starts_with(&below))
+        };
+        self.sent.contains(key)
+            || self.declared.contains(key)
+            || under(&self.sent)
+            || under(&self.declared)
+    }
+
+    /// Does anything listen to `key` or a key above it, or declare it?
+    fn hears(&self, key: &str) -> bool {
+        self.declared.contains(key)
+            || std::iter::successors(Some(key), |k| parent_key(k))
+                .any(|k| self.listened.contains(k))
+    }
+
+    /// The key nearest `key` among the declared and those `role` uses.
+    fn nearest(&self, key: &str, role: Role) -> Option<&str> {
+        let used = match role {
+            Role::Listen => &self.listened,
+            _ => &self.sent,
+        };
+        nearest_of(self.declared.iter().chain(used).map(String::as_str), key)
+    }
 }
 
 /// The most parameters a workspace listener of each key takes (capped at
@@ -143,6 +243,7 @@ fn check_call<'a>(
     call: &'a ScannedCall,
     table: Option<&SignatureTable>,
     workspace: &'a WorkspaceIndex,
+    uses: &KeyUse,
     listeners: &mut ListenerNeeds<'a>,
     out: &mut Vec<Diagnostic>,
 ) {
@@ -186,16 +287,17 @@ fn check_call<'a>(
     let Some(table) = table else {
         return;
     };
+    if let Some(d) = orphan(call.function, key, key_arg, uses) {
+        out.push(d);
+    }
     let Some(entry) = table.get(key) else {
-        if !(call.function.role() == Some(gantry_host::Role::Listen) && is_namespace(table, key)) {
-            out.push(unknown_key(table, key, key_arg));
-        }
         return;
     };
     let severity = match entry.origin {
         Origin::Declared => Severity::Error,
         Origin::Observed => Severity::Warning,
     };
+    check_kind(call.function, key, key_arg, entry, severity, out);
     if call.function.message_args_start().is_some() {
         check_message_args(call, key, entry, table, workspace, listeners, severity, out);
     }
@@ -214,43 +316,68 @@ fn check_call<'a>(
     check_listener(call, key, entry, severity, out);
 }
 
-/// Is `key` a parent of known keys (a partial listen on `Inv` hears `Inv.Items`)?
-fn is_namespace(table: &SignatureTable, key: &str) -> bool {
-    let prefix = format!("{key}.");
-    table
-        .keys
-        .range(prefix.clone()..)
-        .next()
-        .is_some_and(|(k, _)| k.starts_with(&prefix))
-}
-
-fn unknown_key(table: &SignatureTable, key: &str, key_arg: &ScannedArg) -> Diagnostic {
+/// A key listened to that nothing sends nor declares (its listener never
+/// fires), or sent and that nothing listens to nor declares. With a known
+/// key a few edits away, a listen is an error (a typo) and says which key
+/// was meant, with the fix; a send stays a warning (sending to nobody is
+/// harmless, and another mod may listen).
+fn orphan(
+    function: ApiFunction,
+    key: &str,
+    key_arg: &ScannedArg,
+    uses: &KeyUse,
+) -> Option<Diagnostic> {
     let range = key_arg.span.start..key_arg.span.end;
-    let mut d = diag(
-        range.clone(),
-        Severity::Warning,
-        Code::UnknownKey,
-        format!("unknown key `{key}`: it is not in the signature table"),
-    );
-    if let Some(nearest) = nearest_key(table, key) {
-        d.message.push_str(&format!("; did you mean `{nearest}`?"));
-        d.fix = Some(Fix {
-            title: format!("Change to `{nearest}`"),
-            range: range.start + 1..range.end.saturating_sub(1).max(range.start + 1),
-            new_text: nearest.to_owned(),
-        });
+    let (message, nearest, severity) = match function.role()? {
+        Role::Listen if !uses.reaches(key) => {
+            let nearest = uses.nearest(key, Role::Send);
+            let severity = if nearest.is_some() {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            (
+                format!("`{key}` is listened to but sent nowhere and declared nowhere"),
+                nearest,
+                severity,
+            )
+        }
+        Role::Send if !uses.hears(key) => (
+            format!("`{key}` is sent but listened to nowhere and declared nowhere"),
+            uses.nearest(key, Role::Listen),
+            Severity::Warning,
+        ),
+        _ => return None,
+    };
+    let mut d = diag(range.clone(), severity, Code::UnknownKey, message);
+    match nearest {
+        Some(nearest) => {
+            d.message.push_str(&format!("; did you mean `{nearest}`?"));
+            d.fix = Some(Fix {
+                title: format!("Change to `{nearest}`"),
+                range: range.start + 1..range.end.saturating_sub(1).max(range.start + 1),
+                new_text: nearest.to_owned(),
+            });
+        }
+        None => d
+            .message
+            .push_str(" (declare it in mod.toml if another mod or the host uses it)"),
     }
-    d
+    Some(d)
 }
 
 /// The known key closest to `key` by edit distance, if it is close enough to
 /// be a plausible typo (a third of the key's length, at least two edits).
 pub fn nearest_key<'t>(table: &'t SignatureTable, key: &str) -> Option<&'t str> {
+    nearest_of(table.keys.keys().map(String::as_str), key)
+}
+
+/// [`nearest_key`] among `candidates` (`key` itself left out).
+fn nearest_of<'k>(candidates: impl Iterator<Item = &'k str>, key: &str) -> Option<&'k str> {
     let limit = (key.len() / 3).max(2);
     let lower = key.to_ascii_lowercase();
-    table
-        .keys
-        .keys()
+    candidates
+        .filter(|k| *k != key)
         .map(|k| {
             (
                 strsim::levenshtein(&k.to_ascii_lowercase(), &lower),
@@ -260,7 +387,60 @@ pub fn nearest_key<'t>(table: &'t SignatureTable, key: &str) -> Option<&'t str> 
         })
         .filter(|(folded, _, _)| *folded <= limit)
         .min_by_key(|&(folded, exact, _)| (folded, exact))
-        .map(|(_, _, k)| k.as_str())
+        .map(|(_, _, k)| k)
+}
+
+/// Whether `function` may be called with a key of `entry`'s kind, as the
+/// stubs' shapes say ([`FunctionSet`]), so that completion, the checks and
+/// the stubs agree. A store of a key observed as a plain event fits: the
+/// run makes it a store.
+pub fn kind_fits(function: ApiFunction, entry: &KeyEntry) -> bool {
+    use ApiFunction::*;
+    if FunctionSet::of(entry).contains(function) {
+        return true;
+    }
+    let stores = matches!(
+        function,
+        StoreObjectMessage | OnceObjectMessage | RemoveStoredObjectMessage
+    );
+    stores && entry.origin == Origin::Observed && entry.kind == Kind::Event
+}
+
+/// A function used on a key of another kind, as the stubs' shapes say
+/// which fit ([`kind_fits`]): an error when the kind is declared.
+/// `ListenRowMessage` has its own finding.
+fn check_kind(
+    function: ApiFunction,
+    key: &str,
+    key_arg: &ScannedArg,
+    entry: &KeyEntry,
+    severity: Severity,
+    out: &mut Vec<Diagnostic>,
+) {
+    use ApiFunction::*;
+    if function == ListenRowMessage || kind_fits(function, entry) {
+        return;
+    }
+    let kind = if entry.response.is_some() {
+        "request".to_owned()
+    } else {
+        entry.kind.to_string()
+    };
+    let needs = match function {
+        RunHook | ListenHook => "a hook key",
+        StoredArray => "a collection key (one array of structs, stored)",
+        Request => "a request key (one with a response)",
+        StoreObjectMessage | OnceObjectMessage | RemoveStoredObjectMessage => {
+            "a store or collection key"
+        }
+        _ => "a message key, not a hook (hooks run with RunHook)",
+    };
+    out.push(diag(
+        key_arg.span.start..key_arg.span.end,
+        severity,
+        Code::WrongKind,
+        format!("`{key}` is a {kind} key: {function} takes {needs}"),
+    ));
 }
 
 #[allow(clippy::too_many_arguments)] // one call's context, passed down once

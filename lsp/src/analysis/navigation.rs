@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gantry_host::{KeyEntry, Role, SignatureTable, Site};
+use gantry_host::{KeyEntry, Language, Origin, Role, SignatureTable, Site};
 use lsp_types::{
     Hover, HoverContents, Location, MarkupContent, MarkupKind, OneOf, Position, Range, SymbolKind,
     WorkspaceLocation, WorkspaceSymbol,
@@ -15,11 +15,13 @@ use crate::index::WorkspaceIndex;
 use crate::uri::path_to_uri;
 
 /// Where the table lives: its file and the scripts directory that holds
-/// `.gantry/` (recorded site paths are relative to it or to a parent).
+/// `.gantry/` (recorded site paths are relative to it or to a parent), and
+/// the folder of the manifest (its declaration sites are relative to it).
 #[derive(Debug, Clone, Copy)]
 pub struct TableFiles<'a> {
     pub file: &'a Path,
     pub root: &'a Path,
+    pub manifest_dir: Option<&'a Path>,
 }
 
 pub fn hover(file: &SourceFile<'_>, table: &SignatureTable, offset: usize) -> Option<Hover> {
@@ -30,8 +32,11 @@ pub fn hover(file: &SourceFile<'_>, table: &SignatureTable, offset: usize) -> Op
         entry.signature_label(),
         key_summary(entry)
     );
-    if let Some(site) = entry.declaration_site() {
-        text.push_str(&format!("\n\ndeclared at {site}"));
+    match entry.declaration_site() {
+        Some(site) => text.push_str(&format!("\n\ndeclared at {site}")),
+        // `gantry run` declares `Game.Tick` with no site a user could open.
+        None if entry.origin == Origin::Declared => text.push_str("\n\ndeclared by the host"),
+        None => {}
     }
     let span = call.key_arg()?.span;
     Some(Hover {
@@ -43,8 +48,11 @@ pub fn hover(file: &SourceFile<'_>, table: &SignatureTable, offset: usize) -> Op
     })
 }
 
-/// The declaring site of the key under the cursor. A key that was only
-/// observed has no declaration; its first recorded site stands in.
+/// The declaring site of the key under the cursor: its line in `mod.toml`,
+/// or the Rust line that declared it. A key that was only observed has no
+/// declaration; its first recorded site that exists stands in. Never a
+/// file that is not there: a key the host declared with no site (`gantry
+/// run`'s `Game.Tick`) has no definition (its hover says who declared it).
 pub fn definition(
     file: &SourceFile<'_>,
     table: &SignatureTable,
@@ -52,11 +60,7 @@ pub fn definition(
     offset: usize,
 ) -> Option<Location> {
     let (_, key) = file.key_at(offset)?;
-    let entry = table.get(key)?;
-    let site = entry
-        .declaration_site()
-        .or_else(|| entry.sites.iter().next())?;
-    site_location(tables.root, site)
+    home_location(table.get(key)?, tables)
 }
 
 /// Every recorded site of the key under the cursor, then every call of it
@@ -85,14 +89,14 @@ pub fn references(
             if site.role == Role::Declare && !include_declaration {
                 continue;
             }
-            let path = resolve_site(tables.root, &site.file);
+            let path = site_path(tables, site);
             if seen
                 .iter()
                 .any(|(p, line)| *p == path && line + 1 == site.line)
             {
                 continue;
             }
-            if let Some(location) = site_location(tables.root, site) {
+            if let Some(location) = site_location(tables, site) {
                 out.push(location);
             }
         }
@@ -118,7 +122,7 @@ pub fn workspace_symbols(
             kind: SymbolKind::EVENT,
             tags: None,
             container_name: gantry_host::key::parent_key(key).map(str::to_owned),
-            location: match home_site(entry).and_then(|s| site_location(tables.root, s)) {
+            location: match home_location(entry, tables) {
                 Some(location) => OneOf::Left(location),
                 None => OneOf::Right(WorkspaceLocation {
                     uri: table_uri.clone(),
@@ -129,10 +133,18 @@ pub fn workspace_symbols(
         .collect()
 }
 
-fn home_site(entry: &KeyEntry) -> Option<&Site> {
-    entry
-        .declaration_site()
-        .or_else(|| entry.sites.iter().next())
+/// Where a key lives: its declaration when it was declared (none when the
+/// declaration left no site, or its file is gone), else its first recorded
+/// site whose file exists.
+fn home_location(entry: &KeyEntry, tables: TableFiles<'_>) -> Option<Location> {
+    match (entry.declaration_site(), entry.origin) {
+        (Some(site), _) => site_location(tables, site),
+        (None, Origin::Declared) => None,
+        (None, Origin::Observed) => entry
+            .sites
+            .iter()
+            .find_map(|site| site_location(tables, site)),
+    }
 }
 
 /// A recorded path: absolute as is; relative to the scripts directory or
@@ -149,8 +161,25 @@ pub fn resolve_site(root: &Path, file: &str) -> PathBuf {
         .unwrap_or_else(|| root.join(path))
 }
 
-fn site_location(root: &Path, site: &Site) -> Option<Location> {
-    let uri = path_to_uri(&resolve_site(root, &site.file))?;
+/// The file of a recorded site: a manifest's next to it, any other as
+/// [`resolve_site`] finds it.
+fn site_path(tables: TableFiles<'_>, site: &Site) -> PathBuf {
+    match (site.language, tables.manifest_dir) {
+        (Language::Manifest, Some(dir)) if Path::new(&site.file).is_relative() => {
+            dir.join(&site.file)
+        }
+        _ => resolve_site(tables.root, &site.file),
+    }
+}
+
+/// Where a recorded site is, if its file exists: a site of a file that is
+/// not there (a host's `(gantry run)`, a moved script) is no location.
+fn site_location(tables: TableFiles<'_>, site: &Site) -> Option<Location> {
+    let path = site_path(tables, site);
+    if !path.is_file() {
+        return None;
+    }
+    let uri = path_to_uri(&path)?;
     let position = Position::new(site.line.saturating_sub(1), site.column.saturating_sub(1));
     Some(Location::new(uri, Range::new(position, position)))
 }

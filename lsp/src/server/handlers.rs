@@ -35,6 +35,7 @@ fn files(table: &LoadedTable) -> TableFiles<'_> {
     TableFiles {
         file: &table.file,
         root: &table.root,
+        manifest_dir: table.manifest_dir.as_deref(),
     }
 }
 
@@ -221,12 +222,13 @@ pub fn did_change_watched_files(
         let Some(path) = uri_to_path(&change.uri) else {
             continue;
         };
-        // A reported change of a loaded table reloads it even when its
-        // (mtime, size) stamp looks the same; a deleted one too (it then
-        // reads as a table error until a table is back).
-        if let Some(table) = state.tables.reload(&path) {
-            tracing::debug!(table = %table.display(), "table reloaded on the client's report");
-            reloaded.push(table);
+        // A reported change of a loaded table or manifest reloads it even
+        // when its (mtime, size) stamp looks the same; a deleted one too (a
+        // table then reads as a table error until a table is back).
+        let tables = state.tables.reload(&path);
+        if !tables.is_empty() {
+            tracing::debug!(file = %path.display(), "table reloaded on the client's report");
+            reloaded.extend(tables);
             continue;
         }
         if language_of(&path).is_some() && !state.docs.contains_key(&change.uri) {

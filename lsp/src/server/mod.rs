@@ -40,6 +40,7 @@ use lsp_types::{
 pub use state::{Document, GlobalState, Snapshot};
 
 use crate::index::WorkspaceIndex;
+use crate::table::{HostKey, TableSources};
 use crate::uri::uri_to_path;
 use crate::workspace::{index_files, script_files};
 
@@ -47,7 +48,7 @@ use crate::workspace::{index_files, script_files};
 #[derive(Debug)]
 pub enum Task {
     IndexProgress { done: usize, total: usize },
-    Indexed(WorkspaceIndex, Vec<PathBuf>),
+    Indexed(WorkspaceIndex, Vec<TableSources>),
 }
 
 /// Everything the main loop reacts to.
@@ -138,8 +139,15 @@ pub enum ServerError {
 /// Serves the editor on stdin/stdout until it exits, over Gantry's own
 /// transport ([`transport`]: a malformed message is answered, not fatal).
 pub fn run_stdio() -> anyhow::Result<Ending> {
+    run_stdio_with(Vec::new())
+}
+
+/// [`run_stdio`] for a host that declares `host` keys to every mod it
+/// runs (`gantry lsp` for `gantry run`'s `Game.Tick`): the server knows
+/// them without a table.
+pub fn run_stdio_with(host: Vec<HostKey>) -> anyhow::Result<Ending> {
     let (connection, io_threads) = transport::stdio().map_err(ServerError::from)?;
-    let ending = serve(connection)?;
+    let ending = serve_with(connection, host)?;
     // The connection is gone: the writer writes what is left and ends.
     io_threads.join().map_err(ServerError::from)?;
     Ok(ending)
@@ -157,6 +165,11 @@ pub fn run(connection: Connection) -> anyhow::Result<()> {
 /// Serves one client over `connection`: the handshake, then the main loop
 /// until `exit` (or the client hanging up). Says how it ended.
 pub fn serve(connection: Connection) -> anyhow::Result<Ending> {
+    serve_with(connection, Vec::new())
+}
+
+/// [`serve`], every table holding the keys the host declares (`host`).
+pub fn serve_with(connection: Connection, host: Vec<HostKey>) -> anyhow::Result<Ending> {
     let (id, params) = match initialize_start(&connection) {
         Ok(started) => started,
         Err(ending) => return Ok(ending),
@@ -176,7 +189,7 @@ pub fn serve(connection: Connection) -> anyhow::Result<Ending> {
         }),
     };
     let (task_sender, task_receiver) = crossbeam_channel::unbounded();
-    let mut state = GlobalState::new(connection.sender.clone(), task_sender);
+    let mut state = GlobalState::new(connection.sender.clone(), task_sender, host);
     state.send(Response::new_ok(id, result));
     state.progress_supported = init
         .capabilities
@@ -252,12 +265,17 @@ fn workspace_roots(init: &InitializeParams) -> Vec<PathBuf> {
 }
 
 fn register_watchers(state: &mut GlobalState) {
-    let watchers = ["**/.gantry/signatures.json", "**/*.lua", "**/*.rhai"]
-        .map(|glob| FileSystemWatcher {
-            glob_pattern: GlobPattern::String(glob.to_owned()),
-            kind: None,
-        })
-        .to_vec();
+    let watchers = [
+        "**/.gantry/signatures.json",
+        "**/mod.toml",
+        "**/*.lua",
+        "**/*.rhai",
+    ]
+    .map(|glob| FileSystemWatcher {
+        glob_pattern: GlobPattern::String(glob.to_owned()),
+        kind: None,
+    })
+    .to_vec();
     let params = RegistrationParams {
         registrations: vec![Registration {
             id: "gantry/watch".to_owned(),
@@ -323,11 +341,11 @@ fn start_indexing(state: &mut GlobalState) {
                     let _ = sender.send(Task::IndexProgress { done, total });
                 }
             });
-            let mut tables: Vec<PathBuf> = files
+            let mut tables: Vec<TableSources> = files
                 .iter()
-                .filter_map(|f| crate::table::find_table(f.parent()?))
+                .filter_map(|f| Some(TableSources::find(f.parent()?)))
                 .collect();
-            tables.extend(roots.iter().filter_map(|r| crate::table::find_table(r)));
+            tables.extend(roots.iter().map(|r| TableSources::find(r)));
             tables.sort();
             tables.dedup();
             let _ = sender.send(Task::Indexed(index, tables));

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crossbeam_channel::Sender;
 use gantry_host::{Language, ScannedCall};
@@ -16,11 +16,11 @@ use lsp_types::{
 
 use super::Task;
 use crate::analysis::SourceFile;
-use crate::analysis::diagnostics::{Code, Diagnostic, Severity, check_calls};
+use crate::analysis::diagnostics::{Code, Diagnostic, KeyUse, Severity, check_calls};
 use crate::incremental::Rescan;
 use crate::index::{WorkspaceIndex, index_calls};
 use crate::syntax::Parsed;
-use crate::table::{LoadedTable, TableCache, find_table};
+use crate::table::{HostKey, LoadedTable, ManifestFinding, TableCache, TableSources};
 use crate::text::{LineIndex, apply_change};
 
 /// An open script.
@@ -31,8 +31,8 @@ pub struct Document {
     pub version: i32,
     pub text: String,
     pub lines: LineIndex,
-    /// The file of this script's signature table, when one was found.
-    pub table: Option<PathBuf>,
+    /// The files of this script's table (table file, manifest), as found.
+    pub sources: TableSources,
     /// The tree and every call of the script; the calls match `text`
     /// unless [`Document::is_stale`].
     parsed: Parsed,
@@ -41,14 +41,18 @@ pub struct Document {
 impl Document {
     pub fn new(path: Option<PathBuf>, language: Language, version: i32, text: String) -> Self {
         let parsed = Parsed::new(language, &text);
-        let table = path.as_deref().and_then(|p| find_table(p.parent()?));
+        let sources = path
+            .as_deref()
+            .and_then(Path::parent)
+            .map(TableSources::find)
+            .unwrap_or_default();
         Self {
             lines: LineIndex::new(&text),
             path,
             language,
             version,
             text,
-            table,
+            sources,
             parsed,
         }
     }
@@ -143,16 +147,20 @@ pub struct GlobalState {
     /// The load error last told the client for each table file (see
     /// [`GlobalState::report_table_errors`]).
     pub(crate) reported_table_errors: HashMap<PathBuf, String>,
+    /// The findings last published on each manifest (see
+    /// [`GlobalState::report_table_errors`]).
+    pub(crate) published_manifests: HashMap<PathBuf, Vec<ManifestFinding>>,
 }
 
 impl GlobalState {
-    pub fn new(sender: Sender<Message>, task_sender: Sender<Task>) -> Self {
+    /// A state whose tables all hold the host's keys (`host`).
+    pub fn new(sender: Sender<Message>, task_sender: Sender<Task>, host: Vec<HostKey>) -> Self {
         Self {
             sender,
             task_sender,
             req_queue: ReqQueue::default(),
             docs: HashMap::new(),
-            tables: TableCache::default(),
+            tables: TableCache::with_host(host),
             workspace: WorkspaceIndex::default(),
             dirty: BTreeSet::new(),
             roots: Vec::new(),
@@ -161,6 +169,7 @@ impl GlobalState {
             watch_files: false,
             initialized: false,
             reported_table_errors: HashMap::new(),
+            published_manifests: HashMap::new(),
         }
     }
 
@@ -180,9 +189,7 @@ impl GlobalState {
 
     /// Opens or replaces a document, loading its table.
     pub fn open(&mut self, uri: Uri, document: Document) {
-        if let Some(table) = &document.table {
-            self.tables.get_or_load(table);
-        }
+        self.tables.get_or_load(&document.sources);
         self.reindex(&uri, &document);
         self.docs.insert(uri.clone(), document);
         self.dirty.insert(uri);
@@ -231,17 +238,22 @@ impl GlobalState {
 
     /// [`GlobalState::refresh_tables`], counting `reloaded` (tables
     /// already reloaded, whatever their stamp) as changed.
-    pub fn refresh_tables_with(&mut self, reloaded: Vec<PathBuf>) {
+    pub fn refresh_tables_with(&mut self, reloaded: Vec<TableSources>) {
         let mut changed = self.tables.refresh();
         changed.extend(reloaded);
         for (uri, doc) in &mut self.docs {
-            if doc.table.is_none()
-                && let Some(found) = doc.path.as_deref().and_then(|p| find_table(p.parent()?))
-            {
+            // A file that was missing may have appeared (a first run wrote
+            // the table, the user created mod.toml).
+            let found = (doc.sources.table.is_none() || doc.sources.manifest.is_none())
+                .then(|| doc.path.as_deref().and_then(Path::parent))
+                .flatten()
+                .map(TableSources::find)
+                .filter(|found| *found != doc.sources);
+            if let Some(found) = found {
                 self.tables.get_or_load(&found);
-                doc.table = Some(found);
+                doc.sources = found;
                 self.dirty.insert(uri.clone());
-            } else if doc.table.as_ref().is_some_and(|t| changed.contains(t)) {
+            } else if changed.contains(&doc.sources) {
                 self.dirty.insert(uri.clone());
             }
         }
@@ -274,6 +286,54 @@ impl GlobalState {
                 ),
             });
             self.reported_table_errors.insert(file, error);
+        }
+        self.publish_manifests();
+    }
+
+    /// Publishes the findings of every manifest in use on its own URI
+    /// (`mod.toml`), each at its line, when they changed since last
+    /// published: a broken manifest is seen where it is broken, and an
+    /// empty list clears what a fixed one showed.
+    fn publish_manifests(&mut self) {
+        let mut current: HashMap<PathBuf, Vec<ManifestFinding>> = HashMap::new();
+        for table in self.tables.all() {
+            if let Some(file) = &table.sources.manifest {
+                current.insert(file.clone(), table.manifest_errors.clone());
+            }
+        }
+        let mut files: Vec<PathBuf> = current
+            .keys()
+            .chain(self.published_manifests.keys())
+            .cloned()
+            .collect();
+        files.sort();
+        files.dedup();
+        for file in files {
+            let now = current.remove(&file).unwrap_or_default();
+            // Only non-empty lists are kept: none is what an editor shows
+            // before anything was published.
+            if self
+                .published_manifests
+                .get(&file)
+                .map_or(&[][..], Vec::as_slice)
+                == now
+            {
+                continue;
+            }
+            let Some(uri) = crate::uri::path_to_uri(&file) else {
+                continue;
+            };
+            let diagnostics = now.iter().map(manifest_diagnostic).collect();
+            self.notify::<PublishDiagnostics>(PublishDiagnosticsParams::new(
+                uri,
+                diagnostics,
+                None,
+            ));
+            if now.is_empty() {
+                self.published_manifests.remove(&file);
+            } else {
+                self.published_manifests.insert(file, now);
+            }
         }
     }
 
@@ -317,7 +377,7 @@ impl<'a> Snapshot<'a> {
     }
 
     pub fn table_of(&self, doc: &Document) -> Option<&'a LoadedTable> {
-        self.state.tables.get(doc.table.as_deref()?)
+        self.state.tables.get(&doc.sources)
     }
 
     pub fn workspace(&self) -> &'a WorkspaceIndex {
@@ -342,12 +402,27 @@ impl<'a> Snapshot<'a> {
                 fix: None,
             });
         }
-        out.extend(check_calls(
-            doc.calls(),
-            table.and_then(LoadedTable::usable),
-            self.workspace(),
-        ));
+        let usable = table.and_then(LoadedTable::usable);
+        let uses = KeyUse::of(usable, self.workspace());
+        out.extend(check_calls(doc.calls(), usable, self.workspace(), &uses));
         out
+    }
+}
+
+/// A manifest finding as the editor shows it: an error at its line and
+/// column (1-based there; the protocol's are 0-based), to the line's end.
+fn manifest_diagnostic(finding: &ManifestFinding) -> lsp_types::Diagnostic {
+    let line = finding.line.saturating_sub(1);
+    let start = lsp_types::Position::new(line, finding.column.saturating_sub(1));
+    lsp_types::Diagnostic {
+        range: lsp_types::Range::new(start, lsp_types::Position::new(line, u32::MAX)),
+        severity: Some(DiagnosticSeverity::ERROR),
+        code: Some(NumberOrString::String(
+            Code::ManifestError.as_str().to_owned(),
+        )),
+        source: Some("gantry".to_owned()),
+        message: finding.message.clone(),
+        ..Default::default()
     }
 }
 

@@ -37,7 +37,25 @@ fn assert_key_completion_in_every_api_call(
     for (n, line) in lines.iter().enumerate() {
         let column = line.find("Player.H").unwrap() + "Player.H".len();
         let got = labels(&server, &uri, Position::new(n as u32, column as u32));
-        if got != ["Healed", "Hurt"] {
+        // Only the keys whose kind fits the function: both events in a
+        // send or listen, the one only observed as an event in a store (a
+        // run makes it a store), none in a hook, row or request call.
+        let function = ApiFunction::ALL
+            .into_iter()
+            .find(|f| line.contains(&format!("{f}(")))
+            .unwrap();
+        let expected: &[&str] = match function {
+            ApiFunction::RunHook
+            | ApiFunction::ListenHook
+            | ApiFunction::StoredArray
+            | ApiFunction::ListenRowMessage
+            | ApiFunction::Request => &[],
+            ApiFunction::StoreObjectMessage
+            | ApiFunction::OnceObjectMessage
+            | ApiFunction::RemoveStoredObjectMessage => &["Healed"],
+            _ => &["Healed", "Hurt"],
+        };
+        if got != expected {
             wrong.push(format!("{line}: {got:?}"));
         }
     }
@@ -77,10 +95,8 @@ fn key_completion_in_unterminated_strings_of_gmp_forms_in_both_languages() {
         labels(&server, &r, after(rhai, "Inv.", 0)),
         ["Gold", "Items"]
     );
-    assert_eq!(
-        labels(&server, &l, after(lua, "Inv.", 0)),
-        ["Gold", "Items"]
-    );
+    // A row listen takes a collection only.
+    assert_eq!(labels(&server, &l, after(lua, "Inv.", 0)), ["Items"]);
 }
 
 /// "by hierarchy": after a partial segment below two dots the next
@@ -499,4 +515,43 @@ end
         2:30-2:36 error malformed-key: message key `Inv.` has an empty segment at byte 4
     "#]]
     .assert_eq(&render_diagnostics(&server.diagnostics(&uri)));
+}
+
+const KINDS_MANIFEST: &str = r#"[mod]
+name = "kinds"
+
+[structs.Item]
+fields = ["id: int"]
+
+[keys."Inv.Gold"]
+kind = "store"
+params = ["amount: int"]
+
+[keys."Inv.Opened"]
+kind = "event"
+
+[keys."Inv.Rows"]
+kind = "table"
+params = ["items: array<Item>"]
+
+[keys."Inv.Check"]
+kind = "hook"
+params = ["amount: int"]
+"#;
+
+/// Completion offers only the keys whose kind fits the function called:
+/// no store key inside `RunHook`, no event key inside `GMP.StoredArray`.
+#[test]
+fn completion_offers_only_keys_whose_kind_fits_the_function() {
+    let lua = "GMP.RunHook(\"Inv.\")\nGMP.StoredArray(self, \"Inv.\")\nNotifyMessage(\"Inv.\")\nStoreObjectMessage(self, \"Inv.\")\n";
+    let p = project(&format!(
+        "//- /mod.toml\n{KINDS_MANIFEST}\n//- /main.lua\n{lua}"
+    ));
+    let server = Server::start(p.dir.path());
+    let uri = server.open(&p.path("main.lua"));
+    let at = |n| labels(&server, &uri, after(lua, "\"Inv.", n));
+    assert_eq!(at(0), ["Check"]);
+    assert_eq!(at(1), ["Rows"]);
+    assert_eq!(at(2), ["Gold", "Opened", "Rows"]);
+    assert_eq!(at(3), ["Gold", "Rows"]);
 }

@@ -27,7 +27,7 @@ fn rhai_diagnostic_ranges_are_utf16_after_non_ascii_text() {
     expect_test::expect![[r#"
         0:44-0:50 error arg-type: argument 1 of `Player.Hurt` (dmg) expects float, got string
         0:58-0:59 error too-many-args: `Player.Hurt` carries 2 parameter(s) (dmg: float, causer: object) but this call passes 3
-        1:27-1:40 warning unknown-key: unknown key `Player.Hrut`: it is not in the signature table; did you mean `Player.Hurt`?
+        1:27-1:40 warning unknown-key: `Player.Hrut` is sent but listened to nowhere and declared nowhere; did you mean `Player.Hurt`?
         2:28-2:29 hint non-literal-key: the key of this NotifyMessage call is not a string literal: it cannot be baked and is resolved on every call
     "#]]
     .assert_eq(&render_diagnostics(&server.diagnostics(&uri)));
@@ -147,7 +147,7 @@ NotifyMessage("Player.Hrut", 1.0)
     let server = Server::start(p.dir.path());
     let uri = server.open(&p.path("main.lua"));
     expect![[r#"
-        0:14-0:27 warning unknown-key: unknown key `Player.Hrut`: it is not in the signature table; did you mean `Player.Hurt`?
+        0:14-0:27 warning unknown-key: `Player.Hrut` is sent but listened to nowhere and declared nowhere; did you mean `Player.Hurt`?
     "#]]
     .assert_eq(&render_diagnostics(&server.diagnostics(&uri)));
     let actions = server
@@ -194,6 +194,7 @@ fn argument_count_and_literal_types_against_the_table() {
     expect![[r#"
         0:29-0:35 error arg-type: argument 1 of `Player.Hurt` (dmg) expects float, got string
         1:38-1:39 error too-many-args: `Player.Hurt` carries 2 parameter(s) (dmg: float, causer: object) but this call passes 3
+        2:14-2:29 warning unknown-key: `Player.Healed` is sent but listened to nowhere and declared nowhere (declare it in mod.toml if another mod or the host uses it)
         2:31-2:34 warning arg-type: argument 1 of `Player.Healed` (amount) expects int, got float
     "#]]
     .assert_eq(&diagnostics_of(
@@ -231,6 +232,7 @@ NotifyMessage("Player.Hurt", 2.0);
 #[test]
 fn listener_declaring_more_parameters_than_the_message_carries() {
     expect![[r#"
+        0:14-0:29 warning unknown-key: `Player.Healed` is listened to but sent nowhere and declared nowhere (declare it in mod.toml if another mod or the host uses it)
         0:37-0:53 warning listener-params: this listener declares 2 parameter(s) but `Player.Healed` carries 1 (amount: int): a listener may only drop trailing parameters
         1:35-1:47 error listener-params: this listener declares 3 parameter(s) but `Player.Hurt` carries 2 (dmg: float, causer: object): a listener may only drop trailing parameters
     "#]]
@@ -250,6 +252,7 @@ ListenMessage("Player.Hurt", this, |dmg| {});
 #[test]
 fn row_listen_on_a_key_that_is_not_a_collection() {
     expect![[r#"
+        0:23-0:33 warning unknown-key: `Inv.Gold` is listened to but sent nowhere and declared nowhere (declare it in mod.toml if another mod or the host uses it)
         0:23-0:33 error row-listen-not-collection: `Inv.Gold` is a store message, not a collection: ListenRowMessage needs a stored array of structs
     "#]]
     .assert_eq(&diagnostics_of(
@@ -262,4 +265,33 @@ ListenRowMessage(self, "Inv.Items", self, 1, function(i, row) end)
 "#,
         "main.lua",
     ));
+}
+
+/// A function of another kind than the key's: an error when the kind is
+/// declared (`mod.toml`), a warning when only observed.
+#[test]
+fn a_wrong_kind_use_is_an_error_when_declared_and_a_warning_when_observed() {
+    let fixture = r#"
+//- /mod.toml
+[mod]
+name = "kinds"
+
+[keys."Inv.Gold"]
+kind = "store"
+params = ["amount: int"]
+//- /.gantry/signatures.json
+{ "version": 1, "keys": { "Inv.Silver": { "kind": "store", "origin": "observed", "params": [ { "name": "amount", "type": "int" } ] } } }
+//- /main.lua
+GMP.RunHook("Inv.Gold", 1)
+GMP.RunHook("Inv.Silver", 1)
+GMP.StoredArray(self, "Inv.Gold")
+ListenMessage("Inv.Gold", self, function(amount) end)
+ListenMessage("Inv.Silver", self, function(amount) end)
+"#;
+    expect![[r#"
+        0:12-0:22 error wrong-kind: `Inv.Gold` is a store key: RunHook takes a hook key
+        1:12-1:24 warning wrong-kind: `Inv.Silver` is a store key: RunHook takes a hook key
+        2:22-2:32 error wrong-kind: `Inv.Gold` is a store key: StoredArray takes a collection key (one array of structs, stored)
+    "#]]
+    .assert_eq(&diagnostics_of(fixture, "main.lua"));
 }

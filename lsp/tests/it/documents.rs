@@ -45,7 +45,8 @@ fn several_changes_in_one_notification_apply_in_order() {
         ],
     );
     expect_test::expect![[r#"
-        1:14-1:27 warning unknown-key: unknown key `Player.Hrut`: it is not in the signature table; did you mean `Player.Hurt`?
+        1:14-1:27 warning unknown-key: `Player.Hrut` is sent but listened to nowhere and declared nowhere; did you mean `Player.Hurt`?
+        2:14-2:24 warning unknown-key: `Inv.Gold` is listened to but sent nowhere and declared nowhere (declare it in mod.toml if another mod or the host uses it)
         2:32-2:50 warning listener-params: this listener declares 2 parameter(s) but `Inv.Gold` carries 1 (amount: int): a listener may only drop trailing parameters
     "#]]
     .assert_eq(&diagnostics_at_version(&server, &uri, 2));
@@ -132,6 +133,7 @@ fn typing_at_the_end_of_a_file_without_a_final_newline() {
         )],
     );
     expect_test::expect![[r#"
+        1:30-1:40 warning unknown-key: `Inv.Gold` is sent but listened to nowhere and declared nowhere (declare it in mod.toml if another mod or the host uses it)
         1:42-1:45 warning arg-type: argument 1 of `Inv.Gold` (amount) expects int, got string
     "#]]
     .assert_eq(&diagnostics_at_version(&server, &uri, version));
@@ -172,6 +174,7 @@ fn crlf_documents_keep_lines_columns_and_edits_right() {
         ],
     );
     expect_test::expect![[r#"
+        2:14-2:24 warning unknown-key: `Inv.Gold` is sent but listened to nowhere and declared nowhere (declare it in mod.toml if another mod or the host uses it)
         2:26-2:29 warning arg-type: argument 1 of `Inv.Gold` (amount) expects int, got float
     "#]]
     .assert_eq(&diagnostics_at_version(&server, &uri, 2));
@@ -216,11 +219,13 @@ fn full_replacement_after_incremental_edits_and_rhai_incremental_edits() {
         ],
     );
     expect_test::expect![[r#"
+        0:14-0:24 warning unknown-key: `Inv.Gold` is sent but listened to nowhere and declared nowhere (declare it in mod.toml if another mod or the host uses it)
         0:26-0:29 warning arg-type: argument 1 of `Inv.Gold` (amount) expects int, got string
     "#]]
     .assert_eq(&diagnostics_at_version(&server, &l, 2));
     expect_test::expect![[r#"
         0:29-0:32 error arg-type: argument 1 of `Player.Hurt` (dmg) expects float, got string
+        1:14-1:24 warning unknown-key: `Inv.Gold` is sent but listened to nowhere and declared nowhere (declare it in mod.toml if another mod or the host uses it)
         1:29-1:30 warning too-many-args: `Inv.Gold` carries 1 parameter(s) (amount: int) but this call passes 2
     "#]]
     .assert_eq(&diagnostics_at_version(&server, &r, 2));
@@ -289,7 +294,7 @@ local s = "🎮é" NotifyMessage("Player.Hurt", 1.0)
         "z",
     );
     expect![[r#"
-        0:30-0:44 warning unknown-key: unknown key `Player.Hurtz`: it is not in the signature table; did you mean `Player.Hurt`?
+        0:30-0:44 warning unknown-key: `Player.Hurtz` is sent but listened to nowhere and declared nowhere; did you mean `Player.Hurt`?
     "#]]
     .assert_eq(&render_diagnostics(&server.diagnostics(&uri)));
 }

@@ -8,6 +8,7 @@ mod check;
 mod completion;
 mod diagnostics;
 mod documents;
+mod manifest;
 mod navigation;
 mod protocol;
 mod robustness;

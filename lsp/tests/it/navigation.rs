@@ -196,8 +196,6 @@ NotifyMessage("Player.Hurt", 1.0)
             )
         })
         .collect();
-    expect![[
-        r#"["Player.Healed in \"Player\" located=false", "Player.Hurt in \"Player\" located=true"]"#
-    ]]
+    expect![[r#"["Player.Healed in \"Player\" located=false", "Player.Hurt in \"Player\" located=false"]"#]]
     .assert_eq(&format!("{names:?}"));
 }

@@ -42,9 +42,10 @@ mod split;
 pub use brackets::{long_bracket_close, long_bracket_level};
 pub use enclosing::innermost_enclosing;
 pub use parse::{parse, parse_range};
+pub use refusal::Refusal;
 pub use rewrite::{BAKES_PROLOGUE_MAX_LOCALS, Bake, Rewrite, rewrite};
 pub use scan::{
     Around, ChunkLocals, StatementsScan, around, comment_at, pos_of, scan, scan_around,
-    scan_edited, scan_statements, scan_tree, top_level_statements,
+    scan_checked, scan_edited, scan_statements, scan_tree, top_level_statements,
 };
 pub use tree_sitter::{self, Tree};

@@ -48,9 +48,10 @@ const MAX_LEVELS: usize = 200;
 const NUMERIC_FOR_HIDDEN: usize = 3;
 const GENERIC_FOR_HIDDEN: usize = 4;
 
-/// Where Lua would refuse a chunk (a byte offset) and why, for the log.
+/// Where Lua would refuse a chunk (a byte offset) and why: for the log,
+/// and for `gantry check`'s syntax errors ([`super::scan_checked`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Refusal {
+pub struct Refusal {
     pub at: usize,
     pub why: &'static str,
 }

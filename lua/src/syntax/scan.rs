@@ -108,6 +108,26 @@ pub fn scan(source: &str) -> Vec<ScannedCall> {
     }
 }
 
+/// Parses and scans `source`, with Lua 5.4's verdict on it from the same
+/// walk: where (a byte offset) and why Lua would refuse to load it, `None`
+/// when it would load. Tree-sitter's grammar is wider than Lua's, so a
+/// tree without errors is not enough (see `refusal`); `gantry check`
+/// reports this as the script's syntax error without a Lua runtime.
+pub fn scan_checked(source: &str) -> (Vec<ScannedCall>, Option<Refusal>) {
+    let Some(tree) = parse(source, None) else {
+        return (Vec::new(), None);
+    };
+    let check = Check::new(
+        &tree,
+        source,
+        0..source.len(),
+        &super::refusal::Above::default(),
+        true,
+    );
+    let (scan, refusal) = scan_chunk_checked(&tree, source, ChunkLocals::default(), check);
+    (scan.calls.into_iter().map(|f| f.call).collect(), refusal)
+}
+
 /// Scans an already parsed tree of `source` (the language server keeps the
 /// tree for incremental reparsing). Calls come in source order, an outer
 /// call before the calls nested in its arguments. Trees with syntax errors
