@@ -24,6 +24,10 @@
 //! - `routing`: which lists a send reaches (tiers, ancestors), delivery
 //!   order, and the lanes that keep that answer between sends.
 //! - `delivery`: phase 2 — send, dispatch, the listeners called in order.
+//! - `seam`: the few named points where the features (stored messages,
+//!   collections, hooks) take part in registration, delivery and a
+//!   source's end, and what they keep in the core's snapshots — the one
+//!   file of the core that names a feature.
 //!
 //! The trace helpers of a dispatch live in [`crate::trace`].
 
