@@ -1,16 +1,12 @@
-//! Audit 11: `gantry stubs DIR [--out OUT]` (issue 9) as a user runs it:
-//! paths, flags, exit codes, regeneration, a corrupt table, and the
-//! generated editor config driving EmmyLua's own analysis.
+//! `gantry stubs DIR [--out OUT]` as a user runs it: paths, flags, exit
+//! codes, regeneration, a corrupt or newer table, and the generated editor
+//! config driving EmmyLua's own analysis.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use gantry_host::{KeyDecl, Kind, SignatureTable, Type};
-
-/// The stubs crate's in-process EmmyLua checker, one copy for both crates.
-#[path = "../test-support/src/emmylua.rs"]
-mod emmylua_checker;
 
 fn gantry(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gantry"))
@@ -81,7 +77,7 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-/// Issue 9: "`gantry stubs DIR [--out OUT]` (default: `DIR/.gantry/stubs/`)
+/// "`gantry stubs DIR [--out OUT]` (default: `DIR/.gantry/stubs/`)
 /// ... regenerated only when their content changes"; "running twice writes
 /// nothing the second time".
 #[test]
@@ -140,7 +136,7 @@ fn out_and_table_flags_choose_the_paths() {
     assert!(!dir.path().join(".gantry/stubs").exists());
 }
 
-/// DESIGN: "a corrupt or newer-version file is a clear error and is never
+/// "a corrupt or newer-version file is a clear error and is never
 /// overwritten". `gantry stubs` exits non-zero naming the file, writes no
 /// stubs, and leaves earlier stubs and the table alone.
 #[test]
@@ -185,13 +181,11 @@ fn a_mod_folder_that_does_not_exist_is_an_error() {
     assert!(!missing.exists(), "the missing folder was created");
 }
 
-// ----- the generated editor config with the real checker -------------------
-
 /// (file name, line, code) of every warning EmmyLua's own analysis (that of
 /// `emmylua_check` 0.25.1, in-process) gives for DIR with `config`
 /// (unused-variable hints left out).
 fn check(config: &Path, dir: &Path) -> Vec<(String, u32, String)> {
-    emmylua_checker::check(dir, config)
+    gantry_test_support::emmylua::check(dir, config)
         .into_iter()
         .flat_map(|(file, diags)| {
             diags
@@ -202,7 +196,7 @@ fn check(config: &Path, dir: &Path) -> Vec<(String, u32, String)> {
         .collect()
 }
 
-/// Issue 9: "A `.luarc.json` / `.emmyrc.json` snippet (or file) that points
+/// "A `.luarc.json` / `.emmyrc.json` snippet (or file) that points
 /// `workspace.library` at the stubs". Used as the README says (copied into
 /// the mod folder), the checker sees the API: a good script is clean and a
 /// wrong argument is flagged.

@@ -5,9 +5,7 @@
 use std::path::Path;
 use std::process::{Output, Stdio};
 
-mod support;
-
-use support::{Watching, gantry, stderr, stdout, write};
+use crate::support::{Watching, gantry, stderr, stdout, write};
 
 /// Every subcommand that takes a mod folder, with `DIR` where it goes.
 const WITH_A_FOLDER: &[&[&str]] = &[

@@ -1,7 +1,7 @@
-//! A table stored from Rust rows (`Hub::store_rows`, reference `001_…`
-//! §13's compiled-offset path) reaches Lua and Rhai listeners as the same
-//! table any other store makes; an edit from Lua drops the Rust rows, and
-//! the Rust visitor then reads the edited values.
+//! A table stored from Rust rows (`Hub::store_rows`, read at compiled
+//! offsets) reaches Lua and Rhai listeners as the same table any other
+//! store makes; an edit from Lua drops the Rust rows, and the Rust visitor
+//! then reads the edited values.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -16,6 +16,7 @@ struct Item {
     name: String,
     count: i64,
 }
+
 table_row!(Item { id, name, count });
 
 fn items(n: i64) -> Vec<Item> {

@@ -1,15 +1,15 @@
-//! Audit 11: collections across languages (references `001_…`/`004_…`).
-//! One table, three faces: a Lua script stores and edits it, a Rhai slot
-//! listener and Rust row listeners follow it; a Lua plain send reaches only
-//! the all-rows listeners of the other two; a Rust writer's spans read the
-//! same from Lua (1-based) and Rhai (0-based); an identical table stored by
-//! each language in turn publishes nothing.
+//! Collections across languages: one table, three faces — a Lua script
+//! stores and edits it, a Rhai slot listener and Rust row listeners follow
+//! it; a Lua plain send reaches only the all-rows listeners of the other
+//! two; a Rust writer's spans read the same from Lua (1-based) and Rhai
+//! (0-based); an identical table stored by each language in turn publishes
+//! nothing.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use gantry_host::face::Faced;
 use gantry_host::collection::{TableView, Update};
+use gantry_host::face::Faced;
 use gantry_host::{
     ALL_ROWS, Hub, KeyDecl, Kind, ListenOptions, Param, Source, StructDef, StructValue, Type,
     Value, WorldId, with_removal,
@@ -122,7 +122,7 @@ fn lua_write(body: &str) -> String {
     )
 }
 
-/// 001 §6 "A fixed row is a position, not an element", across languages:
+/// "A fixed row is a position, not an element", across languages:
 /// Lua stores and edits the table (its rows 1-based), a Rhai slot listener
 /// on position 5 (0-based) and Rust row listeners follow it — an edit of
 /// the slot's row wakes it, an edit elsewhere does not, an insert before it
@@ -236,7 +236,7 @@ fn lua_table_followed_by_a_rhai_slot_listener_and_rust_row_listeners() {
     assert!(w.failures().is_empty(), "{:?}", w.failures());
 }
 
-/// 004 "Not storing at all": a plain send of an array of structs from Lua
+/// "Not storing at all": a plain send of an array of structs from Lua
 /// wakes only the all-rows (and whole-table) listeners of Rust and Rhai,
 /// always as a full reload; slot listeners of either stay quiet; nothing is
 /// kept, so a late Rhai listener gets nothing.
@@ -313,7 +313,7 @@ fn lua_plain_send_reaches_only_all_rows_listeners_of_rust_and_rhai_as_a_full_rel
     assert!(w.printed().is_empty(), "no late replay of a send");
 }
 
-/// 004 "What a listener is told": one update, read the same in every
+/// "What a listener is told": one update, read the same in every
 /// language — a Rust writer editing rows 2 and 7 of ten is two ranges,
 /// `{3,1},{8,1}` in Lua's numbering and `2+1, 7+1` in Rhai's, total and
 /// prev_total 10, not a full reload.
@@ -355,7 +355,7 @@ fn a_rust_writers_ranges_read_the_same_from_lua_and_rhai() {
     );
 }
 
-/// 004 "an unchanged table publishes nothing", whichever language stores
+/// "an unchanged table publishes nothing", whichever language stores
 /// it: Rust, then Lua (plain tables), then Rhai (maps), the same content —
 /// only the first store is heard, by the listeners of all three; a change
 /// of one row from Rhai is then one range.

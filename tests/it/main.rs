@@ -1,0 +1,16 @@
+//! The CLI's end-to-end tests and the cross-language tests, one binary, one
+//! module per behaviour. The `cli_*` modules run the built `gantry` binary
+//! (`support::gantry`); `cross_language` runs Lua, Rhai and Rust in one
+//! hub; `book` keeps the book's examples true.
+
+mod book;
+mod cli_check;
+mod cli_errors;
+mod cli_lsp;
+mod cli_run;
+mod cli_stubs;
+mod cli_trace;
+mod cli_watch;
+mod cli_why;
+mod cross_language;
+mod support;
