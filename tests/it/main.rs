@@ -1,8 +1,10 @@
 //! The CLI's end-to-end tests and the cross-language tests, one binary, one
 //! module per behaviour. The `cli_*` modules run the built `gantry` binary
 //! (`support::gantry`); `cross_language` runs Lua, Rhai and Rust in one
-//! hub; `book` keeps the book's examples true.
+//! hub; `book` keeps the book's examples true, `architecture` the names
+//! ARCHITECTURE.md cites.
 
+mod architecture;
 mod book;
 mod cli_check;
 mod cli_errors;
