@@ -1,4 +1,4 @@
-//! Collection dispatch costs (reference `001_…` §15), 64 rows, with a plain
+//! Collection dispatch costs, 64 rows, with a plain
 //! hub send measured in the same run for scale, and the floor under a
 //! per-row visit: the rows as a contiguous `Vec` of a Rust struct.
 

@@ -1,4 +1,5 @@
-//! The tag-channel router of reference `003_…` as a private bus.
+//! The tag-channel router (a channel name, and listeners that each take
+//! one struct) as a private bus.
 //!
 //! A system or a test can own one. It is a thin face over its own [`Hub`]
 //! (unchecked: a channel may carry different structs, and each listener

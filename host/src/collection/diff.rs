@@ -1,5 +1,5 @@
 //! Re-store diffing: the previous table is what makes "which rows changed"
-//! answerable (reference `001_…` §3–4).
+//! answerable.
 
 use crate::value::Value;
 

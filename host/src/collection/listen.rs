@@ -174,7 +174,8 @@ impl Hub {
     /// Listens to one slot (`n`, or [`with_removal`](super::with_removal)`(n)`)
     /// with the first few members of the row, optionally followed by
     /// `&Update`: `|id: i64, name: String|`, `|id: i64, u: &Update|`.
-    /// The slot is a position, not an element (reference `001_…` §6).
+    /// The slot is a position, not an element: it keeps listening to
+    /// whatever row stands there.
     #[track_caller]
     pub fn listen_slot<Args, H: for<'r> SlotHandler<'r, Args> + 'static>(
         &self,

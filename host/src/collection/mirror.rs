@@ -6,7 +6,7 @@
 //! read. A visitor whose declared members line up with the element's
 //! memory layout — at each position the field's very type (`&str` borrows a
 //! `String` or `Rc<str>` field) — reads the mirror at the fields' offsets:
-//! no tag, no name, no conversion per member (reference `001_…` §13).
+//! no tag, no name, no conversion per member.
 //!
 //! Correctness never depends on it. The values are built from the mirror's
 //! own fields ([`Row::to_row_value`]), so both say the same; the mirror is

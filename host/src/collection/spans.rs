@@ -1,4 +1,4 @@
-//! Span coalescing: the standard interval merge (reference `001_…` §11).
+//! Span coalescing: the standard interval merge.
 //!
 //! Two cheaper-looking schemes leave overlaps behind ("merge with the first
 //! intersecting span and return", "sweep backwards after merging"), and an

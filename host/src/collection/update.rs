@@ -1,6 +1,6 @@
 //! What a collection listener is told, and which rows an update wakes.
 //!
-//! There is no add/change/remove enum (reference `001_…` §9): the count says
+//! There is no add/change/remove enum: the count says
 //! whether the table resized, the ranges say where. A resize is published
 //! with its ranges widened to the tail, because every row after the first
 //! touched one now reads differently.

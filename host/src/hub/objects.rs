@@ -155,8 +155,8 @@ impl Hub {
         Ok(())
     }
 
-    /// Removes the composite source (object, name) — reference `001_…`
-    /// §14's explicit `RemoveSourceKey`, the one way besides destroying
+    /// Removes the composite source (object, name) — the explicit
+    /// removal (`RemoveSourceKey` in the original API), the one way besides destroying
     /// the object: every listener scoped to it and every message stored
     /// from it go; the object's other sources stay. Returns how many
     /// listeners and stored messages went.

@@ -15,9 +15,7 @@ use super::state::{Slot, State};
 
 /// Delivery order, one rule for every tier: lower order first; at equal
 /// order the key's own listeners (exact or partial, in registration
-/// order), then partial listeners on each channel above it, nearest first
-/// (reference `003_…`: "listeners on the exact channel first, in
-/// registration order, then Partial listeners on each channel above it").
+/// order), then partial listeners on each channel above it, nearest first.
 #[inline]
 pub(crate) fn sort_key(entry: &Entry, depth: u32) -> (i32, u32, u64) {
     (entry.order, depth, entry.seq)

@@ -1,4 +1,4 @@
-//! Rust structs cross over through serde (DESIGN.md, "Values").
+//! Rust structs cross over through serde.
 //!
 //! [`to_value`] is a real `serde::Serializer` producing a [`Value`];
 //! [`from_value`] is a real `serde::Deserializer` reading one. The mapping:

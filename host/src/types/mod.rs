@@ -1,7 +1,7 @@
 //! Parameter types, struct definitions and the compatibility rule.
 //!
-//! The rule (reference `000_…`, extended by DESIGN.md): a listener may drop
-//! trailing parameters; the prefix it keeps must match position by position.
+//! The rule: a listener may drop trailing parameters; the prefix it keeps
+//! must match position by position.
 //! `any` matches anything, an int is accepted where a float is expected (and
 //! converted), a child struct is accepted where its parent is expected, and
 //! nothing else converts.

@@ -367,7 +367,7 @@ impl StructRegistry {
         }
     }
 
-    /// The compatibility rule of reference `000_…`: `listener` must be a
+    /// The compatibility rule (see the module doc): `listener` must be a
     /// prefix of `message`, position by position.
     pub fn check_prefix(&self, listener: &[Type], message: &[Type]) -> Result<(), Mismatch> {
         for (position, expected) in listener.iter().enumerate() {

@@ -182,8 +182,8 @@ impl Budget {
 
     /// A listener's call, stopped by the budget, has returned to the host,
     /// which reports it: the stop was that listener's, and its caller and
-    /// the other listeners go on (DESIGN: one failing handler does not stop
-    /// the others). The call under way goes on with half a budget (and,
+    /// the other listeners go on (one failing handler does not stop the
+    /// others). The call under way goes on with half a budget (and,
     /// stopped by the time limit, half a time limit: the watchdog restarts
     /// its clock when it sees the forgiven count move); after
     /// [`MAX_FORGIVEN`] stopped listeners it stays spent, so that a caller

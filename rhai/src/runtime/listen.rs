@@ -253,7 +253,7 @@ pub(crate) fn hook_callback(
     )
 }
 
-/// A listener may drop trailing parameters (reference `000_…`): drops the
+/// A listener may drop trailing parameters (the compatibility rule): drops the
 /// trailing arguments a function declaring `arities` (see
 /// [`declared_arities`]) does not take, when none of its overloads takes
 /// them all, as a Lua function would ignore them (Rhai resolves a function

@@ -17,7 +17,7 @@ fn declare(t: &mut SignatureTable, key: &str, decl: KeyDecl) {
     t.declare(key, decl, None).expect("valid key");
 }
 
-/// Keys are "dot-separated segments of `[A-Za-z0-9_]`" (DESIGN): segments
+/// Keys are dot-separated segments of `[A-Za-z0-9_]`: segments
 /// may be Lua or Rhai reserved words or start with a digit. Parameter and
 /// field names may be reserved words too (`end`, `self`, `this`, `fn`).
 fn naming_table() -> SignatureTable {
@@ -186,9 +186,9 @@ fn rhai_functions_and_errors(
     (out, errors)
 }
 
-/// Issue 9: "Definition files in the format rhai's `Engine::definitions`
+/// Definition files are in the format rhai's `Engine::definitions`
 /// writes (`module static;`, `fn name(param: type) -> ret;`), one function
-/// per key-baked call with its parameter names and types". Keys with
+/// per key-baked call with its parameter names and types. Keys with
 /// reserved-word or digit segments and parameters named like Rhai keywords
 /// still give identifiers; names are `gantry_host::baked_name`'s.
 #[test]
@@ -279,8 +279,8 @@ fn rhai_definitions_cover_every_kind_of_key() {
     }
 }
 
-/// Issue 9 wants the definitions to be what rhai's `Engine::definitions`
-/// writes "on an engine with the per-key functions registered": what the
+/// The definitions are what rhai's `Engine::definitions` writes on an
+/// engine with the per-key functions registered: what the
 /// Rhai runtime registers for scripts (`rhai/src/runtime/handles.rs`,
 /// `writer.rs`, `register.rs`) must be described, or Rhai tooling reports a
 /// correct script's calls as unknown.

@@ -1,7 +1,7 @@
 //! Reading a row as positional members: the fast path and the reflective one.
 //!
 //! A row listener declares the first few members of the element struct, in
-//! declaration order (reference `001_…` §2). Declaration order is the
+//! declaration order. Declaration order is the
 //! struct's definition in the signature table (fields serde skips take no
 //! position there). Two ways to read them:
 //!
