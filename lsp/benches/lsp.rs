@@ -7,6 +7,9 @@
 //! starts by printing p50/p99 over a fixed number of samples (skipped when
 //! a filter selects only other groups).
 //!
+//! `lsp_check_10k_lines`: `gantry check` of the same script as a mod with
+//! a 300-key `mod.toml`, and without it (the baseline).
+//!
 //! `lsp_nesting`: completion in the key of a call 40,000 braces deep (Lua
 //! and Rhai, one line), beside the same at a quarter of the depth and on a
 //! flat file of the same size: time linear in the file shows as a ratio
@@ -366,6 +369,40 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
+/// A `mod.toml` declaring 300 keys: the script's 100 and 200 more.
+fn manifest() -> String {
+    let mut out = String::from("[mod]\nname = \"bench\"\n");
+    for group in ["Player", "Inv", "World", "Quest", "Ui"] {
+        for i in 0..60 {
+            out.push_str(&format!(
+                "\n[keys.\"{group}.Event{i}\"]\nkind = \"event\"\nparams = [\"amount: float\", \"who: object\"]\ndoc = \"Event {i} of {group}.\"\n"
+            ));
+        }
+    }
+    out
+}
+
+/// `gantry check` of a 10,000-line mod with a 300-key manifest (target:
+/// under 200 ms), beside the same mod checked with no manifest (its
+/// baseline, in the same run).
+fn check_benches(c: &mut Criterion) {
+    let text = script();
+    let bare = tempfile::tempdir().unwrap();
+    std::fs::write(bare.path().join("main.lua"), &text).unwrap();
+    let declared = tempfile::tempdir().unwrap();
+    std::fs::write(declared.path().join("main.lua"), &text).unwrap();
+    std::fs::write(declared.path().join("mod.toml"), manifest()).unwrap();
+    let mut group = c.benchmark_group("lsp_check_10k_lines");
+    group.sample_size(20);
+    group.bench_function("check_without_manifest_baseline", |b| {
+        b.iter(|| gantry_lsp::check_dir(black_box(bare.path())).unwrap())
+    });
+    group.bench_function("check_with_300_key_manifest", |b| {
+        b.iter(|| gantry_lsp::check_dir(black_box(declared.path())).unwrap())
+    });
+    group.finish();
+}
+
 /// Whether the command line's filter (if any) may select benchmarks of
 /// `group`: the percentiles run only with the group they describe.
 fn selects(group: &str) -> bool {
@@ -383,5 +420,6 @@ fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     benches(&mut criterion);
     nesting_benches(&mut criterion);
+    check_benches(&mut criterion);
     criterion.final_summary();
 }

@@ -341,10 +341,13 @@ fn start_indexing(state: &mut GlobalState) {
                     let _ = sender.send(Task::IndexProgress { done, total });
                 }
             });
-            let mut tables: Vec<TableSources> = files
-                .iter()
-                .filter_map(|f| Some(TableSources::find(f.parent()?)))
-                .collect();
+            // Scripts of one folder share their table: found once a folder.
+            let mut folders: Vec<&std::path::Path> =
+                files.iter().filter_map(|f| f.parent()).collect();
+            folders.sort();
+            folders.dedup();
+            let mut tables: Vec<TableSources> =
+                folders.into_iter().map(TableSources::find).collect();
             tables.extend(roots.iter().map(|r| TableSources::find(r)));
             tables.sort();
             tables.dedup();
