@@ -191,6 +191,18 @@ impl ApiFunction {
     pub fn is_request(self) -> bool {
         matches!(self, ApiFunction::SendObjectMessage | ApiFunction::Request)
     }
+
+    /// Which of a listener literal's parameter names (`function(id,
+    /// reward)`) name the key's parameters, in order: all of a message
+    /// listener's, a hook listener's payload (not its context), none of a
+    /// row listener's (a row number and a struct) or of any other call.
+    pub fn names_params(self, names: &[String]) -> &[String] {
+        match self {
+            _ if self.is_message_listen() => names,
+            ApiFunction::ListenHook => &names[..names.len().min(1)],
+            _ => &[],
+        }
+    }
 }
 
 impl fmt::Display for ApiFunction {

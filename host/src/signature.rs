@@ -282,6 +282,39 @@ pub struct SignatureTable {
     /// tool's), kept to be written back.
     #[serde(skip)]
     pub(crate) extra: crate::persist::Extra,
+    /// Names listeners gave parameters the key does not carry yet (a
+    /// listener that registers before the first send): applied when a send
+    /// appends those parameters ([`Self::record_args`]). Never saved.
+    #[serde(skip)]
+    pub(crate) pending_names: PendingNames,
+}
+
+/// The most parameter names kept per key for parameters not seen yet, and
+/// the longest name kept: what a listener's source says is hostile input.
+const MAX_PENDING_NAMES: usize = 64;
+const MAX_PENDING_NAME_BYTES: usize = 64;
+
+/// Parameter names waiting for their parameters, by key. Not part of what
+/// the table says (a table read back from its file equals the one saved):
+/// equal whatever they hold.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PendingNames(BTreeMap<String, Vec<String>>);
+
+impl PartialEq for PendingNames {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for PendingNames {}
+
+/// Whether a listener's parameter name may name a parameter: not a
+/// placeholder (`_`, `argN`), not empty, not absurdly long.
+fn usable_name(name: &str) -> bool {
+    !name.is_empty()
+        && name != "_"
+        && !name.starts_with("arg")
+        && name.len() <= MAX_PENDING_NAME_BYTES
 }
 
 fn is_empty_registry(r: &StructRegistry) -> bool {
@@ -295,6 +328,7 @@ impl Default for SignatureTable {
             structs: StructRegistry::default(),
             keys: BTreeMap::new(),
             extra: Default::default(),
+            pending_names: Default::default(),
         }
     }
 }
@@ -377,10 +411,14 @@ impl SignatureTable {
             }
         };
         if entry.origin == Origin::Observed {
+            let pending = self.pending_names.0.get(key);
             for (position, arg) in args.iter().enumerate().skip(entry.params.len()) {
-                entry
-                    .params
-                    .push(Param::new(format!("arg{}", position + 1), arg.type_of()));
+                let name = pending
+                    .and_then(|names| names.get(position))
+                    .filter(|name| !name.is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| format!("arg{}", position + 1));
+                entry.params.push(Param::new(name, arg.type_of()));
                 changed = true;
             }
             // An `any` recorded from a nil can be narrowed by a later real value.
@@ -440,21 +478,44 @@ impl SignatureTable {
     }
 
     /// Gives observed parameters the names a listener used (`function(dmg,
-    /// causer)`), where they still carry generated `argN` names.
+    /// causer)`), where they still carry generated `argN` names. Names of
+    /// parameters the key does not carry yet (the listener registered
+    /// before the first send) are kept and given when a send records them.
+    /// A declared key keeps its declared names.
     pub fn suggest_param_names(&mut self, key: &str, names: &[String]) -> Recorded {
+        let known = match self.keys.get(key) {
+            Some(entry) if entry.origin == Origin::Declared => return Recorded::Unchanged,
+            Some(entry) => entry.params.len(),
+            None => 0,
+        };
+        if names.len() > known && validate_key(key).is_ok() {
+            let names: Vec<String> = names
+                .iter()
+                .take(MAX_PENDING_NAMES)
+                .map(|name| {
+                    if usable_name(name) {
+                        name.clone()
+                    } else {
+                        String::new()
+                    }
+                })
+                .collect();
+            let kept = self.pending_names.0.entry(key.to_owned()).or_default();
+            // The first listener to name a position names it.
+            for (position, name) in names.into_iter().enumerate() {
+                match kept.get_mut(position) {
+                    Some(old) if old.is_empty() => *old = name,
+                    Some(_) => {}
+                    None => kept.push(name),
+                }
+            }
+        }
         let Some(entry) = self.keys.get_mut(key) else {
             return Recorded::Unchanged;
         };
-        if entry.origin == Origin::Declared {
-            return Recorded::Unchanged;
-        }
         let mut changed = false;
         for (position, (param, name)) in entry.params.iter_mut().zip(names).enumerate() {
-            if param.name == format!("arg{}", position + 1)
-                && !name.is_empty()
-                && name != "_"
-                && !name.starts_with("arg")
-            {
+            if param.name == format!("arg{}", position + 1) && usable_name(name) {
                 param.name = name.clone();
                 changed = true;
             }

@@ -111,6 +111,7 @@ pub(crate) fn merge3(
             top,
             keys: key_extra,
         },
+        pending_names: Default::default(),
     };
     (table, conflicts)
 }

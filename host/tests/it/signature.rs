@@ -219,3 +219,60 @@ fn signature_receive_side_a_typed_listener_on_a_new_key_records_its_types() {
             .is_err()
     );
 }
+
+#[test]
+fn a_rust_declaration_is_sited_at_the_line_that_declares_it() {
+    let hub = Hub::new();
+    let line = line!() + 1;
+    hub.declare("Host.Ready", KeyDecl::event().param("level", Type::String))
+        .unwrap();
+    let table = hub.table();
+    let site = table.get("Host.Ready").unwrap().declaration_site().unwrap();
+    assert_eq!(site.file, file!().replace('\\', "/"));
+    assert_eq!(site.line, line);
+    assert_eq!(site.language, Language::Rust);
+}
+
+#[test]
+fn a_listeners_names_name_the_parameters_a_later_first_send_records() {
+    let mut table = SignatureTable::new();
+    let names = ["id".to_owned(), "reward".to_owned()];
+    table.suggest_param_names("Quest.Start", &names);
+    table.record_args("Quest.Start", Kind::Event, &[Value::str("q1"), Value::Int(5)]);
+    let entry = table.get("Quest.Start").unwrap();
+    let named: Vec<(&str, String)> = entry
+        .params
+        .iter()
+        .map(|p| (p.name.as_str(), p.ty.to_string()))
+        .collect();
+    assert_eq!(named, [("id", "string".to_owned()), ("reward", "int".to_owned())]);
+}
+
+#[test]
+fn a_listeners_names_rename_generated_names_and_leave_unnamed_positions_as_arg() {
+    let hub = Hub::new();
+    hub.send_str("Quest.Done", Source::Global, ("q1", 5i64, true))
+        .unwrap();
+    hub.suggest_param_names("Quest.Done", &["id".to_owned(), "_".to_owned()]);
+    let names: Vec<String> = hub
+        .table()
+        .get("Quest.Done")
+        .unwrap()
+        .params
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    assert_eq!(names, ["id", "arg2", "arg3"]);
+}
+
+#[test]
+fn a_listeners_names_never_rename_a_declared_key() {
+    let hub = Hub::new();
+    hub.declare("Quest.Fail", KeyDecl::event().param("why", Type::String))
+        .unwrap();
+    hub.suggest_param_names("Quest.Fail", &["reason".to_owned(), "extra".to_owned()]);
+    let table = hub.table();
+    let entry = table.get("Quest.Fail").unwrap();
+    assert_eq!(entry.params.len(), 1);
+    assert_eq!(entry.params[0].name, "why");
+}

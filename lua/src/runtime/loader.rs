@@ -86,6 +86,11 @@ pub(crate) fn run_chunk_keeping_env(
                     );
                     hub.record_site(&bake.key, site);
                 }
+                // A listener literal names the key's parameters where
+                // nothing declares them, before or after the first send.
+                if let Some(names) = &bake.listener_params {
+                    hub.suggest_param_names(&bake.key, bake.function.names_params(names));
+                }
             }
             let table = lua.create_table_with_capacity(rewrite.slot_count(), 0)?;
             for bake in rewrite.slots() {

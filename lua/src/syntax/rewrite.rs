@@ -90,6 +90,10 @@ pub struct Bake {
     pub key: String,
     /// The call as written in the original source (same lines in the output).
     pub site: Span,
+    /// The parameter names of a listen's function literal
+    /// (`function(id, reward)`), which name the key's parameters where
+    /// nothing declares them; `None` for any other call.
+    pub listener_params: Option<Vec<String>>,
 }
 
 /// The rewritten chunk and what it needs from the runtime.
@@ -233,6 +237,7 @@ fn rewrite_scanned(source: &str, scan: &ChunkScan, temporaries: usize) -> Option
             function: call.function,
             key: key.to_owned(),
             site: call.call,
+            listener_params: call.listener_arg().and_then(|a| a.function_params.clone()),
         });
     }
     if bakes.is_empty() {

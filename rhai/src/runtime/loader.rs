@@ -58,6 +58,13 @@ pub(crate) fn load(
                 .hub
                 .record_site(&b.key, Site::new(file, line, Language::Rhai, Role::Send));
         }
+        // A listener closure names the key's parameters where nothing
+        // declares them, before or after the first send.
+        if let Some(names) = &b.listener_params {
+            shared
+                .hub
+                .suggest_param_names(&b.key, b.function.names_params(names));
+        }
     }
     let mut scope = Scope::new();
     scope.push_constant(SELF_CONSTANT, ObjectHandle(object));

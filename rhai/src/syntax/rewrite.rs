@@ -38,6 +38,10 @@ pub struct Bake {
     pub name: String,
     /// The whole call in the author's source.
     pub site: Span,
+    /// The parameter names of a listen's closure (`|id, reward|`), which
+    /// name the key's parameters where nothing declares them; `None` for
+    /// any other call.
+    pub listener_params: Option<Vec<String>>,
 }
 
 /// Bake every literal-key call of `source`.
@@ -127,6 +131,7 @@ fn plan(call: &ScannedCall, edits: &mut Vec<Edit>) -> Option<Bake> {
         key: key.to_owned(),
         name,
         site: call.call,
+        listener_params: call.listener_arg().and_then(|a| a.function_params.clone()),
     })
 }
 
