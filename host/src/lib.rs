@@ -38,6 +38,8 @@
 //! The hub is single-threaded by design (`!Send`, `!Sync`; no lock on the
 //! hot path).
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod api;
 mod channel;
 pub mod collection;
