@@ -42,6 +42,9 @@ pub fn run_then_explain(
     // Before the run's header: a typo in the folder is the whole answer.
     crate::folder::mod_folder(&dir)?;
     crate::folder::table_path(&dir, table.as_deref())?;
+    if let Err(code) = crate::contract::load_manifest(&dir) {
+        return Ok(code);
+    }
     if let Some(ticks) = ticks {
         outln!("== a run of {ticks} tick(s) ==");
         crate::run::run(crate::run::RunArgs {
@@ -56,6 +59,7 @@ pub fn run_then_explain(
             why: vec![key.clone()],
             why_on_stdout: true,
             limits,
+            locked: false,
         })?;
         outln!("== from the table and the scripts ==");
     }
@@ -63,7 +67,17 @@ pub fn run_then_explain(
 }
 
 pub fn run(dir: &Path, key: &str, table: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let table = crate::folder::load_table(dir, table)?;
+    let manifest = match crate::contract::load_manifest(dir) {
+        Ok(manifest) => manifest,
+        Err(code) => return Ok(code),
+    };
+    let mut table = crate::folder::load_table(dir, table)?;
+    // What a run declares, as the run would: the host's tick, then the
+    // manifest's keys over the file's.
+    table.declare(crate::run::TICK_KEY, crate::run::tick_decl(), None)?;
+    if let Some(manifest) = &manifest {
+        manifest.declare_into(&mut table);
+    }
     let files = script_files(dir);
     let index = index_files(&[dir.to_owned()], &files, |_, _| {});
     out!("{}", explain(dir, key, &table, &index));
@@ -171,6 +185,12 @@ fn uses(
 ) -> (BTreeSet<Use>, BTreeSet<Use>) {
     let mut sends = BTreeSet::new();
     let mut listens = BTreeSet::new();
+    if key == crate::run::TICK_KEY {
+        sends.insert(Use {
+            at: "gantry run".to_owned(),
+            how: "the host, once per tick".to_owned(),
+        });
+    }
     for (file, _, call) in index.calls_of(key) {
         let u = Use {
             at: format!("{}:{}", relative(dir, file), call.range.start.line + 1),

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod out;
 
+mod contract;
 mod doc_cmd;
 mod error_printer;
 mod explain;
@@ -68,6 +69,10 @@ enum Command {
         /// if not, why (repeatable).
         #[arg(long, value_name = "KEY")]
         why: Vec<String>,
+        /// Change no signature table: say what the run would have added or
+        /// changed, and exit 1 if it would have (for CI, as `cargo --locked`).
+        #[arg(long, conflicts_with = "no_table")]
+        locked: bool,
         #[command(flatten)]
         limits: limits::LimitArgs,
     },
@@ -156,6 +161,7 @@ fn main() -> ExitCode {
             trace,
             trace_key,
             why,
+            locked,
             limits,
         } => run::run(run::RunArgs {
             dir,
@@ -169,6 +175,7 @@ fn main() -> ExitCode {
             why,
             why_on_stdout: false,
             limits,
+            locked,
         }),
         Command::Check {
             dir,

@@ -13,6 +13,14 @@
 //! ([`crate::interrupt`]), saves the table and exits. `--budget`,
 //! `--time-limit` and `--memory` bound each script call ([`crate::limits`]). With `--trace` every dispatch is printed to stderr; with
 //! `--why KEY` a report on KEY's listeners follows the run ([`crate::why`]).
+//!
+//! The mod's `mod.toml`, if any, is read first: a manifest that cannot be
+//! used is every finding printed and exit status 2, nothing run. Its keys
+//! are declared on the hub after the table file is merged, as the host's
+//! own `Game.Tick` is, so a send that contradicts one is refused at the
+//! script's line. After the run, the keys it added that the mod uses one
+//! way only are said, with did-you-mean; `--locked` saves nothing and
+//! fails if the run would have changed the table ([`crate::contract`]).
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -27,9 +35,7 @@ use gantry_host::face::Faced;
 use gantry_host::face::ScriptRuntime;
 use gantry_host::files::FileError;
 use gantry_host::key::validate_key;
-use gantry_host::{
-    Caller, Hub, KeyDecl, Language, ObjectId, Role, Site, Source, TraceEvent, Type, Value, WorldId,
-};
+use gantry_host::{Caller, Hub, KeyDecl, ObjectId, Source, TraceEvent, Type, Value, WorldId};
 use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 use gantry_rhai::{RhaiOptions, RhaiRuntime};
 
@@ -47,8 +53,19 @@ const TICK_DT: f64 = 1.0 / 60.0;
 /// The key each tick is sent on.
 pub const TICK_KEY: &str = "Game.Tick";
 
-/// The file name the tick's send site is recorded under.
-const TICK_SITE: &str = "(gantry run)";
+/// The file name earlier versions recorded the tick's send site under: no
+/// file a user could open, so a table that still has it loses it.
+const OLD_TICK_SITE: &str = "(gantry run)";
+
+/// The tick as `gantry run` declares it to every mod (and `gantry check`
+/// and the language server know it from): no site, since no line of the
+/// mod declares it and gantry's own source is no place to send a modder.
+pub fn tick_decl() -> KeyDecl {
+    KeyDecl::event()
+        .doc("Sent by `gantry run` once per tick: the tick's number from 1, and its length in seconds.")
+        .param("n", Type::Int)
+        .param("dt", Type::Float)
+}
 
 /// Both languages, each resolving `require`/`import` in the mod folder,
 /// under the run's limits.
@@ -107,6 +124,9 @@ pub struct RunArgs {
     pub why_on_stdout: bool,
     /// What one script call may spend.
     pub limits: LimitArgs,
+    /// Change no table file: say what the run would have changed, and
+    /// fail if it would have (`--locked`).
+    pub locked: bool,
 }
 
 /// A loaded script: which object it lives on and the source it runs.
@@ -252,26 +272,38 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         validate_key(pattern.trim_end_matches(".*"))
             .with_context(|| format!("--trace-key {pattern:?}"))?;
     }
+    // The manifest is the mod's contract: one that cannot be used stops
+    // the run before anything runs, every finding said.
+    let manifest = match crate::contract::load_manifest(dir) {
+        Ok(manifest) => manifest,
+        Err(code) => return Ok(code),
+    };
     let mut table_file = if args.no_table {
         None
     } else {
         Some(crate::folder::open_table(dir, args.table.as_deref())?)
     };
-    let table = table_file
+    let before = table_file
         .as_ref()
         .map(|file| file.table().clone())
         .unwrap_or_default();
-    let hub = Hub::with_table(table);
+    let hub = Hub::with_table(before.clone());
     // The tick is the host's, declared before any script runs: a mod's
     // send that contradicts it is refused and records nothing, so the
     // ticks keep working (see `Hub::declare`).
-    hub.declare_at(
-        TICK_KEY,
-        KeyDecl::event()
-            .param("n", Type::Int)
-            .param("dt", Type::Float),
-        None,
-    )?;
+    hub.declare_at(TICK_KEY, tick_decl(), None)?;
+    hub.edit_table(|table| {
+        if let Some(entry) = table.keys.get_mut(TICK_KEY) {
+            entry.sites.retain(|site| site.file != OLD_TICK_SITE);
+        }
+    });
+    // Declared after the table file is merged: the manifest is the newer
+    // word, and its keys are held as the host's are.
+    if let Some(manifest) = &manifest {
+        manifest
+            .declare_on(&hub)
+            .with_context(|| format!("declaring the keys of {}", manifest.file))?;
+    }
     let errors = Rc::new(ErrorPrinter::new(|error| errln!("error: {error}")));
     let printed = errors.clone();
     hub.on_report(move |report| printed.report(report.to_string()));
@@ -325,10 +357,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let ticks = args.ticks.or((!args.watch).then_some(1));
     let tick = hub.key(TICK_KEY)?;
-    hub.record_site(
-        TICK_KEY,
-        Site::new(TICK_SITE, 0, Language::Rust, Role::Send),
-    );
     let tick_len = Duration::from_millis(args.tick_ms);
     // A tick's `dt` is its length: the wall-clock one when watching, a
     // sixtieth of a second when the ticks run back to back.
@@ -369,16 +397,36 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         host.report_engine_errors();
     }
     ctrl_c.finished();
+    let after = hub.table_snapshot();
+    // Only a run that writes a table can write a mistake into it.
+    if table_file.is_some() {
+        for finding in crate::contract::unpaired(dir, &before, &after) {
+            errln!("warning: {finding}");
+        }
+    }
+    let mut refused = false;
     if let Some(file) = &mut table_file {
-        // Merged with what changed on disk since the run read it (a hand
-        // edit, another run's keys); a part both changed keeps the file's
-        // version, said here.
         let path = file.path().display().to_string();
-        let saved = file
-            .save(&hub.table_snapshot())
-            .with_context(|| format!("saving the signature table {path}"))?;
-        for conflict in &saved.conflicts {
-            errln!("warning: {path}: {conflict}");
+        if args.locked {
+            let changes = crate::contract::changes(&before, &after);
+            if !changes.is_empty() {
+                errln!("error: --locked: the run would change the signature table {path}:");
+                for change in &changes {
+                    errln!("  {change}");
+                }
+                errln!("note: run without --locked to record them, then commit the table");
+                refused = true;
+            }
+        } else {
+            // Merged with what changed on disk since the run read it (a
+            // hand edit, another run's keys); a part both changed keeps
+            // the file's version, said here.
+            let saved = file
+                .save(&after)
+                .with_context(|| format!("saving the signature table {path}"))?;
+            for conflict in &saved.conflicts {
+                errln!("warning: {path}: {conflict}");
+            }
         }
     }
     if let Some(why) = &why {
@@ -404,7 +452,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let failed = host.errors.count() > 0;
+    let failed = host.errors.count() > 0 || refused;
     drop(host);
     // Ctrl-C is how a watching run ends; any other run it cuts short.
     if ctrl_c.pressed() && !args.watch {

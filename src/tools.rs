@@ -19,13 +19,9 @@ pub enum Format {
 /// The keys `gantry run` declares to every mod before it runs (see
 /// `run.rs`): `check` and the server know them with no table.
 fn host_keys() -> Vec<gantry_lsp::HostKey> {
-    use gantry_host::{KeyDecl, Type};
     vec![gantry_lsp::HostKey {
         key: crate::run::TICK_KEY.to_owned(),
-        decl: KeyDecl::event()
-            .doc("Sent by `gantry run` once per tick: the tick's number from 1, and its length in seconds.")
-            .param("n", Type::Int)
-            .param("dt", Type::Float),
+        decl: crate::run::tick_decl(),
     }]
 }
 

@@ -7,6 +7,7 @@
 mod architecture;
 mod book;
 mod cli_check;
+mod cli_contract;
 mod cli_errors;
 mod cli_lsp;
 mod cli_run;
