@@ -1,11 +1,8 @@
-//! Audit 11: named (object + name) composite sources from Rhai
-//! (`GMP::Named(obj, name)`), per DESIGN.md "The hub (host)" and reference
-//! 001 §14: tiers, store / once / removal, wipe on destroy, refusals for a
+//! Named (object + name) sources from Rhai (`GMP::Named(obj, name)`): tiers,
+//! store / once / removal, wiped with their object, refusals for a
 //! destroyed object, odd names, requests, owners.
 
-mod common;
-
-use common::Fixture;
+use crate::support::Fixture;
 
 /// A named send reaches the named source's, the world's and the global
 /// listeners; not the object's, not another name's. An object send does not
@@ -199,7 +196,7 @@ fn rust_and_rhai_agree_on_a_named_source() {
     assert!(f.hub.stored(key, named).is_none());
 }
 
-/// Reference 001 §14's explicit removal (`RemoveSourceKey`) from Rhai:
+/// explicit removal (`RemoveSourceKey`) from Rhai:
 /// `GMP::RemoveNamed(obj, name)` drops that name's listeners and stored
 /// messages, not another name's nor the object's, and returns how many.
 #[test]

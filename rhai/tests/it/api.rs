@@ -1,13 +1,15 @@
-//! Every API family from Rhai, and Rhai ↔ Rust both ways.
-
-mod common;
+//! Every API family from Rhai (as globals and under `GMP`), Rhai ↔ Rust
+//! both ways, listening by function name and with unit options; a bad key
+//! is an error at the caller's line, literal or not.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use common::Fixture;
 use gantry_host::hook::HookOptions;
-use gantry_host::{Language, ListenOptions, Role, Source, StructValue, Type, Value};
+use gantry_host::{KeyDecl, Language, ListenOptions, Role, Source, StructValue, Type, Value};
+use gantry_rhai::runtime::RhaiOptions;
+
+use crate::support::Fixture;
 
 #[test]
 fn notify_reaches_a_rhai_listener_with_int_float_string_bool() {
@@ -362,4 +364,143 @@ fn a_world_is_an_object_source_for_store_and_once() {
         "#,
     );
     assert_eq!(f.printed(), vec!["day"]);
+}
+
+fn both_ways(test: impl Fn(&Fixture, bool)) {
+    for rewrite in [true, false] {
+        let f = Fixture::with(RhaiOptions {
+            rewrite,
+            ..RhaiOptions::default()
+        });
+        test(&f, rewrite);
+    }
+}
+
+fn declare_pair(f: &Fixture) {
+    f.hub
+        .declare(
+            "Pair",
+            KeyDecl::event()
+                .param("a", Type::Int)
+                .param("b", Type::String),
+        )
+        .unwrap();
+}
+
+#[test]
+fn keys_bad_keys_are_errors_at_the_callers_line_literal_or_not() {
+    both_ways(|f, rewrite| {
+        for (source, line, key) in [
+            ("\n\nNotifyMessage(\"bad key!\", 1);\n", 3, "bad key!"),
+            (
+                "let k = \"A..B\";\nListenMessage(k, (), || {});\n",
+                2,
+                "A..B",
+            ),
+            ("\nGMP::StoreObjectMessage(SELF, \"Bad.\", 1);\n", 2, "Bad."),
+        ] {
+            let err = f.load_err("k.rhai", source);
+            assert!(
+                err.starts_with(&format!("k.rhai:{line}:")) && err.contains(key),
+                "rewrite {rewrite}: {err}"
+            );
+        }
+    });
+}
+
+/// Every API function by its global name and under `GMP::`, the same
+/// script in both spellings.
+const EVERY_FUNCTION: &str = r#"
+let id = ListenMessage("P.A", (), |n| print(`a ${n}`));
+NotifyMessage("P.A", 1);
+ListenWorldMessage(SELF.World(), "P.W", (), || print("w"));
+NotifyWorldMessage(SELF.World(), "P.W");
+ListenObjectMessage(SELF, "P.O", (), |x, rsp| rsp.Response(x + 1));
+SendObjectMessage(SELF, "P.O", 1, |v| print(`reply ${v}`));
+ListenObjectMessage(SELF, "P.N", (), |x| print(`object ${x}`));
+NotifyObjectMessage(SELF, "P.N", 5);
+StoreObjectMessage(SELF, "P.S", "kept");
+OnceObjectMessage(SELF, "P.Once", 7);
+ListenObjectMessage(SELF, "P.S", (), |s| print(`stored ${s}`));
+ListenObjectMessage(SELF, "P.Once", (), |n| print(`once ${n}`));
+ListenObjectMessage(SELF, "P.Once", (), |n| print(`once again ${n}`));
+print(`${RemoveStoredObjectMessage(SELF, "P.S")}`);
+print(`${UnbindMessage("P.A", id)}`);
+NotifyMessage("P.A", 2);
+ListenHook("P.H", (), |p, ctx| { ctx.Handled(); });
+let r = RunHook("P.H", 1);
+print(`${r.ran} ${r.handled} ${r.cancelled}`);
+print(`${Request(SELF, "P.O", 3)}`);
+"#;
+
+#[test]
+fn api_every_function_works_as_a_global_and_under_gmp() {
+    let expected = [
+        "a 1",
+        "w",
+        "reply 2",
+        "object 5",
+        "stored kept",
+        "once 7",
+        "true",
+        "1",
+        "1 true false",
+        "4",
+    ];
+    both_ways(|f, rewrite| {
+        f.load("global.rhai", EVERY_FUNCTION);
+        assert_eq!(f.printed(), expected, "rewrite {rewrite}");
+        let mut gmp = EVERY_FUNCTION.to_owned();
+        for name in [
+            "ListenMessage",
+            "ListenWorldMessage",
+            "ListenObjectMessage",
+            "NotifyMessage",
+            "NotifyWorldMessage",
+            "NotifyObjectMessage",
+            "SendObjectMessage",
+            "StoreObjectMessage",
+            "OnceObjectMessage",
+            "RemoveStoredObjectMessage",
+            "UnbindMessage",
+            "ListenHook",
+            "RunHook",
+            "Request",
+        ] {
+            gmp = gmp.replace(&format!("{name}("), &format!("GMP::{name}("));
+        }
+        // (No name above is a part of another, so each call is
+        // qualified once.)
+        assert!(!gmp.contains("GMP::GMP::"));
+        let f2 = Fixture::with(RhaiOptions {
+            rewrite,
+            ..RhaiOptions::default()
+        });
+        f2.load("gmp.rhai", &gmp);
+        assert_eq!(f2.printed(), expected, "rewrite {rewrite}:\n{gmp}");
+    });
+}
+
+#[test]
+fn listen_by_function_name_and_unit_options_work_baked_or_not() {
+    both_ways(|f, rewrite| {
+        declare_pair(f);
+        f.load(
+            "a.rhai",
+            r#"
+            fn on_pair(a, b) { print(`named ${a} ${b}`); }
+            ListenMessage("Pair", (), "on_pair");
+            ListenMessage("Pair", (), |a| print(`unit options ${a}`), ());
+            ListenMessage("Fresh.Key", (), "on_pair", #{ times: 1 });
+            NotifyMessage("Pair", 1, "x");
+            NotifyMessage("Fresh.Key", 2, "y");
+            NotifyMessage("Fresh.Key", 3, "z");
+            "#,
+        );
+        assert_eq!(
+            f.printed(),
+            ["named 1 x", "unit options 1", "named 2 y"],
+            "rewrite {rewrite}"
+        );
+    });
 }

@@ -75,13 +75,13 @@ fn guarded(text: &str) -> String {
 }
 
 fn program() -> impl Strategy<Value = String> {
-    super::hostile_case::program(STATEMENTS, SIZES, guarded)
+    gantry_test_support::hostile_case::program(STATEMENTS, SIZES, guarded)
 }
 
 /// Runs `source` on a small sandbox on its own thread: load, then three
 /// ticks and a poke of the hub. Returns the longest single call.
 fn run_case(source: String) -> Duration {
-    super::hostile_case::longest_call(
+    gantry_test_support::hostile_case::longest_call(
         CASE_LIMIT,
         |hub| {
             let rt = RhaiRuntime::new(

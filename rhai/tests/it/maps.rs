@@ -5,15 +5,14 @@
 //! and otherwise an error naming the key, the position and the line. The
 //! rule holds for store, notify and send, baked (literal key) or generic.
 
-mod common;
-
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use common::Fixture;
 use gantry_host::{
     KeyDecl, Kind, ListenOptions, Param, Report, Source, StructDef, StructValue, Type, Value,
 };
+
+use crate::support::Fixture;
 
 fn array(of: Type) -> Type {
     Type::Array(Box::new(of))

@@ -1,14 +1,12 @@
 //! Never panics on user input: random text and random Rhai token soup as
 //! scripts (loaded, then the hub sends to whatever they registered).
 
-mod common;
-#[path = "../../test-support/src/hub_poke.rs"]
-mod hub_poke;
-
-use common::{Fixture, INVENTORY};
 use gantry_host::{KeyDecl, ObjectId, Param, StructDef, Type};
 use gantry_rhai::runtime::{RhaiError, RhaiOptions};
+use gantry_test_support::hub_poke;
 use proptest::prelude::*;
+
+use crate::support::{Fixture, INVENTORY};
 
 /// Pieces of Rhai a modder might type: the API names, keys good and bad,
 /// strings, comments, numbers, maps, closures, control flow, and whole
@@ -120,7 +118,7 @@ fn tight_soup() -> impl Strategy<Value = String> {
 /// `Inv.Items` as a table of `Item`. Script recursion deeper than the call
 /// depth limit is a script error.
 fn fixture(rewrite: bool) -> Fixture {
-    let (f, _) = common::inventory(RhaiOptions {
+    let (f, _) = crate::support::inventory(RhaiOptions {
         max_operations_per_call: 20_000,
         max_operations_top_level: 100_000,
         max_string_size: 1 << 16,
@@ -335,13 +333,13 @@ fn rhai_an_array_mixing_types_is_refused_at_its_line_on_every_run() {
 
 #[test]
 fn rhai_stored_array_refuses_a_row_of_the_wrong_type_at_its_line_naming_key_and_row() {
-    let (f, key) = common::inventory(RhaiOptions::default());
+    let (f, key) = crate::support::inventory(RhaiOptions::default());
     let object = f.spawn();
     f.hub
         .store(
             key,
             object,
-            (gantry_host::Value::array(vec![common::item(1)]),),
+            (gantry_host::Value::array(vec![crate::support::item(1)]),),
         )
         .unwrap();
     let source = "let items = GMP::StoredArray(SELF, \"Inv.Items\");\n\
@@ -384,14 +382,8 @@ fn rhai_a_key_over_the_segment_limit_is_an_error_at_its_line() {
     );
 }
 
-#[path = "../../test-support/src/guard.rs"]
-mod guard;
-#[path = "robustness/deep_values.rs"]
 mod deep_values;
-#[path = "robustness/hostile_calls.rs"]
 mod hostile_calls;
-#[path = "../../test-support/src/hostile_case.rs"]
-mod hostile_case;
 
 // ----- what a script keeps in the hub is bounded --------------------------------
 

@@ -1,16 +1,15 @@
-//! Audit 11 from Rhai: the tag-channel router of reference `003_…` (exact
-//! and partial matching, owners, hooks with priority, handled and cancel)
-//! as a Rhai script sees it, beside Rust listeners on the same keys. Each
-//! test runs with baking on and off (baking must not change behaviour).
-
-mod common;
+//! The tag-channel router as a Rhai script sees it, beside Rust listeners on
+//! the same keys: exact and partial matching, owners, hooks with priority
+//! (ties by registration, partial above included), handled and cancel;
+//! with baking on and off (baking must not change behaviour).
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use common::Fixture;
 use gantry_host::{HookOptions, ListenOptions, Source, StructValue, Value};
 use gantry_rhai::runtime::RhaiOptions;
+
+use crate::support::Fixture;
 
 fn both_ways(test: impl Fn(&Fixture, bool)) {
     for rewrite in [true, false] {
@@ -32,8 +31,6 @@ fn amount(v: &Value) -> i64 {
         .and_then(Value::as_int)
         .expect("a Hit payload")
 }
-
-// ----- exact and partial matching -------------------------------------------------------
 
 /// "Match: Exact, or the channel and every channel under it": `A` partial
 /// hears `A.B.C`; `A.B` partial hears `A.B.C.D` but not `A.BC` nor `A`; an
@@ -154,8 +151,6 @@ fn listener_unbound_or_owner_destroyed_mid_send_is_not_called() {
     });
 }
 
-// ----- hooks across Rhai and Rust ------------------------------------------------------------
-
 /// Hook listeners of Rust and Rhai on one key (and partially above it) run
 /// in one order — highest priority first — each seeing the changes before
 /// it, whether the hook is run from Rhai or from Rust; both callers read
@@ -275,8 +270,6 @@ fn hook_listeners_of_every_rhai_form_can_change_the_payload() {
     });
 }
 
-// ----- hook listeners coming and going ------------------------------------------------------
-
 /// A hook listener added during a run waits for the next run; one unbound
 /// (by id) or whose owner object was destroyed by an earlier listener is
 /// not called and not counted.
@@ -341,8 +334,6 @@ fn unbind_message_removes_a_hook_listener_by_id_or_owner() {
     });
 }
 
-// ----- invalid keys ----------------------------------------------------------------------
-
 /// "A bad key is a clear error, never a panic": `ListenHook` and `RunHook`
 /// with an empty segment or a trailing dot are errors naming the key at the
 /// caller's line, literal (baked) or not.
@@ -365,5 +356,35 @@ fn bad_hook_keys_are_errors_naming_the_key_at_the_callers_line() {
                 "rewrite {rewrite}: {err}"
             );
         }
+    });
+}
+
+#[test]
+fn hooks_run_highest_priority_first_ties_by_registration_partial_above_included() {
+    both_ways(|f, rewrite| {
+        f.load(
+            "a.rhai",
+            r#"
+            ListenHook("Combat.Hit", (), |p, ctx| print("exact 0 first"));
+            ListenHook("Combat", (), |p, ctx| print("partial 5"), #{ priority: 5, "match": "partial" });
+            ListenHook("Combat.Hit", (), |p, ctx| print("exact 0 second"));
+            ListenHook("Combat", (), |p, ctx| print("exact on parent: never"), #{ priority: 9 });
+            ListenHook("Combat.Hit", (), |p, ctx| { print("exact -1 cancels"); ctx.Cancel(); }, #{ priority: -1 });
+            ListenHook("Combat.Hit", (), |p, ctx| print("after cancel: never"), #{ priority: -2 });
+            let r = RunHook("Combat.Hit", 1);
+            print(`${r.ran} ${r.handled} ${r.cancelled}`);
+            "#,
+        );
+        assert_eq!(
+            f.printed(),
+            [
+                "partial 5",
+                "exact 0 first",
+                "exact 0 second",
+                "exact -1 cancels",
+                "4 false true"
+            ],
+            "rewrite {rewrite}"
+        );
     });
 }

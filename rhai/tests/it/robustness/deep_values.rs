@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use gantry_host::Source;
 use gantry_rhai::runtime::RhaiOptions;
+use gantry_test_support::guard::within;
 
-use super::common::Fixture;
-use super::guard::within;
+use crate::support::Fixture;
 
 const DEADLINE: Duration = Duration::from_secs(10);
 /// Deep enough for Rhai's clone, `==` and printing to overflow 2 MiB.

@@ -1,14 +1,82 @@
 //! Baking on and off must be indistinguishable: every script runs twice —
 //! baked into per-key functions and through the generic functions only —
 //! and what it printed, every error with its file:line, and the signature
-//! table it left (types and call sites) must be the same. Part of the
-//! corpus is hand-written, part generated (proptest).
+//! table it left (types and call sites) must be the same; a script defining
+//! an API-named function and multi-line calls included. Part of the corpus
+//! is hand-written, part generated (proptest).
 
-mod common;
-
-use common::Fixture;
-use gantry_host::{KeyDecl, Source, Type};
+use gantry_host::{KeyDecl, Language, Role, Source, Type};
 use gantry_rhai::runtime::RhaiOptions;
+
+use crate::support::Fixture;
+
+fn both_ways(test: impl Fn(&Fixture, bool)) {
+    for rewrite in [true, false] {
+        let f = Fixture::with(RhaiOptions {
+            rewrite,
+            ..RhaiOptions::default()
+        });
+        test(&f, rewrite);
+    }
+}
+
+/// "The rewrite must preserve behaviour" — a script defining its own
+/// function of an API name calls its own, baked or not.
+#[test]
+fn rewrite_preserves_behaviour_when_a_script_defines_an_api_named_function() {
+    both_ways(|f, rewrite| {
+        f.load(
+            "a.rhai",
+            r#"
+            fn NotifyMessage(key, n) { print(`mine ${key} ${n}`); }
+            ListenMessage("Wrapped", (), |n| print(`hub ${n}`));
+            NotifyMessage("Wrapped", 1);
+            GMP::NotifyMessage("Wrapped", 2);
+            "#,
+        );
+        assert_eq!(
+            f.printed(),
+            ["mine Wrapped 1", "hub 2"],
+            "rewrite {rewrite}"
+        );
+    });
+}
+
+/// "Every script send and listen records the call site's file and
+/// line" — a call spread over lines is recorded at the same line baked or
+/// not, and its error names that line.
+#[test]
+fn call_site_of_a_multi_line_call_is_the_same_line_baked_or_generic() {
+    both_ways(|f, rewrite| {
+        f.hub
+            .declare("Multi.Line", KeyDecl::event().param("n", Type::Int))
+            .unwrap();
+        f.load(
+            "ml.rhai",
+            "\nNotifyMessage(\n  \"Multi.Line\",\n  1);\nListenMessage(\n  \"Multi.Line\",\n  (),\n  || {});\n",
+        );
+        let table = f.hub.table();
+        let sites: Vec<(u32, Role)> = table
+            .get("Multi.Line")
+            .unwrap()
+            .sites
+            .iter()
+            .filter(|s| s.file == "ml.rhai" && s.language == Language::Rhai)
+            .map(|s| (s.line, s.role))
+            .collect();
+        assert_eq!(
+            sites,
+            [(2, Role::Send), (5, Role::Listen)],
+            "rewrite {rewrite}"
+        );
+        drop(table);
+        let err = f.load_err(
+            "bad.rhai",
+            "\n\nNotifyMessage(\n  \"Multi.Line\",\n  \"x\");\n",
+        );
+        assert!(err.starts_with("bad.rhai:3:"), "rewrite {rewrite}: {err}");
+    });
+}
 
 fn run(source: &str, rewrite: bool) -> (Vec<String>, String) {
     let f = Fixture::with(RhaiOptions {

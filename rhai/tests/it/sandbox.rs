@@ -4,15 +4,13 @@
 //! inside one built-in call), no `sleep`, `import` only from the mod
 //! folder, one script's failure not stopping the others.
 
-mod common;
-#[path = "../../test-support/src/guard.rs"]
-mod guard;
-
 use std::time::{Duration, Instant};
 
-use common::Fixture;
 use gantry_host::Source;
 use gantry_rhai::runtime::RhaiOptions;
+use gantry_test_support::guard;
+
+use crate::support::Fixture;
 
 fn small(f: impl FnOnce(&mut RhaiOptions)) -> Fixture {
     let mut options = RhaiOptions::default();
@@ -551,7 +549,6 @@ fn an_interrupt_while_no_call_runs_stops_the_next_call_only() {
     f.load("second.rhai", "print(\"second\");\n");
     assert_eq!(f.printed(), vec!["second"]);
 }
-// ----- import reads a module as every mod file is read -----------------------
 
 /// A fresh folder under the system's temporary folder, removed on drop.
 struct TempDir(std::path::PathBuf);

@@ -1,0 +1,69 @@
+//! What the table learns from Rhai: values inferred on first use, and a
+//! listener on a new key records no types.
+
+use gantry_host::Type;
+use gantry_rhai::runtime::RhaiOptions;
+
+use crate::support::Fixture;
+
+fn both_ways(test: impl Fn(&Fixture, bool)) {
+    for rewrite in [true, false] {
+        let f = Fixture::with(RhaiOptions {
+            rewrite,
+            ..RhaiOptions::default()
+        });
+        test(&f, rewrite);
+    }
+}
+
+/// "for an unregistered tag, types are inferred from the actual script
+/// values (numbers split into integer and float; boolean, string and
+/// userdata map across)" — from Rhai.
+#[test]
+fn signature_rhai_values_are_inferred_on_first_use() {
+    both_ways(|f, rewrite| {
+        f.load(
+            "a.rhai",
+            r#"NotifyMessage("Infer.Rhai", SELF, 3, 4.0, false, "s", [1, 2]);"#,
+        );
+        assert_eq!(
+            f.hub.table().get("Infer.Rhai").unwrap().param_types(),
+            [
+                Type::Object,
+                Type::Int,
+                Type::Float,
+                Type::Bool,
+                Type::String,
+                Type::Array(Box::new(Type::Int)),
+            ],
+            "rewrite {rewrite}"
+        );
+    });
+}
+
+/// dynamic callbacks "carry no static types, so they cannot be
+/// inferred" — a Rhai listener on a new key records no parameter types; the
+/// first send is what the key learns.
+#[test]
+fn signature_a_rhai_listener_on_a_new_key_records_no_types() {
+    both_ways(|f, rewrite| {
+        f.load(
+            "a.rhai",
+            r#"ListenMessage("Fresh.Rhai", (), |a, b| print(`got ${a} ${b}`));"#,
+        );
+        assert!(
+            f.hub
+                .table()
+                .get("Fresh.Rhai")
+                .is_none_or(|e| e.params.is_empty()),
+            "rewrite {rewrite}"
+        );
+        f.load("b.rhai", r#"NotifyMessage("Fresh.Rhai", "text", 2.5);"#);
+        assert_eq!(f.printed(), ["got text 2.5"], "rewrite {rewrite}");
+        assert_eq!(
+            f.hub.table().get("Fresh.Rhai").unwrap().param_types(),
+            [Type::String, Type::Float],
+            "rewrite {rewrite}"
+        );
+    });
+}
