@@ -8,8 +8,7 @@ use proptest::prelude::*;
 /// The longest single call of a hostile case, run on its own thread within
 /// `deadline`: `start` builds a runtime on the hub, `load` loads the
 /// hostile script on an object; then the hub sends three `Game.Tick`s and
-/// pokes a few keys every way (`super::hub_poke`, which the including test
-/// crate provides). Each of those calls is timed.
+/// pokes a few keys every way ([`crate::hub_poke`]). Each of those calls is timed.
 pub fn longest_call<R>(
     deadline: Duration,
     start: impl FnOnce(&gantry_host::Hub) -> R + Send + 'static,
@@ -18,7 +17,7 @@ pub fn longest_call<R>(
     use gantry_host::face::Faced;
     use gantry_host::{Caller, Hub, Source, Value};
     use std::time::Instant;
-    super::guard::within(deadline, move || {
+    crate::guard::within(deadline, move || {
         let hub = Hub::new();
         let world = hub.create_world();
         let runtime = start(&hub);
@@ -38,7 +37,7 @@ pub fn longest_call<R>(
                 let _ = hub.send_values(tick, Source::Global, &mut args, Caller::Unrecorded);
             });
         }
-        timed(&mut || super::hub_poke::poke(&hub, world, object, &["A", "A.B", "Hook.Go"]));
+        timed(&mut || crate::hub_poke::poke(&hub, world, object, &["A", "A.B", "Hook.Go"]));
         let _ = hub.take_reports();
         let _ = hub.destroy(object);
         drop(runtime);
@@ -57,7 +56,7 @@ pub fn program(
 ) -> impl Strategy<Value = String> {
     let statement = (
         prop::sample::select(templates),
-        prop::sample::select(super::guard::hostile_keys()),
+        prop::sample::select(crate::guard::hostile_keys()),
         prop::sample::select(sizes),
         prop::sample::select(sizes),
         any::<bool>(),
