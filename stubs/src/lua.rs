@@ -2,19 +2,26 @@
 //!
 //! Each generic API function is declared once, with one `---@overload` per
 //! key whose key parameter is that key as a string literal type. The base
-//! signature is the first key's form with the key parameter widened to the
-//! function's key alias (`GantryKey.NotifyMessage`: the keys usable with it).
-//! Checked with `emmylua_check` 0.25.1: a call is matched to its key's
-//! overload, so a wrong argument type, a missing argument and a listener's
-//! parameter types are all per key; a key no overload names fails against
-//! the alias (a typo, or a key of another kind, is flagged). A base of
-//! `...: any` would swallow every argument error, and an alias of a union of
-//! `fun` types is not narrowed at all, so neither is used. The key literals
-//! are listed once, as `---|` lines of a few group aliases (see
-//! `write_key_aliases`), never as an inline union: a parameter typed by a
-//! union of 10,000 literals overflows `emmylua_check`'s stack. LuaLS also
-//! completes the keys from the literal types and from the aliases, which
-//! carry each key's doc line.
+//! signature takes the function's key alias (`GantryKey.NotifyMessage`: the
+//! keys usable with it) and then one argument of type `never`, which no
+//! argument fits; one more overload takes a `never` key and anything after.
+//! Checked with `emmylua_check` 0.25.1, which keeps, argument by argument,
+//! the signatures that accept the call and flags the first argument none
+//! accepts: a literal key is then checked against its own overload alone,
+//! so a wrong argument type, a missing argument and a listener's parameter
+//! types are all per key; a key no overload names fails against the alias
+//! (a typo, or a key of another kind, is flagged); a key that is not a
+//! literal (of unknown type: a helper's parameter) fits the `never` key and
+//! goes through, as `gantry check` only hints at it. A base shaped like one
+//! key's form would let through a wrong argument that happens to fit that
+//! form (a string for any key, when the first key takes a string); a base
+//! of `...: any` would swallow every argument error; and an alias of a
+//! union of `fun` types is not narrowed at all, so none of them is used.
+//! The key literals are listed once, as `---|` lines of a few group aliases
+//! (see `write_key_aliases`), never as an inline union: a parameter typed
+//! by a union of 10,000 literals overflows `emmylua_check`'s stack. LuaLS
+//! also completes the keys from the literal types and from the aliases,
+//! which carry each key's doc line.
 //!
 //! The handle classes describe what the Lua runtime registers
 //! (`lua/src/runtime/handles.rs`, `sandbox.rs`, `collection.rs`): objects,
@@ -392,7 +399,7 @@ fn write_api(out: &mut String, forms: &[KeyForm<'_>]) {
     for function in ApiFunction::ALL {
         let _ = writeln!(out, "---{}", function_doc(function));
         let keys = forms.iter().filter(|f| f.functions.contains(function));
-        let base = keys.clone().next();
+        let any_key = keys.clone().next().is_some();
         for form in keys {
             let returns = shape::shape_into(function, form.entry, &mut slots);
             out.push_str("---@overload fun(");
@@ -415,9 +422,15 @@ fn write_api(out: &mut String, forms: &[KeyForm<'_>]) {
             });
             out.push('\n');
         }
-        // The base signature is the first key's: a call whose key literal
-        // matches no overload is then checked against the function's key
-        // alias below, and a wrong argument against the overload of its key.
+        // The base signature takes the function's key alias and then one
+        // argument nothing fits: a literal key is checked against its own
+        // overload only (a wrong argument, a short call), and a literal no
+        // overload names fails against the alias (a typo, a key of another
+        // kind). A base typed like some key's form would let a wrong
+        // argument that fits that form through. A key that is not a literal
+        // (`NotifyMessage(key, ...)` in a helper) is no literal type at all:
+        // the `never` overload lets it through, as the loader resolves such
+        // keys at run time and `gantry check` only hints at them.
         args.clear();
         let push_arg = |args: &mut String, name: &str| {
             if !args.is_empty() {
@@ -425,39 +438,40 @@ fn write_api(out: &mut String, forms: &[KeyForm<'_>]) {
             }
             args.push_str(name);
         };
-        match base {
-            Some(form) => {
-                let returns = shape::shape_into(function, form.entry, &mut slots);
-                form.each_param(&slots, |slot, name, optional, ty| {
-                    out.push_str("---@param ");
-                    push_name(out, name, optional);
-                    out.push(' ');
-                    if slot == Slot::Key {
-                        let _ = write!(out, "{KEY_ALIAS}.{}", function.name());
-                    } else {
-                        out.push_str(ty);
-                    }
-                    out.push('\n');
-                    push_arg(&mut args, name);
-                });
-                form.each_return(returns, &mut scratch, |ty| {
-                    out.push_str("---@return ");
-                    out.push_str(ty);
-                    out.push('\n');
-                });
+        let source = source_slot(function);
+        let returns = generic_returns(function);
+        if any_key {
+            out.push_str("---@overload fun(");
+            if let Some((name, ty)) = source {
+                let _ = write!(out, "{name}: {ty}, ");
             }
-            None => {
-                // No key can be used with it yet: any literal is a typo,
-                // flagged at the key. The arguments before the key are the
-                // function's own; what follows it is not known.
-                if let Some((name, ty)) = source_slot(function) {
-                    let _ = writeln!(out, "---@param {name} {ty}");
-                    push_arg(&mut args, name);
-                }
-                out.push_str("---@param key never\n---@param ... any\n");
-                push_arg(&mut args, "key");
-                push_arg(&mut args, "...");
+            out.push_str("key: never, ...: any)");
+            for (i, ty) in returns.iter().enumerate() {
+                out.push_str(if i == 0 { ": " } else { ", " });
+                out.push_str(ty);
             }
+            out.push('\n');
+        }
+        if let Some((name, ty)) = source {
+            let _ = writeln!(out, "---@param {name} {ty}");
+            push_arg(&mut args, name);
+        }
+        if any_key {
+            let _ = writeln!(out, "---@param key {KEY_ALIAS}.{}", function.name());
+            out.push_str(
+                "---@param key_args never What follows the key is the key's own: see its overload.\n",
+            );
+            push_arg(&mut args, "key");
+            push_arg(&mut args, "key_args");
+        } else {
+            // No key can be used with it yet: any literal is a typo,
+            // flagged at the key; a key that is not a literal goes through.
+            out.push_str("---@param key never\n---@param ... any\n");
+            push_arg(&mut args, "key");
+            push_arg(&mut args, "...");
+        }
+        for ty in returns {
+            let _ = writeln!(out, "---@return {ty}");
         }
         let prefix = if function.gmp_only() { "GMP." } else { "" };
         let _ = writeln!(out, "function {prefix}{}({args}) end\n", function.name());
@@ -479,6 +493,21 @@ fn source_slot(function: ApiFunction) -> Option<(&'static str, &'static str)> {
         Some(Slot::World) => Some(("world", WORLD_SOURCE_ALIAS)),
         Some(Slot::Object) => Some(("obj", SOURCE_ALIAS)),
         _ => None,
+    }
+}
+
+/// What `function` returns whatever the key: the types of its base
+/// signature and of a call whose key is not a literal.
+fn generic_returns(function: ApiFunction) -> &'static [&'static str] {
+    let entry = KeyEntry::default();
+    let mut slots = Vec::new();
+    match shape::shape_into(function, &entry, &mut slots) {
+        Returns::Nothing => &[],
+        Returns::Removed => &["boolean"],
+        Returns::Unbound | Returns::ListenerId => &["integer"],
+        Returns::Response => &["any"],
+        Returns::HookResult => &["GantryHookResult", "any"],
+        Returns::StoredArray => &["any"],
     }
 }
 

@@ -228,6 +228,45 @@ end)
     check_marked(&sample_table(), &[("arity.lua", bad)]);
 }
 
+/// A wrong argument that fits no overload of its key is flagged even when it
+/// fits another key's form — here a string where `B.Count` takes an
+/// integer, with `A.Name` (a string) first in the table — and a short call
+/// too; a key that is not a literal (a helper's parameter) is not checked,
+/// as `gantry check` only hints at it. (A listener given with such a key is
+/// typed as EmmyLua picks an overload, so this one takes `...`.)
+#[test]
+fn a_known_key_with_a_wrong_string_argument_is_flagged_and_a_dynamic_key_is_not() {
+    let mut t = SignatureTable::new();
+    declare(&mut t, "A.Name", KeyDecl::event().param("id", Type::String));
+    declare(&mut t, "B.Count", KeyDecl::event().param("n", Type::Int));
+    declare(
+        &mut t,
+        "C.Pair",
+        KeyDecl::event()
+            .kind(Kind::Store)
+            .param("id", Type::String)
+            .param("n", Type::Int),
+    );
+    let script = r#"
+NotifyMessage("A.Name", "ok")
+NotifyMessage("B.Count", 3)
+NotifyMessage("B.Count", "three") --! param-type-mismatch
+NotifyMessage("B.Count") --! param-type-mismatch
+NotifyMessage("C.Pair", "x") --! param-type-mismatch
+StoreObjectMessage(self, "C.Pair", 3, 3) --! param-type-mismatch
+StoreObjectMessage(self, "C.Pair", "x", 3)
+NotifyMessage("D.Typo", "x") --! param-type-mismatch
+local function relay(key, ...)
+  NotifyMessage(key, ...)
+  NotifyMessage(key, {})
+  StoreObjectMessage(self, key, "anything", 1, 2)
+  return ListenMessage(key, nil, function(...) return select('#', ...) end)
+end
+return relay
+"#;
+    check_marked(&t, &[("strings.lua", script)]);
+}
+
 /// Two collections of different rows: each row listener's `item`, each
 /// whole-table listener's rows and each writer are typed for their key.
 fn two_collections() -> SignatureTable {

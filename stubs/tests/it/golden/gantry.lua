@@ -203,12 +203,10 @@ function GantryHookContext:Cancel() end
 ---@overload fun(key: "Player.Hurt", dmg: number, causer: GantryObject)
 ---@overload fun(key: "Player.Score", score: integer, name: string)
 ---@overload fun(key: "Shop.Buy", item: Item, count: integer)
+---@overload fun(key: never, ...: any)
 ---@param key GantryKey.NotifyMessage
----@param value any
----@param nothing nil
----@param flag boolean
----@param grid number[][]
-function NotifyMessage(key, value, nothing, flag, grid) end
+---@param key_args never What follows the key is the key's own: see its overload.
+function NotifyMessage(key, key_args) end
 
 ---Sends a message on a world: world and global listeners hear it.
 ---@overload fun(world: GantryWorldSource, key: "Debug.Dump", value: any, nothing: nil, flag: boolean, grid: number[][])
@@ -218,13 +216,11 @@ function NotifyMessage(key, value, nothing, flag, grid) end
 ---@overload fun(world: GantryWorldSource, key: "Player.Hurt", dmg: number, causer: GantryObject)
 ---@overload fun(world: GantryWorldSource, key: "Player.Score", score: integer, name: string)
 ---@overload fun(world: GantryWorldSource, key: "Shop.Buy", item: Item, count: integer)
+---@overload fun(world: GantryWorldSource, key: never, ...: any)
 ---@param world GantryWorldSource
 ---@param key GantryKey.NotifyWorldMessage
----@param value any
----@param nothing nil
----@param flag boolean
----@param grid number[][]
-function NotifyWorldMessage(world, key, value, nothing, flag, grid) end
+---@param key_args never What follows the key is the key's own: see its overload.
+function NotifyWorldMessage(world, key, key_args) end
 
 ---Sends a message on an object: object, world and global listeners hear it.
 ---@overload fun(obj: GantrySource, key: "Debug.Dump", value: any, nothing: nil, flag: boolean, grid: number[][])
@@ -234,13 +230,11 @@ function NotifyWorldMessage(world, key, value, nothing, flag, grid) end
 ---@overload fun(obj: GantrySource, key: "Player.Hurt", dmg: number, causer: GantryObject)
 ---@overload fun(obj: GantrySource, key: "Player.Score", score: integer, name: string)
 ---@overload fun(obj: GantrySource, key: "Shop.Buy", item: Item, count: integer)
+---@overload fun(obj: GantrySource, key: never, ...: any)
 ---@param obj GantrySource
 ---@param key GantryKey.NotifyObjectMessage
----@param value any
----@param nothing nil
----@param flag boolean
----@param grid number[][]
-function NotifyObjectMessage(obj, key, value, nothing, flag, grid) end
+---@param key_args never What follows the key is the key's own: see its overload.
+function NotifyObjectMessage(obj, key, key_args) end
 
 ---Sends a message on an object; a trailing reply function makes it a request.
 ---@overload fun(obj: GantrySource, key: "Debug.Dump", value: any, nothing: nil, flag: boolean, grid: number[][])
@@ -250,47 +244,48 @@ function NotifyObjectMessage(obj, key, value, nothing, flag, grid) end
 ---@overload fun(obj: GantrySource, key: "Player.Hurt", dmg: number, causer: GantryObject)
 ---@overload fun(obj: GantrySource, key: "Player.Score", score: integer, name: string)
 ---@overload fun(obj: GantrySource, key: "Shop.Buy", item: Item, count: integer, reply?: fun(ok: boolean, price: integer))
+---@overload fun(obj: GantrySource, key: never, ...: any)
 ---@param obj GantrySource
 ---@param key GantryKey.SendObjectMessage
----@param value any
----@param nothing nil
----@param flag boolean
----@param grid number[][]
-function SendObjectMessage(obj, key, value, nothing, flag, grid) end
+---@param key_args never What follows the key is the key's own: see its overload.
+function SendObjectMessage(obj, key, key_args) end
 
 ---Sends a request and waits (in a coroutine) for the response.
 ---@overload fun(obj: GantrySource, key: "Shop.Buy", item: Item, count: integer): boolean, integer
+---@overload fun(obj: GantrySource, key: never, ...: any): any
 ---@param obj GantrySource
 ---@param key GantryKey.Request
----@param item Item
----@param count integer
----@return boolean
----@return integer
-function GMP.Request(obj, key, item, count) end
+---@param key_args never What follows the key is the key's own: see its overload.
+---@return any
+function GMP.Request(obj, key, key_args) end
 
 ---Stores a message: it is replayed to later listeners.
 ---@overload fun(obj: GantrySource, key: "Inv.Items", items: Item[])
 ---@overload fun(obj: GantrySource, key: "Player.Score", score: integer, name: string)
+---@overload fun(obj: GantrySource, key: never, ...: any)
 ---@param obj GantrySource
 ---@param key GantryKey.StoreObjectMessage
----@param items Item[]
-function StoreObjectMessage(obj, key, items) end
+---@param key_args never What follows the key is the key's own: see its overload.
+function StoreObjectMessage(obj, key, key_args) end
 
 ---Stores a message that the first delivery, live or replayed, consumes.
 ---@overload fun(obj: GantrySource, key: "Inv.Items", items: Item[])
 ---@overload fun(obj: GantrySource, key: "Player.Score", score: integer, name: string)
+---@overload fun(obj: GantrySource, key: never, ...: any)
 ---@param obj GantrySource
 ---@param key GantryKey.OnceObjectMessage
----@param items Item[]
-function OnceObjectMessage(obj, key, items) end
+---@param key_args never What follows the key is the key's own: see its overload.
+function OnceObjectMessage(obj, key, key_args) end
 
 ---Removes a stored message.
 ---@overload fun(obj: GantrySource, key: "Inv.Items"): boolean
 ---@overload fun(obj: GantrySource, key: "Player.Score"): boolean
+---@overload fun(obj: GantrySource, key: never, ...: any): boolean
 ---@param obj GantrySource
 ---@param key GantryKey.RemoveStoredObjectMessage
+---@param key_args never What follows the key is the key's own: see its overload.
 ---@return boolean
-function RemoveStoredObjectMessage(obj, key) end
+function RemoveStoredObjectMessage(obj, key, key_args) end
 
 ---Listens to global messages; returns the listener id.
 ---@overload fun(key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): integer
@@ -300,12 +295,11 @@ function RemoveStoredObjectMessage(obj, key) end
 ---@overload fun(key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): integer
 ---@overload fun(key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): integer
 ---@overload fun(key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): integer
+---@overload fun(key: never, ...: any): integer
 ---@param key GantryKey.ListenMessage
----@param owner any
----@param fn (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?)
----@param opts? GantryListenOptions
+---@param key_args never What follows the key is the key's own: see its overload.
 ---@return integer
-function ListenMessage(key, owner, fn, opts) end
+function ListenMessage(key, key_args) end
 
 ---Listens to a world's messages; returns the listener id.
 ---@overload fun(world: GantryWorldSource, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): integer
@@ -315,13 +309,12 @@ function ListenMessage(key, owner, fn, opts) end
 ---@overload fun(world: GantryWorldSource, key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): integer
 ---@overload fun(world: GantryWorldSource, key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): integer
 ---@overload fun(world: GantryWorldSource, key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): integer
+---@overload fun(world: GantryWorldSource, key: never, ...: any): integer
 ---@param world GantryWorldSource
 ---@param key GantryKey.ListenWorldMessage
----@param owner any
----@param fn (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?)
----@param opts? GantryListenOptions
+---@param key_args never What follows the key is the key's own: see its overload.
 ---@return integer
-function ListenWorldMessage(world, key, owner, fn, opts) end
+function ListenWorldMessage(world, key, key_args) end
 
 ---Listens to an object's messages; returns the listener id.
 ---@overload fun(obj: GantrySource, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): integer
@@ -331,24 +324,21 @@ function ListenWorldMessage(world, key, owner, fn, opts) end
 ---@overload fun(obj: GantrySource, key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): integer
 ---@overload fun(obj: GantrySource, key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): integer
 ---@overload fun(obj: GantrySource, key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): integer
+---@overload fun(obj: GantrySource, key: never, ...: any): integer
 ---@param obj GantrySource
 ---@param key GantryKey.ListenObjectMessage
----@param owner any
----@param fn (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?)
----@param opts? GantryListenOptions
+---@param key_args never What follows the key is the key's own: see its overload.
 ---@return integer
-function ListenObjectMessage(obj, key, owner, fn, opts) end
+function ListenObjectMessage(obj, key, key_args) end
 
 ---Listens to one row of a collection (or `GMP.AllRows`); `row < 0` means row `~row` is gone.
 ---@overload fun(obj: GantrySource, key: "Inv.Items", owner: any, index: integer, fn: (fun(row: integer, item: Item): any?), opts?: GantryListenOptions): integer
+---@overload fun(obj: GantrySource, key: never, ...: any): integer
 ---@param obj GantrySource
 ---@param key GantryKey.ListenRowMessage
----@param owner any
----@param index integer
----@param fn (fun(row: integer, item: Item): any?)
----@param opts? GantryListenOptions
+---@param key_args never What follows the key is the key's own: see its overload.
 ---@return integer
-function ListenRowMessage(obj, key, owner, index, fn, opts) end
+function ListenRowMessage(obj, key, key_args) end
 
 ---Removes a listener by id, or every listener of an owner.
 ---@overload fun(key: "Combat.Hit", id_or_owner: any): integer
@@ -359,34 +349,37 @@ function ListenRowMessage(obj, key, owner, index, fn, opts) end
 ---@overload fun(key: "Player.Hurt", id_or_owner: any): integer
 ---@overload fun(key: "Player.Score", id_or_owner: any): integer
 ---@overload fun(key: "Shop.Buy", id_or_owner: any): integer
+---@overload fun(key: never, ...: any): integer
 ---@param key GantryKey.UnbindMessage
----@param id_or_owner any
+---@param key_args never What follows the key is the key's own: see its overload.
 ---@return integer
-function UnbindMessage(key, id_or_owner) end
+function UnbindMessage(key, key_args) end
 
 ---Listens to a hook: `fn(payload, ctx)` may change the payload.
 ---@overload fun(key: "Combat.Hit", owner: any, fn: (fun(payload: Hit, ctx: GantryHookContext): any?), opts?: GantryHookOptions): integer
+---@overload fun(key: never, ...: any): integer
 ---@param key GantryKey.ListenHook
----@param owner any
----@param fn (fun(payload: Hit, ctx: GantryHookContext): any?)
----@param opts? GantryHookOptions
+---@param key_args never What follows the key is the key's own: see its overload.
 ---@return integer
-function ListenHook(key, owner, fn, opts) end
+function ListenHook(key, key_args) end
 
 ---Runs a hook; returns the result and the (changed) payload.
 ---@overload fun(key: "Combat.Hit", hit: Hit): GantryHookResult, Hit
+---@overload fun(key: never, ...: any): GantryHookResult, any
 ---@param key GantryKey.RunHook
----@param hit Hit
+---@param key_args never What follows the key is the key's own: see its overload.
 ---@return GantryHookResult
----@return Hit
-function RunHook(key, hit) end
+---@return any
+function RunHook(key, key_args) end
 
 ---The in-place writer of a collection; publishes once when closed.
 ---@overload fun(obj: GantrySource, key: "Inv.Items"): GantryStoredArray.Item
+---@overload fun(obj: GantrySource, key: never, ...: any): any
 ---@param obj GantrySource
 ---@param key GantryKey.StoredArray
----@return GantryStoredArray.Item
-function GMP.StoredArray(obj, key) end
+---@param key_args never What follows the key is the key's own: see its overload.
+---@return any
+function GMP.StoredArray(obj, key, key_args) end
 
 ---The Gantry API table: every generic function, the row constants and the object helpers.
 ---@class GMP
