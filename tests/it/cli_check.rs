@@ -49,7 +49,7 @@ fn check_of_a_clean_mod_in_both_languages_exits_0_and_prints_nothing() {
     write(
         dir.path(),
         "mod/sub/b.rhai",
-        "ListenMessage(\"Player.Hurt\", this, |dmg| {});\n",
+        "ListenMessage(\"Player.Hurt\", SELF, |dmg| {});\n",
     );
     assert_eq!(
         check(dir.path(), &["mod"]),
@@ -77,12 +77,13 @@ fn check_prints_one_line_per_finding_in_both_languages_and_exits_1_on_an_error()
     assert_eq!(
         stdout,
         "mod/a.lua:2:30: error arg-type: argument 1 of `Player.Hurt` (dmg) expects float, got string\n\
-         mod/b.rhai:3:15: warning unknown-key: unknown key `Player.Hrut`: it is not in the signature table; did you mean `Player.Hurt`?\n"
+         mod/b.rhai:3:15: warning unknown-key: `Player.Hrut` is sent but listened to nowhere and declared nowhere; did you mean `Player.Hurt`?\n"
     );
     assert_eq!(code, 1, "{stderr}");
 }
 
-/// Warnings and hints alone do not fail the check.
+/// Warnings and hints alone do not fail the check (an observed key sent
+/// but heard nowhere is a warning too).
 #[test]
 fn check_exits_0_when_there_are_only_warnings_and_hints() {
     let dir = tempfile::tempdir().unwrap();
@@ -93,7 +94,7 @@ fn check_exits_0_when_there_are_only_warnings_and_hints() {
         "NotifyMessage(\"Player.Jump\");\nNotifyMessage(key);\nNotifyMessage(\"Player.Healed\", 1.5);\n",
     );
     let (code, stdout, _) = check(dir.path(), &["mod"]);
-    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    assert_eq!(stdout.lines().count(), 4, "{stdout}");
     assert!(stdout.contains(": warning unknown-key: "), "{stdout}");
     assert!(stdout.contains(": hint non-literal-key: "), "{stdout}");
     assert!(stdout.contains(": warning arg-type: "), "{stdout}");
@@ -154,7 +155,7 @@ fn check_holds_each_script_to_the_nearest_table_above_it() {
     let (code, stdout, _) = check(dir.path(), &["mods"]);
     assert_eq!(
         stdout,
-        "mods/a/deep/x.lua:1:15: warning unknown-key: unknown key `Enemy.Hurt`: it is not in the signature table\n"
+        "mods/a/deep/x.lua:1:15: warning unknown-key: `Enemy.Hurt` is sent but listened to nowhere and declared nowhere (declare it in mod.toml if another mod or the host uses it)\n"
     );
     assert_eq!(code, 0);
 }

@@ -243,7 +243,7 @@ fn neovim_receives_diagnostics_and_completions_from_gantry_lsp() {
     let received = std::fs::read_to_string(&out).expect("the client wrote what it received");
     assert_eq!(
         received,
-        "diagnostic 0:14 unknown-key: unknown key `Player.Hrut`: it is not in the signature table; did you mean `Player.Hurt`?\n\
+        "diagnostic 0:14 unknown-key: `Player.Hrut` is sent but listened to nowhere and declared nowhere; did you mean `Player.Hurt`?\n\
          diagnostic 1:14 malformed-key: message key `Player.` has an empty segment at byte 7\n\
          completion Healed Player.Healed(amount: int)\n\
          completion Hurt Player.Hurt(dmg: float, causer: object)\n"
