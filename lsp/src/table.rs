@@ -15,16 +15,13 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::SystemTime;
 
-use gantry_host::manifest::{self, MANIFEST_FILE, ManifestError, Problem};
-use gantry_host::{DEFAULT_TABLE_PATH, KeyDecl, SignatureTable};
+use gantry_host::SignatureTable;
+use gantry_host::manifest::contract::{self, Contract};
+use gantry_host::manifest::{ManifestError, Problem};
 
-/// A key the host declares in code (`Hub::declare`), known to every mod
-/// it runs even without a table: `gantry run` declares `Game.Tick`.
-#[derive(Debug, Clone)]
-pub struct HostKey {
-    pub key: String,
-    pub decl: KeyDecl,
-}
+pub use gantry_host::manifest::HostKey;
+/// Where the files of a script's table are: shared with `gantry stubs`.
+pub use gantry_host::manifest::contract::{find_manifest, find_table};
 
 /// The files a script's table is made of: what [`TableSources::find`]
 /// found at or above it. Both may be absent (a fresh mod): the table is
@@ -119,39 +116,27 @@ impl LoadedTable {
         )
     }
 
-    /// Loads and merges `sources` over the host's keys.
+    /// Loads and merges `sources` over the host's keys, as every tool
+    /// does ([`Contract::load`]).
     pub fn load_sources(sources: &TableSources, host: &[HostKey]) -> Self {
-        let (mut table, error, root) = match &sources.table {
-            Some(file) => load_table_file(file),
-            None => (SignatureTable::new(), None, PathBuf::new()),
-        };
-        for declared in host {
-            if let Err(e) = table.declare(&declared.key, declared.decl.clone(), None) {
-                tracing::warn!(key = %declared.key, error = %e, "host key refused by the table");
-            }
-        }
         let manifest_dir = sources
             .manifest
             .as_deref()
             .and_then(Path::parent)
             .map(Path::to_owned);
+        let merged = Contract::load(sources.table.as_deref(), host, manifest_dir.as_deref());
+        if let (Some(file), Some(e)) = (&sources.table, &merged.table_error) {
+            tracing::warn!(table = %file.display(), error = %e, "cannot load signature table");
+        }
         let mut manifest_errors = Vec::new();
-        if let Some(dir) = &manifest_dir {
-            match manifest::load(dir) {
-                Ok(Some(manifest)) => manifest.declare_into(&mut table),
-                // Gone since it was found: the table is what is left.
-                Ok(None) => {}
-                Err(errors) => {
-                    tracing::warn!(manifest = %dir.display(), %errors, "cannot use the manifest");
-                    manifest_errors = errors.errors.iter().map(ManifestFinding::of).collect();
-                    if errors.omitted > 0 {
-                        manifest_errors.push(ManifestFinding {
-                            line: 1,
-                            column: 1,
-                            message: format!("and {} more finding(s)", errors.omitted),
-                        });
-                    }
-                }
+        if let Some(errors) = &merged.manifest_errors {
+            manifest_errors = errors.errors.iter().map(ManifestFinding::of).collect();
+            if errors.omitted > 0 {
+                manifest_errors.push(ManifestFinding {
+                    line: 1,
+                    column: 1,
+                    message: format!("and {} more finding(s)", errors.omitted),
+                });
             }
         }
         let file = sources
@@ -159,10 +144,9 @@ impl LoadedTable {
             .clone()
             .or_else(|| sources.manifest.clone())
             .unwrap_or_default();
-        let root = if sources.table.is_some() {
-            root
-        } else {
-            manifest_dir.clone().unwrap_or_default()
+        let root = match &sources.table {
+            Some(table) => contract::table_root(table),
+            None => manifest_dir.clone().unwrap_or_default(),
         };
         Self {
             stamps: stamps(sources),
@@ -170,8 +154,8 @@ impl LoadedTable {
             file,
             root,
             manifest_dir,
-            table: Rc::new(table),
-            error,
+            table: Rc::new(merged.table),
+            error: merged.table_error.map(|e| e.to_string()),
             manifest_errors,
         }
     }
@@ -180,30 +164,6 @@ impl LoadedTable {
     /// read (the manifest alone would flag every observed key as unknown).
     pub fn usable(&self) -> Option<&SignatureTable> {
         self.error.is_none().then_some(&*self.table)
-    }
-}
-
-/// A table file, its error, and the folder holding its `.gantry/`.
-fn load_table_file(file: &Path) -> (SignatureTable, Option<String>, PathBuf) {
-    let root = file
-        .parent()
-        .and_then(Path::parent)
-        .map(Path::to_owned)
-        .unwrap_or_default();
-    // The table belongs to the folder holding `.gantry`: read only if it
-    // stays inside it.
-    let loaded = if root.as_os_str().is_empty() {
-        SignatureTable::load(file)
-    } else {
-        // `file` is `root` joined with the table's place in it.
-        SignatureTable::load_in(&root, file.strip_prefix(&root).unwrap_or(file))
-    };
-    match loaded {
-        Ok(table) => (table, None, root),
-        Err(e) => {
-            tracing::warn!(table = %file.display(), error = %e, "cannot load signature table");
-            (SignatureTable::new(), Some(e.to_string()), root)
-        }
     }
 }
 
@@ -217,26 +177,6 @@ fn stamps(sources: &TableSources) -> [Option<(SystemTime, u64)>; 2] {
         sources.table.as_deref().and_then(stamp),
         sources.manifest.as_deref().and_then(stamp),
     ]
-}
-
-/// The nearest `.gantry/signatures.json` at or above `start` (a file or a
-/// directory). Anything there counts, not only a regular file: a folder or
-/// FIFO in its place is then a table error the user sees, not a silently
-/// missing table (nothing is opened to find it).
-pub fn find_table(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .map(|dir| dir.join(DEFAULT_TABLE_PATH))
-        .find(|candidate| candidate.symlink_metadata().is_ok())
-}
-
-/// The nearest `mod.toml` at or above `start`; anything there counts, as
-/// for [`find_table`] (a folder in its place is a finding on it).
-pub fn find_manifest(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .map(|dir| dir.join(MANIFEST_FILE))
-        .find(|candidate| candidate.symlink_metadata().is_ok())
 }
 
 /// Every table in use, by its sources.

@@ -52,7 +52,11 @@
 //! [`MAX_DOC_BYTES`], [`MAX_NAME_BYTES`]). Every mistake is reported, not
 //! only the first ([`ManifestErrors`]), each at its line and column and
 //! naming its field, with a "did you mean" where a near name exists.
+//!
+//! [`contract`] merges a manifest with the table file and the host's keys
+//! the one way `gantry check`, the language server and `gantry stubs` do.
 
+pub mod contract;
 mod declare;
 mod error;
 mod near;
@@ -63,6 +67,7 @@ use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
+pub use contract::{Contract, HostKey};
 pub use error::{MAX_REPORTED_ERRORS, ManifestError, ManifestErrors, Problem};
 
 use crate::files::{self, MIB};
