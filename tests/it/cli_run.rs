@@ -633,6 +633,10 @@ fn a_small_memory_limit_stops_a_hoarding_mod_with_a_clear_error_not_an_abort() {
             "--no-table",
             "--memory",
             "16",
+            // The memory limit is under test, not the time limit: a busy
+            // machine must not stop the loop on time first.
+            "--time-limit",
+            "60000",
         ])
         .output()
         .unwrap();
