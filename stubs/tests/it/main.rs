@@ -3,6 +3,7 @@
 
 mod golden;
 mod lua_types;
+mod mod_contract;
 mod regenerate;
 mod rhai_definitions;
 mod robustness;
