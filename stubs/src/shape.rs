@@ -7,7 +7,7 @@
 //! the positions cannot say: what the listener receives and what a call
 //! returns.
 
-use gantry_host::{ApiFunction, KeyEntry, Kind, Param};
+use gantry_host::{ApiFunction, KeyEntry, Kind, Origin, Param};
 
 /// One argument of a generic API call, language-neutral.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +98,9 @@ pub fn collection_element(entry: &KeyEntry) -> Option<&str> {
 /// channel (`ListenHook`/`RunHook`); everything else is a message, stored
 /// keys add the store family, collections the row family, and requests
 /// `GMP.Request`. A key outside a function's list is a typo to the checker.
+/// A key only observed as a plain event may be stored too: the table has
+/// seen one use of it, and storing it makes it a store (the hub accepts
+/// that, and `gantry check` with it); a declared event may not.
 pub fn functions_for(entry: &KeyEntry) -> Vec<ApiFunction> {
     use ApiFunction::*;
     if entry.kind == Kind::Hook {
@@ -112,7 +115,8 @@ pub fn functions_for(entry: &KeyEntry) -> Vec<ApiFunction> {
     if is_request(entry) {
         functions.push(Request);
     }
-    if matches!(entry.kind, Kind::Store | Kind::Collection) {
+    let observed_event = entry.kind == Kind::Event && entry.origin == Origin::Observed;
+    if matches!(entry.kind, Kind::Store | Kind::Collection) || observed_event {
         functions.extend([
             StoreObjectMessage,
             OnceObjectMessage,
@@ -296,7 +300,9 @@ mod tests {
         let f = functions_for(&entry(Kind::Hook, vec![]));
         assert!(f.contains(&ApiFunction::RunHook));
         assert!(!f.contains(&ApiFunction::NotifyMessage));
-        let f = functions_for(&entry(Kind::Event, vec![]));
+        let mut event = entry(Kind::Event, vec![]);
+        event.origin = Origin::Declared;
+        let f = functions_for(&event);
         assert!(!f.contains(&ApiFunction::RunHook));
         assert!(!f.contains(&ApiFunction::StoreObjectMessage));
         assert!(!f.contains(&ApiFunction::Request));
@@ -323,6 +329,16 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn an_observed_event_may_be_stored_and_a_declared_one_may_not() {
+        let mut event = entry(Kind::Event, vec![Param::new("n", Type::Int)]);
+        event.origin = Origin::Declared;
+        assert!(!functions_for(&event).contains(&ApiFunction::StoreObjectMessage));
+        event.origin = Origin::Observed;
+        assert!(functions_for(&event).contains(&ApiFunction::StoreObjectMessage));
+        assert!(functions_for(&event).contains(&ApiFunction::OnceObjectMessage));
     }
 
     #[test]

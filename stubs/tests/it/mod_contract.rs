@@ -154,6 +154,35 @@ return asking
     assert_eq!(emmylua_lines(dir.path()), expected, "EmmyLua on the stubs");
 }
 
+/// Keys a run only observed (in the table file, not in `mod.toml`) are
+/// held alike: a wrong argument is a finding of `gantry check` (a warning)
+/// and flagged on the stubs, and storing a key observed as a plain event is
+/// accepted by both (storing it makes it a store), where storing a
+/// declared event is not.
+#[test]
+fn observed_keys_get_the_same_verdict_from_the_stubs_and_gantry_check() {
+    let script = r#"
+ListenMessage("Score.Set", nil, function(n) print(n + 1) end)
+NotifyMessage("Score.Set", 3)
+NotifyMessage("Score.Set", "three") --! wrong type of an observed key
+StoreObjectMessage(self, "Score.Set", 4)
+StoreObjectMessage(self, "Quest.Done", "q1") --! a declared event is not stored
+ListenMessage("Quest.Done", nil, function(id) print(id) end)
+"#;
+    let dir = quest_mod(script);
+    let table = dir.path().join(".gantry/signatures.json");
+    fs::create_dir_all(table.parent().unwrap()).unwrap();
+    fs::write(
+        &table,
+        r#"{"version": 1, "keys": {"Score.Set": {"kind": "event", "params": [{"name": "n", "type": "int"}]}}}"#,
+    )
+    .unwrap();
+    let expected = marked(script);
+    assert_eq!(expected.len(), 2);
+    assert_eq!(check_lines(dir.path()), expected, "gantry check");
+    assert_eq!(emmylua_lines(dir.path()), expected, "EmmyLua on the stubs");
+}
+
 /// "Signature help, hover, snippets and the stubs show declared names and
 /// docs": the Lua overloads and listeners carry the manifest's parameter
 /// names, the key aliases its docs, a request's listener its responder,
