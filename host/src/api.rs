@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::signature::Role;
+use crate::signature::{KeyEntry, Kind, Role};
 use crate::types::Type;
 
 /// A generic script API function that takes a message key.
@@ -192,6 +192,73 @@ impl ApiFunction {
         matches!(self, ApiFunction::SendObjectMessage | ApiFunction::Request)
     }
 
+    /// The kinds of key this function is used with: a hook's pair for
+    /// hooks; the store family, the row listener and the writer for
+    /// stores (a table is a store too, and the writer edits any stored
+    /// array); every other message function for any key that is not a
+    /// hook. `UnbindMessage` fits all.
+    pub fn kinds(self) -> &'static [Kind] {
+        use ApiFunction::*;
+        const MESSAGE: &[Kind] = &[Kind::Event, Kind::Store, Kind::Collection];
+        match self {
+            NotifyMessage | NotifyWorldMessage | NotifyObjectMessage | SendObjectMessage
+            | Request | ListenMessage | ListenWorldMessage | ListenObjectMessage => MESSAGE,
+            StoreObjectMessage
+            | OnceObjectMessage
+            | RemoveStoredObjectMessage
+            | ListenRowMessage
+            | StoredArray => &[Kind::Store, Kind::Collection],
+            ListenHook | RunHook => &[Kind::Hook],
+            UnbindMessage => &[Kind::Event, Kind::Store, Kind::Collection, Kind::Hook],
+        }
+    }
+
+    /// Whether a key the table describes as `entry` is used with this
+    /// function: its kind is one of [`Self::kinds`], a request
+    /// (`GMP.Request`) needs a key that answers, and the row functions a
+    /// key of one array of structs. What editors and stubs offer.
+    pub fn fits(self, entry: &KeyEntry) -> bool {
+        self.kinds().contains(&entry.kind)
+            && (self != ApiFunction::Request || entry.response.is_some())
+            && (!matches!(
+                self,
+                ApiFunction::ListenRowMessage | ApiFunction::StoredArray
+            ) || entry.is_collection())
+    }
+
+    /// Whether calling this function on a key the table holds as `kind`
+    /// breaks the key's contract at run time. `declared`: the host or the
+    /// manifest declared the kind, which is then the whole truth.
+    /// `carries`: the key's parameters are known (a send recorded them).
+    ///
+    /// An observed kind is what the key's first uses made it, and grows as
+    /// the table does: an event nobody sent anything with yet (only
+    /// listened to) may still become a store, a table or a hook; a key
+    /// sent as an event may still be stored (a stored key is a message
+    /// key too). Past that, a hook is only a hook, a message key never a
+    /// hook, and an event that carries values has no rows to edit or
+    /// listen to.
+    pub fn contradicts(self, kind: Kind, declared: bool, carries: bool) -> bool {
+        if self.kinds().contains(&kind) {
+            return false;
+        }
+        if declared {
+            return true;
+        }
+        match kind {
+            Kind::Event => {
+                carries
+                    && !matches!(
+                        self,
+                        ApiFunction::StoreObjectMessage
+                            | ApiFunction::OnceObjectMessage
+                            | ApiFunction::RemoveStoredObjectMessage
+                    )
+            }
+            Kind::Store | Kind::Collection | Kind::Hook => true,
+        }
+    }
+
     /// Which of a listener literal's parameter names (`function(id,
     /// reward)`) name the key's parameters, in order: all of a message
     /// listener's, a hook listener's payload (not its context), none of a
@@ -208,6 +275,26 @@ impl ApiFunction {
 impl fmt::Display for ApiFunction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// What a key of `kind` is called in a message: `a hook`, `an event`.
+pub fn kind_text(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Event => "an event",
+        Kind::Store => "a store",
+        Kind::Collection => "a table (a store of struct rows)",
+        Kind::Hook => "a hook",
+    }
+}
+
+/// The keys `function` is used with, as a message says it.
+pub fn kinds_text(function: ApiFunction) -> &'static str {
+    match function.kinds() {
+        [Kind::Hook] => "hook keys",
+        [Kind::Store, Kind::Collection] => "store and table keys",
+        [_, _, _] => "event, store and table keys, not hooks",
+        _ => "any key",
     }
 }
 
@@ -364,6 +451,16 @@ impl ScannedCall {
     /// The listener function argument, for listens.
     pub fn listener_arg(&self) -> Option<&ScannedArg> {
         self.args.get(self.function.listener_index()?)
+    }
+
+    /// The literal key of a listen and the names its function literal
+    /// gives the key's parameters ([`ApiFunction::names_params`]): what a
+    /// loader that does not bake hands the table.
+    pub fn named_params(&self) -> Option<(&str, &[String])> {
+        let key = self.literal_key()?;
+        let names = self.listener_arg()?.function_params.as_deref()?;
+        let names = self.function.names_params(names);
+        (!names.is_empty()).then_some((key, names))
     }
 }
 

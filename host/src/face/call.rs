@@ -14,12 +14,14 @@
 
 use std::rc::Rc;
 
+use crate::api::{kind_text, kinds_text};
 use crate::collection::{RowFn, TableFn};
 use crate::hook::HookResult;
 use crate::listener::{HookFn, MessageFn};
+use crate::signature::Origin;
 use crate::{
-    ApiFunction, Caller, Hub, ListenSpec, ListenerId, ListenerParams, Owner, Reply, Role, Site,
-    Source, StoredArray, Type, Value,
+    ApiFunction, Caller, Hub, HubError, ListenSpec, ListenerId, ListenerParams, Owner, Reply, Role,
+    Site, Source, StoredArray, Type, Value,
 };
 
 use super::error::{ApiError, Call};
@@ -202,6 +204,21 @@ pub fn call_api<F: Face>(
 ) -> Result<F::Out, F::Error> {
     let (source, args) = take_source(face, function, args)?;
     let hub = face.hub();
+    // Sends and stores have their key's kind checked where their
+    // arguments are (admission), on data already loaded; every other
+    // function, off the hot path, here.
+    if !matches!(
+        function,
+        ApiFunction::NotifyMessage
+            | ApiFunction::NotifyWorldMessage
+            | ApiFunction::NotifyObjectMessage
+            | ApiFunction::SendObjectMessage
+            | ApiFunction::StoreObjectMessage
+            | ApiFunction::OnceObjectMessage
+    ) {
+        let request = function == ApiFunction::Request;
+        kind_fits(hub, function, &key.text, request).map_err(|e| face.raise(e.into()))?;
+    }
     // Generic calls record their line once, beside the dispatch, so that
     // generic and baked calls hand the hub the same caller. Recorded before
     // the arguments are checked, as a baked call's site is at load: a call
@@ -240,6 +257,9 @@ pub fn call_api<F: Face>(
                 },
                 None => (&*args, None),
             };
+            if reply.is_some() {
+                kind_fits(hub, function, &key.text, true).map_err(|e| fail(e.into()))?;
+            }
             record();
             let mut values = face.values(key, args).map_err(fail)?;
             match reply {
@@ -392,6 +412,42 @@ pub fn call_api<F: Face>(
             face.stored_array(key, writer)
         }
     }
+}
+
+/// Refuses `function` on a key the table holds to another kind (see
+/// [`ApiFunction::contradicts`]): a hook listened to as a message, a store
+/// key run as a hook, a request of a declared key that answers nothing. A
+/// key the table does not know yet fits every function: its first use
+/// records its kind. `request`: the call asks for an answer (`GMP.Request`,
+/// `SendObjectMessage` with a reply function).
+pub(crate) fn kind_fits(
+    hub: &Hub,
+    function: ApiFunction,
+    key: &str,
+    request: bool,
+) -> Result<(), HubError> {
+    let table = hub.table();
+    let Some(entry) = table.get(key) else {
+        return Ok(());
+    };
+    let declared = entry.origin == Origin::Declared;
+    let (kind, fits) = if function.contradicts(entry.kind, declared, !entry.params.is_empty()) {
+        (kind_text(entry.kind).to_owned(), kinds_text(function))
+    } else if request && declared && entry.response.is_none() {
+        (
+            format!("{} that answers nothing", kind_text(entry.kind)),
+            "request keys, whose listeners answer",
+        )
+    } else {
+        return Ok(());
+    };
+    Err(HubError::WrongKind {
+        key: key.to_owned(),
+        kind,
+        declared,
+        function,
+        fits,
+    })
 }
 
 /// Takes the source argument of functions that have one; the arguments

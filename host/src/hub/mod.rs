@@ -91,6 +91,24 @@ pub enum HubError {
         "source name `{name}` is {len} bytes long; a source name has at most {MAX_SOURCE_NAME_BYTES} bytes"
     )]
     SourceNameTooLong { name: String, len: usize },
+    /// A key used with a function of another kind than the table holds
+    /// it to (a hook key sent as a message, a store key run as a hook, a
+    /// request of a declared event that answers nothing); nothing was
+    /// done. See [`crate::ApiFunction::contradicts`].
+    #[error(
+        "{function} on `{key}`: the key is {kind} ({}); {function} is for {fits}",
+        if *declared { "declared" } else { "as first used" }
+    )]
+    WrongKind {
+        key: String,
+        /// What the key is, as the message says it (`a hook`, `an event
+        /// that answers nothing`).
+        kind: String,
+        declared: bool,
+        function: crate::api::ApiFunction,
+        /// The keys the function is for (`hook keys`).
+        fits: &'static str,
+    },
     #[error("{0} does not exist (destroyed?)")]
     NoSuchObject(ObjectId),
     #[error("{0} does not exist")]

@@ -116,7 +116,16 @@ pub(crate) fn run_chunk_keeping_env(
             }
             Some(table)
         }
-        _ => None,
+        _ => {
+            // Unbaked (baking off, or nothing to bake): the listeners'
+            // names come from the scanner, as baked ones from the bakes.
+            for call in syntax::scan(source) {
+                if let Some((key, names)) = call.named_params() {
+                    shared.hub.suggest_param_names(key, names);
+                }
+            }
+            None
+        }
     };
     shared.guarded(|| match bakes {
         Some(bakes) => chunk.call::<LuaValue>(bakes),

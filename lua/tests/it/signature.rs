@@ -113,3 +113,62 @@ fn call_sites_of_every_family_are_recorded_with_file_line_language_and_role() {
         assert_eq!(sites("Site.Once"), [(6, Role::Send)], "rewrite {rewrite}");
     });
 }
+
+/// The names of a key's parameters: a listener's function literal names
+/// them, whether it registers before the first send or after; `argN`
+/// stays only where nothing names a position.
+#[test]
+fn a_lua_listeners_parameter_names_name_the_recorded_parameters() {
+    let f = Fixture::new();
+    f.load(
+        "a.lua",
+        r#"ListenMessage("Quest.Start", nil, function(id, reward) end)"#,
+    );
+    f.load("b.lua", r#"NotifyMessage("Quest.Start", "q1", 5, true)"#);
+    f.load("c.lua", r#"NotifyMessage("Quest.Done", "q1")"#);
+    f.load(
+        "d.lua",
+        r#"ListenMessage("Quest.Done", nil, function(quest) end)"#,
+    );
+    let names = |key: &str| -> Vec<String> {
+        let table = f.hub.table();
+        table
+            .get(key)
+            .unwrap()
+            .params
+            .iter()
+            .map(|p| p.name.clone())
+            .collect()
+    };
+    assert_eq!(names("Quest.Start"), ["id", "reward", "arg3"]);
+    assert_eq!(names("Quest.Done"), ["quest"]);
+}
+
+/// A key's kind is part of its contract: a hook is not listened to as a
+/// message, nor a stored key run as a hook, at the script's line.
+#[test]
+fn a_lua_call_of_another_kind_than_the_key_is_an_error_at_its_line() {
+    let f = Fixture::new();
+    f.load(
+        "a.lua",
+        r#"
+ListenHook("Combat.Damage", nil, function(hit, ctx) end)
+StoreObjectMessage(self, "Inv.Gold", 5)
+print(pcall(function() ListenMessage("Combat.Damage", nil, function(hit) end) end))
+print(pcall(function() RunHook("Inv.Gold", 3) end))
+"#,
+    );
+    let printed = f.printed();
+    assert!(
+        printed[0].starts_with("false")
+            && printed[0].contains(
+                "a.lua:4: ListenMessage on `Combat.Damage`: the key is a hook (as first used)"
+            ),
+        "{printed:?}"
+    );
+    assert!(
+        printed[1].contains("a.lua:5: RunHook on `Inv.Gold`: the key is a store")
+            && printed[1].contains("RunHook is for hook keys"),
+        "{printed:?}"
+    );
+}

@@ -66,6 +66,15 @@ pub(crate) fn load(
                 .suggest_param_names(&b.key, b.function.names_params(names));
         }
     }
+    if bakes.is_empty() {
+        // Unbaked (baking off, or nothing to bake): the listeners' names
+        // come from the scanner, as baked ones from the bakes.
+        for call in syntax::scan(source) {
+            if let Some((key, names)) = call.named_params() {
+                shared.hub.suggest_param_names(key, names);
+            }
+        }
+    }
     let mut scope = Scope::new();
     scope.push_constant(SELF_CONSTANT, ObjectHandle(object));
     let engine = shared.engine.borrow();

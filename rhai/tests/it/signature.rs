@@ -67,3 +67,38 @@ fn signature_a_rhai_listener_on_a_new_key_records_no_types() {
         );
     });
 }
+
+/// A listener closure names the key's parameters, whether it registers
+/// before the first send or after.
+#[test]
+fn a_rhai_closures_parameter_names_name_the_recorded_parameters() {
+    let f = Fixture::new();
+    f.load(
+        "a.rhai",
+        r#"ListenMessage("Shop.Buy", (), |item, price| { });"#,
+    );
+    f.load("b.rhai", r#"NotifyMessage("Shop.Buy", "axe", 3);"#);
+    let table = f.hub.table();
+    let names: Vec<&str> = table
+        .get("Shop.Buy")
+        .unwrap()
+        .params
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(names, ["item", "price"]);
+}
+
+/// A store key is not run as a hook: an error naming the key, its kind
+/// and the function.
+#[test]
+fn a_rhai_call_of_another_kind_than_the_key_is_an_error() {
+    let f = Fixture::new();
+    f.load("a.rhai", r#"StoreObjectMessage(SELF, "Inv.Gold", 5);"#);
+    let error = f.load_err("b.rhai", r#"RunHook("Inv.Gold", 3);"#);
+    assert!(
+        error.contains("RunHook on `Inv.Gold`: the key is a store (as first used)"),
+        "{error}"
+    );
+    assert!(error.contains("b.rhai"), "{error}");
+}
