@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::out::{out, outln};
+use crate::out::{errln, out, outln};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum Format {
@@ -48,11 +48,36 @@ pub fn check(dir: &Path, format: Format, deny_warnings: bool) -> anyhow::Result<
     })
 }
 
+/// `gantry stubs DIR`: the stubs of the table `check` checks against
+/// (the table file, the host's keys, `mod.toml`), so that the stubs show
+/// the declared names, docs, kinds and structs. A manifest that cannot be
+/// used is every finding printed and exit 2, nothing written: stubs
+/// without its declarations would pass what `check` flags.
 pub fn stubs(dir: &Path, out: Option<&Path>, table: Option<&Path>) -> anyhow::Result<ExitCode> {
     // A mod folder that is not there is most likely a typo: say so rather
     // than create it and write the stubs of an empty table into it.
     crate::folder::mod_folder(dir)?;
     let table = crate::folder::load_table(dir, table)?;
+    let contract = gantry_host::manifest::Contract::over(table, &host_keys(), Some(dir));
+    if let Some(errors) = &contract.manifest_errors {
+        for error in errors.iter() {
+            errln!("error: {error}");
+        }
+        if errors.omitted > 0 {
+            errln!(
+                "error: {}: and {} more error(s) not shown",
+                errors.file,
+                errors.omitted
+            );
+        }
+        errln!(
+            "gantry: {} has {} error(s); no stubs written",
+            errors.file,
+            errors.len()
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let table = contract.table;
     let out = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| dir.join(".gantry/stubs"));

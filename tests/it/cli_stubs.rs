@@ -1,6 +1,7 @@
 //! `gantry stubs DIR [--out OUT]` as a user runs it: paths, flags, exit
-//! codes, regeneration, a corrupt or newer table, and the generated editor
-//! config driving EmmyLua's own analysis.
+//! codes, regeneration, a corrupt or newer table, `mod.toml` (its
+//! declarations in the stubs, or its mistakes and nothing written), and the
+//! generated editor config driving EmmyLua's own analysis.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -268,5 +269,88 @@ SendObjectMessage(self, "Shop.Ask", 21, function(v) print("reply", v) end)
     assert!(
         found.is_empty(),
         "a script that runs was flagged: {found:?}"
+    );
+}
+
+/// `gantry stubs` reads `mod.toml` as `gantry check` does: the declared
+/// keys, with their parameter names and docs, the declared structs, and the
+/// keys the host declares (`Game.Tick`) are in the stubs, over the table.
+#[test]
+fn stubs_carry_the_manifests_declarations_and_the_hosts_keys() {
+    let dir = mod_dir();
+    fs::write(
+        dir.path().join("mod.toml"),
+        r#"[mod]
+name = "questlog"
+
+[structs.Quest]
+fields = ["id: string", "reward: int"]
+
+[keys."Quest.Start"]
+kind = "event"
+params = ["id: string", "reward: int"]
+doc = "A quest begins."
+
+[keys."Player.Hurt"]
+kind = "event"
+params = ["amount: float", "by: object"]
+"#,
+    )
+    .unwrap();
+    let run = gantry(&["stubs", s(dir.path())]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let lua = fs::read_to_string(dir.path().join(".gantry/stubs/lua/gantry.lua")).unwrap();
+    for expected in [
+        r#"---@overload fun(key: "Quest.Start", id: string, reward: integer)"#,
+        "A quest begins.",
+        "---@class Quest\n---@field id string\n---@field reward integer",
+        // The manifest's names win over the table's (`dmg`, `causer`).
+        r#"---@overload fun(key: "Player.Hurt", amount: number, by: GantryObject)"#,
+        r#"---@overload fun(key: "Game.Tick", n: integer, dt: number)"#,
+        // The table's own keys stay.
+        r#"---@overload fun(obj: GantrySource, key: "Player.Score", score: integer)"#,
+    ] {
+        assert!(lua.contains(expected), "missing {expected}\n{lua}");
+    }
+    let rhai = fs::read_to_string(dir.path().join(".gantry/stubs/rhai/__static__.d.rhai")).unwrap();
+    assert!(
+        rhai.contains("fn NotifyMessage__Quest__Start(id: String, reward: int) -> ();"),
+        "{rhai}"
+    );
+}
+
+/// A manifest that cannot be used stops `gantry stubs` as it stops a run:
+/// every mistake named with its line, exit 2, and no stubs written (stubs
+/// without the declarations would pass what `gantry check` flags).
+#[test]
+fn a_broken_manifest_names_each_mistake_and_writes_no_stubs() {
+    let dir = mod_dir();
+    fs::write(
+        dir.path().join("mod.toml"),
+        r#"[mod]
+name = "questlog"
+
+[keys."Quest.Start"]
+kind = "event"
+params = ["id: strng"]
+
+[keys."Quest.Done"]
+kind = "evnt"
+"#,
+    )
+    .unwrap();
+    let run = gantry(&["stubs", s(dir.path())]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("mod.toml:6:"), "the type's line: {stderr}");
+    assert!(stderr.contains("mod.toml:9:"), "the kind's line: {stderr}");
+    assert!(stderr.contains("no stubs written"), "{stderr}");
+    assert!(
+        !dir.path().join(".gantry/stubs").exists(),
+        "stubs were written"
     );
 }
