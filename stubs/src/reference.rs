@@ -15,7 +15,7 @@
 
 use std::fmt::Write as _;
 
-use gantry_host::{ApiFunction, KeyEntry, Kind, Param, Type};
+use gantry_host::{ApiFunction, KeyEntry, Kind, Origin, Param, Type};
 
 use crate::lua;
 use crate::rhai_defs;
@@ -75,20 +75,25 @@ fn sample_entry() -> KeyEntry {
 }
 
 /// The kinds of key a function can be called with, as [`shape::functions_for`]
-/// decides them.
+/// decides them for declared keys (a key only observed as an event may
+/// also be stored: the contract's kinds are what the reference lists).
 fn usable_with(function: ApiFunction) -> Vec<&'static str> {
-    let plain = KeyEntry::default();
+    let declared = KeyEntry {
+        origin: Origin::Declared,
+        ..KeyEntry::default()
+    };
+    let plain = declared.clone();
     let request = KeyEntry {
         response: Some(vec![]),
-        ..KeyEntry::default()
+        ..declared.clone()
     };
     let stored = KeyEntry {
         kind: Kind::Store,
-        ..KeyEntry::default()
+        ..declared.clone()
     };
     let hook = KeyEntry {
         kind: Kind::Hook,
-        ..KeyEntry::default()
+        ..declared
     };
     let kinds = [
         ("messages", plain),
@@ -218,7 +223,7 @@ fn returns_text(returns: Returns, lang: Lang) -> &'static str {
             "a map: `ran`, `handled`, `cancelled` and `payload` (as the listeners left it)"
         }
         (Returns::StoredArray, Lang::Lua) => {
-            "the writer: `Get`, `GetMutable`, `Add`, `Insert`, `RemoveAt`, `SetNum`, `Num`, `Commit`; it publishes once when its `<close>` scope ends"
+            "the writer: `Get`, `GetMutable`, `Set`, `Add`, `Insert`, `RemoveAt`, `SetNum`, `Num`, `Commit`; it publishes once when its `<close>` scope ends"
         }
         (Returns::StoredArray, Lang::Rhai) => {
             "the writer: the same methods, plus `items[i].field = v`; it publishes when its last copy drops or on `commit()`"
