@@ -6,7 +6,7 @@ local world = self:World()
 
 do
   local items <close> = GMP.StoredArray(world, "Inv.Items")
-  items:Add({ __struct = "Item", name = "sword", count = 1 })
+  items:Add({ name = "sword", count = 1 })
 end
 
 local function find(items, name)
@@ -23,7 +23,7 @@ ListenMessage("Inv.Add", nil, function(name, count)
     local row = items:GetMutable(i)
     row.count = row.count + count
   else
-    items:Add({ __struct = "Item", name = name, count = count })
+    items:Add({ name = name, count = count })
   end
 end)
 

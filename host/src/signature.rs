@@ -371,8 +371,11 @@ impl SignatureTable {
     }
 
     /// Declares a struct, replacing an observed definition of the same name.
+    /// Its fields are the whole truth: a plain table sent as it may not add
+    /// one (see [`crate::types::plain`]).
     pub fn declare_struct(&mut self, name: &str, def: StructDef) {
         self.structs.defs.insert(name.to_owned(), def);
+        self.structs.declared.0.insert(name.to_owned());
     }
 
     /// Checks arguments against the recorded parameters: each argument must
@@ -418,13 +421,18 @@ impl SignatureTable {
                     .filter(|name| !name.is_empty())
                     .cloned()
                     .unwrap_or_else(|| format!("arg{}", position + 1));
-                entry.params.push(Param::new(name, arg.type_of()));
+                let ty = self
+                    .structs
+                    .infer_type(arg, &crate::types::plain::param_struct_name(key, position));
+                entry.params.push(Param::new(name, ty));
                 changed = true;
             }
             // An `any` recorded from a nil can be narrowed by a later real value.
-            for (param, arg) in entry.params.iter_mut().zip(args) {
+            for (position, (param, arg)) in entry.params.iter_mut().zip(args).enumerate() {
                 if matches!(param.ty, Type::Nil) && !arg.is_nil() {
-                    param.ty = arg.type_of();
+                    param.ty = self
+                        .structs
+                        .infer_type(arg, &crate::types::plain::param_struct_name(key, position));
                     changed = true;
                 }
             }
@@ -459,11 +467,15 @@ impl SignatureTable {
         if entry.response.is_some() {
             return Recorded::Unchanged;
         }
+        let reply = crate::types::plain::reply_struct_name;
         entry.response = Some(
             values
                 .iter()
                 .enumerate()
-                .map(|(i, v)| Param::new(format!("ret{}", i + 1), v.type_of()))
+                .map(|(i, v)| {
+                    let ty = self.structs.infer_type(v, &reply(key, i));
+                    Param::new(format!("ret{}", i + 1), ty)
+                })
                 .collect(),
         );
         Recorded::Changed
@@ -575,10 +587,14 @@ impl SignatureTable {
         {
             return changed;
         }
+        let field_struct = crate::types::plain::field_struct_name;
         let fields = value
             .fields
             .iter()
-            .map(|(name, v)| Param::new(name.to_string(), v.type_of()))
+            .map(|(name, v)| {
+                let ty = self.structs.infer_type(v, &field_struct(&value.name, name));
+                Param::new(name.to_string(), ty)
+            })
             .collect();
         self.structs.defs.insert(
             value.name.to_string(),

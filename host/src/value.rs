@@ -66,6 +66,11 @@ impl fmt::Display for ObjectId {
 
 /// A named, ordered record. Field order is declaration order; collection row
 /// listeners expand fields positionally in that order.
+///
+/// A record with an empty name is *plain*: a script's table (map) with
+/// named fields and no `__struct`, whose struct the hub names when it
+/// admits it (see [`crate::types::plain`]): a runtime only converts, and
+/// one rule names tables for every language.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StructValue {
     pub name: Rc<str>,
@@ -78,6 +83,17 @@ impl StructValue {
             name: name.into(),
             fields: Vec::new(),
         }
+    }
+
+    /// A plain record: named fields, no struct name yet.
+    pub fn plain() -> Self {
+        Self::new(Rc::<str>::from(""))
+    }
+
+    /// Is this a plain record, waiting for the hub to name its struct?
+    #[inline]
+    pub fn is_plain(&self) -> bool {
+        self.name.is_empty()
     }
 
     /// Builder-style field append.
@@ -202,6 +218,25 @@ impl Value {
         }
     }
 
+    /// Whether a plain record (see [`StructValue::is_plain`]) is in this
+    /// value, at any depth: a struct field, an array element.
+    pub fn holds_plain(&self) -> bool {
+        self.holds_plain_in(0)
+    }
+
+    fn holds_plain_in(&self, depth: usize) -> bool {
+        if depth > crate::types::MAX_TYPE_DEPTH {
+            return false;
+        }
+        match self {
+            Value::Struct(s) => {
+                s.is_plain() || s.fields.iter().any(|(_, v)| v.holds_plain_in(depth + 1))
+            }
+            Value::Array(items) => items.iter().any(|v| v.holds_plain_in(depth + 1)),
+            _ => false,
+        }
+    }
+
     /// A short name of the value's kind for messages (`int`, `Item`,
     /// `array<int>`, `array mixing int and string`).
     pub fn kind_name(&self) -> String {
@@ -293,7 +328,8 @@ impl fmt::Display for Value {
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Object(o) => write!(f, "{o}"),
             Value::Struct(s) => {
-                write!(f, "{} {{", s.name)?;
+                let name = if s.is_plain() { "table" } else { &s.name };
+                write!(f, "{name} {{")?;
                 for (i, (name, v)) in s.fields.iter().enumerate() {
                     if i > 0 {
                         f.write_str(",")?;

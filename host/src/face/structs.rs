@@ -1,8 +1,11 @@
 //! A struct built from a script's named fields, the same way in every
-//! language: a table (map) names its struct with [`STRUCT_FIELD`] or takes
-//! the declared one; the fields the struct's definition knows come first,
-//! in its order (a missing one takes its type's default), then any others
-//! sorted by name, so the same table always gives the same value.
+//! language. A table (map) naming its struct with [`STRUCT_FIELD`] is that
+//! struct ([`struct_from_fields`]): the fields the struct's definition
+//! knows come first, in its order (a missing one takes its type's
+//! default), then any others sorted by name, so the same table always
+//! gives the same value. A table without it is a plain record
+//! ([`plain_from_fields`]) whose struct the hub names by one rule for
+//! every language (`crate::types::plain`).
 
 use std::rc::Rc;
 
@@ -59,4 +62,36 @@ pub fn struct_from_fields<V, K: AsRef<str>, E: FieldError>(
         out.fields.push((Rc::from(field), value));
     }
     Ok(out)
+}
+
+/// Builds a plain record from a script's fields (a table without
+/// [`STRUCT_FIELD`]), `fields` sorted by name. Where the caller knows the
+/// type `expected` here (a writer's row, a hook's payload), the record is
+/// named now when its fields fit that struct; otherwise it stays plain and
+/// the hub names it when it admits it. `convert(value, expected)` converts
+/// one field's value (its type from the expected struct, when known).
+pub fn plain_from_fields<V, K: AsRef<str>, E: FieldError>(
+    expected: Option<&Type>,
+    structs: &StructRegistry,
+    fields: impl IntoIterator<Item = (K, V)>,
+    mut convert: impl FnMut(&V, Option<&Type>) -> Result<Value, E>,
+) -> Result<Value, E> {
+    let struct_name = match expected {
+        Some(Type::Struct(name)) => Some(&**name),
+        _ => None,
+    };
+    let mut out = StructValue::plain();
+    for (field, value) in fields {
+        let field = field.as_ref();
+        let ty = struct_name.and_then(|name| structs.field_type(name, field));
+        let value = convert(&value, ty).map_err(|e| e.in_field(field))?;
+        out.fields.push((shared_name(field), value));
+    }
+    let mut value = Value::structure(out);
+    if let Some(ty) = expected {
+        // Left plain when it does not fit: the hub says why where it
+        // checks the value.
+        let _ = structs.name_plain(&mut value, ty);
+    }
+    Ok(value)
 }

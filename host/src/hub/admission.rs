@@ -34,11 +34,17 @@ impl Hub {
         }
     }
 
-    /// Records a hook's payload type on its first run.
-    pub(crate) fn record_hook_payload(&self, key: Key, payload: &Value) {
+    /// Records a hook's payload type on its first run (a plain table
+    /// names its struct).
+    pub(crate) fn record_hook_payload(&self, key: Key, payload: &mut Value) {
         let mut state = self.inner.state.borrow_mut();
         let s = &mut *state;
         let name = s.keys.name(key).clone();
+        if payload.holds_plain() {
+            // Refused, the payload stays plain: listeners expecting a
+            // struct are skipped, as for any payload of another type.
+            let _ = s.table.settle_args(&name, std::slice::from_mut(payload));
+        }
         if s.table
             .record_args(&name, Kind::Hook, std::slice::from_ref(payload))
             == Recorded::Changed
@@ -164,13 +170,30 @@ impl Hub {
                         (Type::Nil, _) if !sig.declared => narrow = true,
                         _ if !checked => {}
                         _ => {
-                            if !rows_match(
+                            let mut fits = rows_match(
                                 &s.table.structs,
                                 s.row_shape.at(s.epoch),
                                 arg,
                                 ty,
                                 changed,
-                            ) {
+                            );
+                            if !fits && arg.holds_plain() {
+                                // A table without `__struct`: named as the
+                                // parameter's struct here, or by the table
+                                // below when it grows it or is refused.
+                                if s.table.structs.name_plain(arg, ty).is_err() {
+                                    narrow = true;
+                                    break;
+                                }
+                                fits = rows_match(
+                                    &s.table.structs,
+                                    s.row_shape.at(s.epoch),
+                                    arg,
+                                    ty,
+                                    changed,
+                                );
+                            }
+                            if !fits {
                                 let got = s.table.structs.describe(arg, ty);
                                 failure = Some((position, ty.to_string(), got));
                                 break;
@@ -204,10 +227,32 @@ impl Hub {
         if needs_record || new_site.is_some() {
             let name = s.keys.name(key).clone();
             if needs_record {
-                if checked && let Err(m) = s.table.check_args(&name, args) {
-                    return Err(refused_args(&s.table, &name, m, args));
+                let plain = args.iter().any(Value::holds_plain);
+                let undo = (checked || plain).then(|| Recording::before(&s.table, &name, args));
+                if plain {
+                    // Tables without `__struct` name their structs (the
+                    // table may learn one); unchecked, a refused one stays
+                    // plain.
+                    match s.table.settle_args(&name, args) {
+                        Ok(Recorded::Changed) => self.inner.table_dirty.set(true),
+                        Ok(Recorded::Unchanged) => {}
+                        Err(m) if checked => {
+                            let refused = refused_args(&s.table, &name, m, args);
+                            if let Some(undo) = undo {
+                                undo.restore(&mut s.table, &name);
+                            }
+                            return Err(refused);
+                        }
+                        Err(_) => {}
+                    }
                 }
-                let undo = checked.then(|| Recording::before(&s.table, &name, args));
+                if checked && let Err(m) = s.table.check_args(&name, args) {
+                    let refused = refused_args(&s.table, &name, m, args);
+                    if plain && let Some(undo) = undo {
+                        undo.restore(&mut s.table, &name);
+                    }
+                    return Err(refused);
+                }
                 if s.table.record_args(&name, kind, args) == Recorded::Changed {
                     // What a first send records is what later sends are held
                     // to; a send that fails it (an array mixing types, rows

@@ -105,7 +105,10 @@ pub(crate) fn merge3(
     );
     let table = SignatureTable {
         version: ours.version.max(theirs.version),
-        structs: crate::types::StructRegistry { defs: structs },
+        structs: crate::types::StructRegistry {
+            defs: structs,
+            ..Default::default()
+        },
         keys,
         extra: Extra {
             top,

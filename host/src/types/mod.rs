@@ -52,6 +52,8 @@ impl fmt::Display for Type {
             Type::Float => f.write_str("float"),
             Type::String => f.write_str("string"),
             Type::Object => f.write_str("object"),
+            // A plain record's type, in a message only: no struct yet.
+            Type::Struct(name) if name.is_empty() => f.write_str("table"),
             Type::Struct(name) => f.write_str(name),
             Type::Array(inner) => write!(f, "array<{inner}>"),
         }
@@ -169,6 +171,7 @@ pub struct StructDef {
     pub fields: Vec<Param>,
 }
 
+pub mod plain;
 mod registry;
 mod shape;
 

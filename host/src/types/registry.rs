@@ -18,11 +18,36 @@ use super::{MAX_TYPE_DEPTH, Mismatch, Param, RowShape, StructDef, Type};
 pub struct StructRegistry {
     #[serde(deserialize_with = "crate::persist::unique_names")]
     pub defs: BTreeMap<String, StructDef>,
+    /// The structs declared (`mod.toml`, [`crate::SignatureTable::declare_struct`]):
+    /// their fields are the whole truth, so a plain table with a field they
+    /// do not name is refused, where an observed struct takes the field on.
+    /// Declarations are made again by each run, so this is not saved.
+    #[serde(skip)]
+    pub(crate) declared: Declared,
 }
+
+/// The names of declared structs. Not part of what the table says (a table
+/// read back from its file equals the one saved): equal whatever it holds.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Declared(pub(crate) std::collections::BTreeSet<String>);
+
+impl PartialEq for Declared {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Declared {}
 
 impl StructRegistry {
     pub fn get(&self, name: &str) -> Option<&StructDef> {
         self.defs.get(name)
+    }
+
+    /// Was struct `name` declared (its fields the whole truth), not only
+    /// observed?
+    pub fn is_declared(&self, name: &str) -> bool {
+        self.declared.0.contains(name)
     }
 
     /// Is `child` the struct `parent` or derived from it? Bounded by the number
@@ -219,7 +244,7 @@ impl StructRegistry {
 
     /// The fields of struct `name`, inherited ones first (borrowed; a
     /// cyclic table's loop is followed once).
-    fn chain_fields(&self, name: &str) -> SmallVec<[&Param; 8]> {
+    pub(super) fn chain_fields(&self, name: &str) -> SmallVec<[&Param; 8]> {
         let mut chain: SmallVec<[&StructDef; 4]> = SmallVec::new();
         let mut current = Some(name);
         while let Some(n) = current

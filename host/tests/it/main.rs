@@ -15,6 +15,7 @@ mod lanes;
 mod lifetime;
 mod manifest;
 mod order;
+mod plain_structs;
 mod reentrancy;
 mod requests;
 mod robustness;

@@ -3,23 +3,23 @@
 //! Lua → hub: integer → `int`, float → `float` (the Lua subtype decides, so a
 //! key's first use records `int` or `float` faithfully), boolean, string,
 //! object handle, and tables:
-//! - a table with a `__struct = "Name"` field is a struct of that name;
-//! - otherwise, when the signature expects a struct at that position, the
-//!   table is that struct (so `{hp = 3}` sent where `Stats` is recorded is a
-//!   `Stats`);
-//! - otherwise a sequence (`{1, 2, 3}`, or `{}`) is an array;
-//! - anything else is an error naming the position: a struct needs a name.
+//! - a table with a `__struct = "Name"` field is a struct of that name, its
+//!   fields following the struct's definition when the table knows it
+//!   (missing fields take their type's default);
+//! - a sequence (`{1, 2, 3}`, or `{}`) is an array, unless a struct is
+//!   expected there;
+//! - any other table is a plain record (named fields, sorted by name): the
+//!   hub names its struct when it admits it, by one rule for both languages
+//!   (`gantry_host::types::plain`). Where the signature expects a struct
+//!   here, a table that fits it is named now.
 //!
-//! Struct fields follow the struct's definition when the table knows it
-//! (missing fields take their type's default), else the field names sorted,
-//! so the same table always gives the same value.
-//!
-//! Hub → Lua: structs become tables carrying `__struct`, arrays sequences
-//! (1-based), objects [`ObjectHandle`]s; a struct round-trips unchanged.
+//! Hub → Lua: structs become tables carrying `__struct` (a plain record:
+//! without it), arrays sequences (1-based), objects [`ObjectHandle`]s; a
+//! struct round-trips unchanged.
 
 use std::rc::Rc;
 
-use gantry_host::face::structs::struct_from_fields;
+use gantry_host::face::structs::{plain_from_fields, struct_from_fields};
 use gantry_host::face::{MAX_DEPTH, STRUCT_FIELD};
 use gantry_host::{StructRegistry, StructValue, Type, Value};
 use mlua::{Lua, Table, Value as LuaValue};
@@ -94,14 +94,11 @@ fn to_value_at(
         }
         Err(e) => return Err(e.to_string()),
     };
-    let struct_name = named.or_else(|| match expected {
-        Some(Type::Struct(name)) => Some(name.to_string()),
-        _ => None,
-    });
-    if let Some(name) = struct_name {
+    if let Some(name) = named {
         return table_to_struct(table, &name, structs, depth).map(Value::structure);
     }
-    if is_sequence(table) {
+    let wants_struct = matches!(expected, Some(Type::Struct(_)));
+    if !wants_struct && is_sequence(table) {
         let element = match expected {
             Some(Type::Array(inner)) => Some(&**inner),
             _ => None,
@@ -116,10 +113,32 @@ fn to_value_at(
         }
         return Ok(Value::array(items));
     }
-    Err(format!(
-        "a table with named fields is a struct and needs a name: add `{STRUCT_FIELD} = \"Name\"` \
-         (or declare the key's parameter type)"
-    ))
+    table_to_plain(table, expected, structs, depth)
+}
+
+/// A table with named fields and no `__struct`: a plain record.
+fn table_to_plain(
+    table: &Table,
+    expected: Option<&Type>,
+    structs: &StructRegistry,
+    depth: usize,
+) -> Result<Value, String> {
+    let mut fields: Vec<(String, LuaValue)> = Vec::new();
+    for pair in table.pairs::<LuaValue, LuaValue>() {
+        let (key, value) = pair.map_err(|e| e.to_string())?;
+        let LuaValue::String(key) = key else {
+            return Err(format!(
+                "a table with named fields must name every field with a string, got a {} key \
+                 (a list and named fields cannot mix)",
+                key.type_name()
+            ));
+        };
+        fields.push((key.to_str().map_err(|e| e.to_string())?.to_string(), value));
+    }
+    fields.sort_by(|a, b| a.0.cmp(&b.0));
+    plain_from_fields(expected, structs, fields, |value, expected| {
+        to_value_at(value, expected, structs, depth + 1)
+    })
 }
 
 /// A table whose keys are exactly 1..n (an empty table counts).
@@ -181,7 +200,9 @@ pub fn from_value(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
             for (field, v) in &s.fields {
                 table.raw_set(&**field, from_value(lua, v)?)?;
             }
-            table.raw_set(STRUCT_FIELD, &*s.name)?;
+            if !s.is_plain() {
+                table.raw_set(STRUCT_FIELD, &*s.name)?;
+            }
             LuaValue::Table(table)
         }
         Value::Array(items) => {

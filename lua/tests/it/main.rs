@@ -9,6 +9,7 @@ mod collections;
 mod compat;
 mod delivery;
 mod fast_lane;
+mod plain_structs;
 mod requests;
 mod rewrite;
 mod robustness;

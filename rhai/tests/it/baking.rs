@@ -125,7 +125,7 @@ const SCRIPTS: &[&str] = &[
     // non-literal keys stay generic; strings and comments untouched
     "let k = \"X.Y\";\nlet s = \"NotifyMessage(\\\"X.Y\\\", 1)\";\n// NotifyMessage(\"X.Y\", 2)\nListenMessage(k, (), |n| print(`got ${n}`));\nNotifyMessage(k, 3);\nNotifyMessage(\"X.Y\", 4);\nprint(s);\n",
     // an error raised by the API keeps the caller's line and column
-    "ListenMessage(\"E.K\", (), || {});\n\nNotifyMessage(\"E.K\", #{ a: 1 });\n",
+    "ListenMessage(\"E.K\", (), || {});\n\nNotifyMessage(\"E.K\", #{ a: 1 });\nNotifyMessage(\"E.K\", #{ b: 1 });\n",
     // a handler failing at run time
     "ListenMessage(\"Game.Tick\", (), |n, dt| {\n    if n == 2 { throw \"second tick\"; }\n    print(`ok ${n}`);\n});\n",
     // a type mismatch against the recorded signature
@@ -140,12 +140,12 @@ ListenRowMessage(SELF, k, (), 0, |row, item| print(`generic ${row}`));
 {
     let bag = GMP::StoredArray(SELF, "Inv.Bag");
     bag[0].n += 1;
-    bag.Add(#{ id: 3 });
+    bag.Add(#{ id: 3, n: 0 });
     bag.commit();
     bag.SetNum(1);
 }
 let other = GMP::StoredArray(SELF, k);
-other.Insert(0, #{ id: 9 });
+other.Insert(0, #{ id: 9, n: 0 });
 other.commit();
 ListenObjectMessage(SELF, "Q.Twice", (), |x, rsp| rsp.Response(x * 2, x));
 print(`${GMP::Request(SELF, "Q.Twice", 4)}`);

@@ -239,7 +239,7 @@ fn writer_commit_publishes_now_and_stays_open() {
         r#"
         {
             let items = GMP::StoredArray(SELF, "Inv.Items");
-            items.Add(#{ id: 2 });
+            items.Add(#{ id: 2, name: "n2", count: 0 });
             print(`commit called ${items.commit()}`);
             print(`empty commit called ${items.Commit()}`);
             items.RemoveAt(0);
@@ -270,13 +270,13 @@ fn a_listener_reentering_a_committing_writer_gets_a_clear_error() {
     f.rt.load_script(
         "r.rhai",
         r#"
-        fn grow(items, row, item) { items.Add(#{ id: 100 }); }
+        fn grow(items, row, item) { items.Add(#{ id: 100, name: "", count: 0 }); }
         let items = GMP::StoredArray(SELF, "Inv.Items");
         ListenRowMessage(SELF, "Inv.Items", (), GMP::ALL_ROWS, Fn("grow").curry(items));
         // A closure capturing the writer shares the variable: Rhai's own
         // lock refuses the nested use.
-        ListenRowMessage(SELF, "Inv.Items", (), GMP::ALL_ROWS, |row, item| items.Add(#{ id: 101 }));
-        items.Add(#{ id: 1 });
+        ListenRowMessage(SELF, "Inv.Items", (), GMP::ALL_ROWS, |row, item| items.Add(#{ id: 101, name: "", count: 0 }));
+        items.Add(#{ id: 1, name: "", count: 0 });
         items.commit();
         print(`${items.Num()} rows after the commit`);
         "#,
@@ -373,7 +373,7 @@ fn a_rust_row_listener_hears_a_rhai_writer() {
         let items = GMP::StoredArray(SELF, "Inv.Items");
         let row = items.GetMutable(1);
         row.name = "renamed";
-        items.Add(#{ id: 3, name: "three" });
+        items.Add(#{ id: 3, name: "three", count: 0 });
         items.commit();
         "#,
         obj,
@@ -783,7 +783,7 @@ fn span_merge_counter_examples_visit_each_row_once_in_rhai() {
             fn bridge() {{
                 let items = GMP::StoredArray(This(), "Inv.Items");
                 for r in 0..5 {{ items[r].count = 0; }}
-                items.Add(#{{ id: 99 }});
+                items.Add(#{{ id: 99, name: "", count: 0 }});
                 items[5].count = 1;
             }}
             "#
@@ -989,18 +989,25 @@ fn maps_without_a_struct_name_in_an_array_convert_by_the_declared_table_in_rhai(
         "inv.rhai",
         r#"
         ListenRowMessage(SELF, "Inv.Items", (), GMP::ALL_ROWS, |row, item| print(`${row} ${item.__struct} ${item.name}`));
-        StoreObjectMessage(SELF, "Inv.Items", [#{ id: 1, name: "a", count: 2 }, #{ id: 2, name: "b" }]);
+        StoreObjectMessage(SELF, "Inv.Items", [#{ id: 1, name: "a", count: 2 }, #{ id: 2, name: "b", count: 0 }]);
         NotifyObjectMessage(SELF, "Inv.Items", [#{ id: 3, name: "c", count: 1 }]);
         "#,
     );
     assert_eq!(f.printed(), ["0 Item a", "1 Item b", "0 Item c"]);
     let stored = f.hub.stored(key, Source::Object(obj)).expect("stored");
     let rows = stored[0].as_array().unwrap();
-    assert_eq!(
-        rows[1].as_struct().unwrap().get("count"),
-        Some(&Value::Int(0)),
-        "a missing field takes its type's default"
+    assert_eq!(rows[1].as_struct().unwrap().name.as_ref(), "Item");
+    // A map leaving out a field of the declared struct is refused.
+    let refused = f.rt.load_script(
+        "partial.rhai",
+        r#"StoreObjectMessage(SELF, "Inv.Items", [#{ id: 4, name: "d" }]);"#,
+        obj,
     );
+    let err = refused
+        .err()
+        .expect("a row without `count` is refused")
+        .to_string();
+    assert!(err.contains("without `count`"), "{err}");
 }
 
 /// checked mode with "The element must be a USTRUCT": a row
