@@ -167,9 +167,23 @@ pub enum ApiError {
     /// An owner that cannot own a listener, or a key the hub refuses.
     #[error("{call}: {why}")]
     Refused { call: Call, why: String },
-    /// What the hub refused (a signature mismatch, a spent quota, ...).
+    /// A send (or store) whose values contradict the key's signature. The
+    /// hub's words say the dispatch was aborted; raised in the script, the
+    /// error also stops the code that sent, which the words say too.
+    #[error("{0}, and the script stopped at this line")]
+    SendRefused(HubError),
+    /// What else the hub refused (a spent quota, a key of another kind, ...).
     #[error(transparent)]
-    Hub(#[from] HubError),
+    Hub(HubError),
+}
+
+impl From<HubError> for ApiError {
+    fn from(error: HubError) -> Self {
+        match error {
+            HubError::Mismatch { .. } => ApiError::SendRefused(error),
+            other => ApiError::Hub(other),
+        }
+    }
 }
 
 /// Where a runtime's script errors go as they happen (the CLI prints them).
