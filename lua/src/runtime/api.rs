@@ -28,7 +28,7 @@ use super::error::ScriptError;
 use super::listen::{
     Takes, Target, existing_owner, hook_callback, message_callback, resolve_owner,
 };
-use super::shared::{Shared, caller_place, describe_value, error_here, error_text, whole_number};
+use super::shared::{Shared, caller_place, describe_value, error_here, whole_number};
 
 /// One loaded chunk (a script or a module it requires): its file and object.
 pub(crate) struct Ctx {
@@ -38,6 +38,9 @@ pub(crate) struct Ctx {
     pub shared: Rc<Shared>,
     /// Sites already recorded by generic calls of this chunk.
     recorded: SiteBook,
+    /// The API function of each baked slot, once the chunk bakes any (for
+    /// naming them in tracebacks).
+    slots: std::cell::RefCell<Option<super::traceback::Slots>>,
 }
 
 impl Ctx {
@@ -48,6 +51,7 @@ impl Ctx {
             world,
             shared,
             recorded: SiteBook::default(),
+            slots: std::cell::RefCell::new(None),
         }
     }
 
@@ -266,7 +270,7 @@ impl Face for LuaCall<'_> {
                 reply.call::<()>(args)
             });
             if let Err(e) = result {
-                shared.report(ScriptError::from_message(&file, error_text(&e)));
+                shared.report(ScriptError::from_message(&file, shared.error_text(&e)));
             }
         })
     }
@@ -305,7 +309,7 @@ impl Face for LuaCall<'_> {
                 shared.fast.blocked(|| thread.resume::<()>(args))
             });
             if let Err(e) = result {
-                shared.report(ScriptError::from_message(&file, error_text(&e)));
+                shared.report(ScriptError::from_message(&file, shared.error_text(&e)));
             }
         };
         let answered = request_during_send(self.hub(), key.key, source, values, caller, later)
@@ -353,12 +357,12 @@ impl Face for LuaCall<'_> {
     }
 
     fn stored_array(&self, key: &KeyRef, writer: StoredArray<'static>) -> mlua::Result<MultiValue> {
-        let writer = collection::LuaStoredArray::new(
-            writer,
-            key.text.clone(),
-            self.ctx.file.clone(),
-            &self.ctx.shared,
-        );
+        let opened_at = match caller_place(self.lua) {
+            Some((file, line)) => (file, Some(line)),
+            None => (self.ctx.file.to_string(), None),
+        };
+        let writer =
+            collection::LuaStoredArray::new(writer, key.text.clone(), opened_at, &self.ctx.shared);
         Ok(MultiValue::from_vec(vec![LuaValue::UserData(
             self.lua.create_userdata(writer)?,
         )]))
@@ -541,12 +545,21 @@ pub(crate) fn generic_function(
 
 /// The function baked for (`function`, `key`): the key resolved now, its
 /// call sites recorded by the loader.
+///
+/// The loader bakes a chunk's slots in slot order (1 first): the function
+/// of each is recorded in that order, so a traceback can name slot `n`'s
+/// local (`__ga3`) as the function the modder wrote.
 pub(crate) fn baked_function(
     ctx: &Rc<Ctx>,
     lua: &Lua,
     function: ApiFunction,
     key: KeyRef,
 ) -> mlua::Result<Function> {
+    ctx.slots
+        .borrow_mut()
+        .get_or_insert_with(|| ctx.shared.baked.chunk(&ctx.file))
+        .borrow_mut()
+        .push(function);
     let ctx = ctx.clone();
     lua.create_function(move |lua, args: MultiValue| {
         call(&ctx, lua, function, &key, args, Sites::AtLoad)

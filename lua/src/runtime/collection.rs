@@ -11,7 +11,8 @@
 //! the row; `GetMutable(i)` marks it and returns a table whose edits are
 //! written back when the writer publishes (at `Commit()`, at the end of a
 //! `<close>` scope) or before any change of the rows' positions (`Add`,
-//! `Insert`, `RemoveAt`, `SetNum`), since those move what an index means.
+//! `Insert`, `RemoveAt`, `SetNum`), since those move what an index means,
+//! and before `Set(i, item)` replaces a row.
 
 use std::rc::{Rc, Weak};
 
@@ -24,6 +25,7 @@ use mlua::{Lua, Table, UserData, UserDataMethods, Value as LuaValue};
 
 use super::convert::{from_value, to_value};
 use super::error::ScriptError;
+use super::handles::{method, method_mut};
 use super::listen::{Target, run_listener};
 use super::shared::Shared;
 
@@ -147,8 +149,9 @@ fn refused(key: &str, what: &str, error: HubError) -> mlua::Error {
 pub(crate) struct LuaStoredArray {
     writer: Option<StoredArray<'static>>,
     key: Rc<str>,
-    /// The script that opened it, for the never-closed report.
-    file: Rc<str>,
+    /// The script line that opened it (file, line), for the never-closed
+    /// report.
+    opened_at: (String, Option<u32>),
     shared: Weak<Shared>,
     /// Tables handed out by `GetMutable`, written back on flush.
     lent: Vec<(usize, Table)>,
@@ -158,13 +161,13 @@ impl LuaStoredArray {
     pub(crate) fn new(
         writer: StoredArray<'static>,
         key: Rc<str>,
-        file: Rc<str>,
+        opened_at: (String, Option<u32>),
         shared: &Rc<Shared>,
     ) -> Self {
         Self {
             writer: Some(writer),
             key,
-            file,
+            opened_at,
             shared: Rc::downgrade(shared),
             lent: Vec::new(),
         }
@@ -234,13 +237,13 @@ impl LuaStoredArray {
 
 impl UserData for LuaStoredArray {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("Num", |_, this, ()| {
+        method(methods, "items", "Num", |_, this: &Self, ()| {
             Ok(this.writer.as_ref().map_or(0, StoredArray::len))
         });
         methods.add_meta_method("__len", |_, this, ()| {
             Ok(this.writer.as_ref().map_or(0, StoredArray::len))
         });
-        methods.add_method_mut("Get", |lua, this, i: i64| {
+        method_mut(methods, "items", "Get", |lua, this: &mut Self, i: i64| {
             // Reads see edits of lent rows too.
             this.flush()?;
             let w = this.writer()?;
@@ -249,48 +252,87 @@ impl UserData for LuaStoredArray {
             let row = this.writer()?.get(at).cloned().unwrap_or(Value::Nil);
             from_value(lua, &row)
         });
-        methods.add_method_mut("GetMutable", |lua, this, i: i64| {
-            let len = this.writer()?.len();
-            let at = this.index(i, len, false, "GetMutable")?;
-            if let Some((_, table)) = this.lent.iter().find(|(index, _)| *index == at) {
-                return Ok(LuaValue::Table(table.clone()));
-            }
-            let row = this.writer()?.get_mut(at).cloned().unwrap_or(Value::Nil);
-            let value = from_value(lua, &row)?;
-            if let LuaValue::Table(t) = &value {
-                this.lent.push((at, t.clone()));
-            }
-            Ok(value)
-        });
-        methods.add_method_mut("Add", |_, this, item: LuaValue| {
-            this.flush()?;
-            let value = this.convert(&item, "Add")?;
-            let key = this.key.clone();
-            let w = this.writer()?;
-            w.try_add(value).map_err(|e| refused(&key, "Add", e))?;
-            Ok(w.len())
-        });
-        methods.add_method_mut("Insert", |_, this, (i, item): (i64, LuaValue)| {
-            this.flush()?;
-            let len = this.writer()?.len();
-            let at = this.index(i, len, true, "Insert")?;
-            let value = this.convert(&item, "Insert")?;
-            let key = this.key.clone();
-            this.writer()?
-                .try_insert(at, value)
-                .map_err(|e| refused(&key, "Insert", e))?;
-            Ok(())
-        });
-        methods.add_method_mut("RemoveAt", |lua, this, i: i64| {
-            this.flush()?;
-            let len = this.writer()?.len();
-            let at = this.index(i, len, false, "RemoveAt")?;
-            match this.writer()?.remove_at(at) {
-                Some(row) => from_value(lua, &row),
-                None => Ok(LuaValue::Nil),
-            }
-        });
-        methods.add_method_mut("SetNum", |_, this, n: i64| {
+        method_mut(
+            methods,
+            "items",
+            "GetMutable",
+            |lua, this: &mut Self, i: i64| {
+                let len = this.writer()?.len();
+                let at = this.index(i, len, false, "GetMutable")?;
+                if let Some((_, table)) = this.lent.iter().find(|(index, _)| *index == at) {
+                    return Ok(LuaValue::Table(table.clone()));
+                }
+                let row = this.writer()?.get_mut(at).cloned().unwrap_or(Value::Nil);
+                let value = from_value(lua, &row)?;
+                if let LuaValue::Table(t) = &value {
+                    this.lent.push((at, t.clone()));
+                }
+                Ok(value)
+            },
+        );
+        method_mut(
+            methods,
+            "items",
+            "Add",
+            |_, this: &mut Self, item: LuaValue| {
+                this.flush()?;
+                let value = this.convert(&item, "Add")?;
+                let key = this.key.clone();
+                let w = this.writer()?;
+                w.try_add(value).map_err(|e| refused(&key, "Add", e))?;
+                Ok(w.len())
+            },
+        );
+        method_mut(
+            methods,
+            "items",
+            "Set",
+            |_, this: &mut Self, (i, item): (i64, LuaValue)| {
+                // A row lent by `GetMutable` is written first: written
+                // after, its old copy would undo the new row.
+                this.flush()?;
+                let len = this.writer()?.len();
+                let at = this.index(i, len, false, "Set")?;
+                let what = format!("Set({i})");
+                let value = this.convert(&item, &what)?;
+                let key = this.key.clone();
+                this.writer()?
+                    .try_set(at, value)
+                    .map_err(|e| refused(&key, &what, e))?;
+                Ok(())
+            },
+        );
+        method_mut(
+            methods,
+            "items",
+            "Insert",
+            |_, this: &mut Self, (i, item): (i64, LuaValue)| {
+                this.flush()?;
+                let len = this.writer()?.len();
+                let at = this.index(i, len, true, "Insert")?;
+                let value = this.convert(&item, "Insert")?;
+                let key = this.key.clone();
+                this.writer()?
+                    .try_insert(at, value)
+                    .map_err(|e| refused(&key, "Insert", e))?;
+                Ok(())
+            },
+        );
+        method_mut(
+            methods,
+            "items",
+            "RemoveAt",
+            |lua, this: &mut Self, i: i64| {
+                this.flush()?;
+                let len = this.writer()?.len();
+                let at = this.index(i, len, false, "RemoveAt")?;
+                match this.writer()?.remove_at(at) {
+                    Some(row) => from_value(lua, &row),
+                    None => Ok(LuaValue::Nil),
+                }
+            },
+        );
+        method_mut(methods, "items", "SetNum", |_, this: &mut Self, n: i64| {
             this.flush()?;
             let n = usize::try_from(n).map_err(|_| {
                 mlua::Error::runtime(format!(
@@ -320,7 +362,9 @@ impl UserData for LuaStoredArray {
                 this.key
             )))
         });
-        methods.add_method_mut("Commit", |_, this, ()| this.commit());
+        method_mut(methods, "items", "Commit", |_, this: &mut Self, ()| {
+            this.commit()
+        });
         methods.add_meta_method_mut("__close", |_, this, _err: LuaValue| {
             let result = this.commit();
             this.writer = None;
@@ -332,7 +376,9 @@ impl UserData for LuaStoredArray {
 impl Drop for LuaStoredArray {
     /// A writer collected while still open was never closed: publishing from
     /// the garbage collector would run listeners at an arbitrary moment, so
-    /// its edits are dropped and the script is told how to close it.
+    /// its edits are dropped (as the docs say) and reported at the line
+    /// that opened it, with how to close it. One with no edits lost nothing
+    /// and goes quietly.
     fn drop(&mut self) {
         let Some(writer) = self.writer.take() else {
             return;
@@ -340,11 +386,15 @@ impl Drop for LuaStoredArray {
         let written = !writer.spans().is_empty() || !self.lent.is_empty();
         writer.discard();
         if written && let Some(shared) = self.shared.upgrade() {
-            shared.report(ScriptError::from_message(
-                &self.file,
+            let (file, line) = &self.opened_at;
+            shared.report(ScriptError::new(
+                file,
+                *line,
+                None,
                 format!(
-                    "StoredArray `{}` was never closed, so its edits were dropped: \
-                     open it as `local items <close> = GMP.StoredArray(...)` or call `:Commit()`",
+                    "StoredArray `{}` opened here was never closed, so its edits were dropped \
+                     when it was collected: declare it `local items <close> = GMP.StoredArray(...)` \
+                     or call `items:Commit()`",
                     self.key
                 ),
             ));

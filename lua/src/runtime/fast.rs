@@ -301,11 +301,11 @@ fn report_failure(lua: &Lua, (lane, i, error): (Table, usize, LuaValue)) -> mlua
     let snap = snap.borrow::<Snapshot>()?;
     let shared = super::shared::shared_of(lua)?;
     let message = match &error {
-        LuaValue::Error(e) => error_text(e),
+        LuaValue::Error(e) => shared.error_text(e),
         LuaValue::String(s) if s.as_bytes().as_ref() == b"not enough memory" => {
             error_text(&mlua::Error::MemoryError(String::new()))
         }
-        LuaValue::String(s) => s.to_string_lossy(),
+        LuaValue::String(s) => shared.error_text(&mlua::Error::RuntimeError(s.to_string_lossy())),
         other => format!("{other:?}"),
     };
     let site = snap.listeners.get(i).and_then(|(_, site)| site.clone());

@@ -3,14 +3,89 @@
 //!
 //! Handles are plain ids; they compare by id (`__eq`), so two handles of the
 //! same object are equal even when they are different userdata.
+//!
+//! Every method of a handle is added through [`method`] (or
+//! [`method_mut`]): called with a dot instead of a colon (`self.World()`),
+//! it gets no handle, and says so at the script's line rather than with a
+//! conversion error.
 
 use std::cell::Cell;
 use std::rc::Rc;
 
 use gantry_host::{ObjectId, Responder, Source, WorldId};
-use mlua::{AnyUserData, MetaMethod, UserData, UserDataMethods};
+use mlua::{
+    AnyUserData, FromLuaMulti, IntoLuaMulti, Lua, MetaMethod, MultiValue, UserData,
+    UserDataMethods, Value as LuaValue,
+};
 
-use super::shared::shared_of;
+use super::shared::{error_here, shared_of};
+
+/// The handle a method is called on, or the dot-for-colon error: `recv`
+/// is what the docs call such a handle (`self`, `items`), `name` the method.
+fn receiver<T: 'static>(
+    lua: &Lua,
+    args: &mut MultiValue,
+    recv: &str,
+    name: &str,
+) -> mlua::Result<AnyUserData> {
+    match args.pop_front() {
+        Some(LuaValue::UserData(ud)) if ud.is::<T>() => Ok(ud),
+        _ => Err(error_here(
+            lua,
+            format!("use {recv}:{name}(), not {recv}.{name}() (a method is called with a colon)"),
+        )),
+    }
+}
+
+/// A method's arguments after the handle, an error naming the method.
+fn arguments<A: FromLuaMulti>(
+    lua: &Lua,
+    args: MultiValue,
+    recv: &str,
+    name: &str,
+) -> mlua::Result<A> {
+    A::from_lua_multi(args, lua).map_err(|e| error_here(lua, format!("{recv}:{name}: {e}")))
+}
+
+/// Adds method `name` of a handle that the docs call `recv`.
+pub(crate) fn method<T, A, R, M>(
+    methods: &mut M,
+    recv: &'static str,
+    name: &'static str,
+    f: impl Fn(&Lua, &T, A) -> mlua::Result<R> + 'static,
+) where
+    T: UserData + 'static,
+    A: FromLuaMulti,
+    R: IntoLuaMulti,
+    M: UserDataMethods<T>,
+{
+    methods.add_function(name, move |lua, mut args: MultiValue| {
+        let this = receiver::<T>(lua, &mut args, recv, name)?;
+        let args = arguments(lua, args, recv, name)?;
+        let this = this.borrow::<T>()?;
+        f(lua, &this, args)
+    });
+}
+
+/// [`method`] of a method that changes its handle.
+pub(crate) fn method_mut<T, A, R, M>(
+    methods: &mut M,
+    recv: &'static str,
+    name: &'static str,
+    mut f: impl FnMut(&Lua, &mut T, A) -> mlua::Result<R> + 'static,
+) where
+    T: UserData + 'static,
+    A: FromLuaMulti,
+    R: IntoLuaMulti,
+    M: UserDataMethods<T>,
+{
+    methods.add_function_mut(name, move |lua, mut args: MultiValue| {
+        let this = receiver::<T>(lua, &mut args, recv, name)?;
+        let args = arguments(lua, args, recv, name)?;
+        let mut this = this.borrow_mut::<T>()?;
+        f(lua, &mut this, args)
+    });
+}
 
 /// A hub object (`self`, spawned objects, object arguments).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,15 +93,15 @@ pub struct ObjectHandle(pub ObjectId);
 
 impl UserData for ObjectHandle {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("World", |lua, this, ()| {
+        method(methods, "self", "World", |lua, this: &Self, ()| {
             let shared = shared_of(lua)?;
             match shared.hub.world_of(this.0) {
                 Some(world) => Ok(Some(WorldHandle(world))),
                 None => Ok(None),
             }
         });
-        methods.add_method("Id", |_, this, ()| Ok(this.0.get()));
-        methods.add_method("IsAlive", |lua, this, ()| {
+        method(methods, "self", "Id", |_, this: &Self, ()| Ok(this.0.get()));
+        method(methods, "self", "IsAlive", |lua, this: &Self, ()| {
             Ok(shared_of(lua)?.hub.is_alive(this.0))
         });
         methods.add_meta_method(MetaMethod::Eq, |_, this, other: AnyUserData| {
@@ -42,7 +117,9 @@ pub struct WorldHandle(pub WorldId);
 
 impl UserData for WorldHandle {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("Id", |_, this, ()| Ok(this.0.get()));
+        method(methods, "world", "Id", |_, this: &Self, ()| {
+            Ok(this.0.get())
+        });
         methods.add_meta_method(MetaMethod::Eq, |_, this, other: AnyUserData| {
             Ok(other.borrow::<WorldHandle>().is_ok_and(|o| o.0 == this.0))
         });
@@ -56,7 +133,7 @@ pub struct NamedHandle(pub Source);
 
 impl UserData for NamedHandle {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("Object", |_, this, ()| {
+        method(methods, "named", "Object", |_, this: &Self, ()| {
             Ok(this.0.object().map(ObjectHandle))
         });
         methods.add_meta_method(MetaMethod::Eq, |_, this, other: AnyUserData| {
@@ -77,12 +154,19 @@ pub struct ResponderHandle {
 
 impl UserData for ResponderHandle {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("Response", |lua, this, args: mlua::MultiValue| {
-            let shared = shared_of(lua)?;
-            let values = shared.response_values(&this.key, args)?;
-            Ok(this.responder.respond_values(&values))
+        method(
+            methods,
+            "rsp",
+            "Response",
+            |lua, this: &Self, args: MultiValue| {
+                let shared = shared_of(lua)?;
+                let values = shared.response_values(&this.key, args)?;
+                Ok(this.responder.respond_values(&values))
+            },
+        );
+        method(methods, "rsp", "IsAnswered", |_, this: &Self, ()| {
+            Ok(this.responder.is_answered())
         });
-        methods.add_method("IsAnswered", |_, this, ()| Ok(this.responder.is_answered()));
     }
 }
 
@@ -95,11 +179,11 @@ pub struct HookCtx {
 
 impl UserData for HookCtx {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_method("Handled", |_, this, ()| {
+        method(methods, "ctx", "Handled", |_, this: &Self, ()| {
             this.handled.set(true);
             Ok(())
         });
-        methods.add_method("Cancel", |_, this, ()| {
+        method(methods, "ctx", "Cancel", |_, this: &Self, ()| {
             this.cancelled.set(true);
             Ok(())
         });

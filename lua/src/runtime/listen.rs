@@ -22,7 +22,7 @@ use gantry_host::face::STRUCT_FIELD;
 
 use super::convert::{from_value, to_value};
 use super::handles::{HookCtx, NamedHandle, ObjectHandle, OwnerToken, ResponderHandle};
-use super::shared::{Shared, error_text};
+use super::shared::Shared;
 
 /// How the hub's callback reaches the Lua function.
 #[derive(Clone)]
@@ -134,7 +134,7 @@ pub(crate) fn run_listener(
     shared.guarded(|| call(&shared, &lua, &f)).map_err(|e| {
         // Stopped by the budget: that was this listener's stop.
         shared.budget.forgive();
-        ListenerError::new(error_text(&e))
+        ListenerError::new(shared.error_text(&e))
     })
 }
 

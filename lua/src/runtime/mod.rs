@@ -12,7 +12,7 @@
 //! - `budget`: the instruction budget and time limit that cost nothing
 //!   until a call runs long, and the [`Interrupter`]; `bounded`: library
 //!   functions that stop in time; `shared`: what all scripts of a runtime
-//!   share; `error`.
+//!   share; `traceback`: tracebacks cut to the mod's frames; `error`.
 //!
 //! Single-threaded like the hub: the runtime is `!Send`.
 
@@ -28,6 +28,7 @@ mod listen;
 mod loader;
 mod sandbox;
 mod shared;
+mod traceback;
 
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -259,7 +260,7 @@ impl LuaRuntime {
         }
         match result {
             Ok(_) => Ok(ScriptId(self.scripts.borrow().len() - 1)),
-            Err(e) => Err(ScriptError::from_message(file, error_text(&e)).into()),
+            Err(e) => Err(ScriptError::from_message(file, self.shared.error_text(&e)).into()),
         }
     }
 

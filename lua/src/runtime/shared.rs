@@ -14,6 +14,7 @@ use super::budget::Budget;
 use super::convert::{any_table, scalar_to_value, to_value};
 use super::error::ScriptError;
 use super::fast::FastLane;
+use super::traceback::{BakedNames, mod_frames_only};
 
 /// How many Lua calls may nest through the hub (a handler sending to a
 /// handler sending ...) before the next one fails instead of running.
@@ -49,6 +50,8 @@ pub(crate) struct Shared {
     pub env_factory: Table,
     /// Baked sends to Lua listeners, delivered from Lua (see `fast`).
     pub fast: FastLane,
+    /// What each chunk's baked calls are, for tracebacks.
+    pub baked: BakedNames,
 }
 
 impl Shared {
@@ -78,7 +81,14 @@ impl Shared {
             max_table_rows: options.max_table_rows,
             env_factory,
             fast,
+            baked: BakedNames::default(),
         }
+    }
+
+    /// The text of a Lua error of this runtime's scripts for a report (see
+    /// [`error_text_with`]).
+    pub fn error_text(&self, error: &mlua::Error) -> String {
+        error_text_with(error, Some(&self.baked))
     }
 
     /// Runs `f` as a call into Lua: the outermost one starts and ends the
@@ -241,46 +251,33 @@ pub(crate) fn error_here(lua: &Lua, message: impl std::fmt::Display) -> mlua::Er
 }
 
 /// The text of a Lua error for reports: message first, traceback after,
-/// without the sandbox's own frames.
-pub(crate) fn error_text(error: &mlua::Error) -> String {
+/// cut to the mod's own frames (see `traceback`); baked calls are named as
+/// written when `baked` knows them.
+pub(crate) fn error_text_with(error: &mlua::Error, baked: Option<&BakedNames>) -> String {
     match error {
-        mlua::Error::RuntimeError(message) => without_internal_frames(message),
-        mlua::Error::CallbackError { traceback, cause } => {
-            format!(
-                "{}\n{}",
-                error_text(cause),
-                without_internal_frames(traceback)
-            )
-        }
+        mlua::Error::RuntimeError(message) => mod_frames_only(message, baked),
+        mlua::Error::CallbackError { traceback, cause } => format!(
+            "{}\n{}",
+            error_text_with(cause, baked),
+            mod_frames_only(traceback, baked)
+        )
+        .trim_end()
+        .to_owned(),
         // Lua raises a refused allocation without calling any message
         // handler, so the line is lost: the soft limit (see `budget`)
         // names it whenever memory fills step by step in a long call.
         mlua::Error::MemoryError(_) => "memory limit of the Lua state exceeded (by a single \
              allocation, or before the soft limit was checked: Lua reports no line for it)"
             .to_owned(),
-        mlua::Error::WithContext { context, cause } => format!("{context}: {}", error_text(cause)),
+        mlua::Error::WithContext { context, cause } => {
+            format!("{context}: {}", error_text_with(cause, baked))
+        }
         other => other.to_string(),
     }
 }
 
-/// `text` without the traceback lines that name the sandbox's own chunks
-/// (`gantry-sandbox`, `gantry-sort`: they wrap library functions) or the
-/// budget's hook: a modder sees their own files' frames and the library
-/// functions they called, never how the sandbox is built.
-pub(crate) fn without_internal_frames(text: &str) -> String {
-    if !text.contains("stack traceback:") {
-        return text.to_owned();
-    }
-    let mut lines: Vec<&str> = text
-        .lines()
-        .filter(|line| {
-            let frame = line.trim_start();
-            !(frame.starts_with("gantry-") || frame.starts_with("[C]: in hook"))
-        })
-        .collect();
-    // A traceback left with no frame says nothing.
-    if lines.last().is_some_and(|l| l.trim() == "stack traceback:") {
-        lines.pop();
-    }
-    lines.join("\n")
+/// [`error_text_with`] where no runtime is at hand: baked calls are left
+/// out of the traceback rather than named.
+pub(crate) fn error_text(error: &mlua::Error) -> String {
+    error_text_with(error, None)
 }

@@ -232,28 +232,144 @@ fn row_zero_is_an_error_naming_the_key() {
 }
 
 #[test]
-fn a_writer_never_closed_is_reported_not_published_by_the_collector() {
+fn a_writer_never_closed_is_reported_at_the_line_that_opened_it_and_its_edits_dropped() {
     let f = inventory();
-    let (_, _) = f.load(
+    let (_, object) = f.load(
         "inv.lua",
         &format!(
             r#"{STORE_THREE}
             ListenObjectMessage(self, "Inv.Items", nil, function(items) print("published", #items) end)
-            local items = GMP.StoredArray(self, "Inv.Items")
-            items:Add({{ name = "lost", count = 1 }})
-            items = nil
-            collectgarbage("collect")
+            function forget()
+              local items = GMP.StoredArray(self, "Inv.Items")
+              items:Add({{ name = "lost", count = 1 }})
+            end
+            ListenMessage("Forget", nil, forget)
             "#
         ),
     );
     assert_eq!(f.printed(), ["published\t3"]);
-    let errors = f.rt.take_errors();
-    assert!(
-        errors
-            .iter()
-            .any(|e| e.to_string().contains("never closed") && e.to_string().contains("Inv.Items")),
-        "{errors:?}"
+    f.hub
+        .send(f.hub.key("Forget").unwrap(), Source::Global, ())
+        .unwrap();
+    // Nothing is told until the collector frees the writer.
+    assert!(f.rt.take_errors().is_empty());
+    f.rt.collect_garbage().unwrap();
+    let errors: Vec<String> = f.rt.take_errors().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        [
+            "inv.lua:10: StoredArray `Inv.Items` opened here was never closed, so its edits \
+          were dropped when it was collected: declare it \
+          `local items <close> = GMP.StoredArray(...)` or call `items:Commit()`"
+        ]
     );
+    // Dropped: neither published nor kept.
+    assert!(f.printed().is_empty());
+    let stored = f
+        .hub
+        .stored(f.hub.key("Inv.Items").unwrap(), Source::Object(object))
+        .unwrap();
+    let gantry_host::Value::Array(rows) = &stored[0] else {
+        panic!("{stored:?}");
+    };
+    assert_eq!(rows.len(), 3);
+}
+
+#[test]
+fn set_replaces_a_row_counted_from_one_and_publishes_that_row() {
+    let f = inventory();
+    f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            ListenRowMessage(self, "Inv.Items", nil, GMP.AllRows, function(row, item)
+              print(row, item.name, item.count)
+            end)
+            print("--")
+            do
+              local items <close> = GMP.StoredArray(self, "Inv.Items")
+              items:Set(2, {{ __struct = "Item", name = "elixir", count = 1 }})
+              print(items:Num(), items:Get(2).name)
+            end
+            "#
+        ),
+    );
+    assert_eq!(after_marker(f.printed()), ["3\telixir", "2\telixir\t1"]);
+}
+
+#[test]
+fn set_after_get_mutable_of_the_same_row_keeps_the_new_row() {
+    let f = inventory();
+    f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            do
+              local items <close> = GMP.StoredArray(self, "Inv.Items")
+              local row = items:GetMutable(1)
+              row.count = 99
+              items:Set(1, {{ __struct = "Item", name = "axe", count = 5 }})
+              print(items:Get(1).name, items:Get(1).count)
+            end
+            "#
+        ),
+    );
+    assert_eq!(f.printed(), ["axe\t5"]);
+}
+
+#[test]
+fn set_refuses_a_row_that_is_not_there_or_does_not_fit_at_its_line() {
+    let f = inventory();
+    f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            local items <close> = GMP.StoredArray(self, "Inv.Items")
+            print(pcall(items.Set, items, 4, {{ __struct = "Item", name = "x", count = 1 }}))
+            print(pcall(items.Set, items, 0, {{ __struct = "Item", name = "x", count = 1 }}))
+            print(pcall(items.Set, items, 1, {{ __struct = "Item", name = "x", count = "many" }}))
+            print(items:Get(1).name)
+            "#
+        ),
+    );
+    let printed = f.printed();
+    assert!(
+        printed[0].contains(
+            "StoredArray `Inv.Items`:Set(4): no such row (the table has 3; rows count from 1)"
+        ),
+        "{printed:?}"
+    );
+    assert!(printed[1].contains(":Set(0): no such row"), "{printed:?}");
+    assert!(
+        printed[2].contains("StoredArray `Inv.Items` Set(1)") && printed[2].contains("count"),
+        "{printed:?}"
+    );
+    assert_eq!(printed[3], "sword");
+}
+
+#[test]
+fn set_past_the_hub_memory_limit_is_refused_and_the_row_kept() {
+    let f = crate::support::inventory(LuaOptions {
+        hub_memory_limit: Some(1 << 20),
+        ..LuaOptions::default()
+    });
+    f.load(
+        "inv.lua",
+        &format!(
+            r#"{STORE_THREE}
+            local items <close> = GMP.StoredArray(self, "Inv.Items")
+            local big = string.rep("x", 2 << 20)
+            print(pcall(items.Set, items, 1, {{ __struct = "Item", name = big, count = 1 }}))
+            print(items:Get(1).name)
+            "#
+        ),
+    );
+    let printed = f.printed();
+    assert!(
+        printed[0].starts_with("false") && printed[0].contains("hub memory limit"),
+        "{printed:?}"
+    );
+    assert_eq!(printed[1], "sword");
 }
 
 #[test]

@@ -8,6 +8,7 @@ mod api;
 mod collections;
 mod compat;
 mod delivery;
+mod errors;
 mod fast_lane;
 mod plain_structs;
 mod requests;
