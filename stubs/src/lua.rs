@@ -369,6 +369,7 @@ fn write_writers(out: &mut String, table: &SignatureTable) {
              ---@operator len: integer\n\
              ---@field Get fun(self: {class}, i: integer): {element}\n\
              ---@field GetMutable fun(self: {class}, i: integer): {element}\n\
+             ---@field Set fun(self: {class}, i: integer, item: {element}) Replaces row `i`.\n\
              ---@field Add fun(self: {class}, item: {element}): integer Appends a row; returns the new row count.\n\
              ---@field Insert fun(self: {class}, i: integer, item: {element})\n\
              ---@field RemoveAt fun(self: {class}, i: integer): {element} Removes row `i`; returns it.\n\

@@ -188,6 +188,7 @@ function GantryHookContext:Cancel() end
 ---@operator len: integer
 ---@field Get fun(self: GantryStoredArray.Item, i: integer): Item
 ---@field GetMutable fun(self: GantryStoredArray.Item, i: integer): Item
+---@field Set fun(self: GantryStoredArray.Item, i: integer, item: Item) Replaces row `i`.
 ---@field Add fun(self: GantryStoredArray.Item, item: Item): integer Appends a row; returns the new row count.
 ---@field Insert fun(self: GantryStoredArray.Item, i: integer, item: Item)
 ---@field RemoveAt fun(self: GantryStoredArray.Item, i: integer): Item Removes row `i`; returns it.
