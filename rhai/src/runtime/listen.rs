@@ -12,12 +12,14 @@ use gantry_host::{ListenerError, Message, Type, Value};
 use rhai::{AST, Array, Dynamic, FnPtr, INT, Map, NativeCallContext};
 
 use super::api::Args;
-use gantry_host::face::STRUCT_FIELD;
+use gantry_host::face::{MAX_DEPTH, STRUCT_FIELD};
 
 use super::convert::{from_value, to_value};
+use super::depth;
 use super::error::{self, ScriptError};
 use super::handles::{HookCtx, ResponderHandle};
 use super::shared::{MAX_NESTING, Script, Shared};
+use super::stack::ScriptStack;
 
 thread_local! {
     /// The Rhai call depth of the innermost API function running on this
@@ -101,9 +103,50 @@ pub(crate) fn call_fn(
                 global,
                 rhai::Position::NONE,
             );
-            f.call_raw(&context, None, args.as_mut())
+            let result = f.call_raw(&context, None, args.as_mut())?;
+            kept_within(f, shared.limits.depth)?;
+            handed_out(result)
         })
         .map_err(|e| error::from_eval(&script.file, &e))
+}
+
+/// Clears a variable `f` captured that now nests deeper than `limit`
+/// levels (see `depth`), dropping its value here, on the script stack, and
+/// fails the call. A closure's captured variables are where a script keeps
+/// values between calls that no size limit counts: a chain of closures
+/// grown a little each call would otherwise grow without end.
+fn kept_within(f: &FnPtr, limit: usize) -> Result<(), Box<rhai::EvalAltResult>> {
+    for captured in f.iter_curry().filter(|x| x.is_shared()) {
+        if depth::deeper_than(captured, limit) {
+            let mut cell = captured.clone();
+            if let Some(mut value) = cell.write_lock::<Dynamic>() {
+                drop(std::mem::take(&mut *value));
+            }
+            return Err(Box::new(rhai::EvalAltResult::ErrorRuntime(
+                format!(
+                    "a variable this function captured nests deeper than {limit} levels \
+                     (closures capturing closures?); it is cleared"
+                )
+                .into(),
+                rhai::Position::NONE,
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `result`, unless it nests deeper than a value the host takes
+/// ([`MAX_DEPTH`]): the host drops what it is handed on its own stack, where
+/// Rhai's recursive drop of a deep value does not fit. Such a result is
+/// dropped here and the call fails.
+pub(crate) fn handed_out(result: Dynamic) -> Result<Dynamic, Box<rhai::EvalAltResult>> {
+    if depth::deeper_than(&result, MAX_DEPTH) {
+        return Err(Box::new(rhai::EvalAltResult::ErrorRuntime(
+            format!("returned a value nested deeper than {MAX_DEPTH} levels").into(),
+            rhai::Position::NONE,
+        )));
+    }
+    Ok(result)
 }
 
 /// A failing handler: told to `on_error` and handed to the hub, which
@@ -136,14 +179,22 @@ struct Handler {
 }
 
 impl Handler {
-    fn new(shared: &Rc<Shared>, script: &Rc<Script>, f: FnPtr, listen_line: u32) -> Self {
-        Self {
-            weak: Rc::downgrade(shared),
-            arities: declared_arities(&script.ast, &f),
-            script: script.clone(),
-            f,
-            listen_line,
-        }
+    fn new(
+        shared: &Rc<Shared>,
+        script: &Rc<Script>,
+        f: FnPtr,
+        listen_line: u32,
+    ) -> OnStack<Handler> {
+        OnStack::new(
+            Self {
+                weak: Rc::downgrade(shared),
+                arities: declared_arities(&script.ast, &f),
+                script: script.clone(),
+                f,
+                listen_line,
+            },
+            shared.limits.stack,
+        )
     }
 
     /// Calls the function with what `args` builds, or nothing once the
@@ -161,6 +212,41 @@ impl Handler {
         match call_fn(&shared, &self.script, &self.f, args) {
             Ok(result) => Ok(Some((shared, result))),
             Err(e) => Err(failed(&shared, e, self.listen_line)),
+        }
+    }
+}
+
+/// A value holding what a script made, dropped on the script stack: what
+/// a closure captured (and the script itself, once its runtime is gone)
+/// may nest as deep as the runtime allows, and the hub drops a listener
+/// wherever it unbinds it, on the host's stack. The stack is the thread's
+/// (see `stack`), so it outlives the runtime.
+pub(crate) struct OnStack<T> {
+    value: Option<T>,
+    stack: ScriptStack,
+}
+
+impl<T> OnStack<T> {
+    pub(crate) fn new(value: T, stack: ScriptStack) -> Self {
+        Self {
+            value: Some(value),
+            stack,
+        }
+    }
+}
+
+impl<T> std::ops::Deref for OnStack<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value.as_ref().expect("taken only when dropped")
+    }
+}
+
+impl<T> Drop for OnStack<T> {
+    fn drop(&mut self) {
+        let value = self.value.take();
+        if let Err(e) = self.stack.run(move || drop(value)) {
+            tracing::warn!("cannot reserve the script stack to drop a listener: {e}");
         }
     }
 }

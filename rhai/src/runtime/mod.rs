@@ -63,6 +63,7 @@
 mod api;
 mod bounded;
 mod convert;
+mod depth;
 mod error;
 mod handles;
 mod listen;
@@ -274,11 +275,24 @@ impl RhaiRuntime {
     }
 
     /// A top-level variable of a loaded script, after its top level ran.
+    /// `None` also for a value nested deeper than the host takes
+    /// ([`gantry_host::face::MAX_DEPTH`] levels, closures' captured values
+    /// counted): Rhai copies and drops values by recursion, which for a
+    /// deeper one does not fit the host's stack.
     pub fn global(&self, script: ScriptId, name: &str) -> Option<Dynamic> {
         let scripts = self.scripts.borrow();
         let script = scripts.get(script.0)?;
         let scope = script.scope.borrow();
-        scope.get_value::<Dynamic>(name)
+        self.shared
+            .limits
+            .stack
+            .run(|| {
+                scope
+                    .get_value::<Dynamic>(name)
+                    .and_then(|value| listen::handed_out(value).ok())
+            })
+            .ok()
+            .flatten()
     }
 
     /// Calls `name` in a loaded script with `args`, under the per-call

@@ -73,6 +73,10 @@ pub(crate) struct Limits {
     pub clock: Clock,
     /// The stack outermost calls run on (see `stack`).
     pub stack: ScriptStack,
+    /// How deep a value a closure keeps between calls may nest (see
+    /// `depth`): the nesting the size limits allow, which the stack is
+    /// sized for.
+    pub depth: usize,
 }
 
 impl Limits {
@@ -84,6 +88,7 @@ impl Limits {
             top_level: Cell::new(options.max_operations_top_level),
             clock: Clock::new(options.time_limit)?,
             stack: ScriptStack::new(options),
+            depth: super::stack::deepest(options),
         })
     }
 

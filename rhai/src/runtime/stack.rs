@@ -22,7 +22,7 @@
 //! 8 KiB a level unoptimised), are replaced by `nested`'s, which use only
 //! plain recursion.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use corosensei::stack::DefaultStack;
 
@@ -54,40 +54,73 @@ pub fn needed(options: &RhaiOptions) -> usize {
         .saturating_add(HEADROOM)
 }
 
-/// A runtime's script stack, reserved at its first call (the memory is
-/// only committed as deep calls touch it).
+/// A runtime's script stack: the size it needs. The stack itself is one
+/// per thread, shared by every runtime on it (see [`ScriptStack::run`]), so
+/// that a thread holding several runtimes reserves the address space once,
+/// and a value dropped after its runtime is gone (a listener the hub drops
+/// later) still finds it.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct ScriptStack {
     size: usize,
-    stack: RefCell<Option<DefaultStack>>,
 }
 
-impl std::fmt::Debug for ScriptStack {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScriptStack")
-            .field("size", &self.size)
-            .finish()
-    }
+thread_local! {
+    /// This thread's script stack, made at the first call that needs it
+    /// and remade larger for a runtime that needs more.
+    static STACK: RefCell<Option<DefaultStack>> = const { RefCell::new(None) };
+    /// The size of the script stack running now on this thread (0: none).
+    static RUNNING: Cell<usize> = const { Cell::new(0) };
 }
 
 impl ScriptStack {
     pub fn new(options: &RhaiOptions) -> Self {
         Self {
             size: needed(options),
-            stack: RefCell::new(None),
         }
     }
 
-    /// Runs `f` on the script stack; an error when the stack cannot be
-    /// reserved. Not reentrant by design: only outermost calls switch, and
-    /// a reentrant use gets a stack of its own.
+    /// Runs `f` on a script stack of at least this runtime's size; an
+    /// error when it cannot be reserved. Code already on one as large runs
+    /// `f` where it is: it is within that stack's budget (a handler a
+    /// script's send sets off, a listener dropped during a call). A call
+    /// into a runtime needing more, from one needing less, gets a stack of
+    /// its own.
     pub fn run<R>(&self, f: impl FnOnce() -> R) -> std::io::Result<R> {
-        let held = self.stack.borrow_mut().take();
+        let running = RUNNING.try_with(Cell::get).unwrap_or(0);
+        if running >= self.size {
+            return Ok(f());
+        }
+        let held = if running == 0 {
+            STACK
+                .try_with(|s| s.borrow_mut().take())
+                .ok()
+                .flatten()
+                .filter(|stack| stack_size(stack) >= self.size)
+        } else {
+            None
+        };
         let mut stack = match held {
             Some(stack) => stack,
             None => DefaultStack::new(self.size)?,
         };
+        struct Restore(usize);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let _ = RUNNING.try_with(|r| r.set(self.0));
+            }
+        }
+        let _restore = Restore(running);
+        let _ = RUNNING.try_with(|r| r.set(stack_size(&stack)));
         let result = corosensei::on_stack(&mut stack, f);
-        *self.stack.borrow_mut() = Some(stack);
+        if running == 0 {
+            let _ = STACK.try_with(|s| *s.borrow_mut() = Some(stack));
+        }
         Ok(result)
     }
+}
+
+/// The usable size of `stack`.
+fn stack_size(stack: &DefaultStack) -> usize {
+    use corosensei::stack::Stack;
+    stack.base().get() - stack.limit().get()
 }

@@ -382,6 +382,7 @@ fn rhai_a_key_over_the_segment_limit_is_an_error_at_its_line() {
     );
 }
 
+mod closure_chains;
 mod deep_values;
 mod hostile_calls;
 
