@@ -14,6 +14,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use crate::collection::{Mirror, Row, TableView};
+use crate::hub::seam::Alone;
 use crate::hub::{Caller, Delivered, Hub, HubError};
 use crate::key::Key;
 use crate::listener::{Entry, ListenerParams};
@@ -278,8 +279,33 @@ impl Hub {
                 prev
             });
         }
-        let delivered = self.deliver(key, source, &args, caller, None, &lists, None);
-        let mut delivered = match delivered {
+        // The table's rows go to the collection listeners in their places
+        // among the message listeners (who borrow the table until then).
+        let delivered = {
+            let beside = if once {
+                // A once table is no stored table (it is nobody's previous
+                // table to diff against): its rows go out as a send's do.
+                crate::collection::dispatch::on_send(self, key, &args, &lists)
+            } else {
+                // A stored table: diffed against the previous one.
+                let prev = prev.map(|p| p.args);
+                crate::collection::dispatch::on_store(
+                    self,
+                    key,
+                    prev.as_ref(),
+                    &args,
+                    mirror.as_deref(),
+                    &lists,
+                )
+            };
+            match beside {
+                None => self.deliver(key, source, &args, caller, None, &lists, None, &mut Alone),
+                Some(mut beside) => {
+                    self.deliver(key, source, &args, caller, None, &lists, None, &mut beside)
+                }
+            }
+        };
+        let delivered = match delivered {
             Ok(delivered) => delivered,
             Err(error) => {
                 if self.is_tracing() {
@@ -288,22 +314,6 @@ impl Hub {
                 return Err(error);
             }
         };
-        if once {
-            // A once table is no stored table (it is nobody's previous
-            // table to diff against): its rows go out as a send's do.
-            delivered.listeners += crate::collection::dispatch::on_send(self, key, &args, &lists);
-        } else {
-            // A stored table: diff against the previous one, publish the rows.
-            let prev = prev.map(|p| p.args);
-            delivered.listeners += crate::collection::dispatch::on_store(
-                self,
-                key,
-                prev.as_ref(),
-                &args,
-                mirror.as_deref(),
-                &lists,
-            );
-        }
         if self.is_tracing() {
             self.trace_end(key, delivered.listeners);
         }

@@ -4,13 +4,16 @@
 //! Collection listeners are ordinary hub entries (so owners, handles, `times`,
 //! `order`, tiers and object destruction apply to them unchanged) whose
 //! callback is [`Callback::Collection`]; the message deliverer skips them and
-//! this module calls them, after the ordinary listeners of the same dispatch.
+//! this module calls them, each in its place among the ordinary listeners
+//! of the same dispatch (a [`Publish`] is the deliverer's
+//! [`Interleaved`]): `order` holds across every listener of a dispatch.
 
 use std::cell::OnceCell;
 use std::rc::Rc;
 
 use smallvec::SmallVec;
 
+use crate::hub::seam::{Interleaved, Place};
 use crate::hub::{Gathered, Hub, Reached};
 use crate::key::Key;
 use crate::listener::{Callback, Entry, ListenerError};
@@ -49,22 +52,21 @@ fn has_collection_listeners(lists: &Gathered) -> bool {
         .any(|(list, _)| !list.extras.collections.is_empty())
 }
 
-/// After a store: diff against the previous table and publish the changed
-/// rows. Returns how many collection listeners were called.
-pub(crate) fn on_store(
-    hub: &Hub,
+/// A store: diff against the previous table; the changed rows, ready to be
+/// published in their places among the store's message listeners. `None`
+/// when nothing is published.
+pub(crate) fn on_store<'a>(
+    hub: &'a Hub,
     key: Key,
     prev: Option<&Rc<[Value]>>,
-    args: &[Value],
-    mirror: Option<&Mirror>,
-    lists: &Gathered,
-) -> usize {
+    args: &'a [Value],
+    mirror: Option<&'a Mirror>,
+    lists: &'a Gathered,
+) -> Option<Publish<'a>> {
     if !has_collection_listeners(lists) {
-        return 0;
+        return None;
     }
-    let Some(rows) = table_of(args) else {
-        return 0;
-    };
+    let rows = table_of(args)?;
     let empty: &[Value] = &[];
     let (prev_rows, had_table): (&[Value], bool) = match prev.map(|a| &**a) {
         Some([Value::Array(old)]) => (old, true),
@@ -75,39 +77,41 @@ pub(crate) fn on_store(
     // when it is empty: a listener that was there all along hears what a
     // late one is replayed (a table of no rows).
     if spans.is_empty() && had_table {
-        return 0;
+        return None;
     }
     let update = Update::new(rows.len() as i32, prev_rows.len() as i32, spans.ranges());
     let element = element_of(rows).or_else(|| element_of(prev_rows));
-    publish(
+    let rows = Rows {
+        values: rows,
+        mirror,
+    };
+    Some(Publish::new(
         hub,
         key,
-        Rows {
-            values: rows,
-            mirror,
-        },
+        rows,
         element,
         update,
         Targets::Lists(lists),
         false,
-    )
+    ))
 }
 
-/// After a writer scope: publish its recorded spans (no diff).
-pub(crate) fn on_write(
-    hub: &Hub,
+/// A writer scope: its recorded spans (no diff), ready to be published in
+/// their places among the publish's message listeners.
+pub(crate) fn on_write<'a>(
+    hub: &'a Hub,
     key: Key,
-    rows: &Rc<Vec<Value>>,
+    rows: &'a Rc<Vec<Value>>,
     prev_total: usize,
     element: Option<Rc<str>>,
     spans: &Spans,
-    lists: &Gathered,
-) -> usize {
+    lists: &'a Gathered,
+) -> Option<Publish<'a>> {
     if spans.is_empty() || !has_collection_listeners(lists) {
-        return 0;
+        return None;
     }
     let update = Update::new(rows.len() as i32, prev_total as i32, spans.ranges());
-    publish(
+    Some(Publish::new(
         hub,
         key,
         rows.into(),
@@ -115,21 +119,21 @@ pub(crate) fn on_write(
         update,
         Targets::Lists(lists),
         false,
-    )
+    ))
 }
 
-/// After a send (the seam's `after_send`): a table sent as a plain
-/// message (no request) goes to the collection listeners it reached.
+/// A send (the seam's `beside_send`): a table sent as a plain message (no
+/// request) goes to the collection listeners it reached.
 #[inline]
-pub(crate) fn after_send(
-    hub: &Hub,
+pub(crate) fn beside_send<'a>(
+    hub: &'a Hub,
     key: Key,
-    args: &[Value],
+    args: &'a [Value],
     request: bool,
-    reached: Reached<'_>,
-) -> usize {
+    reached: Reached<'a>,
+) -> Option<Publish<'a>> {
     if request || !matches!(args, [Value::Array(_)]) {
-        return 0;
+        return None;
     }
     match reached {
         Reached::Lane(lane) => on_send_lane(hub, key, args, &lane.extras.tables),
@@ -137,13 +141,18 @@ pub(crate) fn after_send(
     }
 }
 
-/// After a plain send: the argument itself is the table for the duration of
-/// the call. All-rows (and whole-table) listeners get a full reload; slot
+/// A plain send: the argument itself is the table for the duration of the
+/// call. All-rows (and whole-table) listeners get a full reload; slot
 /// listeners stay quiet; the store and its row count are not touched.
 #[inline]
-pub(crate) fn on_send(hub: &Hub, key: Key, args: &[Value], lists: &Gathered) -> usize {
+pub(crate) fn on_send<'a>(
+    hub: &'a Hub,
+    key: Key,
+    args: &'a [Value],
+    lists: &'a Gathered,
+) -> Option<Publish<'a>> {
     if !matches!(args, [Value::Array(_)]) || !has_collection_listeners(lists) {
-        return 0;
+        return None;
     }
     on_send_table(hub, key, args, Targets::Lists(lists))
 }
@@ -151,28 +160,39 @@ pub(crate) fn on_send(hub: &Hub, key: Key, args: &[Value], lists: &Gathered) -> 
 /// [`on_send`] down a current lane: its collection listeners are already
 /// in delivery order.
 #[inline]
-pub(crate) fn on_send_lane(
-    hub: &Hub,
+fn on_send_lane<'a>(
+    hub: &'a Hub,
     key: Key,
-    args: &[Value],
-    tables: &[(CollectionEntry, u32)],
-) -> usize {
+    args: &'a [Value],
+    tables: &'a [(CollectionEntry, u32)],
+) -> Option<Publish<'a>> {
     if tables.is_empty() {
-        return 0;
+        return None;
     }
     on_send_table(hub, key, args, Targets::Ordered(tables))
 }
 
 #[cold]
-fn on_send_table(hub: &Hub, key: Key, args: &[Value], targets: Targets<'_>) -> usize {
-    let Some(rows) = table_of(args) else {
-        return 0;
-    };
+fn on_send_table<'a>(
+    hub: &'a Hub,
+    key: Key,
+    args: &'a [Value],
+    targets: Targets<'a>,
+) -> Option<Publish<'a>> {
+    let rows = table_of(args)?;
     let n = rows.len() as i32;
     let update = Update::new(n, n, &[]);
     // No row is gone (the count stands), so no stand-in is ever built: no
     // element name to hold.
-    publish(hub, key, rows.into(), None, update, targets, true)
+    Some(Publish::new(
+        hub,
+        key,
+        rows.into(),
+        None,
+        update,
+        targets,
+        true,
+    ))
 }
 
 /// After a listener registered (the seam's `after_listen`): a collection
@@ -266,48 +286,97 @@ impl<'a> From<&'a Rc<Vec<Value>>> for Rows<'a> {
     }
 }
 
-/// Visits the collection entries of the targets in delivery order.
-fn publish(
-    hub: &Hub,
-    key: Key,
-    rows: Rows<'_>,
-    element: Option<Rc<str>>,
-    update: Update,
-    targets: Targets<'_>,
-    transient: bool,
-) -> usize {
-    let mut visitor = Visitor::new(hub, key, rows, element, update, transient);
-    let lists = match targets {
-        Targets::Ordered(ordered) => {
-            for (c, depth) in ordered {
-                if visitor.wakes(c.selector) {
-                    visitor.visit(&c.entry, *depth);
-                }
-            }
-            return visitor.called;
+/// One publish of a table: the visitor, and the collection listeners it
+/// may reach in delivery order, called in their places among the
+/// dispatch's message listeners (the deliverer drives it through
+/// [`Interleaved`]).
+pub(crate) struct Publish<'a> {
+    visitor: Visitor<'a>,
+    ordered: Ordered<'a>,
+    /// The next listener of `ordered` to place.
+    at: usize,
+}
+
+/// The collection listeners a publish may reach, in delivery order.
+/// Lives on the dispatch's stack for one publish: the merged variant's
+/// inline room is what keeps a merge of up to 16 listeners from
+/// allocating, so it is not boxed.
+#[allow(clippy::large_enum_variant)]
+enum Ordered<'a> {
+    /// A lane's, already merged.
+    Lane(&'a [(CollectionEntry, u32)]),
+    /// One list's, in channel order (which is delivery order): most slot
+    /// listeners are turned away by `wakes` without a copy of the list.
+    One(&'a [CollectionEntry], u32),
+    /// Several lists', merged now.
+    Merged(SmallVec<[(&'a CollectionEntry, u32); 16]>),
+}
+
+impl<'a> Ordered<'a> {
+    fn of(targets: Targets<'a>) -> Self {
+        match targets {
+            Targets::Ordered(ordered) => Ordered::Lane(ordered),
+            Targets::Lists(lists) => match lists.as_slice() {
+                [] => Ordered::Lane(&[]),
+                [(list, depth)] => Ordered::One(&list.extras.collections, *depth),
+                _ => Ordered::Merged(table_order(lists)),
+            },
         }
-        Targets::Lists(lists) => lists,
-    };
-    match lists.as_slice() {
-        [] => {}
-        // One list needs no merge: most slots are turned away by `wakes`
-        // without a copy of the list being made.
-        [(list, depth)] => {
-            for c in list.extras.collections.iter() {
-                if visitor.wakes(c.selector) {
-                    visitor.visit(&c.entry, *depth);
-                }
-            }
+    }
+
+    #[inline]
+    fn get(&self, at: usize) -> Option<(&'a CollectionEntry, u32)> {
+        match self {
+            Ordered::Lane(ordered) => ordered.get(at).map(|(c, depth)| (c, *depth)),
+            Ordered::One(list, depth) => list.get(at).map(|c| (c, *depth)),
+            Ordered::Merged(merged) => merged.get(at).copied(),
         }
-        _ => {
-            for (c, depth) in table_order(lists) {
-                if visitor.wakes(c.selector) {
-                    visitor.visit(&c.entry, depth);
-                }
+    }
+}
+
+impl<'a> Publish<'a> {
+    fn new(
+        hub: &'a Hub,
+        key: Key,
+        rows: Rows<'a>,
+        element: Option<Rc<str>>,
+        update: Update,
+        targets: Targets<'a>,
+        transient: bool,
+    ) -> Self {
+        Publish {
+            visitor: Visitor::new(hub, key, rows, element, update, transient),
+            ordered: Ordered::of(targets),
+            at: 0,
+        }
+    }
+
+    /// Calls the listeners from the next one on while `ahead` says they
+    /// come first.
+    #[inline]
+    fn call_while(&mut self, ahead: impl Fn(&CollectionEntry, u32) -> bool) {
+        while let Some((c, depth)) = self.ordered.get(self.at) {
+            if !ahead(c, depth) {
+                return;
+            }
+            self.at += 1;
+            if self.visitor.wakes(c.selector) {
+                self.visitor.visit(&c.entry, depth);
             }
         }
     }
-    visitor.called
+}
+
+impl Interleaved for Publish<'_> {
+    #[inline]
+    fn before(&mut self, place: Place) {
+        self.call_while(|c, depth| c.place(depth) < place);
+    }
+
+    fn rest(&mut self) -> usize {
+        self.call_while(|_, _| true);
+        self.visitor.called
+    }
 }
 
 /// One dispatch's state: the table, the update, the lazily built stand-in.

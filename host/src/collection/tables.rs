@@ -19,6 +19,20 @@ use super::update::Selector;
 pub(crate) struct CollectionEntry {
     pub entry: Rc<Entry>,
     pub selector: Selector,
+    /// The entry's order and registration, copied out: a dispatch that
+    /// interleaves these listeners with message listeners places each
+    /// one without following a pointer.
+    pub order: i32,
+    pub seq: u64,
+}
+
+impl CollectionEntry {
+    /// Where it sorts among every listener of a dispatch, at `depth`
+    /// (`hub::sort_key`).
+    #[inline]
+    pub(crate) fn place(&self, depth: u32) -> (i32, u32, u64) {
+        (self.order, depth, self.seq)
+    }
 }
 
 /// The collection entries of one channel's snapshot, in channel order,
@@ -38,6 +52,8 @@ impl ListTables {
                 Callback::Collection(listen) => Some(CollectionEntry {
                     entry: e.clone(),
                     selector: listen.selector,
+                    order: e.order,
+                    seq: e.seq,
                 }),
                 _ => None,
             })
@@ -86,7 +102,7 @@ pub(crate) fn table_order(lists: &Gathered) -> SmallVec<[(&CollectionEntry, u32)
         .filter(|(c, depth)| *depth == 0 || c.entry.partial)
         .collect();
     if lists.len() > 1 {
-        order.sort_by_key(|(c, depth)| (c.entry.order, *depth, c.entry.seq));
+        order.sort_by_key(|(c, depth)| c.place(*depth));
     }
     order
 }

@@ -16,8 +16,40 @@ use crate::typed::{IntoArgs, SendKey, TypedArgs};
 use crate::value::Value;
 
 use super::admission::note_rust_site;
-use super::routing::{Gathered, Reached, Route, current_lane, delivery_order, route};
+use super::routing::{Gathered, Reached, Route, current_lane, delivery_order, route, sort_key};
 use super::{Caller, Delivered, Hub, HubError, Message, Responder};
+
+/// Where a listener stands among every listener of its dispatch
+/// ([`sort_key`]: order, depth, registration).
+pub(crate) type Place = (i32, u32, u64);
+
+/// Listeners a feature calls itself in a dispatch (see `seam`), taken in
+/// the one delivery order of every listener of the dispatch: before the
+/// deliverer calls a message listener it hands its place to `before`,
+/// which calls the feature's listeners that sort ahead of it; after the
+/// last, `rest` calls the others. So `order` holds across every listener
+/// of a dispatch, whoever calls it.
+pub(crate) trait Interleaved {
+    /// Calls the feature's listeners that sort before `place`.
+    fn before(&mut self, place: Place);
+    /// Calls the feature's listeners not called yet; returns how many it
+    /// called in all.
+    fn rest(&mut self) -> usize;
+}
+
+/// Nobody beside the message listeners (every send that is not a table,
+/// every key without a collection listener): both calls are empty and
+/// inlined, so its delivery loop is the message loop alone.
+pub(crate) struct Alone;
+
+impl Interleaved for Alone {
+    #[inline(always)]
+    fn before(&mut self, _: Place) {}
+    #[inline(always)]
+    fn rest(&mut self) -> usize {
+        0
+    }
+}
 
 impl Hub {
     /// Sends a tuple of Rust values from `source`, on a [`Key`] or on a
@@ -81,6 +113,7 @@ impl Hub {
         let Some(route) = routed else {
             return Ok(Delivered::default());
         };
+        let args: &[Value] = args;
         if self.is_tracing() {
             let delivery = if responder.is_some() {
                 Delivery::Request
@@ -89,26 +122,51 @@ impl Hub {
             };
             self.trace_dispatch(key, source, args, delivery);
         }
-        let delivered = match &route {
-            Route::Lane(lane) => self.deliver_lane(key, source, args, caller, responder, lane),
-            Route::Lists => self.deliver(key, source, args, caller, responder, &lists, None),
+        let reached = match &route {
+            Route::Lane(lane) => Reached::Lane(lane),
+            Route::Lists => Reached::Lists(&lists),
+        };
+        // A plain send has nobody beside its message listeners: the one
+        // check here (a table sent?) is all it pays for the features.
+        let delivered = match self.beside_send(key, args, responder.is_some(), reached) {
+            None => self.deliver_reached(key, source, args, caller, responder, reached, &mut Alone),
+            Some(mut beside) => {
+                self.deliver_reached(key, source, args, caller, responder, reached, &mut beside)
+            }
         };
         if self.is_tracing() {
             let listeners = delivered.as_ref().map_or(0, |d| d.listeners);
             self.trace_end(key, listeners);
         }
-        let delivered = delivered?;
-        let reached = match &route {
-            Route::Lane(lane) => Reached::Lane(lane),
-            Route::Lists => Reached::Lists(&lists),
-        };
-        let more = self.after_send(key, args, responder.is_some(), reached);
-        Ok(Delivered {
-            listeners: delivered.listeners + more,
-        })
+        delivered
     }
 
-    /// Phase 2 of a send or request: down the lane, in delivery order.
+    /// Phase 2 of a send or request, down what it reached.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn deliver_reached(
+        &self,
+        key: Key,
+        source: Source,
+        args: &[Value],
+        caller: Caller<'_>,
+        responder: Option<&Responder>,
+        reached: Reached<'_>,
+        beside: &mut impl Interleaved,
+    ) -> Result<Delivered, HubError> {
+        match reached {
+            Reached::Lane(lane) => {
+                self.deliver_lane(key, source, args, caller, responder, lane, beside)
+            }
+            Reached::Lists(lists) => {
+                self.deliver(key, source, args, caller, responder, lists, None, beside)
+            }
+        }
+    }
+
+    /// Phase 2 of a send or request: down the lane, in delivery order,
+    /// with the listeners a feature calls itself in their places.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn deliver_lane(
         &self,
         key: Key,
@@ -117,6 +175,7 @@ impl Hub {
         caller: Caller<'_>,
         responder: Option<&Responder>,
         lane: &Lane,
+        beside: &mut impl Interleaved,
     ) -> Result<Delivered, HubError> {
         if lane.max_arity > args.len() && self.inner.checked.get() {
             let entries = lane.entries.iter().map(|(entry, _)| entry);
@@ -124,10 +183,12 @@ impl Hub {
         }
         let mut called = 0;
         for (entry, depth) in lane.entries.iter() {
+            beside.before(sort_key(entry, *depth));
             if self.call_entry(entry, *depth, key, source, args, responder) {
                 called += 1;
             }
         }
+        called += beside.rest();
         Ok(Delivered { listeners: called })
     }
 
@@ -225,8 +286,9 @@ impl Hub {
         }
     }
 
-    /// Phase 2: call the gathered listeners in delivery order. `only` limits
-    /// delivery to one entry (a replay).
+    /// Phase 2: call the gathered listeners in delivery order, with the
+    /// listeners a feature calls itself (`beside`) in their places. `only`
+    /// limits delivery to one message listener (a replay).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn deliver(
         &self,
@@ -237,6 +299,7 @@ impl Hub {
         responder: Option<&Responder>,
         lists: &Gathered,
         only: Option<&Rc<Entry>>,
+        beside: &mut impl Interleaved,
     ) -> Result<Delivered, HubError> {
         if self.inner.checked.get() {
             let entries = lists
@@ -248,16 +311,20 @@ impl Hub {
         // Lists whose every listener a feature calls itself (see `seam`)
         // have nobody for the message deliverer.
         if lists.iter().all(|(list, _)| list.messages == 0) {
-            return Ok(Delivered { listeners: 0 });
+            return Ok(Delivered {
+                listeners: beside.rest(),
+            });
         }
         let mut called = 0;
         for (entry, depth) in delivery_order(lists) {
+            beside.before(sort_key(entry, depth));
             if only.is_none_or(|only| Rc::ptr_eq(only, entry))
                 && self.call_entry(entry, depth, key, source, args, responder)
             {
                 called += 1;
             }
         }
+        called += beside.rest();
         Ok(Delivered { listeners: called })
     }
 

@@ -14,6 +14,9 @@
 //! the [`State`](super::State), [`Collections`](crate::collection::Collections),
 //! [`Requests`](crate::request::Requests) and
 //! [`Tracer`](crate::trace::Tracer) in the [`HubInner`](super::HubInner).
+//! A feature that calls listeners of its own in a dispatch calls them in
+//! their places among the message listeners, through [`Interleaved`]:
+//! `order` holds across every listener of a dispatch.
 //! A listener's kind is data on its entry ([`Callback`](crate::listener::Callback)),
 //! read through the entry's methods, which ask the feature that owns it.
 //!
@@ -47,6 +50,13 @@ pub(crate) type ListExtras = crate::collection::tables::ListTables;
 /// sent down it reaches, in delivery order.
 pub(crate) type LaneExtras = crate::collection::tables::LaneTables;
 
+/// What the features call themselves in one dispatch, in their places
+/// among its message listeners: a table's collection listeners.
+pub(crate) type Beside<'a> = crate::collection::dispatch::Publish<'a>;
+
+/// The core's side of a dispatch's listeners that a feature calls itself.
+pub(crate) use super::delivery::{Alone, Interleaved, Place};
+
 /// When a channel's snapshot is made: the features' extras for its
 /// `entries` (in channel order).
 pub(crate) fn list_extras(entries: &[Rc<Entry>]) -> ListExtras {
@@ -74,20 +84,22 @@ impl Hub {
         crate::store::after_listen(self, entry);
     }
 
-    /// After a send's listeners were called (and the send was not
-    /// refused): the features with listeners of their own on what the send
-    /// `reached` call them — a table sent, to its collection listeners.
-    /// Returns how many they called. `request`: the send carries a
-    /// responder.
+    /// Once a send was admitted, before its listeners are called: the
+    /// features with listeners of their own on what the send `reached`,
+    /// ready to be called in their places among the message listeners
+    /// (see [`Interleaved`]) — a table sent, to its collection listeners.
+    /// `None`, nobody beside the message listeners, for every send that
+    /// is not a table: what a plain send pays here is that one check.
+    /// `request`: the send carries a responder.
     #[inline]
-    pub(super) fn after_send(
-        &self,
+    pub(super) fn beside_send<'a>(
+        &'a self,
         key: Key,
-        args: &[Value],
+        args: &'a [Value],
         request: bool,
-        reached: Reached<'_>,
-    ) -> usize {
-        crate::collection::dispatch::after_send(self, key, args, request, reached)
+        reached: Reached<'a>,
+    ) -> Option<Beside<'a>> {
+        crate::collection::dispatch::beside_send(self, key, args, request, reached)
     }
 }
 

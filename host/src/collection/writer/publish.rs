@@ -5,6 +5,7 @@
 use std::rc::Rc;
 
 use crate::collection::dispatch::on_write;
+use crate::hub::seam::Alone;
 use crate::hub::{Caller, Delivered, Hub, HubError};
 use crate::key::Key;
 use crate::quota::{Holding, Quota, STORED_BYTES, values_bytes};
@@ -128,15 +129,9 @@ impl StoredArray<'_> {
                 Some((old, None))
             }
         });
-        let delivered = self
-            .hub
-            .deliver(self.key, self.source, &args, caller, None, &lists, None)
-            .inspect_err(|_| {
-                if tracing {
-                    self.hub.trace_end(self.key, 0);
-                }
-            })?;
-        let called = on_write(
+        // The spans go to the collection listeners in their places among
+        // the message listeners.
+        let beside = on_write(
             &self.hub,
             self.key,
             &self.rows,
@@ -145,12 +140,25 @@ impl StoredArray<'_> {
             &self.spans,
             &lists,
         );
+        let (key, source) = (self.key, self.source);
+        let delivered = match beside {
+            None => self
+                .hub
+                .deliver(key, source, &args, caller, None, &lists, None, &mut Alone),
+            Some(mut beside) => {
+                self.hub
+                    .deliver(key, source, &args, caller, None, &lists, None, &mut beside)
+            }
+        };
+        let delivered = delivered.inspect_err(|_| {
+            if tracing {
+                self.hub.trace_end(key, 0);
+            }
+        })?;
         if tracing {
-            self.hub.trace_end(self.key, delivered.listeners + called);
+            self.hub.trace_end(key, delivered.listeners);
         }
-        Ok(Delivered {
-            listeners: delivered.listeners + called,
-        })
+        Ok(delivered)
     }
 
     /// The bytes the table holds once published, refused past `quota`

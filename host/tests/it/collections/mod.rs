@@ -7,6 +7,7 @@ mod forms;
 mod kept;
 mod lifetime;
 mod mirror;
+mod order;
 mod recognition;
 mod removal;
 mod replay;
