@@ -53,6 +53,24 @@ function run(n)
 end
 "#;
 
+/// A table send named by `__struct`, against the same table without it
+/// (a plain table: the hub names its struct after the key).
+const TABLE_NAMED: &str = r#"
+count = 0
+for i = 1, LISTENERS do ListenMessage("Bench.Reward", nil, function(r) count = count + 1 end) end
+function run(n)
+  for i = 1, n do NotifyMessage("Bench.Reward", { __struct = "Reward", name = "gold", count = i }) end
+end
+"#;
+
+const TABLE_PLAIN: &str = r#"
+count = 0
+for i = 1, LISTENERS do ListenMessage("Bench.Reward", nil, function(r) count = count + 1 end) end
+function run(n)
+  for i = 1, n do NotifyMessage("Bench.Reward", { name = "gold", count = i }) end
+end
+"#;
+
 const SEND_ONLY: &str = r#"
 function run(n)
   for i = 1, n do NotifyMessage("Bench.ToRust", i, 1.5) end
@@ -145,6 +163,16 @@ fn bench(c: &mut Criterion) {
             b.iter_custom(|iters| lua_loop(&generic, iters))
         });
     }
+
+    // A table send costs the same named by `__struct` or plain.
+    let named = setup(TABLE_NAMED, 1);
+    group.bench_function("table_send/struct_field/1", |b| {
+        b.iter_custom(|iters| lua_loop(&named, iters))
+    });
+    let plain = setup(TABLE_PLAIN, 1);
+    group.bench_function("table_send/plain/1", |b| {
+        b.iter_custom(|iters| lua_loop(&plain, iters))
+    });
 
     let to_rust = setup(SEND_ONLY, 0);
     to_rust
