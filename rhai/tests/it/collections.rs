@@ -1003,10 +1003,10 @@ fn maps_without_a_struct_name_in_an_array_convert_by_the_declared_table_in_rhai(
         r#"StoreObjectMessage(SELF, "Inv.Items", [#{ id: 4, name: "d" }]);"#,
         obj,
     );
-    let err = refused
-        .err()
-        .expect("a row without `count` is refused")
-        .to_string();
+    let Err(err) = refused else {
+        panic!("a row without `count` is refused")
+    };
+    let err = err.to_string();
     assert!(err.contains("without `count`"), "{err}");
 }
 
