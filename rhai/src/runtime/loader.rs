@@ -88,10 +88,17 @@ pub(crate) fn load(
         recorded: Default::default(),
     });
     let limit = shared.limits.top_level.get();
-    shared
-        .running(&script, limit, || {
-            engine.run_ast_with_scope(&mut script.scope.borrow_mut(), &script.ast)
-        })
-        .map_err(|e| error::from_eval(file, &e))?;
+    let ran = shared.running(&script, limit, || {
+        engine.run_ast_with_scope(&mut script.scope.borrow_mut(), &script.ast)
+    });
+    if let Err(e) = ran {
+        let error = error::from_eval(file, &e);
+        // What a failed top level left in its scope may nest as deep as the
+        // size limits allow: it is dropped on the script stack, as every
+        // value a script made is.
+        drop(engine);
+        let _ = shared.limits.stack.run(move || drop(script));
+        return Err(error.into());
+    }
     Ok(script)
 }

@@ -148,3 +148,19 @@ fn a_closure_chain_is_not_handed_to_the_host() {
         );
     });
 }
+
+#[test]
+fn a_top_level_that_fails_holding_a_closure_chain_drops_it_without_overflow() {
+    within(DEADLINE, || {
+        let f = Fixture::with(room_for_chains());
+        let error = f.load_err(
+            "fails.rhai",
+            "let f = || 1;\n\
+             for i in 0..15000 { let g = f; f = || g; }\n\
+             throw \"the top level gave up\";\n",
+        );
+        assert!(error.starts_with("fails.rhai:3:"), "{error}");
+        assert!(error.contains("the top level gave up"), "{error}");
+        drop(f);
+    });
+}
