@@ -313,10 +313,16 @@ pub fn call_api<F: Face>(
                     .map(|id| F::number(id.get() as i64))
                     .map_err(|e| fail(e.into()));
             }
-            let id = if params.is_empty() && declares == Declares::Two {
-                // On a key that carries nothing known yet, a function of
-                // two may be either: what is sent decides, dispatch by
-                // dispatch.
+            // An empty table stored first says it is a list, not of what.
+            let unknown = match params.as_slice() {
+                [] => true,
+                [Type::Array(element)] => **element == Type::Any,
+                _ => false,
+            };
+            let id = if unknown && declares == Declares::Two {
+                // On a key that carries nothing known yet (or an empty
+                // list), a function of two may be either: what is sent
+                // decides, dispatch by dispatch.
                 let table = face.table_callback(&held);
                 let message = face.message_callback(&held);
                 hub.listen_table_or_message_raw(

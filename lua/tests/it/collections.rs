@@ -965,3 +965,42 @@ fn row_listen_on_a_key_declared_without_a_table_is_refused_in_lua() {
         "printed {printed:?}, reports {reports:?}"
     );
 }
+
+#[test]
+fn an_empty_table_stored_reaches_whole_table_listeners_including_the_initial_one() {
+    let f = inventory();
+    f.load(
+        "inv.lua",
+        r#"
+        ListenObjectMessage(self, "Inv.Items", nil, function(items, update)
+            print("early", #items, update.total, update.prev_total)
+        end)
+        StoreObjectMessage(self, "Inv.Items", {})
+        ListenObjectMessage(self, "Inv.Items", nil, function(items, update)
+            print("late", #items, update.total)
+        end)
+        "#,
+    );
+    assert_eq!(f.printed(), ["early\t0\t0\t0", "late\t0\t0"]);
+    assert!(f.failures().is_empty(), "{:?}", f.failures());
+}
+
+/// A modder who declares nothing and stores an empty list first: a
+/// whole-table listener registered after it still hears the table and its
+/// update, the empty one replayed and every later one.
+#[test]
+fn a_whole_table_listener_after_an_empty_first_store_of_an_undeclared_key_hears_tables() {
+    let f = Fixture::new();
+    f.load(
+        "radar.lua",
+        r#"
+        StoreObjectMessage(self, "Radar.Blips", {})
+        ListenObjectMessage(self, "Radar.Blips", nil, function(items, update)
+            print(#items, update and update.total)
+        end)
+        StoreObjectMessage(self, "Radar.Blips", { { __struct = "Blip", x = 1 } })
+        "#,
+    );
+    assert_eq!(f.printed(), ["0\t0", "1\t1"]);
+    assert!(f.failures().is_empty(), "{:?}", f.failures());
+}

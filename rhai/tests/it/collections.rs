@@ -1074,3 +1074,46 @@ fn a_row_listen_on_a_key_not_known_yet_is_kept_and_hears_the_table_stored_later(
     assert_eq!(f.printed(), ["0 1", "1 2"]);
     assert!(f.errors().is_empty(), "{:?}", f.errors());
 }
+
+#[test]
+fn an_empty_table_stored_reaches_whole_table_listeners_including_the_initial_one_in_rhai() {
+    let (f, _) = fixture();
+    f.load(
+        "inv.rhai",
+        r#"
+        ListenObjectMessage(SELF, "Inv.Items", (), |items, u| print(`early ${items.len()} ${u.total} ${u.prev_total}`));
+        StoreObjectMessage(SELF, "Inv.Items", []);
+        ListenObjectMessage(SELF, "Inv.Items", (), |items, u| print(`late ${items.len()} ${u.total}`));
+        "#,
+    );
+    assert_eq!(f.printed(), ["early 0 0 0", "late 0 0"]);
+    assert!(
+        f.errors().is_empty() && f.failures().is_empty(),
+        "{:?} {:?}",
+        f.errors(),
+        f.failures()
+    );
+}
+
+/// A modder who declares nothing and stores an empty list first: a
+/// whole-table listener registered after it still hears the table and its
+/// update, the empty one replayed and every later one.
+#[test]
+fn a_whole_table_listener_after_an_empty_first_store_of_an_undeclared_key_hears_tables_in_rhai() {
+    let f = Fixture::new();
+    f.load(
+        "radar.rhai",
+        r#"
+        StoreObjectMessage(SELF, "Radar.Blips", []);
+        ListenObjectMessage(SELF, "Radar.Blips", (), |items, u| print(`${items.len()} ${u.total}`));
+        StoreObjectMessage(SELF, "Radar.Blips", [#{ __struct: "Blip", x: 1 }]);
+        "#,
+    );
+    assert_eq!(f.printed(), ["0 0", "1 1"]);
+    assert!(
+        f.errors().is_empty() && f.failures().is_empty(),
+        "{:?} {:?}",
+        f.errors(),
+        f.failures()
+    );
+}

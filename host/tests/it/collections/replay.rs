@@ -128,3 +128,50 @@ fn late_replay_calls_no_removal_and_no_slot_past_the_end() {
     let _d = watch_slot(&hub, with_removal(2), &log);
     assert_eq!(taken(&log), ["2 id=2"]);
 }
+
+#[test]
+fn an_empty_table_stored_first_reaches_a_whole_table_listener_there_all_along_and_a_late_one() {
+    let (hub, key) = hub();
+    let early = log();
+    let l = early.clone();
+    let _early = hub
+        .listen_table(
+            KEY,
+            Source::Global,
+            ListenOptions::default(),
+            move |view, u| {
+                l.borrow_mut().push(format!(
+                    "{} rows of {} (was {})",
+                    view.len(),
+                    u.total,
+                    u.prev_total
+                ))
+            },
+        )
+        .unwrap();
+    store(&hub, key, &[]);
+    assert_eq!(taken(&early), ["0 rows of 0 (was 0)"]);
+    let late = log();
+    let l = late.clone();
+    let _late = hub
+        .listen_table(
+            KEY,
+            Source::Global,
+            ListenOptions::default(),
+            move |view, u| {
+                l.borrow_mut()
+                    .push(format!("{} rows of {}", view.len(), u.total))
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        taken(&late),
+        ["0 rows of 0"],
+        "the initial empty list is replayed"
+    );
+    store(&hub, key, &[]);
+    assert!(
+        taken(&early).is_empty(),
+        "an unchanged empty table publishes nothing"
+    );
+}
