@@ -65,6 +65,9 @@ pub enum NoHandoff {
     SpecialListener,
     /// The key is not interned.
     UnknownKey,
+    /// The source's object or world is gone: a send from it is an error,
+    /// which the hub reports.
+    SourceGone,
 }
 
 impl Hub {
@@ -120,7 +123,7 @@ impl Hub {
                 let table_key = matches!(&*params, [p] if p.struct_array_element().is_some());
                 let epoch = s.epoch;
                 let mut listeners = Vec::new();
-                crate::hub::for_each_on_route(s, key, source, |entry| {
+                crate::hub::for_each_on_route(s, key, source, NoHandoff::SourceGone, |entry| {
                     if entry.expects.is_some() || entry.remaining.get() >= 0 {
                         return Err(NoHandoff::SpecialListener);
                     }

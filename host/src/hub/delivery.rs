@@ -113,6 +113,9 @@ impl Hub {
         let Some(route) = routed else {
             return Ok(Delivered::default());
         };
+        if let Route::Gone(gone) = route {
+            return Err(gone);
+        }
         let args: &[Value] = args;
         if self.is_tracing() {
             let delivery = if responder.is_some() {
@@ -124,7 +127,7 @@ impl Hub {
         }
         let reached = match &route {
             Route::Lane(lane) => Reached::Lane(lane),
-            Route::Lists => Reached::Lists(&lists),
+            Route::Lists | Route::Gone(_) => Reached::Lists(&lists),
         };
         // A plain send has nobody beside its message listeners: the one
         // check here (a table sent?) is all it pays for the features.

@@ -196,17 +196,22 @@ impl Hub {
         {
             return Err(HubError::NoSuchObject(*object));
         }
-        match scope {
-            Source::Object(object) | Source::Named(object, _)
-                if !state.objects.contains_key(&object) =>
-            {
-                Err(HubError::NoSuchObject(object))
-            }
-            Source::World(world) if !state.worlds.contains_key(&world) => {
-                Err(HubError::NoSuchWorld(world))
-            }
-            _ => Ok(()),
+        source_gone(&state, scope).map_or(Ok(()), Err)
+    }
+}
+
+/// Why `source` cannot send, listen or store: its object or world is gone
+/// (destroyed, or never made — ids are never reused, so the two are one
+/// case). `None` for a source that is there; global always is.
+pub(crate) fn source_gone(s: &State, source: Source) -> Option<HubError> {
+    match source {
+        Source::Object(object) | Source::Named(object, _) if !s.objects.contains_key(&object) => {
+            Some(HubError::NoSuchObject(object))
         }
+        Source::World(world) if !s.worlds.contains_key(&world) => {
+            Some(HubError::NoSuchWorld(world))
+        }
+        _ => None,
     }
 }
 

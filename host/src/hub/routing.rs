@@ -11,6 +11,8 @@ use crate::lane::Lane;
 use crate::listener::Entry;
 use crate::source::Source;
 
+use super::HubError;
+use super::objects::source_gone;
 use super::state::{Slot, State};
 
 /// Delivery order, one rule for every tier: lower order first; at equal
@@ -118,15 +120,27 @@ pub(super) enum Route {
     Lane(Rc<Lane>),
     /// Through the lists gathered into the caller's buffer.
     Lists,
+    /// Nowhere: the source's object or world is gone (see
+    /// [`source_gone`]), and a send from it is an error, as listening or
+    /// storing on it is.
+    Gone(HubError),
 }
 
 /// The key's lane for `source`, merged when missing or stale; or, with
 /// every lane of the key current and for other sources, the lists. Either
 /// way a route that had to gather leaves the lists in `lists`.
+///
+/// A current lane proves its source alive: no lane is made for a source
+/// that is gone, and destroying an object or world moves the epoch. So
+/// only a send that must gather asks whether its source is there — the
+/// lane's hot path pays nothing for it.
 #[inline]
 pub(super) fn route(s: &mut State, key: Key, source: Source, lists: &mut Gathered) -> Route {
     if let Some(lane) = current_lane(s, key, source) {
         return Route::Lane(lane.clone());
+    }
+    if let Some(gone) = source_gone(s, source) {
+        return Route::Gone(gone);
     }
     let epoch = s.epoch;
     let lanes = &s.slots[key.index()].lanes;
@@ -156,11 +170,13 @@ pub(super) fn route(s: &mut State, key: Key, source: Source, lists: &mut Gathere
 
 /// Calls `f` with each entry a send of `key` from `source` reaches, in
 /// delivery order (through the key's lane, merged if need be), stopping at
-/// the first error.
+/// the first error; `gone` when the source is gone (a send from it is an
+/// error, not a send to nobody).
 pub(crate) fn for_each_on_route<E>(
     s: &mut State,
     key: Key,
     source: Source,
+    gone: E,
     mut f: impl FnMut(&Rc<Entry>) -> Result<(), E>,
 ) -> Result<(), E> {
     let mut lists = Gathered::new();
@@ -173,6 +189,7 @@ pub(crate) fn for_each_on_route<E>(
         Route::Lists => delivery_order(&lists)
             .into_iter()
             .try_for_each(|(entry, _)| f(entry)),
+        Route::Gone(_) => Err(gone),
     }
 }
 

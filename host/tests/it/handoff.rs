@@ -115,6 +115,15 @@ fn lane_snapshot_refuses_what_only_the_hub_can_deliver() {
         NoHandoff::Tracing
     );
     hub.set_tracer(None);
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    assert!(hub.lane_snapshot(key, Source::Object(obj)).is_ok());
+    hub.destroy(obj).unwrap();
+    assert_eq!(
+        hub.lane_snapshot(key, Source::Object(obj)).unwrap_err(),
+        NoHandoff::SourceGone,
+        "a send from a destroyed object is the hub's error to report"
+    );
     hub.set_checked(false);
     assert_eq!(
         hub.lane_snapshot(key, Source::Global).unwrap_err(),

@@ -369,3 +369,91 @@ fn owner_unlisten_owner_on_one_key_leaves_its_other_keys() {
     assert_eq!(taken(&log), ["b"]);
     assert_eq!(hub.unlisten_owner_on("Never.Seen", &Owner::Object(obj)), 0);
 }
+
+/// A send from an object or world that is gone is an error in the words
+/// listening or storing there gives — by key text, by key, typed (whose
+/// lane was warm before the object went) and as a request — and reaches
+/// nobody, not even a global listener.
+#[test]
+fn a_send_from_a_destroyed_object_or_world_is_the_error_listening_there_gives() {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    let log = log();
+    let _global = hub
+        .listen("Ping", Source::Global, pusher(&log, "global"))
+        .unwrap();
+    let key = hub.key("Ping").unwrap();
+    let typed = hub.typed_key::<()>("Ping").unwrap();
+    for _ in 0..3 {
+        hub.send(typed, obj, ()).unwrap();
+    }
+    assert_eq!(taken(&log), ["global"; 3], "the typed lane is warm");
+    hub.destroy(obj).unwrap();
+    let listen_error = hub.listen("Ping", obj, || {}).unwrap_err().to_string();
+    assert_eq!(listen_error, format!("{obj} does not exist (destroyed?)"));
+    let errors = [
+        hub.send(typed, obj, ()).unwrap_err(),
+        hub.send(key, obj, ()).unwrap_err(),
+        hub.send_str("Ping", obj, ()).unwrap_err(),
+        hub.send_str("Ping", hub.named(obj, "n"), ()).unwrap_err(),
+        hub.request(key, obj, (), |_| {}).unwrap_err(),
+    ];
+    for error in errors {
+        assert!(matches!(error, HubError::NoSuchObject(o) if o == obj));
+        assert_eq!(error.to_string(), listen_error);
+    }
+    assert!(taken(&log).is_empty(), "nobody hears a send from nowhere");
+    hub.destroy_world(world).unwrap();
+    let error = hub.send_str("Ping", world, ()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        hub.listen("Ping", world, || {}).unwrap_err().to_string()
+    );
+    hub.send_str("Ping", Source::Global, ()).unwrap();
+    assert_eq!(taken(&log), ["global"], "global sends go on");
+}
+
+/// A listener that destroys its own object while a send from it is being
+/// delivered lets that dispatch finish (its other listeners skipped as
+/// ever), and a global send it makes afterwards still goes out; only a
+/// new send from the object it destroyed is refused.
+#[test]
+fn a_listener_destroying_its_own_object_finishes_the_dispatch_and_may_still_send_globally() {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let obj = hub.spawn(world).unwrap();
+    let log = log();
+    let (h, l) = (hub.clone(), log.clone());
+    hub.listen_with(
+        "Game.Tick",
+        Source::Global,
+        ListenOptions::new().owner(Owner::Object(obj)),
+        move || {
+            h.destroy(obj).unwrap();
+            let own = h.send_str("Mine", obj, ());
+            l.borrow_mut().push(format!("own send ok: {}", own.is_ok()));
+            h.send_str("Game.Over", Source::Global, ()).unwrap();
+        },
+    )
+    .unwrap()
+    .detach();
+    let _over = hub
+        .listen("Game.Over", Source::Global, pusher(&log, "game over heard"))
+        .unwrap();
+    let _after = hub
+        .listen_with(
+            "Game.Tick",
+            Source::Global,
+            ListenOptions::new().order(1),
+            pusher(&log, "tick heard after"),
+        )
+        .unwrap();
+    hub.send_str("Game.Tick", Source::Global, ()).unwrap();
+    assert_eq!(
+        taken(&log),
+        ["own send ok: false", "game over heard", "tick heard after"]
+    );
+    hub.send_str("Game.Tick", Source::Global, ()).unwrap();
+    assert_eq!(taken(&log), ["tick heard after"]);
+}

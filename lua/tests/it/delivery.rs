@@ -145,3 +145,45 @@ fn reentrancy_a_lua_listener_may_unbind_itself_listen_and_send() {
         );
     });
 }
+
+/// A send from an object that is gone is an error at the line, in the
+/// words listening there gives — through a warm fast lane too (the same
+/// send made before the object went) — while a global send goes on.
+#[test]
+fn a_send_from_a_destroyed_object_is_an_error_at_the_line_like_listening_there() {
+    both_ways(|f, rewrite| {
+        f.load(
+            "a.lua",
+            r#"
+            ListenMessage("Ping", nil, function() print("heard") end)
+            local o = GMP.Spawn()
+            for _ = 1, 3 do NotifyObjectMessage(o, "Ping") end
+            GMP.Destroy(o)
+            local function words(e) return tostring(e):match("a%.lua:%d+: ([^\n]*)") end
+            local _, listen = pcall(ListenObjectMessage, o, "Ping", nil, function() end)
+            local ok, send = pcall(NotifyObjectMessage, o, "Ping")
+            print(ok, words(send) == words(listen), send)
+            local key = "Ping"
+            print(pcall(NotifyObjectMessage, o, key))
+            NotifyMessage("Ping")
+            "#,
+        );
+        let printed = f.printed();
+        assert_eq!(
+            printed[..3],
+            ["heard", "heard", "heard"],
+            "rewrite {rewrite}"
+        );
+        assert!(
+            printed[3].starts_with("false\ttrue\t")
+                && printed[3].contains("a.lua:8: object#2 does not exist"),
+            "rewrite {rewrite}: {printed:?}"
+        );
+        assert!(
+            printed[4].starts_with("false\t")
+                && printed[4].contains("a.lua:11: object#2 does not exist"),
+            "rewrite {rewrite}: {printed:?}"
+        );
+        assert_eq!(printed[5..], ["heard"], "rewrite {rewrite}");
+    });
+}

@@ -111,3 +111,35 @@ fn reentrancy_a_rhai_listener_may_unbind_itself_listen_and_send() {
         );
     });
 }
+
+/// A send from an object that is gone is an error at the line, in the
+/// words listening there gives, while a global send goes on.
+#[test]
+fn a_send_from_a_destroyed_object_is_an_error_at_the_line_like_listening_there() {
+    both_ways(|f, rewrite| {
+        let prelude = "ListenMessage(\"Ping\", (), || print(\"heard\"));\nlet o = GMP::Spawn();\nfor i in 0..3 { NotifyObjectMessage(o, \"Ping\"); }\nGMP::Destroy(o);\n";
+        let listen = f.load_err(
+            "l.rhai",
+            &format!("{prelude}ListenObjectMessage(o, \"Ping\", (), || {{}});\n"),
+        );
+        for (send, line) in [
+            ("NotifyObjectMessage(o, \"Ping\");\n", 5),
+            ("let key = \"Ping\";\nNotifyObjectMessage(o, key);\n", 6),
+        ] {
+            let err = f.load_err("s.rhai", &format!("{prelude}{send}"));
+            assert!(
+                err.starts_with(&format!("s.rhai:{line}:")) && err.contains("does not exist"),
+                "rewrite {rewrite}: {err}"
+            );
+            // The words after the object (each load spawns its own).
+            let words = |e: &str| {
+                e.split_once(": object#")
+                    .and_then(|(_, w)| w.split_once(' '))
+                    .map(|(_, w)| w.to_owned())
+            };
+            assert_eq!(words(&err), words(&listen), "rewrite {rewrite}");
+        }
+        f.load("g.rhai", "NotifyMessage(\"Ping\");");
+        assert_eq!(f.printed().last().map(String::as_str), Some("heard"));
+    });
+}
