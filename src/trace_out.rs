@@ -3,8 +3,10 @@
 //! The hub hands out [`TraceEvent`]s as a dispatch happens; this module
 //! gathers the events of one dispatch into a record and prints it at the
 //! end, so a line names every listener that ran with its order and time.
-//! Dispatches nest (a listener that sends): the inner line prints first,
-//! indented by its depth.
+//! Dispatches nest (a listener that sends): a dispatch's line prints
+//! before the lines of the dispatches it caused, which are indented by
+//! their depth. So an inner line, finished first, waits in its caller's
+//! record until the caller's own line is printed.
 
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
@@ -49,6 +51,9 @@ struct Record {
     calls: Vec<String>,
     aborted: Option<String>,
     shown: bool,
+    /// The lines of the dispatches this one caused, indented, in the
+    /// order they started: printed after this one's line.
+    nested: Vec<String>,
 }
 
 /// Formats trace events into lines for `out`.
@@ -104,6 +109,7 @@ impl TracePrinter {
                     calls: Vec::new(),
                     aborted: None,
                     shown: self.filter.matches(key),
+                    nested: Vec::new(),
                 });
             }
             TraceEvent::Called {
@@ -130,10 +136,10 @@ impl TracePrinter {
                         record.aborted = Some(reason.to_string());
                     }
                     _ => {
-                        let depth = stack.len();
                         drop(stack);
                         if self.filter.matches(key) {
-                            self.print(depth, &format!("{} ABORTED {key}: {reason}", self.when()));
+                            let line = format!("{} ABORTED {key}: {reason}", self.when());
+                            self.emit(vec![line]);
                         }
                     }
                 }
@@ -159,34 +165,53 @@ impl TracePrinter {
         }
     }
 
-    /// Prints the innermost record and drops it.
+    /// Finishes the innermost record: its line, then the lines of the
+    /// dispatches it caused.
     fn finish(&self, result: Option<String>) {
-        let (record, depth) = {
-            let mut stack = self.stack.borrow_mut();
-            let Some(record) = stack.pop() else {
-                return;
-            };
-            (record, stack.len())
-        };
-        if !record.shown {
+        let Some(record) = self.stack.borrow_mut().pop() else {
             return;
+        };
+        let mut lines = Vec::with_capacity(1 + record.nested.len());
+        if record.shown {
+            let mut line = record.head;
+            if let Some(reason) = record.aborted {
+                let _ = write!(line, " ABORTED: {reason}");
+            } else if record.calls.is_empty() {
+                line.push_str(" → no listener");
+            } else {
+                let _ = write!(line, " → {}", record.calls.join(", "));
+            }
+            if let Some(result) = result {
+                let _ = write!(line, "; {result}");
+            }
+            lines.push(line);
         }
-        let mut line = record.head;
-        if let Some(reason) = record.aborted {
-            let _ = write!(line, " ABORTED: {reason}");
-        } else if record.calls.is_empty() {
-            line.push_str(" → no listener");
-        } else {
-            let _ = write!(line, " → {}", record.calls.join(", "));
-        }
-        if let Some(result) = result {
-            let _ = write!(line, "; {result}");
-        }
-        self.print(depth, &line);
+        lines.extend(record.nested);
+        self.emit(lines);
     }
 
-    fn print(&self, depth: usize, line: &str) {
-        (self.out)(&format!("{}{line}", "  ".repeat(depth)));
+    /// Lines finished at the current depth, indented by it: kept by the
+    /// dispatch that caused them until its own line is printed, or
+    /// printed now at the top.
+    fn emit(&self, lines: Vec<String>) {
+        let mut stack = self.stack.borrow_mut();
+        let depth = stack.len();
+        let indented = lines.into_iter().map(|line| {
+            if depth == 0 {
+                line
+            } else {
+                format!("  {line}")
+            }
+        });
+        match stack.last_mut() {
+            Some(caller) => caller.nested.extend(indented),
+            None => {
+                drop(stack);
+                for line in indented {
+                    (self.out)(&line);
+                }
+            }
+        }
     }
 }
 
@@ -335,19 +360,38 @@ mod tests {
     }
 
     #[test]
-    fn nested_dispatches_print_inside_out_and_indented() {
+    fn a_dispatch_prints_before_the_dispatches_it_causes_indented_by_depth() {
         let hub = Hub::new();
         let lines = printer(&hub, None);
-        let inner = hub.clone();
+        let (outer, middle) = (hub.clone(), hub.clone());
         let _outer = hub
             .listen("Outer", Source::Global, move |n: i64| {
-                inner.send_str("Inner", Source::Global, (n,)).unwrap();
+                outer.send_str("Middle", Source::Global, (n,)).unwrap();
+                outer.send_str("Second", Source::Global, (n,)).unwrap();
+            })
+            .unwrap();
+        let _middle = hub
+            .listen("Middle", Source::Global, move |n: i64| {
+                middle.send_str("Inner", Source::Global, (n,)).unwrap();
             })
             .unwrap();
         hub.send_str("Outer", Source::Global, (7_i64,)).unwrap();
+        hub.send_str("After", Source::Global, (8_i64,)).unwrap();
         let lines = lines.borrow();
-        assert_eq!(lines.len(), 2, "{lines:?}");
-        assert!(lines[0].starts_with("  [tick 2] send Inner"), "{lines:?}");
-        assert!(lines[1].starts_with("[tick 2] send Outer"), "{lines:?}");
+        let starts: Vec<&str> = lines
+            .iter()
+            .map(|l| &l[..l.find(" (").unwrap_or(l.len())])
+            .collect();
+        assert_eq!(
+            starts,
+            [
+                "[tick 2] send Outer from global",
+                "  [tick 2] send Middle from global",
+                "    [tick 2] send Inner from global",
+                "  [tick 2] send Second from global",
+                "[tick 2] send After from global",
+            ],
+            "{lines:?}"
+        );
     }
 }

@@ -156,7 +156,7 @@ fn trace_shows_an_aborted_send_during_a_tick_with_its_tick() {
 }
 
 #[test]
-fn trace_prints_one_line_per_dispatch_with_listener_sites() {
+fn trace_prints_one_line_per_dispatch_with_listener_sites_the_cause_first() {
     let dir = tempfile::tempdir().unwrap();
     write(
         dir.path(),
@@ -182,15 +182,16 @@ end)
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("trace:")).collect();
     assert_eq!(lines.len(), 4, "{stderr}");
+    // The tick's line first, then the send its listener made, indented.
     assert!(
         lines[0].starts_with(
-            "trace:   [tick 1] send Player.Hurt from global (1.5) → a.lua:2 (order -5, "
+            "trace: [tick 1] send Game.Tick from global (1, 0.0167) → a.lua:3 (order 0, "
         ),
         "{stderr}"
     );
     assert!(
         lines[1].starts_with(
-            "trace: [tick 1] send Game.Tick from global (1, 0.0167) → a.lua:3 (order 0, "
+            "trace:   [tick 1] send Player.Hurt from global (1.5) → a.lua:2 (order -5, "
         ),
         "{stderr}"
     );

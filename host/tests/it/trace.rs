@@ -192,3 +192,41 @@ fn trace_tells_each_listener_joining_and_why_it_left() {
         ]
     );
 }
+
+/// A table sent to ordinary and collection listeners: every listener is
+/// traced inside its dispatch, in the one delivery order, and the end
+/// counts them all.
+#[test]
+fn trace_shows_collection_listeners_in_order_inside_their_dispatch() {
+    let hub = Hub::new();
+    let lines = traced(&hub);
+    let _plain = hub
+        .listen_with(
+            "Radar.Blips",
+            Source::Global,
+            ListenOptions::new().order(1),
+            |_: Value| {},
+        )
+        .unwrap();
+    let _table = hub
+        .listen_table(
+            "Radar.Blips",
+            Source::Global,
+            ListenOptions::new().order(-1),
+            |_, _| {},
+        )
+        .unwrap();
+    let blip = Value::structure(gantry_host::StructValue::new("Blip"));
+    let table = Value::array(vec![blip]);
+    hub.send_str("Radar.Blips", Source::Global, (table,))
+        .unwrap();
+    assert_eq!(
+        *lines.borrow(),
+        vec![
+            "send Radar.Blips 1 args",
+            "called Radar.Blips order -1 site true",
+            "called Radar.Blips order 1 site true",
+            "end Radar.Blips 2",
+        ]
+    );
+}
