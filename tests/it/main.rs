@@ -15,5 +15,6 @@ mod cli_stubs;
 mod cli_trace;
 mod cli_watch;
 mod cli_why;
+mod contract_verdicts;
 mod cross_language;
 mod support;
