@@ -131,10 +131,13 @@ impl Hub {
         };
         // A plain send has nobody beside its message listeners: the one
         // check here (a table sent?) is all it pays for the features.
-        let delivered = match self.beside_send(key, args, responder.is_some(), reached) {
+        // Borrowed where it was made, not moved into the match: a publish
+        // is a few hundred bytes.
+        let mut beside = self.beside_send(key, args, responder.is_some(), reached);
+        let delivered = match &mut beside {
             None => self.deliver_reached(key, source, args, caller, responder, reached, &mut Alone),
-            Some(mut beside) => {
-                self.deliver_reached(key, source, args, caller, responder, reached, &mut beside)
+            Some(beside) => {
+                self.deliver_reached(key, source, args, caller, responder, reached, beside)
             }
         };
         if self.is_tracing() {
