@@ -306,13 +306,16 @@ fn lane_follows_the_source_of_each_send() {
             NotifyObjectMessage(b, "K", 2)
             NotifyObjectMessage(a, "K", 3)
             GMP.Destroy(b)
-            NotifyObjectMessage(b, "K", 4)
+            print("from b, gone", (pcall(NotifyObjectMessage, b, "K", 4)))
             NotifyObjectMessage(a, "K", 5)
         end)
         "#,
     );
     go(&f);
-    assert_eq!(f.printed(), vec!["a\t1", "b\t2", "a\t3", "a\t5"]);
+    assert_eq!(
+        f.printed(),
+        vec!["a\t1", "b\t2", "a\t3", "from b, gone\tfalse", "a\t5"]
+    );
 }
 
 #[test]

@@ -72,7 +72,7 @@ fn destroy_wipes_named_sources_and_later_use_is_an_error_from_lua() {
         ListenObjectMessage(slot, "Slot.State", nil, function(n) print("slot " .. n) end)
         StoreObjectMessage(slot, "Slot.State", 1)
         print(GMP.Destroy(o))
-        NotifyObjectMessage(GMP.Named(o, "slot"), "Slot.State", 2)
+        print("send", (pcall(NotifyObjectMessage, GMP.Named(o, "slot"), "Slot.State", 2)))
         local ok, err = pcall(ListenObjectMessage, slot, "Slot.State", nil, function() print("never") end)
         print("listen", ok, err ~= nil)
         ok, err = pcall(StoreObjectMessage, GMP.Named(o, "fresh"), "Slot.State", 3)
@@ -87,6 +87,7 @@ fn destroy_wipes_named_sources_and_later_use_is_an_error_from_lua() {
         [
             "slot 1",
             "true",
+            "send\tfalse",
             "listen\tfalse\ttrue",
             "store\tfalse",
             "once\tfalse"

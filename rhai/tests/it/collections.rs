@@ -427,11 +427,12 @@ fn a_whole_table_listener_gets_the_update_map_as_its_extra_parameter() {
     .unwrap();
     assert_eq!(
         f.printed(),
+        // Equal orders: registration order, the table listener first.
         vec![
-            "plain 2",
             "table 2 rows, total=2 prev=0 reload=false ranges=[#{\"count\": 2, \"index\": 0}]",
             "plain 2",
             "table 2 rows, total=2 prev=2 reload=false ranges=[#{\"count\": 1, \"index\": 1}]",
+            "plain 2",
         ]
     );
 }

@@ -70,7 +70,12 @@ fn destroy_wipes_named_sources_and_later_use_is_an_error_from_rhai() {
         ListenObjectMessage(slot, "Slot.State", (), |n| print(`slot ${n}`));
         StoreObjectMessage(slot, "Slot.State", 1);
         GMP::Destroy(o);
-        NotifyObjectMessage(GMP::Named(o, "slot"), "Slot.State", 2);
+        try {
+            NotifyObjectMessage(GMP::Named(o, "slot"), "Slot.State", 2);
+            print("send ok");
+        } catch (e) {
+            print(`send refused ${"" + e}`);
+        }
         try {
             ListenObjectMessage(slot, "Slot.State", (), |n| print("never"));
             print("listen ok");
@@ -86,7 +91,7 @@ fn destroy_wipes_named_sources_and_later_use_is_an_error_from_rhai() {
         "#,
     );
     let printed = f.printed();
-    assert_eq!(printed.len(), 3, "{printed:?}");
+    assert_eq!(printed.len(), 4, "{printed:?}");
     assert_eq!(printed[0], "slot 1");
     for line in &printed[1..] {
         assert!(line.contains("refused"), "{line}");
