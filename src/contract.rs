@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
 
-use gantry_host::manifest::{self, MANIFEST_FILE, Manifest};
+use gantry_host::manifest::{self, Manifest, ManifestErrors};
 use gantry_host::{KeyEntry, Origin, Role, SignatureTable};
 use gantry_lsp::index::WorkspaceIndex;
 use gantry_lsp::workspace::{index_files, script_files};
@@ -33,26 +33,29 @@ const MAX_SUGGESTIONS: usize = 3;
 /// every finding printed (`error: mod.toml:12:10: ...`), and the exit
 /// status the caller returns at once: nothing runs.
 pub fn load_manifest(dir: &Path) -> Result<Option<Manifest>, ExitCode> {
-    match manifest::load(dir) {
-        Ok(found) => Ok(found),
-        Err(errors) => {
-            for error in errors.iter() {
-                errln!("error: {error}");
-            }
-            if errors.omitted > 0 {
-                errln!(
-                    "error: {}: and {} more error(s) not shown",
-                    errors.file,
-                    errors.omitted
-                );
-            }
-            errln!(
-                "gantry: {MANIFEST_FILE} has {} error(s); nothing ran",
-                errors.len()
-            );
-            Err(ExitCode::from(2))
-        }
+    manifest::load(dir).map_err(|errors| refuse_manifest(&errors, "nothing ran"))
+}
+
+/// Prints every finding of a manifest that cannot be used, then one line
+/// saying what did not happen (`nothing ran`, `no stubs written`), and
+/// returns the exit status of a setup error.
+pub fn refuse_manifest(errors: &ManifestErrors, outcome: &str) -> ExitCode {
+    for error in errors.iter() {
+        errln!("error: {error}");
     }
+    if errors.omitted > 0 {
+        errln!(
+            "error: {}: and {} more error(s) not shown",
+            errors.file,
+            errors.omitted
+        );
+    }
+    errln!(
+        "gantry: {} has {} error(s); {outcome}",
+        errors.file,
+        errors.len()
+    );
+    ExitCode::from(2)
 }
 
 /// How one key is used in the mod: where it is sent and listened to.

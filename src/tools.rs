@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::out::{errln, out, outln};
+use crate::out::{out, outln};
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum Format {
@@ -60,22 +60,7 @@ pub fn stubs(dir: &Path, out: Option<&Path>, table: Option<&Path>) -> anyhow::Re
     let table = crate::folder::load_table(dir, table)?;
     let contract = gantry_host::manifest::Contract::over(table, &host_keys(), Some(dir));
     if let Some(errors) = &contract.manifest_errors {
-        for error in errors.iter() {
-            errln!("error: {error}");
-        }
-        if errors.omitted > 0 {
-            errln!(
-                "error: {}: and {} more error(s) not shown",
-                errors.file,
-                errors.omitted
-            );
-        }
-        errln!(
-            "gantry: {} has {} error(s); no stubs written",
-            errors.file,
-            errors.len()
-        );
-        return Ok(ExitCode::from(2));
+        return Ok(crate::contract::refuse_manifest(errors, "no stubs written"));
     }
     let table = contract.table;
     let out = out
