@@ -4,6 +4,7 @@
 
 use std::panic::Location;
 
+use crate::api::{ApiFunction, kind_text, kinds_text};
 use crate::collection::Spans;
 use crate::key::Key;
 use crate::report::Report;
@@ -148,6 +149,20 @@ impl Hub {
     ) -> Result<(), Refused> {
         let checked = self.inner.checked.get();
         let slot = &mut s.slots[key.index()];
+        // A key the table holds to another kind (a hook sent or stored, a
+        // declared event stored) is refused before anything is recorded:
+        // a branch on the compiled signature, no lookup.
+        if let Some(sig) = &slot.sig {
+            let function = dispatch_function(kind);
+            if function.contradicts(sig.kind, sig.declared, !sig.params.is_empty()) {
+                return Err(Refused::WrongKind {
+                    key: s.keys.name(key).to_string(),
+                    kind: sig.kind,
+                    declared: sig.declared,
+                    function,
+                });
+            }
+        }
         let new_site = match caller {
             Caller::Rust(loc) => note_rust_site(slot, loc),
             Caller::Script(site) => Some(site.clone()),
@@ -217,7 +232,7 @@ impl Hub {
             _ => true,
         };
         if let Some((position, expected, got)) = failure {
-            return Err(Refused {
+            return Err(Refused::Mismatch {
                 key: s.keys.name(key).to_string(),
                 position,
                 expected,
@@ -290,14 +305,38 @@ impl Hub {
     /// Reports a refused dispatch (the state released) and makes its error.
     #[cold]
     pub(crate) fn refuse(&self, refused: Refused, caller: Caller<'_>) -> HubError {
-        self.mismatch(
-            refused.key,
-            refused.position,
-            refused.expected,
-            refused.got,
-            caller,
-            None,
-        )
+        match refused {
+            Refused::Mismatch {
+                key,
+                position,
+                expected,
+                got,
+            } => self.mismatch(key, position, expected, got, caller, None),
+            Refused::WrongKind {
+                key,
+                kind,
+                declared,
+                function,
+            } => {
+                let error = HubError::WrongKind {
+                    key,
+                    kind: kind_text(kind).to_owned(),
+                    declared,
+                    function,
+                    fits: kinds_text(function),
+                };
+                if self.is_tracing()
+                    && let HubError::WrongKind { key, .. } = &error
+                {
+                    let reason = error.to_string();
+                    self.trace(&TraceEvent::Aborted {
+                        key,
+                        reason: &reason,
+                    });
+                }
+                error
+            }
+        }
     }
 
     pub(super) fn mismatch(
@@ -376,7 +415,7 @@ pub(super) fn refused_args(
         }
         _ => m.got,
     };
-    Refused {
+    Refused::Mismatch {
         key: key.to_owned(),
         position: m.position,
         expected: m.expected,
@@ -444,11 +483,32 @@ pub(super) fn names_unknown_struct(structs: &StructRegistry, value: &Value, dept
 }
 
 /// A dispatch the signature refused, held until the state is released.
-pub(crate) struct Refused {
-    key: String,
-    position: usize,
-    expected: String,
-    got: String,
+pub(crate) enum Refused {
+    /// An argument of another type than the key's parameter.
+    Mismatch {
+        key: String,
+        position: usize,
+        expected: String,
+        got: String,
+    },
+    /// A key the table holds to a kind the dispatch does not fit.
+    WrongKind {
+        key: String,
+        kind: Kind,
+        declared: bool,
+        function: ApiFunction,
+    },
+}
+
+/// The function a dispatch of `kind` stands for, as a refusal names it: a
+/// send is a `NotifyMessage`, a store (or a writer's publish) a
+/// `StoreObjectMessage`, and a hook run a `RunHook`.
+fn dispatch_function(kind: Kind) -> ApiFunction {
+    match kind {
+        Kind::Event => ApiFunction::NotifyMessage,
+        Kind::Store | Kind::Collection => ApiFunction::StoreObjectMessage,
+        Kind::Hook => ApiFunction::RunHook,
+    }
 }
 
 /// A Rust call site to record, once per location (a pointer compare for

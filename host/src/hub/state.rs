@@ -68,9 +68,12 @@ pub(crate) struct Slot {
 impl Slot {
     /// The key's parameter types when a plain send has nothing to record
     /// (see `handoff`): known, and no `nil` position still to be narrowed.
+    /// None for a hook key, which a send may not use: the send takes the
+    /// checked path, which refuses it.
     pub(crate) fn handoff_params(&self) -> Option<Rc<[Type]>> {
         let sig = self.sig.as_ref()?;
-        if !sig.knows_kind(Kind::Event)
+        if sig.kind == Kind::Hook
+            || !sig.knows_kind(Kind::Event)
             || !sig.declared && sig.params.iter().any(|t| matches!(t, Type::Nil))
         {
             return None;

@@ -585,8 +585,13 @@ fn compat_int_for_float_is_converted_when_a_send_appends_to_an_observed_key() {
 #[test]
 fn compat_int_for_float_is_converted_in_what_is_stored_and_replayed() {
     let hub = Hub::new();
-    hub.declare("Speed", KeyDecl::event().param("v", Type::Float))
-        .unwrap();
+    hub.declare(
+        "Speed",
+        KeyDecl::event()
+            .kind(gantry_host::Kind::Store)
+            .param("v", Type::Float),
+    )
+    .unwrap();
     let key = hub.key("Speed").unwrap();
     hub.store(key, Source::Global, (3i64,)).unwrap();
     assert_eq!(
@@ -756,8 +761,13 @@ fn compat_observed_signature_mismatch_is_aborted_like_a_declared_one() {
 #[test]
 fn compat_refused_store_keeps_what_was_stored_and_calls_nobody() {
     let hub = Hub::new();
-    hub.declare("Hp", KeyDecl::event().param("hp", Type::Int))
-        .unwrap();
+    hub.declare(
+        "Hp",
+        KeyDecl::event()
+            .kind(gantry_host::Kind::Store)
+            .param("hp", Type::Int),
+    )
+    .unwrap();
     let key = hub.key("Hp").unwrap();
     hub.store(key, Source::Global, (10i64,)).unwrap();
     let log = log();

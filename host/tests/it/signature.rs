@@ -168,9 +168,13 @@ fn an_observed_nil_parameter_accepts_any_typed_listener_until_a_real_value_narro
 #[test]
 fn call_sites_of_rust_sends_listens_stores_requests_and_declarations_are_recorded() {
     let hub = Hub::new();
+    // A store key: sent, stored and asked (a declared event is never stored).
     let declared_at = line!() + 1;
-    hub.declare("Sites.Key", KeyDecl::event().param("n", Type::Int))
-        .unwrap();
+    hub.declare(
+        "Sites.Key",
+        KeyDecl::event().kind(Kind::Store).param("n", Type::Int),
+    )
+    .unwrap();
     let key = hub.key("Sites.Key").unwrap();
     let listened_at = line!() + 2;
     let _h = hub
@@ -238,14 +242,21 @@ fn a_listeners_names_name_the_parameters_a_later_first_send_records() {
     let mut table = SignatureTable::new();
     let names = ["id".to_owned(), "reward".to_owned()];
     table.suggest_param_names("Quest.Start", &names);
-    table.record_args("Quest.Start", Kind::Event, &[Value::str("q1"), Value::Int(5)]);
+    table.record_args(
+        "Quest.Start",
+        Kind::Event,
+        &[Value::str("q1"), Value::Int(5)],
+    );
     let entry = table.get("Quest.Start").unwrap();
     let named: Vec<(&str, String)> = entry
         .params
         .iter()
         .map(|p| (p.name.as_str(), p.ty.to_string()))
         .collect();
-    assert_eq!(named, [("id", "string".to_owned()), ("reward", "int".to_owned())]);
+    assert_eq!(
+        named,
+        [("id", "string".to_owned()), ("reward", "int".to_owned())]
+    );
 }
 
 #[test]
@@ -275,4 +286,78 @@ fn a_listeners_names_never_rename_a_declared_key() {
     let entry = table.get("Quest.Fail").unwrap();
     assert_eq!(entry.params.len(), 1);
     assert_eq!(entry.params[0].name, "why");
+}
+
+fn wrong_kind(result: Result<gantry_host::Delivered, HubError>) -> (String, bool, String) {
+    match result {
+        Err(e @ HubError::WrongKind { .. }) => {
+            let text = e.to_string();
+            let HubError::WrongKind { kind, declared, .. } = e else {
+                unreachable!()
+            };
+            (kind, declared, text)
+        }
+        other => panic!("expected a wrong-kind refusal, got {other:?}"),
+    }
+}
+
+/// A key first run as a hook is only a hook: a send or a store of it is
+/// refused as the wrong kind, nobody hears it, and the table keeps it a hook.
+#[test]
+fn a_send_or_a_store_of_a_hook_key_is_refused_as_the_wrong_kind() {
+    let hub = Hub::new();
+    let heard = log();
+    let l = heard.clone();
+    let _hook = hub
+        .listen_hook(
+            "Combat.Damage",
+            gantry_host::HookOptions::new(),
+            move |_| l.borrow_mut().push("hook".into()),
+        )
+        .unwrap();
+    let l = heard.clone();
+    let _listener = hub
+        .listen("Combat.Damage", Source::Global, move |n: i64| {
+            l.borrow_mut().push(format!("message {n}"))
+        })
+        .unwrap();
+    hub.run_hook("Combat.Damage", &mut Value::Int(3)).unwrap();
+    assert_eq!(taken(&heard), ["hook"]);
+
+    let (kind, declared, text) = wrong_kind(hub.send_str("Combat.Damage", Source::Global, (4i64,)));
+    assert_eq!((kind.as_str(), declared), ("a hook", false));
+    assert!(
+        text.contains("`Combat.Damage`") && text.contains("not hooks"),
+        "{text}"
+    );
+    let key = hub.key("Combat.Damage").unwrap();
+    let (kind, _, _) = wrong_kind(hub.store(key, Source::Global, (5i64,)));
+    assert_eq!(kind, "a hook");
+    assert!(taken(&heard).is_empty(), "nobody heard a refused dispatch");
+    assert_eq!(hub.table().get("Combat.Damage").unwrap().kind, Kind::Hook);
+}
+
+/// A declared event is only sent: storing it is refused as the wrong kind,
+/// while an event only observed carrying values may still be stored.
+#[test]
+fn a_store_of_a_declared_event_is_refused_and_of_an_observed_one_kept() {
+    let hub = Hub::new();
+    hub.declare("Quest.Start", KeyDecl::event().param("id", Type::String))
+        .unwrap();
+    hub.send_str("Quest.Start", Source::Global, ("wolves",))
+        .unwrap();
+    let key = hub.key("Quest.Start").unwrap();
+    let (kind, declared, text) = wrong_kind(hub.store(key, Source::Global, ("wolves",)));
+    assert_eq!((kind.as_str(), declared), ("an event", true));
+    assert!(
+        text.contains("StoreObjectMessage on `Quest.Start`"),
+        "{text}"
+    );
+    assert!(hub.stored(key, Source::Global).is_none(), "nothing stored");
+
+    hub.send_str("Quest.Seen", Source::Global, ("wolves",))
+        .unwrap();
+    let seen = hub.key("Quest.Seen").unwrap();
+    hub.store(seen, Source::Global, ("wolves",)).unwrap();
+    assert!(hub.stored(seen, Source::Global).is_some());
 }

@@ -3,7 +3,7 @@
 //! listeners, a longer one is refused; a mismatch names key, position,
 //! expected, got and the script's line; unchecked mode lets it through.
 
-use gantry_host::{KeyDecl, Language, Param, Report, StructDef, Type};
+use gantry_host::{KeyDecl, Kind, Language, Param, Report, StructDef, Type};
 
 use crate::support::Fixture;
 
@@ -104,7 +104,10 @@ fn compat_a_wrong_typed_field_of_a_declared_struct_is_refused() {
 
 fn declare_int_key(f: &Fixture, key: &str) {
     f.hub
-        .declare(key, KeyDecl::event().param("n", Type::Int))
+        .declare(
+            key,
+            KeyDecl::event().kind(Kind::Store).param("n", Type::Int),
+        )
         .unwrap();
 }
 
@@ -190,7 +193,10 @@ fn compat_unchecked_mode_lets_a_lua_send_through() {
 fn compat_int_for_float_reaches_lua_listeners_as_a_float() {
     both_ways(|f, rewrite| {
         f.hub
-            .declare("Speed", KeyDecl::event().param("v", Type::Float))
+            .declare(
+                "Speed",
+                KeyDecl::event().kind(Kind::Store).param("v", Type::Float),
+            )
             .unwrap();
         f.load(
             "a.lua",

@@ -172,3 +172,41 @@ print(pcall(function() RunHook("Inv.Gold", 3) end))
         "{printed:?}"
     );
 }
+
+/// A send or a store of a hook key is refused at the script's line, every
+/// time (the fast lane never carries a send to a hook), and the hook still
+/// runs.
+#[test]
+fn a_lua_send_or_store_of_a_hook_key_is_an_error_at_its_line() {
+    let f = Fixture::new();
+    f.load(
+        "a.lua",
+        r#"
+ListenHook("Combat.Damage", nil, function(hit, ctx) print("hook", hit) end)
+RunHook("Combat.Damage", 3)
+for i = 1, 3 do
+  print(pcall(function() NotifyMessage("Combat.Damage", i) end))
+end
+print(pcall(function() StoreObjectMessage(self, "Combat.Damage", 5) end))
+RunHook("Combat.Damage", 4)
+"#,
+    );
+    let printed = f.printed();
+    assert_eq!(printed.len(), 6, "{printed:?}");
+    assert_eq!(printed[0], "hook\t3");
+    for sent in &printed[1..4] {
+        assert!(
+            sent.starts_with("false")
+                && sent.contains(
+                    "a.lua:5: NotifyMessage on `Combat.Damage`: the key is a hook (as first used)"
+                ),
+            "{printed:?}"
+        );
+    }
+    assert!(
+        printed[4].starts_with("false")
+            && printed[4].contains("a.lua:7: StoreObjectMessage on `Combat.Damage`"),
+        "{printed:?}"
+    );
+    assert_eq!(printed[5], "hook\t4");
+}

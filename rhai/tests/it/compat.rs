@@ -4,7 +4,7 @@
 //! listeners; a mismatch names key, position, expected, got and the
 //! script's line; unchecked mode lets it through, baked or not.
 
-use gantry_host::{KeyDecl, Language, Param, Report, StructDef, Type};
+use gantry_host::{KeyDecl, Kind, Language, Param, Report, StructDef, Type};
 use gantry_rhai::runtime::RhaiOptions;
 
 use crate::support::Fixture;
@@ -106,6 +106,7 @@ fn declare_pair(f: &Fixture) {
         .declare(
             "Pair",
             KeyDecl::event()
+                .kind(Kind::Store)
                 .param("a", Type::Int)
                 .param("b", Type::String),
         )

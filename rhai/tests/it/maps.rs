@@ -184,7 +184,9 @@ fn a_map_in_an_array_of_arrays_is_the_declared_struct() {
     f.hub
         .declare(
             "Map.Grid",
-            KeyDecl::event().param("cells", array(array(named("Inner")))),
+            KeyDecl::event()
+                .kind(gantry_host::Kind::Store)
+                .param("cells", array(array(named("Inner")))),
         )
         .unwrap();
     let (_l, got) = hear(&f, "Map.Grid");

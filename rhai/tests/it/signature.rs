@@ -102,3 +102,31 @@ fn a_rhai_call_of_another_kind_than_the_key_is_an_error() {
     );
     assert!(error.contains("b.rhai"), "{error}");
 }
+
+/// A store of a declared event is refused at the script's line, naming the
+/// key and its kind; sending it is heard.
+#[test]
+fn a_rhai_store_of_a_declared_event_is_an_error() {
+    let f = Fixture::new();
+    f.hub
+        .declare(
+            "Quest.Start",
+            gantry_host::KeyDecl::event().param("id", Type::String),
+        )
+        .unwrap();
+    f.load(
+        "a.rhai",
+        r#"ListenMessage("Quest.Start", (), |id| print(`start ${id}`));
+NotifyMessage("Quest.Start", "wolves");"#,
+    );
+    let error = f.load_err(
+        "b.rhai",
+        "let n = 1;\nStoreObjectMessage(SELF, \"Quest.Start\", \"wolves\");",
+    );
+    assert!(
+        error.contains("StoreObjectMessage on `Quest.Start`: the key is an event (declared)"),
+        "{error}"
+    );
+    assert!(error.contains("b.rhai:2"), "{error}");
+    assert_eq!(f.printed(), ["start wolves"]);
+}

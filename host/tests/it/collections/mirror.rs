@@ -282,6 +282,7 @@ fn tuple_fast_path_reads_widened_values_not_the_int_field() {
         .declare(
             "Inv.Items",
             gantry_host::KeyDecl::event()
+                .kind(gantry_host::Kind::Collection)
                 .param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
         )
         .unwrap();
@@ -528,7 +529,9 @@ fn tuple_fast_path_never_reads_rust_rows_whose_values_were_widened() {
     let key = hub
         .declare(
             KEY,
-            KeyDecl::event().param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
+            KeyDecl::event()
+                .kind(gantry_host::Kind::Collection)
+                .param("items", Type::Array(Box::new(Type::Struct("Item".into())))),
         )
         .unwrap();
     hub.store_rows(key, Source::Global, items(2)).unwrap();
@@ -600,7 +603,9 @@ fn tuple_fast_path_agrees_with_reflection_for_a_shadowed_inherited_field() {
     let key = hub
         .declare(
             "Shadow.Rows",
-            KeyDecl::event().param("rows", Type::Array(Box::new(Type::Struct("Shadow".into())))),
+            KeyDecl::event()
+                .kind(gantry_host::Kind::Collection)
+                .param("rows", Type::Array(Box::new(Type::Struct("Shadow".into())))),
         )
         .unwrap();
     hub.store_rows(
@@ -665,8 +670,13 @@ fn mirror_scalars_compiled_equal_reflective_declared_or_not() {
         let world = hub.create_world();
         let who = hub.spawn(world).unwrap();
         if mode == 2 {
-            hub.declare("Wide.Rows", KeyDecl::event().param("rows", Type::Any))
-                .unwrap();
+            hub.declare(
+                "Wide.Rows",
+                KeyDecl::event()
+                    .kind(gantry_host::Kind::Collection)
+                    .param("rows", Type::Any),
+            )
+            .unwrap();
         }
         if mode == 1 {
             declare(
