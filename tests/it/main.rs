@@ -17,4 +17,5 @@ mod cli_watch;
 mod cli_why;
 mod contract_verdicts;
 mod cross_language;
+mod parity;
 mod support;

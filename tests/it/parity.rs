@@ -1,0 +1,205 @@
+//! Lua and Rhai give the same answers: one table of cases, each written once
+//! as data — a Lua script, the same scenario in Rhai, and one expected
+//! outcome (what the scripts printed, then every error, with the script's
+//! file name written `{file}`). The runner plays every case in both languages
+//! and holds both to that one expectation, so a rule changed in one face and
+//! not the other fails here by name.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gantry_host::Hub;
+use gantry_lua::runtime::{LuaOptions, LuaRuntime};
+use gantry_rhai::runtime::{RhaiOptions, RhaiRuntime};
+
+/// One scenario, written once per language, with one expected outcome.
+struct Case {
+    name: &'static str,
+    lua: &'static str,
+    rhai: &'static str,
+    /// Lines printed, in order, then `error: <text>` for the script's load
+    /// error (if any, without Lua's traceback) and for each report of the
+    /// hub, with the script's file name replaced by `{file}`.
+    expect: &'static [&'static str],
+}
+
+/// Plays `source` as the file `file` in the language of `lua_face`, on a
+/// fresh hub, and returns what it printed followed by its errors.
+fn play(lua_face: bool, source: &str) -> Vec<String> {
+    let file = if lua_face { "case.lua" } else { "case.rhai" };
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let object = hub.spawn(world).unwrap();
+    let printed = Rc::new(RefCell::new(Vec::new()));
+    let sink = printed.clone();
+    // The runtime is kept until the reports are read: its listeners live
+    // as long as it does.
+    let (_runtime, loaded): (Box<dyn std::any::Any>, _) = if lua_face {
+        let rt = LuaRuntime::new(hub.clone(), LuaOptions::default()).unwrap();
+        rt.on_print(move |l| sink.borrow_mut().push(l.to_owned()));
+        let r = rt
+            .load_script(file, source, object)
+            .map(drop)
+            .map_err(|e| e.to_string());
+        (Box::new(rt), r)
+    } else {
+        let rt = RhaiRuntime::new(hub.clone(), RhaiOptions::default()).unwrap();
+        rt.on_print(move |l| sink.borrow_mut().push(l.to_owned()));
+        let r = rt
+            .load_script(file, source, object)
+            .map(drop)
+            .map_err(|e| e.to_string());
+        (Box::new(rt), r)
+    };
+    let mut out = printed.borrow().clone();
+    if let Err(e) = loaded {
+        // Lua appends its traceback; what is compared is the message.
+        let message = e.split("\nstack traceback:").next().unwrap_or_default();
+        out.push(format!("error: {message}"));
+    }
+    out.extend(hub.take_reports().iter().map(|r| format!("error: {r}")));
+    out.into_iter().map(|l| l.replace(file, "{file}")).collect()
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "a send reaches a listener with its arguments",
+        lua: r#"
+ListenMessage("Ping", nil, function(a, n) print(a .. " " .. n) end)
+NotifyMessage("Ping", "hi", 1)
+"#,
+        rhai: r#"
+ListenMessage("Ping", (), |a, n| print(`${a} ${n}`));
+NotifyMessage("Ping", "hi", 1);
+"#,
+        expect: &["hi 1"],
+    },
+    Case {
+        name: "listeners run by order, ties in registration order",
+        lua: r#"
+ListenMessage("Tick", nil, function() print("late") end, { order = 10 })
+ListenMessage("Tick", nil, function() print("first") end, { order = -5 })
+ListenMessage("Tick", nil, function() print("plain 1") end)
+ListenMessage("Tick", nil, function() print("plain 2") end)
+NotifyMessage("Tick")
+"#,
+        rhai: r#"
+ListenMessage("Tick", (), || print("late"), #{ order: 10 });
+ListenMessage("Tick", (), || print("first"), #{ order: -5 });
+ListenMessage("Tick", (), || print("plain 1"));
+ListenMessage("Tick", (), || print("plain 2"));
+NotifyMessage("Tick");
+"#,
+        expect: &["first", "plain 1", "plain 2", "late"],
+    },
+    Case {
+        name: "a stored message is replayed to a listener that comes later",
+        lua: r#"
+StoreObjectMessage(self, "Door.State", "open")
+ListenObjectMessage(self, "Door.State", nil, function(s) print("state " .. s) end)
+StoreObjectMessage(self, "Door.State", "shut")
+"#,
+        rhai: r#"
+StoreObjectMessage(SELF, "Door.State", "open");
+ListenObjectMessage(SELF, "Door.State", (), |s| print(`state ${s}`));
+StoreObjectMessage(SELF, "Door.State", "shut");
+"#,
+        expect: &["state open", "state shut"],
+    },
+    Case {
+        name: "a request is answered through the responder",
+        lua: r#"
+ListenObjectMessage(self, "Price", nil, function(item, rsp) rsp:Response(item .. "=5") end)
+SendObjectMessage(self, "Price", "sword", function(v) print("reply " .. v) end)
+"#,
+        rhai: r#"
+ListenObjectMessage(SELF, "Price", (), |item, rsp| rsp.Response(`${item}=5`));
+SendObjectMessage(SELF, "Price", "sword", |v| print(`reply ${v}`));
+"#,
+        expect: &["reply sword=5"],
+    },
+    Case {
+        name: "a hook changes the payload and marks it handled",
+        lua: r#"
+ListenHook("Heal", nil, function(p, ctx) p.hp = p.hp + 10; ctx:Handled() end)
+local r, p = RunHook("Heal", { hp = 5 })
+print(tostring(r.handled) .. " " .. p.hp)
+"#,
+        rhai: r#"
+ListenHook("Heal", (), |p, ctx| { p.hp += 10; ctx.Handled(); });
+let r = RunHook("Heal", #{ hp: 5 });
+print(`${r.handled} ${r.payload.hp}`);
+"#,
+        expect: &["true 15"],
+    },
+    Case {
+        name: "a send of another type than the key carries is refused",
+        lua: r#"
+ListenMessage("Hurt", nil, function(n) print("hurt " .. n) end)
+NotifyMessage("Hurt", 5)
+NotifyMessage("Hurt", "five")
+print("after")
+"#,
+        rhai: r#"
+ListenMessage("Hurt", (), |n| print(`hurt ${n}`));
+NotifyMessage("Hurt", 5);
+NotifyMessage("Hurt", "five");
+print("after");
+"#,
+        expect: &[
+            "hurt 5",
+            "error: {file}:4: `Hurt` argument 1: expected int, got string; dispatch aborted, and the script stopped at this line",
+            "error: {file}:4: `Hurt` argument 1: expected int, got string; dispatch aborted",
+        ],
+    },
+    Case {
+        name: "a send from a destroyed object is an error",
+        lua: r#"
+local o = GMP.Spawn()
+GMP.Destroy(o)
+NotifyObjectMessage(o, "Gone", 1)
+"#,
+        rhai: r#"
+let o = GMP::Spawn();
+GMP::Destroy(o);
+NotifyObjectMessage(o, "Gone", 1);
+"#,
+        expect: &["error: {file}:4: object#2 does not exist (destroyed?)"],
+    },
+    Case {
+        name: "a listener unbound by its id hears no more",
+        lua: r#"
+local id = ListenMessage("Ping", nil, function() print("heard") end)
+NotifyMessage("Ping")
+print(tostring(UnbindMessage("Ping", id)))
+NotifyMessage("Ping")
+"#,
+        rhai: r#"
+let id = ListenMessage("Ping", (), || print("heard"));
+NotifyMessage("Ping");
+print(`${UnbindMessage("Ping", id)}`);
+NotifyMessage("Ping");
+"#,
+        expect: &["heard", "1"],
+    },
+];
+
+#[test]
+fn lua_and_rhai_agree_on_every_case() {
+    let mut failures = Vec::new();
+    for case in CASES {
+        for (lua_face, source) in [(true, case.lua), (false, case.rhai)] {
+            let got = play(lua_face, source);
+            if got != case.expect {
+                failures.push(format!(
+                    "{} in {}:\n  expected {:?}\n  got      {:?}",
+                    case.name,
+                    if lua_face { "Lua" } else { "Rhai" },
+                    case.expect,
+                    got
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
