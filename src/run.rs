@@ -8,7 +8,9 @@
 //! file:line, and makes the exit status 1.
 //!
 //! With `--watch` the host keeps ticking every `--tick-ms` and reloads a
-//! script whose file changed (see [`crate::watch`]). Ctrl-C stops any run
+//! script whose file changed (see [`crate::watch`]), and `mod.toml` too: an
+//! edited manifest declares its keys again, a broken one is said and the
+//! declarations stay. Ctrl-C stops any run
 //! after its tick, interrupting a script that does not return
 //! ([`crate::interrupt`]), saves the table and exits. `--budget`,
 //! `--time-limit` and `--memory` bound each script call ([`crate::limits`]). With `--trace` every dispatch is printed to stderr; with
@@ -44,7 +46,7 @@ use crate::interrupt::{CtrlC, INTERRUPTED, Interrupt};
 use crate::limits::LimitArgs;
 use crate::out::{err, errln, out, outln};
 use crate::trace_out::{KeyFilter, TracePrinter};
-use crate::watch::{Change, Watcher};
+use crate::watch::{Change, ManifestWatch, Watcher};
 use crate::why::{Describe, WhyRecorder};
 
 /// The seconds one tick stands for.
@@ -341,6 +343,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         errors,
     };
     let mut watcher = Watcher::new(dir, &extensions);
+    let mut manifest_watch = ManifestWatch::new(dir);
     // A script that cannot be read (a name or text that is not UTF-8, a
     // special file, a link out of the folder) is an error like one that
     // does not compile: said, and the others still run.
@@ -375,6 +378,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
             if ctrl_c.pressed() {
                 break;
+            }
+            // The manifest first: a script reloaded with it is held to it.
+            if let Some(read) = manifest_watch.poll() {
+                reload_manifest(&hub, read);
             }
             for change in watcher.poll() {
                 match change {
@@ -452,6 +459,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    // Errors printed once that happened again: how often, last.
+    for (error, times) in host.errors.repeats() {
+        errln!("error: {error} ×{times}");
+    }
     let failed = host.errors.count() > 0 || refused;
     drop(host);
     // Ctrl-C is how a watching run ends; any other run it cuts short.
@@ -463,4 +474,29 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Declares a `mod.toml` read again while watching, its keys over the
+/// table as at the start. One that cannot be used is said, every finding
+/// at its line, and the declarations already made stay; so do those of a
+/// manifest removed: a declaration is not taken back while the run lasts.
+fn reload_manifest(
+    hub: &Hub,
+    read: Result<Option<gantry_host::manifest::Manifest>, gantry_host::manifest::ManifestErrors>,
+) {
+    match read {
+        Ok(Some(manifest)) => {
+            outln!("[reloading {}]", manifest.file);
+            if let Err(e) = manifest.declare_on(hub) {
+                errln!("error: declaring the keys of {}: {e}", manifest.file);
+            }
+        }
+        Ok(None) => errln!(
+            "note: {} was removed; what it declared stays until the run ends",
+            gantry_host::manifest::MANIFEST_FILE
+        ),
+        Err(errors) => {
+            let _ = crate::contract::refuse_manifest(&errors, "the previous declarations stay");
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! Finding the mod's script files, reading them, and noticing when they
-//! change.
+//! (or the mod's `mod.toml`) change.
 //!
 //! Polling, not OS notifications: a mod folder holds a handful of files and
 //! the host already wakes every tick. Editors save in several steps
@@ -21,6 +21,7 @@ use std::time::SystemTime;
 
 use anyhow::Context;
 use gantry_host::files::{FileError, MAX_SCRIPT_BYTES, read_text_in};
+use gantry_host::manifest::{self, Manifest, ManifestErrors};
 
 /// What a poll found.
 #[derive(Debug)]
@@ -189,6 +190,49 @@ impl Watcher {
         }
         Ok(out)
     }
+}
+
+/// Watches the mod's `mod.toml` as [`Watcher`] watches scripts: a new
+/// version is read once it has looked the same for two polls in a row.
+pub struct ManifestWatch {
+    dir: PathBuf,
+    /// The stamp seen by the previous poll (`None`: no file).
+    seen: Option<Stamp>,
+    /// The stamp of the version last read (the one the run started with).
+    read: Option<Stamp>,
+}
+
+impl ManifestWatch {
+    /// Watches `dir`'s manifest, taking the version there now as read.
+    pub fn new(dir: &Path) -> Self {
+        let now = manifest_stamp(dir);
+        Self {
+            dir: dir.to_path_buf(),
+            seen: now,
+            read: now,
+        }
+    }
+
+    /// The manifest as read again, once a new version (or its removal:
+    /// `Ok(None)`) has settled; `None` while nothing changed.
+    pub fn poll(&mut self) -> Option<Result<Option<Manifest>, ManifestErrors>> {
+        let now = manifest_stamp(&self.dir);
+        if now != self.seen {
+            // Still being written, or just appeared: look again next poll.
+            self.seen = now;
+            return None;
+        }
+        if now == self.read {
+            return None;
+        }
+        self.read = now;
+        Some(manifest::load(&self.dir))
+    }
+}
+
+fn manifest_stamp(dir: &Path) -> Option<Stamp> {
+    let meta = std::fs::metadata(dir.join(manifest::MANIFEST_FILE)).ok()?;
+    Some((meta.modified().ok(), meta.len()))
 }
 
 #[cfg(test)]

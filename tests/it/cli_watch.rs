@@ -1,8 +1,8 @@
 //! `gantry run --watch`: a new or edited script is (re)loaded while the game
 //! runs, what the old version stored on its object is dropped and stored
 //! state replays to the new one, a failed reload keeps the old version,
-//! ticks carry `dt`, a hand edit of the table survives, and Ctrl-C exits 0
-//! saving the table.
+//! ticks carry `dt`, a hand edit of the table survives, an edited
+//! `mod.toml` is declared again, and Ctrl-C exits 0 saving the table.
 
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
@@ -235,4 +235,51 @@ fn a_hand_edit_of_the_table_made_during_a_watch_run_survives_its_exit() {
     assert!(saved.contains("written by hand"), "{stderr}\n{saved}");
     assert!(saved.contains("Mod.Ready"), "the run's key too:\n{saved}");
     assert!(saved.contains("Mod.Loaded"), "{saved}");
+}
+
+/// A `mod.toml` edited while watching is read again: its declarations hold
+/// the scripts from then on, and a broken version is said at its line
+/// while the run goes on with the declarations it had.
+#[test]
+fn watch_reloads_the_manifest_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = |ty: &str| {
+        format!(
+            "[mod]\nname = \"quest\"\n\n[keys.\"Quest.Start\"]\nkind = \"event\"\nparams = [\"id: {ty}\"]\n"
+        )
+    };
+    write(dir.path(), "mod.toml", &manifest("string"));
+    write(
+        dir.path(),
+        "a.lua",
+        "print('string heard', (pcall(NotifyMessage, 'Quest.Start', 'wolves')))",
+    );
+    let w = Watching::start_with(dir.path(), &["--no-table"]);
+    w.wait_for("string heard\ttrue");
+
+    write(dir.path(), "mod.toml", &manifest("int"));
+    w.wait_for("[reloading mod.toml]");
+    write(
+        dir.path(),
+        "b.lua",
+        "print('string heard', (pcall(NotifyMessage, 'Quest.Start', 'wolves')))",
+    );
+    w.wait_for("string heard\tfalse");
+
+    write(
+        dir.path(),
+        "mod.toml",
+        "[mod]\nname = \"quest\"\n\n[keys.\"Quest.Start\"]\nkind = \"evnt\"\n",
+    );
+    w.wait_for_error("mod.toml:5:");
+    w.wait_for_error("the previous declarations stay");
+    write(
+        dir.path(),
+        "c.lua",
+        "print('int heard', (pcall(NotifyMessage, 'Quest.Start', 7)))",
+    );
+    w.wait_for("int heard\ttrue");
+    let (status, stderr) = w.interrupt();
+    assert_eq!(status.code(), Some(1), "b.lua's refused send: {stderr}");
+    assert!(!stderr.contains("c.lua"), "{stderr}");
 }
