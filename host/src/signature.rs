@@ -381,12 +381,20 @@ impl SignatureTable {
     /// Checks arguments against the recorded parameters: each argument must
     /// match its position. Extra arguments are a mismatch for a declared key;
     /// for an observed one they are new parameters ([`Self::record_args`]).
-    /// Missing trailing arguments are not a mismatch here: whether a listener
-    /// needs them is decided per listener.
+    /// Missing trailing arguments are a mismatch too: a listener may take
+    /// fewer parameters than a key carries, but a send must carry them all,
+    /// or a listener expecting one would be handed nothing.
     pub fn check_args(&self, key: &str, args: &[Value]) -> Result<(), Mismatch> {
         let Some(entry) = self.keys.get(key) else {
             return Ok(());
         };
+        if let Some(missing) = entry.params.get(args.len()) {
+            return Err(Mismatch {
+                position: args.len(),
+                expected: missing.ty.to_string(),
+                got: "nothing".into(),
+            });
+        }
         check_values(
             &self.structs,
             &entry.params,
@@ -716,8 +724,13 @@ mod tests {
         assert_eq!(e.origin, Origin::Observed);
         assert!(t.check_args("Player.Hurt", &[Value::str("x")]).is_err());
         assert!(
-            t.check_args("Player.Hurt", &[Value::Int(1)]).is_ok(),
+            t.check_args("Player.Hurt", &[Value::Int(1), Value::Int(2)])
+                .is_ok(),
             "int for float"
+        );
+        assert!(
+            t.check_args("Player.Hurt", &[Value::Int(1)]).is_err(),
+            "a send missing a parameter"
         );
     }
 

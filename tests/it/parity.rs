@@ -182,6 +182,24 @@ NotifyMessage("Ping");
 "#,
         expect: &["heard", "1"],
     },
+    Case {
+        name: "a send missing a parameter the key carries is refused",
+        lua: r#"
+ListenMessage("Hit", nil, function(n) print("hit " .. n) end)
+NotifyMessage("Hit", 5, "axe")
+NotifyMessage("Hit", 6)
+"#,
+        rhai: r#"
+ListenMessage("Hit", (), |n| print(`hit ${n}`));
+NotifyMessage("Hit", 5, "axe");
+NotifyMessage("Hit", 6);
+"#,
+        expect: &[
+            "hit 5",
+            "error: {file}:4: `Hit` argument 2: expected string, got nothing; dispatch aborted, and the script stopped at this line",
+            "error: {file}:4: `Hit` argument 2: expected string, got nothing; dispatch aborted",
+        ],
+    },
 ];
 
 #[test]

@@ -219,6 +219,12 @@ impl Hub {
                         }
                     }
                 }
+                // A send missing parameters the key carries would hand
+                // listeners nothing where they expect a value.
+                if failure.is_none() && checked && args.len() < sig.params.len() {
+                    let position = args.len();
+                    failure = Some((position, sig.params[position].to_string(), "nothing".into()));
+                }
                 if failure.is_none() && checked && sig.declared && args.len() > sig.params.len() {
                     let position = sig.params.len();
                     failure = Some((

@@ -310,8 +310,14 @@ fn compat_reordering_the_parameters_of_a_declared_message_is_a_mismatch() {
     assert_eq!(mismatch_position(&err), Some(1), "{err}");
     assert!(taken(&log).is_empty(), "no listener hears a refused send");
     // Appending on a declared key is not allowed from the send side either
-    // (the declaration is the whole truth), but a prefix is.
-    hub.send_str("ABC", Source::Global, (1i64, "b")).unwrap();
+    // (the declaration is the whole truth), nor is a prefix: a listener
+    // taking `c` would be handed nothing.
+    let err = hub
+        .send_str("ABC", Source::Global, (1i64, "b"))
+        .unwrap_err();
+    assert_eq!(mismatch_position(&err), Some(2), "{err}");
+    hub.send_str("ABC", Source::Global, (1i64, "b", true))
+        .unwrap();
     assert_eq!(taken(&log), ["zero-arg"]);
 }
 
@@ -753,8 +759,15 @@ fn compat_observed_signature_mismatch_is_aborted_like_a_declared_one() {
         "{err}"
     );
     assert!(taken(&log).is_empty());
-    // A prefix of the observed parameters is a fine send.
-    hub.send_str("Seen", Source::Global, (1i64,)).unwrap();
+    // A prefix of the observed parameters is refused as well: the missing
+    // one would reach listeners as nothing.
+    let err = hub.send_str("Seen", Source::Global, (1i64,)).unwrap_err();
+    assert!(
+        matches!(&err, HubError::Mismatch { mismatch, .. } if mismatch.position == 1),
+        "{err}"
+    );
+    assert!(taken(&log).is_empty());
+    hub.send_str("Seen", Source::Global, (1i64, "b")).unwrap();
     assert_eq!(taken(&log), ["called"]);
 }
 

@@ -237,13 +237,20 @@ fn lane_hands_extra_and_missing_arguments_to_the_hub() {
         r##"
         ListenMessage("K", nil, function(...) print(select("#", ...), ...) end)
         NotifyMessage("K", 1, 2)
-        NotifyMessage("K", 3)
+        print(pcall(function() NotifyMessage("K", 3) end))
         NotifyMessage("K", 4, 5, 6)
         "##,
     );
-    // Fewer arguments than recorded are delivered as sent; a send with
-    // more records the wider signature.
-    assert_eq!(f.printed(), vec!["2\t1\t2", "1\t3", "3\t4\t5\t6"]);
+    // A send missing a recorded argument is refused by the hub; a send
+    // with more records the wider signature.
+    let printed = f.printed();
+    assert_eq!(printed.len(), 3, "{printed:?}");
+    assert_eq!(printed[0], "2\t1\t2");
+    assert!(
+        printed[1].starts_with("false") && printed[1].contains("expected int, got nothing"),
+        "{printed:?}"
+    );
+    assert_eq!(printed[2], "3\t4\t5\t6");
     assert_eq!(f.hub.table().get("K").unwrap().params.len(), 3);
 }
 

@@ -168,8 +168,8 @@ fn baked_calls_are_described_by_the_recorded_signature_and_checked_by_the_hub() 
     // Typed when the key's parameters are known at its first bake (here
     // declared by Rust), for `Engine::definitions`; a call the typed form
     // does not fit still runs, and the hub checks it as it checks the
-    // generic call: a prefix of the parameters goes through, a wrong type
-    // is the hub's mismatch at the author's line.
+    // generic call: a missing parameter or a wrong type is the hub's
+    // mismatch at the author's line.
     let f = Fixture::new();
     f.hub
         .declare(
@@ -179,7 +179,11 @@ fn baked_calls_are_described_by_the_recorded_signature_and_checked_by_the_hub() 
                 .param("weapon", Type::String),
         )
         .unwrap();
-    f.load("a.rhai", "\nNotifyMessage(\"Typed.Hit\", 5);\n");
+    let err = f.load_err("a.rhai", "\nNotifyMessage(\"Typed.Hit\", 5);\n");
+    assert!(
+        err.starts_with("a.rhai:2:") && err.contains("argument 2: expected string, got nothing"),
+        "{err}"
+    );
     let err = f.load_err("c.rhai", "NotifyMessage(\"Typed.Hit\", \"5\", \"axe\");\n");
     assert!(
         err.starts_with("c.rhai:1:") && err.contains("`Typed.Hit` argument 1: expected int"),

@@ -114,23 +114,29 @@ fn declare_pair(f: &Fixture) {
 }
 
 #[test]
-fn compat_a_prefix_send_on_a_declared_key_reaches_listeners_baked_or_not() {
+fn compat_a_send_missing_or_adding_a_declared_parameter_is_refused_baked_or_not() {
     both_ways(|f, rewrite| {
         declare_pair(f);
         f.load(
             "a.rhai",
             r#"
             ListenMessage("Pair", (), |a| print(`got ${a}`));
-            NotifyMessage("Pair", 1);
             NotifyMessage("Pair", 2, "two");
             "#,
         );
-        assert_eq!(f.printed(), ["got 1", "got 2"], "rewrite {rewrite}");
+        assert_eq!(f.printed(), ["got 2"], "rewrite {rewrite}");
+        let err = f.load_err("c.rhai", "\nNotifyMessage(\"Pair\", 1);\n");
+        assert!(
+            err.starts_with("c.rhai:2:")
+                && err.contains("argument 2: expected string, got nothing"),
+            "rewrite {rewrite}: {err}"
+        );
         let err = f.load_err("b.rhai", "\nNotifyMessage(\"Pair\", 3, \"three\", true);\n");
         assert!(
             err.starts_with("b.rhai:2:") && err.contains("at most 2"),
             "rewrite {rewrite}: {err}"
         );
+        assert_eq!(f.printed(), Vec::<String>::new(), "rewrite {rewrite}");
     });
 }
 
