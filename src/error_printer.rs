@@ -18,6 +18,13 @@
 //! mod cannot craft colliding reports (modulo 2^64 it could, whatever the
 //! base); a collision would cost one string comparison, never a wrong
 //! answer.
+//!
+//! Across the whole run, an error whose text (its file:line included) was
+//! printed before is not printed again but counted: a listener failing
+//! every tick prints once, and [`ErrorPrinter::repeats`] gives the
+//! `×N` summary the run ends with. One hash lookup per error keeps that
+//! linear too; the texts it remembers are bounded ([`MAX_SEEN`],
+//! [`MAX_SEEN_BYTES`]), past which new texts are printed each time.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -28,11 +35,42 @@ use std::hash::{BuildHasher, Hasher};
 /// be printed too (the memory a flood of reports takes stays bounded).
 const MAX_RECENT: usize = 1 << 16;
 
-/// Prints errors through a sink, each fault once per load or tick.
+/// Distinct error texts remembered for the run's repeat count.
+const MAX_SEEN: usize = 1 << 16;
+/// Bytes of error text remembered for the run's repeat count.
+const MAX_SEEN_BYTES: usize = 16 << 20;
+
+/// Prints errors through a sink, each fault once per load or tick and
+/// each text once per run (later ones counted).
 pub struct ErrorPrinter {
     count: Cell<usize>,
     recent: RefCell<Recent>,
+    seen: RefCell<Seen>,
     sink: Box<dyn Fn(&str)>,
+}
+
+/// Every error text printed in this run: when first printed (its order)
+/// and how many times it occurred.
+#[derive(Default)]
+struct Seen {
+    times: HashMap<String, (usize, usize)>,
+    bytes: usize,
+}
+
+impl Seen {
+    /// Counts `text`; whether it was printed before.
+    fn again(&mut self, text: &str) -> bool {
+        if let Some((_, times)) = self.times.get_mut(text) {
+            *times += 1;
+            return true;
+        }
+        if self.times.len() < MAX_SEEN && self.bytes + text.len() <= MAX_SEEN_BYTES {
+            self.bytes += text.len();
+            let order = self.times.len();
+            self.times.insert(text.to_owned(), (order, 1));
+        }
+        false
+    }
 }
 
 /// The reports of the load or tick under way, by the hash and length of
@@ -94,13 +132,33 @@ impl ErrorPrinter {
                 same_key_before: Vec::new(),
                 suffixes: Suffixes::default(),
             }),
+            seen: RefCell::default(),
             sink: Box::new(sink),
         }
     }
 
-    /// How many errors were printed.
+    /// How many faults occurred: those printed and those that repeated
+    /// the text of one printed before (a step's fault carried by several
+    /// texts counts once).
     pub fn count(&self) -> usize {
         self.count.get()
+    }
+
+    /// Each error that occurred more than once in the run, as its first
+    /// line and how many times, in the order they were first printed.
+    pub fn repeats(&self) -> Vec<(String, usize)> {
+        let seen = self.seen.borrow();
+        let mut repeated: Vec<_> = seen
+            .times
+            .iter()
+            .filter(|&(_, &(_, times))| times > 1)
+            .map(|(text, &(order, times))| (order, first_line_of(text).to_owned(), times))
+            .collect();
+        repeated.sort_unstable_by_key(|&(order, ..)| order);
+        repeated
+            .into_iter()
+            .map(|(_, line, times)| (line, times))
+            .collect()
     }
 
     /// Prints `error` unless it only repeats a report of this load or tick.
@@ -123,7 +181,9 @@ impl ErrorPrinter {
 
     fn emit(&self, error: &str) {
         self.count.set(self.count.get() + 1);
-        (self.sink)(error);
+        if !self.seen.borrow_mut().again(error) {
+            (self.sink)(error);
+        }
     }
 
     /// The load or tick is over: its reports are no longer repeated.
@@ -312,8 +372,10 @@ mod tests {
         let inside = format!("x{REFUSED}");
         printer.print(&inside);
         printer.end_of_step();
+        // A later step's same fault counts again (printed once per run).
         printer.print(REFUSED);
-        assert_eq!(*printed.borrow(), [REFUSED, &longer, &inside, REFUSED]);
+        assert_eq!(*printed.borrow(), [REFUSED, &longer, &inside]);
+        assert_eq!(printer.count(), 4);
     }
 
     #[test]
@@ -324,6 +386,30 @@ mod tests {
         printer.print(&format!("top: {report}\n\tmore"));
         printer.print("top: a.lua:3: listener of `K` failed: boom\nother traceback");
         assert_eq!(printed.borrow().len(), 2, "{:?}", printed.borrow());
+    }
+
+    #[test]
+    fn an_error_repeated_across_steps_is_printed_once_and_counted() {
+        let (printer, printed) = printer();
+        let failing = "a.lua:3: attempt to index a nil value\nstack traceback:\n\ta.lua:3";
+        for _ in 0..5 {
+            printer.report(failing.to_owned());
+            printer.print("b.rhai:1: other");
+            printer.end_of_step();
+        }
+        printer.print("c.lua:9: once");
+        assert_eq!(
+            *printed.borrow(),
+            [failing, "b.rhai:1: other", "c.lua:9: once"]
+        );
+        assert_eq!(printer.count(), 11);
+        assert_eq!(
+            printer.repeats(),
+            [
+                ("a.lua:3: attempt to index a nil value".to_owned(), 5),
+                ("b.rhai:1: other".to_owned(), 5)
+            ]
+        );
     }
 
     #[test]

@@ -648,6 +648,44 @@ fn a_small_memory_limit_stops_a_hoarding_mod_with_a_clear_error_not_an_abort() {
 }
 
 #[test]
+fn an_error_repeated_every_tick_is_printed_once_and_counted_at_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        "ListenMessage('Game.Tick', nil, function(n)\n  local t = nil\n  return t.x\nend)\n",
+    );
+    write(
+        dir.path(),
+        "b.rhai",
+        "ListenMessage(\"Game.Tick\", (), |n, dt| {\n    throw \"b fails\";\n});\n",
+    );
+    let o = run(dir.path(), &["--no-table", "--ticks", "5"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let stderr = err(&o);
+    assert_eq!(
+        stderr.matches("a.lua:3: attempt to index").count(),
+        2,
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("b fails").count(), 2, "{stderr}");
+    let last: Vec<&str> = stderr.lines().rev().take(2).collect();
+    assert!(
+        last.iter().any(|l| l.starts_with("error: a.lua:")
+            && l.contains("a.lua:3: attempt to index")
+            && l.ends_with(" ×5")),
+        "{stderr}"
+    );
+    assert!(
+        last.iter().any(|l| l.starts_with("error: b.rhai:")
+            && l.contains("b.rhai:2:")
+            && l.contains("b fails")
+            && l.ends_with(" ×5")),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn run_help_states_each_limit_and_its_default() {
     let o = gantry().args(["run", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&o.stdout);
