@@ -467,8 +467,7 @@ NotifyObjectMessage(GMP::Spawn(), "Gem.Picked", 3);"#,
                 code: r#"local chest = GMP.Spawn()
 ListenObjectMessage(chest, "Chest.Opened", chest, function(who) print(who .. " opens the chest") end)
 NotifyObjectMessage(chest, "Chest.Opened", "ann")
-GMP.Destroy(chest) -- its listener goes with it
-NotifyObjectMessage(chest, "Chest.Opened", "bob")"#,
+GMP.Destroy(chest) -- its listener goes with it (and sending on it is an error)"#,
                 prints: "ann opens the chest",
             },
             rhai: Example {
