@@ -200,6 +200,72 @@ NotifyMessage("Hit", 6);
             "error: {file}:4: `Hit` argument 2: expected string, got nothing; dispatch aborted",
         ],
     },
+    Case {
+        name: "a listener taking more than a known key carries is refused where it registers",
+        lua: r#"
+NotifyMessage("Hurt", 5)
+ListenMessage("Hurt", nil, function(n, who, why) print("never") end)
+"#,
+        rhai: r#"
+NotifyMessage("Hurt", 5);
+ListenMessage("Hurt", (), |n, who, why| print("never"));
+"#,
+        expect: &[
+            "error: {file}:3: ListenMessage `Hurt`: the listener takes 3 parameters but `Hurt` carries 1",
+        ],
+    },
+    Case {
+        name: "a listener taking more than a key carries is reported at its first call",
+        lua: r#"
+ListenMessage("Hurt", nil, function(n, who, why) print("never") end)
+ListenMessage("Hurt", nil, function(n) print("hurt " .. n) end)
+NotifyMessage("Hurt", 5)
+"#,
+        rhai: r#"
+ListenMessage("Hurt", (), |n, who, why| print("never"));
+ListenMessage("Hurt", (), |n| print(`hurt ${n}`));
+NotifyMessage("Hurt", 5);
+"#,
+        expect: &[
+            "hurt 5",
+            "error: {file}:2: listener of `Hurt` failed: the listener takes 3 parameters but `Hurt` carries 1",
+        ],
+    },
+    Case {
+        name: "a listener may take fewer parameters than the key carries",
+        lua: r#"
+NotifyMessage("Pair", 1, "two")
+ListenMessage("Pair", nil, function(a) print("a " .. a) end)
+ListenMessage("Pair", nil, function() print("none") end)
+NotifyMessage("Pair", 3, "four")
+"#,
+        rhai: r#"
+NotifyMessage("Pair", 1, "two");
+ListenMessage("Pair", (), |a| print(`a ${a}`));
+ListenMessage("Pair", (), || print("none"));
+NotifyMessage("Pair", 3, "four");
+"#,
+        expect: &["a 3", "none"],
+    },
+    Case {
+        name: "a listener of a request takes one more parameter: the responder",
+        lua: r#"
+ListenObjectMessage(self, "Price", nil, function(item, rsp) rsp:Response(1) end)
+SendObjectMessage(self, "Price", "axe", function(v) print("first " .. v) end)
+ListenObjectMessage(self, "Price", nil, function(item, rsp) print("known " .. item) end)
+ListenObjectMessage(self, "Price", nil, function(item, rsp, more) print("never") end)
+"#,
+        rhai: r#"
+ListenObjectMessage(SELF, "Price", (), |item, rsp| rsp.Response(1));
+SendObjectMessage(SELF, "Price", "axe", |v| print(`first ${v}`));
+ListenObjectMessage(SELF, "Price", (), |item, rsp| print(`known ${item}`));
+ListenObjectMessage(SELF, "Price", (), |item, rsp, more| print("never"));
+"#,
+        expect: &[
+            "first 1",
+            "error: {file}:5: ListenObjectMessage `Price`: the listener takes 3 parameters but `Price` carries 1 and a responder",
+        ],
+    },
 ];
 
 #[test]

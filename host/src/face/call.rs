@@ -144,6 +144,9 @@ pub trait Face {
     /// The option `name` of `options` (nil when absent).
     fn option(&self, options: &Self::Options, name: &str) -> Result<Self::Value, Self::Error>;
     /// Holds a listener function under the owner the script gave.
+    /// How many parameters `f` takes at most (`None`: any number, a
+    /// variadic or native function), for the arity rule.
+    fn takes(&self, f: &Self::Function) -> Option<usize>;
     fn hold(&self, owner: &Self::Value, f: Self::Function) -> Result<(Owner, Self::Held), String>;
     fn declares(&self, held: &Self::Held) -> Declares;
     fn message_callback(&self, held: &Self::Held) -> Rc<MessageFn>;
@@ -297,6 +300,9 @@ pub fn call_api<F: Face>(
             let f = listener(face, &call(), fixed + 2, &take(args, 1))?;
             // Options first: a refused call leaves no trace under its owner.
             let options = listen_options(face, &call(), take(args, 2))?;
+            if let Some(why) = takes_more_than_carried(hub, &key.text, face.takes(&f)) {
+                return Err(fail(ApiError::Refused { call: call(), why }));
+            }
             let (owner, held) = face
                 .hold(&owner, f)
                 .map_err(|why| fail(ApiError::Refused { call: call(), why }))?;
@@ -488,6 +494,32 @@ fn take_source<'a, F: Face>(
             got: format!("a {}", F::type_name(arg)),
         })),
     }
+}
+
+/// The arity rule where a listener registers: on a key whose parameters
+/// are known, a function taking more than the key carries (its params, the
+/// responder of a request, the update of a whole-table listener) is
+/// refused, with the words of [`super::takes_too_many`]. A key known to
+/// carry nothing yet (no params, or an empty list) is left to the first
+/// call, as is a function taking any number.
+fn takes_more_than_carried(hub: &Hub, key: &str, takes: Option<usize>) -> Option<String> {
+    let takes = takes?;
+    let table = hub.table();
+    let entry = table.get(key)?;
+    let unknown = match entry.param_types().as_slice() {
+        [] => true,
+        [Type::Array(element)] => **element == Type::Any,
+        _ => false,
+    };
+    if unknown || takes <= entry.listener_params_allowed() {
+        return None;
+    }
+    Some(super::takes_too_many(
+        takes,
+        key,
+        entry.params.len(),
+        entry.response.is_some(),
+    ))
 }
 
 /// The listener function of a listen call, at `position` in the call.

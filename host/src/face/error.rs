@@ -225,3 +225,17 @@ impl ErrorLog {
         std::mem::take(&mut self.errors.borrow_mut())
     }
 }
+
+/// Why a listener cannot be called with what its key carries, in the same
+/// words in every language: refused where it registers on a key whose
+/// parameters are known, reported at its first call otherwise. A listener
+/// may take fewer parameters than a key carries, never more: the extra
+/// ones would never get a value.
+pub fn takes_too_many(takes: usize, key: &str, carries: usize, responder: bool) -> String {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let responder = if responder { " and a responder" } else { "" };
+    format!(
+        "the listener takes {takes} parameter{} but `{key}` carries {carries}{responder}",
+        plural(takes)
+    )
+}

@@ -31,7 +31,7 @@ pub mod sites;
 pub mod structs;
 
 pub use call::{Declares, Face, Unbind, call_api};
-pub use error::{ApiError, Call, ErrorLog, ErrorSink, ScriptError};
+pub use error::{ApiError, Call, ErrorLog, ErrorSink, ScriptError, takes_too_many};
 pub use hub::Faced;
 pub use runtime::ScriptRuntime;
 pub use sites::{KeyRef, SiteBook, Sites};

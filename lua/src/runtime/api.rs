@@ -174,6 +174,11 @@ impl Face for LuaCall<'_> {
         options.get(name)
     }
 
+    fn takes(&self, f: &Function) -> Option<usize> {
+        let info = f.info();
+        (!info.is_vararg).then_some(usize::from(info.num_params))
+    }
+
     fn hold(&self, owner: &LuaValue, f: Function) -> Result<(Owner, Held), String> {
         // What the function declares, asked once here rather than per call.
         let info = f.info();

@@ -18,7 +18,7 @@ use gantry_host::listener::{HookFn, MessageFn};
 use gantry_host::{ListenerError, Message, Owner, Type, Value};
 use mlua::{AnyUserData, Function, Lua, MultiValue, Table, Value as LuaValue};
 
-use gantry_host::face::STRUCT_FIELD;
+use gantry_host::face::{STRUCT_FIELD, takes_too_many};
 
 use super::convert::{from_value, to_value};
 use super::handles::{HookCtx, NamedHandle, ObjectHandle, OwnerToken, ResponderHandle};
@@ -153,6 +153,14 @@ impl Takes {
         })
     }
 
+    /// The parameters the function takes beyond what a message carries
+    /// (`args`, and a request's responder): the arity rule, at the first
+    /// call of a listener registered before its key was known.
+    #[inline]
+    fn beyond(self, args: usize, responder: bool) -> Option<usize> {
+        (self.0 != usize::MAX && self.0 > args + usize::from(responder)).then_some(self.0)
+    }
+
     /// Does a function called with `args` arguments have a parameter left
     /// for a responder?
     #[inline]
@@ -170,6 +178,14 @@ impl Takes {
 pub(crate) fn message_callback(shared: &Rc<Shared>, target: Target, takes: Takes) -> Rc<MessageFn> {
     let weak: Weak<Shared> = Rc::downgrade(shared);
     Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
+        if let Some(takes) = takes.beyond(m.args.len(), m.responder.is_some()) {
+            return Err(ListenerError::new(takes_too_many(
+                takes,
+                &m.key_name(),
+                m.args.len(),
+                m.responder.is_some(),
+            )));
+        }
         run_listener(&weak, &target, |_, lua, f| {
             call_with_message(lua, f, m, takes)
         })

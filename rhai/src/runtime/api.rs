@@ -186,6 +186,11 @@ impl Face for RhaiCall<'_> {
         Ok(options.get(name).cloned().unwrap_or(Dynamic::UNIT))
     }
 
+    fn takes(&self, f: &FnPtr) -> Option<usize> {
+        // The overload taking the fewest is the one a call would reach.
+        declared_arities(&self.script.ast, f).into_iter().min()
+    }
+
     fn hold(&self, owner: &Dynamic, f: FnPtr) -> Result<(Owner, FnPtr), String> {
         Ok((resolve_owner(&self.script, owner)?, f))
     }

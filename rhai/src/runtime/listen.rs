@@ -12,7 +12,7 @@ use gantry_host::{ListenerError, Message, Type, Value};
 use rhai::{AST, Array, Dynamic, FnPtr, INT, Map, NativeCallContext};
 
 use super::api::Args;
-use gantry_host::face::{MAX_DEPTH, STRUCT_FIELD};
+use gantry_host::face::{MAX_DEPTH, STRUCT_FIELD, takes_too_many};
 
 use super::convert::{from_value, to_value};
 use super::depth;
@@ -259,7 +259,19 @@ pub(crate) fn message_callback(
     listen_line: u32,
 ) -> Rc<MessageFn> {
     let handler = Handler::new(shared, script, f, listen_line);
+    // The arity rule, at the first call of a listener registered before its
+    // key was known: the overload taking the fewest is the one called.
+    let fewest = handler.arities.iter().copied().min();
     Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
+        let carries = m.args.len() + usize::from(m.responder.is_some());
+        if let Some(takes) = fewest.filter(|&takes| takes > carries) {
+            return Err(ListenerError::new(takes_too_many(
+                takes,
+                &m.key_name(),
+                m.args.len(),
+                m.responder.is_some(),
+            )));
+        }
         handler
             .run(|| {
                 let mut args: Args = m.args.iter().map(from_value).collect();
