@@ -45,19 +45,19 @@ impl LimitArgs {
     /// Both runtimes' options with these limits in place of the defaults.
     pub fn apply(&self, lua: &mut LuaOptions, rhai: &mut RhaiOptions) {
         if let Some(budget) = self.budget {
-            lua.instruction_budget = budget;
-            rhai.max_operations_per_call = budget;
-            rhai.max_operations_top_level = budget;
+            lua.budget = Some(budget);
+            rhai.budget = Some(budget);
+            rhai.top_level_budget = Some(budget);
         }
         if let Some(ms) = self.time_limit {
-            let limit = Duration::from_millis(ms);
+            let limit = Some(Duration::from_millis(ms));
             lua.time_limit = limit;
             rhai.time_limit = limit;
         }
         if let Some(mib) = self.memory {
-            let bytes = usize::try_from(mib * MIB).unwrap_or(usize::MAX);
-            lua.memory_limit = Some(bytes);
-            lua.hub_memory_limit = Some(bytes);
+            let bytes = Some(usize::try_from(mib * MIB).unwrap_or(usize::MAX));
+            lua.memory_limit = bytes;
+            lua.hub_memory_limit = bytes;
             rhai.hub_memory_limit = bytes;
         }
     }
@@ -65,24 +65,32 @@ impl LimitArgs {
 
 fn budget_help() -> String {
     let (lua, rhai) = (LuaOptions::default(), RhaiOptions::default());
+    let steps = |n: Option<u64>| n.map_or("unlimited".to_owned(), |n| n.to_string());
+    let rhai_default = if rhai.budget == rhai.top_level_budget {
+        steps(rhai.budget)
+    } else {
+        format!(
+            "{} per handler call, {} per top level",
+            steps(rhai.budget),
+            steps(rhai.top_level_budget)
+        )
+    };
     format!(
-        "Instructions (Lua) or operations (Rhai) one script call may run, top levels included \
-         [default: Lua {}; Rhai {} per handler call, {} per top level]",
-        lua.instruction_budget, rhai.max_operations_per_call, rhai.max_operations_top_level
+        "Steps one script call (a top level, a listener, a hook, a reply) may run: a step is a \
+         Lua VM instruction or a Rhai operation, a Rhai operation costing several Lua \
+         instructions, so the defaults differ to take about the same time \
+         [default: Lua {}; Rhai {rhai_default}]",
+        steps(lua.budget),
     )
 }
 
 fn time_limit_help() -> String {
     let (lua, rhai) = (LuaOptions::default(), RhaiOptions::default());
-    let same = lua.time_limit == rhai.time_limit;
-    let default = if same {
-        format!("{}", lua.time_limit.as_millis())
+    let ms = |d: Option<Duration>| d.map_or("unlimited".to_owned(), |d| d.as_millis().to_string());
+    let default = if lua.time_limit == rhai.time_limit {
+        ms(lua.time_limit)
     } else {
-        format!(
-            "Lua {}, Rhai {}",
-            lua.time_limit.as_millis(),
-            rhai.time_limit.as_millis()
-        )
+        format!("Lua {}, Rhai {}", ms(lua.time_limit), ms(rhai.time_limit))
     };
     format!(
         "Wall-clock milliseconds one script call may take, everything it sets off included \
@@ -101,7 +109,7 @@ fn memory_help() -> String {
          [default: Lua state {}; hub {} for Lua, {} for Rhai]",
         mib(lua.memory_limit),
         mib(lua.hub_memory_limit),
-        mib(Some(rhai.hub_memory_limit).filter(|&b| b != 0)),
+        mib(rhai.hub_memory_limit),
     )
 }
 
@@ -118,11 +126,11 @@ mod tests {
             memory: None,
         }
         .apply(&mut lua, &mut rhai);
-        assert_eq!(lua.instruction_budget, 5_000);
-        assert_eq!(rhai.max_operations_per_call, 5_000);
-        assert_eq!(rhai.max_operations_top_level, 5_000);
-        assert_eq!(lua.time_limit, Duration::from_millis(250));
-        assert_eq!(rhai.time_limit, Duration::from_millis(250));
+        assert_eq!(lua.budget, Some(5_000));
+        assert_eq!(rhai.budget, Some(5_000));
+        assert_eq!(rhai.top_level_budget, Some(5_000));
+        assert_eq!(lua.time_limit, Some(Duration::from_millis(250)));
+        assert_eq!(rhai.time_limit, Some(Duration::from_millis(250)));
         assert_eq!(lua.memory_limit, LuaOptions::default().memory_limit);
         assert_eq!(
             rhai.hub_memory_limit,
@@ -135,6 +143,6 @@ mod tests {
         .apply(&mut lua, &mut rhai);
         assert_eq!(lua.memory_limit, Some(64 << 20));
         assert_eq!(lua.hub_memory_limit, Some(64 << 20));
-        assert_eq!(rhai.hub_memory_limit, 64 << 20);
+        assert_eq!(rhai.hub_memory_limit, Some(64 << 20));
     }
 }

@@ -28,8 +28,8 @@ fn setup(rewrite: bool, source: &str) -> (RhaiRuntime, ScriptId) {
         hub,
         RhaiOptions {
             rewrite,
-            max_operations_per_call: 0,
-            max_operations_top_level: 0,
+            budget: None,
+            top_level_budget: None,
             ..RhaiOptions::default()
         },
     )

@@ -176,7 +176,7 @@ fn the_instruction_budget_cannot_be_swallowed_by_pcall() {
     let rt = LuaRuntime::new(
         hub.clone(),
         LuaOptions {
-            instruction_budget: 200_000,
+            budget: Some(200_000),
             watchdog_interval: Duration::from_millis(2),
             ..LuaOptions::default()
         },

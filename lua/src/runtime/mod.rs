@@ -61,8 +61,12 @@ pub struct LuaOptions {
     /// at its line; `string.rep` checks its result against what is left
     /// before it allocates.
     pub memory_limit: Option<usize>,
-    /// Instructions a call may run once it is found running long.
-    pub instruction_budget: u64,
+    /// Steps one call may run, a step being a Lua VM instruction (`None`:
+    /// unlimited). The budget is armed once a call is found running long
+    /// (after `watchdog_interval`), so it counts from then. 100,000,000
+    /// by default: about 0.6 s of a tight loop, as Rhai's default of its
+    /// costlier operations is (measured with `gantry run --budget`).
+    pub budget: Option<u64>,
     /// How long one call from the host into Lua may run, in wall-clock time
     /// (a top level, a handler call, a reply; what it calls — coroutines,
     /// message handlers, `__close`, comparators, listeners it sends to —
@@ -77,7 +81,8 @@ pub struct LuaOptions {
     /// yet a mod that hangs is stopped before the user gives up on the host.
     /// A mod whose top level really takes longer (building large tables at
     /// load) needs a larger limit (`--time-limit`).
-    pub time_limit: Duration,
+    /// `None`: unlimited.
+    pub time_limit: Option<Duration>,
     /// How long a call runs before the budget's hook is armed.
     pub watchdog_interval: Duration,
     /// Rewrite literal-key calls into baked calls at load (on by default;
@@ -99,12 +104,15 @@ pub struct LuaOptions {
     pub hub_memory_limit: Option<usize>,
 }
 
+/// The default [`LuaOptions::budget`].
+pub const DEFAULT_BUDGET: u64 = 100_000_000;
+
 impl Default for LuaOptions {
     fn default() -> Self {
         Self {
             memory_limit: Some(256 * 1024 * 1024),
-            instruction_budget: 100_000_000,
-            time_limit: Duration::from_secs(2),
+            budget: Some(DEFAULT_BUDGET),
+            time_limit: Some(Duration::from_secs(2)),
             watchdog_interval: Duration::from_millis(10),
             rewrite: true,
             mod_dir: None,
@@ -145,9 +153,9 @@ impl LuaRuntime {
             Watchdog::start(
                 main,
                 Limits {
-                    instructions: options.instruction_budget,
+                    instructions: options.budget.unwrap_or(u64::MAX),
                     memory: options.memory_limit,
-                    time: options.time_limit,
+                    time: options.time_limit.unwrap_or(Duration::MAX),
                     interval: options.watchdog_interval,
                 },
             )
@@ -203,15 +211,18 @@ impl LuaRuntime {
         self.shared.rewrite.set(on);
     }
 
-    /// Changes the instruction budget.
-    pub fn set_instruction_budget(&self, instructions: u64) {
-        self.watchdog.budget().set_limit(instructions);
+    /// Changes the budget of each call (see [`LuaOptions::budget`];
+    /// `None`: unlimited).
+    pub fn set_budget(&self, steps: Option<u64>) {
+        self.watchdog.budget().set_limit(steps.unwrap_or(u64::MAX));
     }
 
     /// Changes the time limit of each call (see
-    /// [`LuaOptions::time_limit`]).
-    pub fn set_time_limit(&self, limit: Duration) {
-        self.watchdog.budget().set_time_limit(limit);
+    /// [`LuaOptions::time_limit`]; `None`: unlimited).
+    pub fn set_time_limit(&self, limit: Option<Duration>) {
+        self.watchdog
+            .budget()
+            .set_time_limit(limit.unwrap_or(Duration::MAX));
     }
 
     /// A handle that stops this runtime's scripts from another thread (the

@@ -356,7 +356,7 @@ fn lane_listener_cannot_yield_the_senders_coroutine() {
 #[test]
 fn lane_listener_is_stopped_by_the_instruction_budget() {
     let f = Fixture::with(LuaOptions {
-        instruction_budget: 2_000_000,
+        budget: Some(2_000_000),
         watchdog_interval: Duration::from_millis(5),
         ..LuaOptions::default()
     });

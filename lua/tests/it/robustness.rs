@@ -128,7 +128,7 @@ fn tight_soup() -> impl Strategy<Value = String> {
 fn fixture(rewrite: bool) -> Fixture {
     crate::support::inventory(LuaOptions {
         memory_limit: Some(32 * 1024 * 1024),
-        instruction_budget: 200_000,
+        budget: Some(200_000),
         watchdog_interval: Duration::from_millis(1),
         rewrite,
         mod_dir: None,
@@ -433,7 +433,7 @@ fn lua_a_million_distinct_keys_are_refused_at_the_line_once_the_limit_is_reached
 fn lua_a_hundred_thousand_listeners_on_one_key_register_and_hear_a_send() {
     let f = Fixture::with(LuaOptions {
         // A debug build's pace: what is measured is that it ends.
-        time_limit: Duration::from_secs(30),
+        time_limit: Some(Duration::from_secs(30)),
         ..LuaOptions::default()
     });
     let started = std::time::Instant::now();

@@ -98,18 +98,22 @@ use shared::{Limits, PrintSink, Script, Shared};
 /// How a runtime is set up. Limits of 0 mean unlimited.
 #[derive(Debug, Clone)]
 pub struct RhaiOptions {
-    /// Operations one handler call (listener, hook, reply) may run.
-    pub max_operations_per_call: u64,
-    /// Operations a script's top level may run.
-    pub max_operations_top_level: u64,
+    /// Steps one handler call (listener, hook, reply) may run, a step
+    /// being a Rhai operation (`None`: unlimited). 20,000,000 by default:
+    /// about 0.6 s of a tight loop, as Lua's default of its cheaper
+    /// instructions is (measured with `gantry run --budget`).
+    pub budget: Option<u64>,
+    /// Steps a script's top level may run (`None`: unlimited); the same
+    /// default as `budget`.
+    pub top_level_budget: Option<u64>,
     /// Wall-clock time one outermost call (a top level, or a listener,
     /// hook or reply the host runs) may take, with every handler call it
-    /// sets off; zero: unbounded. The default, 2 s, is far beyond what a
+    /// sets off; `None`: unlimited. The default, 2 s, is far beyond what a
     /// game's handler should spend yet short enough that a mod stuck in a
     /// loop the operation limit does not see (time spent in built-ins, in
     /// callbacks they run, in calls it sets off) cannot freeze the host for
     /// long. Stopped calls fail with `time limit exceeded`.
-    pub time_limit: Duration,
+    pub time_limit: Option<Duration>,
     /// How deep script function calls may nest.
     pub max_call_depth: usize,
     /// Longest string a script may build (bytes).
@@ -124,23 +128,26 @@ pub struct RhaiOptions {
     /// The hub memory this runtime's scripts may hold, in bytes: the
     /// messages they store, the tables they write, their listeners and the
     /// keys they name. Past it the call that asked fails at its line (see
-    /// `gantry_host::quota`). 256 MiB by default.
-    pub hub_memory_limit: usize,
+    /// `gantry_host::quota`). `None`: unlimited; 256 MiB by default.
+    pub hub_memory_limit: Option<usize>,
 }
+
+/// The default [`RhaiOptions::budget`] and `top_level_budget`.
+pub const DEFAULT_BUDGET: u64 = 20_000_000;
 
 impl Default for RhaiOptions {
     fn default() -> Self {
         Self {
-            max_operations_per_call: 1_000_000,
-            max_operations_top_level: 10_000_000,
-            time_limit: Duration::from_secs(2),
+            budget: Some(DEFAULT_BUDGET),
+            top_level_budget: Some(DEFAULT_BUDGET),
+            time_limit: Some(Duration::from_secs(2)),
             max_call_depth: 64,
             max_string_size: 1 << 20,
             max_array_size: 100_000,
             max_map_size: 100_000,
             rewrite: true,
             mod_dir: None,
-            hub_memory_limit: gantry_host::Quota::DEFAULT_SCRIPT_LIMIT,
+            hub_memory_limit: Some(gantry_host::Quota::DEFAULT_SCRIPT_LIMIT),
         }
     }
 }
@@ -178,10 +185,9 @@ impl RhaiRuntime {
     /// A runtime on `hub`.
     pub fn new(hub: Hub, options: RhaiOptions) -> Result<Self, RhaiError> {
         // What the scripts keep in the hub is charged to the runtime.
-        let hub = hub.charged_to(gantry_host::Quota::new(match options.hub_memory_limit {
-            0 => usize::MAX,
-            limit => limit,
-        }));
+        let hub = hub.charged_to(gantry_host::Quota::new(
+            options.hub_memory_limit.unwrap_or(usize::MAX),
+        ));
         let limits = Rc::new(Limits::new(&options).map_err(no_watchdog)?);
         let print: Rc<RefCell<PrintSink>> =
             Rc::new(RefCell::new(Rc::new(|line: &str| println!("{line}"))));
@@ -207,18 +213,19 @@ impl RhaiRuntime {
         self.shared.rewrite.set(on);
     }
 
-    /// Changes the operation limits (0: unlimited).
-    pub fn set_operation_limits(&self, per_call: u64, top_level: u64) {
-        self.shared.limits.per_call.set(per_call);
-        self.shared.limits.top_level.set(top_level);
+    /// Changes the budgets of a handler call and of a top level (see
+    /// [`RhaiOptions::budget`]; `None`: unlimited).
+    pub fn set_budget(&self, per_call: Option<u64>, top_level: Option<u64>) {
+        self.shared.limits.per_call.set(per_call.unwrap_or(0));
+        self.shared.limits.top_level.set(top_level.unwrap_or(0));
     }
 
-    /// Changes the time limit of each outermost call (zero: unbounded).
-    pub fn set_time_limit(&self, limit: Duration) -> Result<(), RhaiError> {
+    /// Changes the time limit of each outermost call (`None`: unlimited).
+    pub fn set_time_limit(&self, limit: Option<Duration>) -> Result<(), RhaiError> {
         self.shared
             .limits
             .clock
-            .set_limit(limit)
+            .set_limit(limit.unwrap_or(Duration::ZERO))
             .map_err(no_watchdog)
     }
 

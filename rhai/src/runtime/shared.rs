@@ -84,9 +84,10 @@ impl Limits {
         Ok(Self {
             current: Cell::new(0),
             ops: Cell::new(0),
-            per_call: Cell::new(options.max_operations_per_call),
-            top_level: Cell::new(options.max_operations_top_level),
-            clock: Clock::new(options.time_limit)?,
+            // Zero is the clock's and the counters' "unlimited".
+            per_call: Cell::new(options.budget.unwrap_or(0)),
+            top_level: Cell::new(options.top_level_budget.unwrap_or(0)),
+            clock: Clock::new(options.time_limit.unwrap_or_default())?,
             stack: ScriptStack::new(options),
             depth: super::stack::deepest(options),
         })

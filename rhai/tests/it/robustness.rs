@@ -119,8 +119,8 @@ fn tight_soup() -> impl Strategy<Value = String> {
 /// depth limit is a script error.
 fn fixture(rewrite: bool) -> Fixture {
     let (f, _) = crate::support::inventory(RhaiOptions {
-        max_operations_per_call: 20_000,
-        max_operations_top_level: 100_000,
+        budget: Some(20_000),
+        top_level_budget: Some(100_000),
         max_string_size: 1 << 16,
         max_array_size: 1000,
         max_map_size: 1000,
@@ -393,7 +393,7 @@ const MIB: usize = 1 << 20;
 #[test]
 fn rhai_storing_past_the_hub_memory_limit_is_an_error_at_its_line_not_an_abort() {
     let f = Fixture::with(RhaiOptions {
-        hub_memory_limit: 8 * MIB,
+        hub_memory_limit: Some(8 * MIB),
         ..RhaiOptions::default()
     });
     let (line, message) = load_error(
@@ -415,8 +415,8 @@ fn rhai_storing_past_the_hub_memory_limit_is_an_error_at_its_line_not_an_abort()
 fn rhai_forty_thousand_listeners_on_one_key_register_and_hear_a_send() {
     let f = Fixture::with(RhaiOptions {
         // A debug build's pace: what is measured is that it ends.
-        time_limit: std::time::Duration::from_secs(30),
-        max_operations_top_level: 0,
+        time_limit: Some(std::time::Duration::from_secs(30)),
+        top_level_budget: None,
         ..RhaiOptions::default()
     });
     let started = std::time::Instant::now();

@@ -20,7 +20,7 @@ fn small(f: impl FnOnce(&mut RhaiOptions)) -> Fixture {
 
 #[test]
 fn operation_limit_per_handler_call_stops_the_handler_and_names_its_line() {
-    let f = small(|o| o.max_operations_per_call = 10_000);
+    let f = small(|o| o.budget = Some(10_000));
     f.load(
         "spin.rhai",
         "ListenMessage(\"Spin\", (), || {\n    let x = 0;\n    loop { x += 1; }\n});\nListenMessage(\"Spin\", (), || print(\"second ran\"));\n",
@@ -40,7 +40,7 @@ fn operation_limit_per_handler_call_stops_the_handler_and_names_its_line() {
 
 #[test]
 fn operation_limit_per_handler_call_counts_each_call_from_zero() {
-    let f = small(|o| o.max_operations_per_call = 3_000);
+    let f = small(|o| o.budget = Some(3_000));
     // Each call does about half the limit: no call may inherit the count
     // of the calls before it.
     f.load(
@@ -58,9 +58,9 @@ fn operation_limit_per_handler_call_counts_each_call_from_zero() {
 #[test]
 fn operation_limit_per_top_level_is_separate_from_the_per_call_limit() {
     let f = small(|o| {
-        o.max_operations_per_call = 2_000;
-        o.max_operations_top_level = 1_000_000;
-        o.time_limit = Duration::from_secs(60);
+        o.budget = Some(2_000);
+        o.top_level_budget = Some(1_000_000);
+        o.time_limit = Some(Duration::from_secs(60));
     });
     // The top level may run longer than one call may.
     f.load(
@@ -208,18 +208,18 @@ fn a_failing_top_level_is_returned_with_the_authors_position() {
 /// its operation count.
 fn by_operations(per_call: u64, top_level: u64) -> Fixture {
     small(|o| {
-        o.max_operations_per_call = per_call;
-        o.max_operations_top_level = top_level;
-        o.time_limit = Duration::from_secs(60);
+        o.budget = Some(per_call);
+        o.top_level_budget = Some(top_level);
+        o.time_limit = Some(Duration::from_secs(60));
     })
 }
 
 /// Time bounded, operations not: what stops a call here is the clock.
 fn by_time(limit: Duration) -> Fixture {
     small(|o| {
-        o.max_operations_per_call = 0;
-        o.max_operations_top_level = 0;
-        o.time_limit = limit;
+        o.budget = None;
+        o.top_level_budget = None;
+        o.time_limit = Some(limit);
     })
 }
 

@@ -347,12 +347,12 @@ fn a_failing_handler_in_one_language_does_not_stop_the_others() {
 fn limits_stop_a_runaway_handler_of_either_language_and_the_others_run() {
     let w = World::with(
         LuaOptions {
-            instruction_budget: 100_000,
+            budget: Some(100_000),
             watchdog_interval: std::time::Duration::from_millis(1),
             ..LuaOptions::default()
         },
         RhaiOptions {
-            max_operations_per_call: 10_000,
+            budget: Some(10_000),
             max_string_size: 64,
             ..RhaiOptions::default()
         },

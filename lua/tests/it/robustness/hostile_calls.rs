@@ -95,8 +95,8 @@ fn run_case(source: String) -> Duration {
                 LuaOptions {
                     memory_limit: Some(64 << 20),
                     hub_memory_limit: Some(16 << 20),
-                    instruction_budget: 1_000_000,
-                    time_limit: Duration::from_millis(100),
+                    budget: Some(1_000_000),
+                    time_limit: Some(Duration::from_millis(100)),
                     max_table_rows: Some(10_000),
                     ..LuaOptions::default()
                 },

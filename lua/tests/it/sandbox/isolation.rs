@@ -127,7 +127,7 @@ fn memory_limit_stops_the_script_and_the_host_goes_on() {
 
 fn budget_options() -> LuaOptions {
     LuaOptions {
-        instruction_budget: 2_000_000,
+        budget: Some(2_000_000),
         watchdog_interval: Duration::from_millis(5),
         ..LuaOptions::default()
     }

@@ -15,7 +15,7 @@ use crate::support::Fixture;
 
 fn budget_options() -> LuaOptions {
     LuaOptions {
-        instruction_budget: 200_000,
+        budget: Some(200_000),
         watchdog_interval: Duration::from_millis(2),
         ..LuaOptions::default()
     }
@@ -314,8 +314,8 @@ fn string_dump_is_not_reachable_through_the_string_metatable() {
 /// the way: what stops a call here is the clock.
 fn time_options(limit: Duration) -> LuaOptions {
     LuaOptions {
-        instruction_budget: u64::MAX,
-        time_limit: limit,
+        budget: None,
+        time_limit: Some(limit),
         watchdog_interval: Duration::from_millis(5),
         ..LuaOptions::default()
     }
@@ -343,7 +343,7 @@ fn a_loop_of_costly_c_calls_is_stopped_by_the_time_limit_at_its_line() {
          end)\n\
          ListenMessage('Go', nil, function() print('next listener') end)\n",
     );
-    f.rt.set_time_limit(Duration::from_millis(200));
+    f.rt.set_time_limit(Some(Duration::from_millis(200)));
     let go = f.hub.key("Go").unwrap();
     let started = Instant::now();
     f.hub.send(go, Source::Global, ()).unwrap();
@@ -446,7 +446,7 @@ fn a_long_sort_with_a_c_comparator_stops_at_the_time_limit() {
            print(table.concat(t, ' '), table.concat(u, ' '))\n\
          end)\n",
     );
-    f.rt.set_time_limit(Duration::from_millis(100));
+    f.rt.set_time_limit(Some(Duration::from_millis(100)));
     let started = Instant::now();
     f.hub
         .send(f.hub.key("Sort").unwrap(), Source::Global, ())

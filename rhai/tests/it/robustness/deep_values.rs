@@ -23,7 +23,7 @@ fn options() -> RhaiOptions {
         max_array_size: 20_000,
         max_map_size: 20_000,
         // Each level costs Rhai a size check over the whole value.
-        time_limit: Duration::from_secs(8),
+        time_limit: Some(Duration::from_secs(8)),
         ..RhaiOptions::default()
     }
 }

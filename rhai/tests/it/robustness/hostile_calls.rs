@@ -87,8 +87,8 @@ fn run_case(source: String) -> Duration {
             let rt = RhaiRuntime::new(
                 hub.clone(),
                 RhaiOptions {
-                    time_limit: Duration::from_millis(100),
-                    hub_memory_limit: 16 << 20,
+                    time_limit: Some(Duration::from_millis(100)),
+                    hub_memory_limit: Some(16 << 20),
                     ..RhaiOptions::default()
                 },
             )
