@@ -696,6 +696,15 @@ fn run_help_states_each_limit_and_its_default() {
         assert!(entry.contains("[default: "), "{flag}: {entry}");
     }
     assert!(help.contains("[default: 2000]"), "{help}");
+    // One unit for the budget in both languages, and each default.
+    assert!(
+        help.contains("a step is a Lua VM instruction or a Rhai operation"),
+        "{help}"
+    );
+    assert!(
+        help.contains("[default: Lua 100000000; Rhai 20000000]"),
+        "{help}"
+    );
     assert!(
         help.contains("[default: Lua state 256; hub 256 for Lua, 256 for Rhai]"),
         "{help}"
