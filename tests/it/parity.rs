@@ -18,8 +18,8 @@ struct Case {
     lua: &'static str,
     rhai: &'static str,
     /// Lines printed, in order, then `error: <text>` for the script's load
-    /// error (if any, without Lua's traceback) and for each report of the
-    /// hub, with the script's file name replaced by `{file}`.
+    /// error (if any) and for each report of the hub (without Lua's
+    /// traceback), with the script's file name replaced by `{file}`.
     expect: &'static [&'static str],
 }
 
@@ -52,12 +52,15 @@ fn play(lua_face: bool, source: &str) -> Vec<String> {
         (Box::new(rt), r)
     };
     let mut out = printed.borrow().clone();
-    if let Err(e) = loaded {
-        // Lua appends its traceback; what is compared is the message.
+    // Lua appends its traceback; what is compared is the message.
+    let message = |e: &str| {
         let message = e.split("\nstack traceback:").next().unwrap_or_default();
-        out.push(format!("error: {message}"));
+        format!("error: {message}")
+    };
+    if let Err(e) = loaded {
+        out.push(message(&e));
     }
-    out.extend(hub.take_reports().iter().map(|r| format!("error: {r}")));
+    out.extend(hub.take_reports().iter().map(|r| message(&r.to_string())));
     out.into_iter().map(|l| l.replace(file, "{file}")).collect()
 }
 
@@ -264,6 +267,27 @@ ListenObjectMessage(SELF, "Price", (), |item, rsp, more| print("never"));
         expect: &[
             "first 1",
             "error: {file}:5: ListenObjectMessage `Price`: the listener takes 3 parameters but `Price` carries 1 and a responder",
+        ],
+    },
+    Case {
+        name: "a failing listener is reported at its line and the others still run",
+        lua: r#"
+ListenMessage("Boom", nil, function(n)
+  error("bad " .. n)
+end)
+ListenMessage("Boom", nil, function(n) print("still " .. n) end)
+NotifyMessage("Boom", 1)
+"#,
+        rhai: r#"
+ListenMessage("Boom", (), |n| {
+  throw `bad ${n}`;
+});
+ListenMessage("Boom", (), |n| print(`still ${n}`));
+NotifyMessage("Boom", 1);
+"#,
+        expect: &[
+            "still 1",
+            "error: {file}:2: listener of `Boom` failed: {file}:3: bad 1",
         ],
     },
 ];

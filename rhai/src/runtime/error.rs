@@ -45,14 +45,35 @@ pub fn from_parse(file: &str, error: &ParseError) -> ScriptError {
 
 /// Rhai's message without positions, the operation limit's own text kept.
 fn eval_message(error: &EvalAltResult) -> String {
+    framed_message(error, true)
+}
+
+/// Rhai names a closure by a generated `anon$<hash>`, which names nothing
+/// a modder wrote: the closure a listener is (`outermost`) is already named
+/// by the listener's file:line in front of the error, so its frame is
+/// left out; a closure it called is named by the line that called it.
+fn framed_message(error: &EvalAltResult, outermost: bool) -> String {
     match error {
         EvalAltResult::ErrorTerminated(token, _) => token.to_string(),
+        EvalAltResult::ErrorInFunctionCall(name, _, cause, position) if is_closure(name) => {
+            let inner = framed_message(cause, false);
+            match position.line() {
+                _ if outermost => inner,
+                Some(line) => format!("in the closure called at line {line}: {inner}"),
+                None => format!("in a closure: {inner}"),
+            }
+        }
         EvalAltResult::ErrorInFunctionCall(name, _, cause, _) => {
-            format!("in `{name}`: {}", eval_message(cause))
+            format!("in `{name}`: {}", framed_message(cause, false))
         }
         EvalAltResult::ErrorRuntime(value, _) => thrown_text(value),
         other => without_position(&other.to_string()).to_owned(),
     }
+}
+
+/// Whether Rhai generated `name` for a closure.
+fn is_closure(name: &str) -> bool {
+    name.starts_with("anon$")
 }
 
 /// Deepest level of a thrown array or map its message shows.

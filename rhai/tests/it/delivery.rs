@@ -143,3 +143,28 @@ fn a_send_from_a_destroyed_object_is_an_error_at_the_line_like_listening_there()
         assert_eq!(f.printed().last().map(String::as_str), Some("heard"));
     });
 }
+
+/// Rhai calls closures `anon$<hash>`, a name no modder wrote: a failing
+/// listener's error names the listener by its file:line only, and a
+/// closure it called by the line that called it.
+#[test]
+fn a_failing_closure_is_named_by_its_line_never_by_a_generated_name() {
+    let f = Fixture::new();
+    f.load(
+        "c.rhai",
+        r#"
+ListenMessage("Boom", (), |n| {
+  let inner = |x| { throw `bad ${x}`; };
+  inner.call(n);
+});
+NotifyMessage("Boom", 1);
+"#,
+    );
+    let failures = f.failures();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(
+        failures[0].contains("in the closure called at line 4: bad 1"),
+        "{failures:?}"
+    );
+    assert!(!failures[0].contains("anon$"), "{failures:?}");
+}
