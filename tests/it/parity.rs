@@ -290,6 +290,28 @@ NotifyMessage("Boom", 1);
             "error: {file}:2: listener of `Boom` failed: {file}:3: bad 1",
         ],
     },
+    Case {
+        name: "an id unbinds only on its own key, hook listeners included",
+        lua: r#"
+local ping = ListenMessage("Ping", nil, function() print("ping") end)
+local hook = ListenHook("Heal", nil, function(p, ctx) print("hook") end)
+print(tostring(UnbindMessage("Pong", ping)) .. " " .. tostring(UnbindMessage("Ping", hook)))
+NotifyMessage("Ping")
+RunHook("Heal", 1)
+print(tostring(UnbindMessage("Heal", hook)))
+RunHook("Heal", 1)
+"#,
+        rhai: r#"
+let ping = ListenMessage("Ping", (), || print("ping"));
+let hook = ListenHook("Heal", (), |p, ctx| print("hook"));
+print(`${UnbindMessage("Pong", ping)} ${UnbindMessage("Ping", hook)}`);
+NotifyMessage("Ping");
+RunHook("Heal", 1);
+print(`${UnbindMessage("Heal", hook)}`);
+RunHook("Heal", 1);
+"#,
+        expect: &["0 0", "ping", "hook", "1"],
+    },
 ];
 
 #[test]

@@ -370,9 +370,11 @@ pub fn call_api<F: Face>(
         ApiFunction::UnbindMessage => {
             let target = take(args, 0);
             let removed = match face.unbind_target(&target) {
-                Unbind::Id(id) => {
-                    usize::from(id > 0 && hub.unlisten(ListenerId::from_raw(id as u64)))
-                }
+                // An id unbinds only the listener it names on this key: a
+                // mismatched pair removes nothing (0).
+                Unbind::Id(id) => usize::from(
+                    id > 0 && hub.unlisten_key(&key.text, ListenerId::from_raw(id as u64)),
+                ),
                 Unbind::Owner(Some(owner)) => hub.unlisten_owner_on(&key.text, &owner),
                 Unbind::Owner(None) => 0,
                 Unbind::Neither => {

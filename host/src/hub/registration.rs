@@ -181,6 +181,19 @@ impl Hub {
         self.drop_listener(id, DropReason::Unbound)
     }
 
+    /// Removes listener `id` only if it listens on `key` (a message, table
+    /// or hook listener alike): a script's `UnbindMessage(key, id)` with a
+    /// pair that does not match removes nothing, rather than another
+    /// key's listener.
+    pub fn unlisten_key(&self, key: &str, id: ListenerId) -> bool {
+        let matches = self.with_state(|s| {
+            s.listeners
+                .get(&id)
+                .is_some_and(|entry| s.keys.get(key) == Some(entry.key))
+        });
+        matches && self.unlisten(id)
+    }
+
     /// Removes listener `id` only if it listens on `key` and is a hook
     /// listener exactly when `hook` says so: the router's `unregister`
     /// and `unregister_hook` take the channel and id their register gave,
