@@ -312,6 +312,62 @@ RunHook("Heal", 1);
 "#,
         expect: &["0 0", "ping", "hook", "1"],
     },
+    Case {
+        name: "a partial listener asking for the key hears which key fired",
+        lua: r#"
+ListenMessage("Player", nil, function(key, n) print(key .. " " .. n) end, { match = "partial", key = true })
+ListenMessage("Player", nil, function(key) print("only " .. key) end, { match = "partial", key = true })
+NotifyMessage("Player.Hurt", 5)
+NotifyMessage("Player.Healed", 2)
+NotifyMessage("Player.Hurt", 7)
+"#,
+        rhai: r#"
+ListenMessage("Player", (), |key, n| print(`${key} ${n}`), #{ "match": "partial", key: true });
+ListenMessage("Player", (), |key| print(`only ${key}`), #{ "match": "partial", key: true });
+NotifyMessage("Player.Hurt", 5);
+NotifyMessage("Player.Healed", 2);
+NotifyMessage("Player.Hurt", 7);
+"#,
+        expect: &[
+            "Player.Hurt 5",
+            "only Player.Hurt",
+            "Player.Healed 2",
+            "only Player.Healed",
+            "Player.Hurt 7",
+            "only Player.Hurt",
+        ],
+    },
+    Case {
+        name: "the key counts as a parameter for the arity rule",
+        lua: r#"
+NotifyMessage("Hurt", 5)
+ListenMessage("Hurt", nil, function(key, n) print(key .. " " .. n) end, { key = true })
+NotifyMessage("Hurt", 6)
+ListenMessage("Hurt", nil, function(key, n, more) end, { key = true })
+"#,
+        rhai: r#"
+NotifyMessage("Hurt", 5);
+ListenMessage("Hurt", (), |key, n| print(`${key} ${n}`), #{ key: true });
+NotifyMessage("Hurt", 6);
+ListenMessage("Hurt", (), |key, n, more| print("never"), #{ key: true });
+"#,
+        expect: &[
+            "Hurt 6",
+            "error: {file}:5: ListenMessage `Hurt`: the listener takes 2 parameters but `Hurt` carries 1",
+        ],
+    },
+    Case {
+        name: "a request listener asking for the key gets the responder after the values",
+        lua: r#"
+ListenObjectMessage(self, "Price", nil, function(key, item, rsp) rsp:Response(key .. ":" .. item) end, { key = true })
+SendObjectMessage(self, "Price", "axe", function(v) print("reply " .. v) end)
+"#,
+        rhai: r#"
+ListenObjectMessage(SELF, "Price", (), |key, item, rsp| rsp.Response(`${key}:${item}`), #{ key: true });
+SendObjectMessage(SELF, "Price", "axe", |v| print(`reply ${v}`));
+"#,
+        expect: &["reply Price:axe"],
+    },
 ];
 
 #[test]

@@ -1,12 +1,12 @@
 //! The options of a listen (`{times=, order=, match=}`) and of a hook
 //! listen (`{priority=, match=}`): one rule and one message for every
-//! language. Absent or nil options are the defaults; anything but an
+//! language (`key` too, for a message listen). Absent or nil options are the defaults; anything but an
 //! options table is refused naming the call and key; an integer option is a
 //! 32-bit integer (an integral float counts); `match` is `"exact"` or
 //! `"partial"`.
 
 use crate::hook::HookOptions;
-use crate::{ListenOptions, Match};
+use crate::{ListenOptions, Match, Type, Value};
 
 use super::call::Face;
 use super::error::{ApiError, Call};
@@ -17,17 +17,55 @@ pub fn listen_options<F: Face>(
     call: &Call,
     value: F::Value,
 ) -> Result<ListenOptions, F::Error> {
-    let mut options = ListenOptions::new();
-    let Some(table) = options_table(face, call, value, &["times", "order", "match"])? else {
-        return Ok(options);
+    match options_table(face, call, value, &["times", "order", "match"])? {
+        Some(table) => listen_options_of(face, call, &table),
+        None => Ok(ListenOptions::new()),
+    }
+}
+
+/// The options of a message listen: those of [`listen_options`] and `key`,
+/// which passes the key that was sent as the listener's first argument (a
+/// partial listener's way to tell which key fired). Returns the options and
+/// whether `key` was asked for.
+pub fn message_listen_options<F: Face>(
+    face: &F,
+    call: &Call,
+    value: F::Value,
+) -> Result<(ListenOptions, bool), F::Error> {
+    let names = ["times", "order", "match", "key"];
+    let Some(table) = options_table(face, call, value, &names)? else {
+        return Ok((ListenOptions::new(), false));
     };
-    if let Some(times) = int_option(face, call, &table, "times")? {
+    let options = listen_options_of(face, call, &table)?;
+    let value = face.option(&table, "key")?;
+    if F::is_nil(&value) {
+        return Ok((options, false));
+    }
+    match face.to_value(&value, Some(&Type::Bool)) {
+        Ok(Value::Bool(with_key)) => Ok((options, with_key)),
+        _ => Err(face.raise(ApiError::BadOption {
+            call: call.clone(),
+            option: "key",
+            expected: "true or false",
+            got: F::describe(&value),
+        })),
+    }
+}
+
+/// The listen options an options table sets.
+fn listen_options_of<F: Face>(
+    face: &F,
+    call: &Call,
+    table: &F::Options,
+) -> Result<ListenOptions, F::Error> {
+    let mut options = ListenOptions::new();
+    if let Some(times) = int_option(face, call, table, "times")? {
         options = options.times(times);
     }
-    if let Some(order) = int_option(face, call, &table, "order")? {
+    if let Some(order) = int_option(face, call, table, "order")? {
         options = options.order(order);
     }
-    Ok(options.matching(match_option(face, call, &table)?))
+    Ok(options.matching(match_option(face, call, table)?))
 }
 
 /// The options of a hook listen.

@@ -208,9 +208,9 @@ impl Face for LuaCall<'_> {
         }
     }
 
-    fn message_callback(&self, held: &Held) -> Rc<MessageFn> {
+    fn message_callback(&self, held: &Held, with_key: bool) -> Rc<MessageFn> {
         let takes = Takes::new(held.params, held.vararg);
-        message_callback(&self.ctx.shared, held.target.clone(), takes)
+        message_callback(&self.ctx.shared, held.target.clone(), takes, with_key)
     }
 
     fn table_callback(&self, held: &Held) -> Rc<TableFn> {

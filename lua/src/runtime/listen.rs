@@ -175,21 +175,53 @@ impl Takes {
 /// request it leaves unanswered is reported when the send ends (as the
 /// other faces do), not whenever the collector frees a responder nobody
 /// could use.
-pub(crate) fn message_callback(shared: &Rc<Shared>, target: Target, takes: Takes) -> Rc<MessageFn> {
+pub(crate) fn message_callback(
+    shared: &Rc<Shared>,
+    target: Target,
+    takes: Takes,
+    with_key: bool,
+) -> Rc<MessageFn> {
     let weak: Weak<Shared> = Rc::downgrade(shared);
+    let key_first = usize::from(with_key);
     Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
-        if let Some(takes) = takes.beyond(m.args.len(), m.responder.is_some()) {
+        let carries = m.args.len() + key_first;
+        if let Some(takes) = takes.beyond(carries, m.responder.is_some()) {
             return Err(ListenerError::new(takes_too_many(
-                takes,
+                takes - key_first,
                 &m.key_name(),
                 m.args.len(),
                 m.responder.is_some(),
             )));
         }
         run_listener(&weak, &target, |_, lua, f| {
-            call_with_message(lua, f, m, takes)
+            if with_key {
+                call_with_key(lua, f, m, takes)
+            } else {
+                call_with_message(lua, f, m, takes)
+            }
         })
     })
+}
+
+/// Calls a listener that asked for the key: the sent key, then the
+/// message's values, then a request's responder if it has room for it.
+fn call_with_key(lua: &Lua, f: &Function, m: &Message<'_>, takes: Takes) -> mlua::Result<()> {
+    let mut all = MultiValue::with_capacity(m.args.len() + 2);
+    all.push_back(LuaValue::String(lua.create_string(&*m.key_name())?));
+    for a in m.args {
+        all.push_back(from_value(lua, a)?);
+    }
+    if let Some(responder) = m.responder
+        && takes.responder_after(m.args.len() + 1)
+    {
+        all.push_back(LuaValue::UserData(lua.create_userdata(
+            ResponderHandle {
+                responder: responder.clone(),
+                key: m.key_name(),
+            },
+        )?));
+    }
+    f.call::<()>(all)
 }
 
 #[inline]

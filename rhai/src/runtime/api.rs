@@ -203,8 +203,8 @@ impl Face for RhaiCall<'_> {
         }
     }
 
-    fn message_callback(&self, f: &FnPtr) -> Rc<MessageFn> {
-        message_callback(self.shared, &self.script, f.clone(), self.line)
+    fn message_callback(&self, f: &FnPtr, with_key: bool) -> Rc<MessageFn> {
+        message_callback(self.shared, &self.script, f.clone(), self.line, with_key)
     }
 
     fn table_callback(&self, f: &FnPtr) -> Rc<TableFn> {

@@ -257,16 +257,18 @@ pub(crate) fn message_callback(
     script: &Rc<Script>,
     f: FnPtr,
     listen_line: u32,
+    with_key: bool,
 ) -> Rc<MessageFn> {
     let handler = Handler::new(shared, script, f, listen_line);
     // The arity rule, at the first call of a listener registered before its
     // key was known: the overload taking the fewest is the one called.
     let fewest = handler.arities.iter().copied().min();
+    let key_first = usize::from(with_key);
     Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
-        let carries = m.args.len() + usize::from(m.responder.is_some());
+        let carries = key_first + m.args.len() + usize::from(m.responder.is_some());
         if let Some(takes) = fewest.filter(|&takes| takes > carries) {
             return Err(ListenerError::new(takes_too_many(
-                takes,
+                takes - key_first,
                 &m.key_name(),
                 m.args.len(),
                 m.responder.is_some(),
@@ -274,7 +276,11 @@ pub(crate) fn message_callback(
         }
         handler
             .run(|| {
-                let mut args: Args = m.args.iter().map(from_value).collect();
+                let mut args: Args = Args::with_capacity(m.args.len() + 2);
+                if with_key {
+                    args.push(Dynamic::from(m.key_name().to_string()));
+                }
+                args.extend(m.args.iter().map(from_value));
                 if let Some(responder) = m.responder {
                     args.push(Dynamic::from(ResponderHandle {
                         responder: responder.clone(),
