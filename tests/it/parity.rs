@@ -9,6 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::Hub;
+use gantry_host::face::ScriptRuntime;
 use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 use gantry_rhai::runtime::{RhaiOptions, RhaiRuntime};
 
@@ -18,8 +19,8 @@ struct Case {
     lua: &'static str,
     rhai: &'static str,
     /// Lines printed, in order, then `error: <text>` for the script's load
-    /// error (if any) and for each report of the hub (without Lua's
-    /// traceback), with the script's file name replaced by `{file}`.
+    /// error (if any), for each report of the hub and for each error the
+    /// runtime kept (without Lua's traceback), with the script's file name replaced by `{file}`.
     expect: &'static [&'static str],
 }
 
@@ -32,25 +33,16 @@ fn play(lua_face: bool, source: &str) -> Vec<String> {
     let object = hub.spawn(world).unwrap();
     let printed = Rc::new(RefCell::new(Vec::new()));
     let sink = printed.clone();
-    // The runtime is kept until the reports are read: its listeners live
-    // as long as it does.
-    let (_runtime, loaded): (Box<dyn std::any::Any>, _) = if lua_face {
+    let runtime: Box<dyn ScriptRuntime> = if lua_face {
         let rt = LuaRuntime::new(hub.clone(), LuaOptions::default()).unwrap();
         rt.on_print(move |l| sink.borrow_mut().push(l.to_owned()));
-        let r = rt
-            .load_script(file, source, object)
-            .map(drop)
-            .map_err(|e| e.to_string());
-        (Box::new(rt), r)
+        Box::new(rt)
     } else {
         let rt = RhaiRuntime::new(hub.clone(), RhaiOptions::default()).unwrap();
         rt.on_print(move |l| sink.borrow_mut().push(l.to_owned()));
-        let r = rt
-            .load_script(file, source, object)
-            .map(drop)
-            .map_err(|e| e.to_string());
-        (Box::new(rt), r)
+        Box::new(rt)
     };
+    let loaded = runtime.load(file, source, object);
     let mut out = printed.borrow().clone();
     // Lua appends its traceback; what is compared is the message.
     let message = |e: &str| {
@@ -58,9 +50,16 @@ fn play(lua_face: bool, source: &str) -> Vec<String> {
         format!("error: {message}")
     };
     if let Err(e) = loaded {
-        out.push(message(&e));
+        out.push(message(&e.to_string()));
     }
     out.extend(hub.take_reports().iter().map(|r| message(&r.to_string())));
+    // What no report carries: a failing reply function, for one.
+    out.extend(
+        runtime
+            .take_errors()
+            .iter()
+            .map(|e| message(&e.to_string())),
+    );
     out.into_iter().map(|l| l.replace(file, "{file}")).collect()
 }
 
