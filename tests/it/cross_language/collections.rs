@@ -201,7 +201,7 @@ fn lua_table_followed_by_a_rhai_slot_listener_and_rust_row_listeners() {
     // Insert at position 3: the old row 4 moves into position 5.
     w.lua(
         "insert.lua",
-        &lua_write(r#"items:Insert(4, { id = 99, name = "n99" })"#),
+        &lua_write(r#"items:Insert(4, { id = 99, name = "n99", count = 0 })"#),
     );
     assert_eq!(
         w.printed(),
@@ -290,7 +290,7 @@ fn lua_plain_send_reaches_only_all_rows_listeners_of_rust_and_rhai_as_a_full_rel
         .unwrap();
     w.lua(
         "radar.lua",
-        r#"NotifyObjectMessage(self:World(), "Inv.Items", { { id = 7, name = "a" }, { id = 8, name = "b" } })"#,
+        r#"NotifyObjectMessage(self:World(), "Inv.Items", { { id = 7, name = "a", count = 0 }, { id = 8, name = "b", count = 0 } })"#,
     );
     assert_eq!(
         w.printed(),
