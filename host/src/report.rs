@@ -89,6 +89,13 @@ impl fmt::Display for Report {
                     at(site),
                     position + 1
                 )?;
+                // A script's refused send raises in the script too: the
+                // code after it does not run, and the report says so in the
+                // words the script's own error ends with (one fault, one
+                // text, printed once).
+                if site.as_ref().is_some_and(|s| s.language.is_script()) {
+                    f.write_str(", and the script stopped at this line")?;
+                }
                 if let Some(l) = listener_site {
                     write!(f, " (listener at {l})")?;
                 }

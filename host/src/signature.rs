@@ -67,6 +67,14 @@ pub enum Language {
     Manifest,
 }
 
+impl Language {
+    /// Whether the site is a script's (Lua, Rhai), whose errors stop the
+    /// code that raised them, rather than a Rust host's or a manifest's.
+    pub fn is_script(self) -> bool {
+        matches!(self, Language::Lua | Language::Rhai)
+    }
+}
+
 impl fmt::Display for Language {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -151,7 +151,7 @@ print("after");
         expect: &[
             "hurt 5",
             "error: {file}:4: `Hurt` argument 1: expected int, got string; dispatch aborted, and the script stopped at this line",
-            "error: {file}:4: `Hurt` argument 1: expected int, got string; dispatch aborted",
+            "error: {file}:4: `Hurt` argument 1: expected int, got string; dispatch aborted, and the script stopped at this line",
         ],
     },
     Case {
@@ -199,7 +199,7 @@ NotifyMessage("Hit", 6);
         expect: &[
             "hit 5",
             "error: {file}:4: `Hit` argument 2: expected string, got nothing; dispatch aborted, and the script stopped at this line",
-            "error: {file}:4: `Hit` argument 2: expected string, got nothing; dispatch aborted",
+            "error: {file}:4: `Hit` argument 2: expected string, got nothing; dispatch aborted, and the script stopped at this line",
         ],
     },
     Case {
