@@ -7,8 +7,8 @@ use std::hint::black_box;
 use std::rc::Rc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gantry_host::face::Faced;
 use gantry_host::collection::TableView;
+use gantry_host::face::Faced;
 use gantry_host::{
     ALL_ROWS, Hub, Key, KeyDecl, Kind, ListenOptions, Serde, Source, Type, Value, struct_def_of,
     to_value,

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use gantry_host::face::Faced;
 use gantry_host::collection::listen::{RowFn, TableFn};
+use gantry_host::face::Faced;
 use gantry_host::hook::HookOptions;
 use gantry_host::key::validate_key;
 use gantry_host::{

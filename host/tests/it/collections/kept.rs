@@ -5,8 +5,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use gantry_host::face::Faced;
 use gantry_host::collection::Update;
+use gantry_host::face::Faced;
 use gantry_host::{
     ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Hub, Key, ListenOptions, ListenerError, ListenerHandle,
     ListenerId, RowOptions, RowPath, Serde, Source, StoredArray, StructValue, Value, table_row,

@@ -5,8 +5,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use gantry_host::face::Faced;
 use gantry_host::collection::{TableView, Update};
+use gantry_host::face::Faced;
 use gantry_host::{
     ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Caller, Hub, HubError, Kind, ListenOptions, Report, Serde,
     Source, StructValue, Value, struct_def_of, to_value,

@@ -3,8 +3,8 @@
 
 use std::rc::Rc;
 
-use gantry_host::face::Faced;
 use gantry_host::collection::Update;
+use gantry_host::face::Faced;
 use gantry_host::{
     ALL_ROWS, ALL_ROWS_WITH_REMOVAL, Hub, ListenOptions, Report, Serde, Source, to_value,
     with_removal,

@@ -5,8 +5,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use gantry_host::face::Faced;
 use gantry_host::collection::{RowPath, TableView};
+use gantry_host::face::Faced;
 use gantry_host::{
     ALL_ROWS, Caller, Hub, ListenOptions, RowOptions, Source, StructValue, Value, to_value,
 };
