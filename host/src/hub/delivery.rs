@@ -114,7 +114,7 @@ impl Hub {
             return Ok(Delivered::default());
         };
         if let Route::Gone(gone) = route {
-            return Err(gone);
+            return Err(*gone);
         }
         let args: &[Value] = args;
         if self.is_tracing() {

@@ -122,8 +122,9 @@ pub(super) enum Route {
     Lists,
     /// Nowhere: the source's object or world is gone (see
     /// [`source_gone`]), and a send from it is an error, as listening or
-    /// storing on it is.
-    Gone(HubError),
+    /// storing on it is. Boxed: a route is returned on every send, and an
+    /// error inline would make every route as large as a `HubError`.
+    Gone(Box<HubError>),
 }
 
 /// The key's lane for `source`, merged when missing or stale; or, with
@@ -140,7 +141,7 @@ pub(super) fn route(s: &mut State, key: Key, source: Source, lists: &mut Gathere
         return Route::Lane(lane.clone());
     }
     if let Some(gone) = source_gone(s, source) {
-        return Route::Gone(gone);
+        return Route::Gone(Box::new(gone));
     }
     let epoch = s.epoch;
     let lanes = &s.slots[key.index()].lanes;
