@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::signature::{KeyEntry, Kind, Role};
+use crate::signature::{Kind, Role};
 use crate::types::Type;
 
 /// A generic script API function that takes a message key.
@@ -211,19 +211,6 @@ impl ApiFunction {
             ListenHook | RunHook => &[Kind::Hook],
             UnbindMessage => &[Kind::Event, Kind::Store, Kind::Collection, Kind::Hook],
         }
-    }
-
-    /// Whether a key the table describes as `entry` is used with this
-    /// function: its kind is one of [`Self::kinds`], a request
-    /// (`GMP.Request`) needs a key that answers, and the row functions a
-    /// key of one array of structs. What editors and stubs offer.
-    pub fn fits(self, entry: &KeyEntry) -> bool {
-        self.kinds().contains(&entry.kind)
-            && (self != ApiFunction::Request || entry.response.is_some())
-            && (!matches!(
-                self,
-                ApiFunction::ListenRowMessage | ApiFunction::StoredArray
-            ) || entry.is_collection())
     }
 
     /// Whether calling this function on a key the table holds as `kind`

@@ -19,7 +19,7 @@ use std::path::Path;
 
 use gantry_host::key::{parent_key, validate_key};
 use gantry_host::{
-    ApiFunction, KeyEntry, Kind, Language, Literal, Origin, Role, ScannedArg, ScannedCall,
+    ApiFunction, KeyEntry, Language, Literal, Origin, Role, ScannedArg, ScannedCall,
     SignatureTable, Type,
 };
 use gantry_stubs::shape::FunctionSet;
@@ -395,15 +395,7 @@ fn nearest_of<'k>(candidates: impl Iterator<Item = &'k str>, key: &str) -> Optio
 /// the stubs agree. A store of a key observed as a plain event fits: the
 /// run makes it a store.
 pub fn kind_fits(function: ApiFunction, entry: &KeyEntry) -> bool {
-    use ApiFunction::*;
-    if FunctionSet::of(entry).contains(function) {
-        return true;
-    }
-    let stores = matches!(
-        function,
-        StoreObjectMessage | OnceObjectMessage | RemoveStoredObjectMessage
-    );
-    stores && entry.origin == Origin::Observed && entry.kind == Kind::Event
+    FunctionSet::of(entry).contains(function)
 }
 
 /// A function used on a key of another kind, as the stubs' shapes say
