@@ -11,8 +11,8 @@
 //!   (`gantry_host::types::plain`), at any depth. Where a caller passes the
 //!   type expected here, a map that fits it is named now.
 //!
-//! A send converts without the signature ([`to_value_untyped`]): the hub
-//! names plain records when it checks the send.
+//! A send converts without the signature (`to_value` with no expected
+//! type): the hub names plain records when it checks the send.
 //!
 //! Hub → Rhai: structs become maps carrying `__struct` (a plain record:
 //! without it), arrays arrays, objects [`ObjectHandle`]s; a struct
@@ -36,16 +36,6 @@ impl Fail {
     fn at(self, place: impl FnOnce() -> String) -> Self {
         Fail(format!("{}: {}", place(), self.0))
     }
-}
-
-/// Converts one Rhai value without the signature: a map without
-/// `__struct` is a plain record, named by the hub when it admits the send.
-/// Always `Some` (the signature is never needed to convert a send).
-pub fn to_value_untyped(
-    value: &Dynamic,
-    structs: &StructRegistry,
-) -> Option<Result<Value, String>> {
-    Some(to_value_at(value, None, structs, 0).map_err(|f| f.0))
 }
 
 /// Converts one Rhai value; `expected` is the type known here (a writer's

@@ -11,7 +11,7 @@ use rhai::{AST, Dynamic, Engine, EvalAltResult, GlobalRuntimeState, Position, Sc
 use std::collections::HashSet;
 
 use super::RhaiOptions;
-use super::convert::{to_value, to_value_untyped};
+use super::convert::to_value;
 use super::error::ScriptError;
 use super::stack::ScriptStack;
 use super::watchdog::{Clock, Stop};
@@ -261,27 +261,19 @@ impl Shared {
         self.errors.notify(error);
     }
 
-    /// Converts message arguments. A map without `__struct`, at any depth,
-    /// is the struct the key's signature declares at its place; the
-    /// signature is looked up only for an argument holding such a map.
+    /// Converts message arguments without the signature: a map without
+    /// `__struct` goes as a plain record, which the hub names when it
+    /// checks the send (one rule for both languages).
     pub fn values_for(&self, key: &KeyRef, args: &[Dynamic]) -> Result<Values, ApiError> {
         let table = self.hub.table();
         args.iter()
             .enumerate()
             .map(|(i, a)| {
-                to_value_untyped(a, &table.structs)
-                    .unwrap_or_else(|| {
-                        let expected = table
-                            .get(&key.text)
-                            .and_then(|e| e.params.get(i))
-                            .map(|p| &p.ty);
-                        to_value(a, expected, &table.structs)
-                    })
-                    .map_err(|why| ApiError::BadValue {
-                        key: key.text.clone(),
-                        position: i + 1,
-                        why,
-                    })
+                to_value(a, None, &table.structs).map_err(|why| ApiError::BadValue {
+                    key: key.text.clone(),
+                    position: i + 1,
+                    why,
+                })
             })
             .collect()
     }
