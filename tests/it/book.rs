@@ -190,10 +190,24 @@ fn run_page(name: &str, page: &str) -> Vec<String> {
     let mut host = None;
     let mut failures = Vec::new();
     for (i, fence) in fences.iter().enumerate() {
-        if !matches!(fence.lang.as_str(), "lua" | "rhai") || fence.attr("ignore").is_some() {
+        if fence.attr("ignore").is_some() {
             continue;
         }
-        let host = host.get_or_insert_with(Host::new);
+        let host = match fence.lang.as_str() {
+            "lua" | "rhai" => host.get_or_insert_with(Host::new),
+            // A page's `mod.toml` declares its keys before the scripts after it.
+            "toml" if fence.attr("file") == Some("mod.toml") => {
+                let host = host.get_or_insert_with(Host::new);
+                let declared = gantry_host::manifest::parse("mod.toml", &fence.code)
+                    .map_err(|errors| errors.to_string())
+                    .and_then(|m| m.declare_on(&host.hub).map_err(|e| e.to_string()));
+                if let Err(e) = declared {
+                    failures.push(format!("{name}:{} (mod.toml): {e}", fence.line));
+                }
+                continue;
+            }
+            _ => continue,
+        };
         let (printed, errors) = host.run(fence);
         let next = fences.get(i + 1).filter(|f| f.lang == "text");
         let expected = |kind: &str| next.filter(|f| f.attr(kind).is_some()).map(|f| &f.code);
