@@ -12,17 +12,40 @@
 //! listeners before the next send costs O(N log N) in all, and a send
 //! after a change pays one O(N) copy — what delivering to N listeners
 //! costs anyway.
+//!
+//! What the features keep beside a snapshot (the collection entries of a
+//! channel, say) is a slot of the snapshot the core fills through
+//! [`Slots`] and never looks into: the core is generic over it, and the
+//! hub's state names the features that fill it (`hub::seam::Features`).
 
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use crate::hub::seam::{ListExtras, list_extras, not_for_messages};
 use crate::listener::Entry;
+
+/// What the features keep beside the core's snapshots: a slot in each
+/// channel's [`List`] and one in each lane (`lane::Lane`), made with them.
+/// The core builds and carries them and never looks inside; each
+/// feature's own dispatch reads them. Static: a send pays no virtual call
+/// for them.
+pub(crate) trait Slots: Sized + 'static {
+    /// Kept beside each channel's snapshot.
+    type List;
+    /// Kept beside each lane.
+    type Lane;
+    /// The slot of a snapshot of `entries` (in channel order).
+    fn list(entries: &[Rc<Entry>]) -> Self::List;
+    /// How many of a snapshot's entries a feature calls itself and the
+    /// message deliverer never does.
+    fn not_for_messages(list: &Self::List) -> usize;
+    /// The slot of a lane merged from `lists` (with their depths).
+    fn lane(lists: &[(Rc<List<Self>>, u32)]) -> Self::Lane;
+}
 
 /// A snapshot of the listeners on one channel, in channel order (order,
 /// then registration).
-pub(crate) struct List {
+pub(crate) struct List<S: Slots> {
     pub entries: Box<[Rc<Entry>]>,
     /// The largest arity a typed entry declares: a send with fewer arguments
     /// must look closer before calling anyone.
@@ -31,18 +54,18 @@ pub(crate) struct List {
     /// feature calls itself): a list of none is skipped whole.
     pub messages: usize,
     /// What the features keep of this snapshot for their own dispatch,
-    /// made with it through the seam (see [`ListExtras`]).
-    pub extras: ListExtras,
+    /// made with it (see [`Slots`]).
+    pub extras: S::List,
 }
 
-impl List {
+impl<S: Slots> List<S> {
     /// The snapshot of `entries`, given in channel order.
-    fn build<'e>(entries: impl ExactSizeIterator<Item = &'e Rc<Entry>>) -> List {
+    fn build<'e>(entries: impl ExactSizeIterator<Item = &'e Rc<Entry>>) -> Self {
         let entries: Box<[Rc<Entry>]> = entries.cloned().collect();
         let max_arity = entries.iter().map(|e| e.params.arity()).max().unwrap_or(0);
-        let extras = list_extras(&entries);
+        let extras = S::list(&entries);
         List {
-            messages: entries.len() - not_for_messages(&extras),
+            messages: entries.len() - S::not_for_messages(&extras),
             entries,
             max_arity,
             extras,
@@ -58,14 +81,22 @@ fn position(entry: &Entry) -> (i32, u64) {
 }
 
 /// The listeners of one channel.
-#[derive(Default)]
-pub(crate) struct Channel {
+pub(crate) struct Channel<S: Slots> {
     entries: BTreeMap<(i32, u64), Rc<Entry>>,
     /// The entries in order as dispatches read them, until the next change.
-    snapshot: Option<Rc<List>>,
+    snapshot: Option<Rc<List<S>>>,
 }
 
-impl Channel {
+impl<S: Slots> Default for Channel<S> {
+    fn default() -> Self {
+        Channel {
+            entries: BTreeMap::new(),
+            snapshot: None,
+        }
+    }
+}
+
+impl<S: Slots> Channel<S> {
     pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -104,7 +135,7 @@ impl Channel {
     /// looked at first: a channel unchanged since its last dispatch costs
     /// one branch.
     #[inline]
-    pub(crate) fn list(&mut self) -> Option<&Rc<List>> {
+    pub(crate) fn list(&mut self) -> Option<&Rc<List<S>>> {
         if self.snapshot.is_none() {
             if self.entries.is_empty() {
                 return None;

@@ -306,7 +306,7 @@ pub(crate) struct Hooks {
 /// The hook listeners of one key.
 #[derive(Default)]
 struct HookChannel {
-    listeners: Channel,
+    listeners: Channel<crate::hub::seam::Features>,
     /// How many of them listen partially (hear the keys under it too).
     partial: u32,
 }

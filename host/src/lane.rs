@@ -22,13 +22,12 @@ use std::any::{Any, TypeId};
 use std::cell::OnceCell;
 use std::rc::Rc;
 
-use crate::hub::seam::{LaneExtras, lane_extras};
-use crate::hub::{Gathered, delivery_order};
+use crate::channel::{List, Slots};
 use crate::listener::Entry;
 use crate::source::Source;
 
 /// A key's merged delivery list for one source.
-pub(crate) struct Lane {
+pub(crate) struct Lane<S: Slots> {
     /// The state's epoch when the lane was merged; stale once it moves.
     pub epoch: u64,
     pub source: Source,
@@ -38,18 +37,24 @@ pub(crate) struct Lane {
     /// The largest arity a typed entry declares (see `List::max_arity`).
     pub max_arity: usize,
     /// What the features keep of the merged lists for their own dispatch
-    /// down this lane, made with it through the seam (see [`LaneExtras`]).
-    pub extras: LaneExtras,
+    /// down this lane, made with it (see [`Slots`]).
+    pub extras: S::Lane,
     /// The typed view of the lane for one Rust tuple type: set by the first
     /// typed send that finds the lane fit for it, `None` when it is not
     /// (a script listener, a prefix listener, a struct filter...).
     pub direct: OnceCell<Option<Rc<dyn Any>>>,
 }
 
-impl Lane {
-    /// Merges gathered lists into one delivery order (`delivery_order`).
-    pub(crate) fn merge(lists: &Gathered, epoch: u64, source: Source) -> Lane {
-        let entries: Box<[(Rc<Entry>, u32)]> = delivery_order(lists)
+impl<S: Slots> Lane<S> {
+    /// The lane of `ordered`, the entries of gathered `lists` in delivery
+    /// order (routing's `delivery_order`) with their depths.
+    pub(crate) fn merge<'e>(
+        ordered: impl IntoIterator<Item = (&'e Rc<Entry>, u32)>,
+        lists: &[(Rc<List<S>>, u32)],
+        epoch: u64,
+        source: Source,
+    ) -> Self {
+        let entries: Box<[(Rc<Entry>, u32)]> = ordered
             .into_iter()
             .map(|(entry, depth)| (entry.clone(), depth))
             .collect();
@@ -58,7 +63,7 @@ impl Lane {
             .map(|(entry, _)| entry.params.arity())
             .max()
             .unwrap_or(0);
-        let extras = lane_extras(lists);
+        let extras = S::lane(lists);
         Lane {
             epoch,
             source,

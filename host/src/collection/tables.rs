@@ -8,10 +8,13 @@ use std::rc::Rc;
 
 use smallvec::SmallVec;
 
-use crate::hub::Gathered;
+use crate::hub::seam::Features;
 use crate::listener::{Callback, Entry};
 
 use super::update::Selector;
+
+/// A gathered channel snapshot with its depth (what `hub::Gathered` holds).
+type Lists = (Rc<crate::channel::List<Features>>, u32);
 
 /// A collection listener in a channel's snapshot, with its selector beside
 /// it.
@@ -81,7 +84,7 @@ pub(crate) struct LaneTables {
 impl LaneTables {
     /// The collection entries of the lists a lane was merged from, in
     /// delivery order (see [`table_order`]).
-    pub(crate) fn of(lists: &Gathered) -> LaneTables {
+    pub(crate) fn of(lists: &[Lists]) -> LaneTables {
         let tables = table_order(lists)
             .into_iter()
             .map(|(c, depth)| (c.clone(), depth))
@@ -95,7 +98,7 @@ impl LaneTables {
 /// listeners by registration, then partial ones above, nearest first),
 /// those on a channel above the key only if they listen partially. What a
 /// lane keeps for table sends.
-pub(crate) fn table_order(lists: &Gathered) -> SmallVec<[(&CollectionEntry, u32); 16]> {
+pub(crate) fn table_order(lists: &[Lists]) -> SmallVec<[(&CollectionEntry, u32); 16]> {
     let mut order: SmallVec<[(&CollectionEntry, u32); 16]> = lists
         .iter()
         .flat_map(|(list, depth)| list.extras.collections.iter().map(move |c| (c, *depth)))

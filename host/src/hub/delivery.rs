@@ -6,7 +6,6 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use crate::key::Key;
-use crate::lane::Lane;
 use crate::listener::{Entry, ListenerParams};
 use crate::report::Report;
 use crate::signature::Kind;
@@ -17,6 +16,7 @@ use crate::value::Value;
 
 use super::admission::note_rust_site;
 use super::routing::{Gathered, Reached, Route, current_lane, delivery_order, route, sort_key};
+use super::state::Lane;
 use super::{Caller, Delivered, Hub, HubError, Message, Responder};
 
 /// Where a listener stands among every listener of its dispatch

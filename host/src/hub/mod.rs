@@ -56,7 +56,7 @@ use crate::types::Mismatch;
 use crate::value::{ObjectId, Value};
 
 pub use registration::ListenSpec;
-pub(crate) use routing::{Gathered, Reached, delivery_order, for_each_on_route, has_no_params};
+pub(crate) use routing::{Gathered, Reached, for_each_on_route, has_no_params};
 pub(crate) use state::State;
 
 use state::{intern, refresh_sig};

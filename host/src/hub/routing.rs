@@ -5,15 +5,13 @@ use std::rc::Rc;
 
 use smallvec::SmallVec;
 
-use crate::channel::{Channel, List};
 use crate::key::Key;
-use crate::lane::Lane;
 use crate::listener::Entry;
 use crate::source::Source;
 
 use super::HubError;
 use super::objects::source_gone;
-use super::state::{Slot, State};
+use super::state::{Channel, Lane, List, Slot, State};
 
 /// Delivery order, one rule for every tier: lower order first; at equal
 /// order the key's own listeners (exact or partial, in registration
@@ -153,7 +151,7 @@ pub(super) fn route(s: &mut State, key: Key, source: Source, lists: &mut Gathere
     if full {
         return Route::Lists;
     }
-    let lane = Rc::new(Lane::merge(lists, epoch, source));
+    let lane = Rc::new(Lane::merge(delivery_order(lists), lists, epoch, source));
     let slot = &mut s.slots[key.index()];
     match reuse {
         Some(at) => {

@@ -21,9 +21,10 @@
 //! read through the entry's methods, which ask the feature that owns it.
 //!
 //! Beside those calls, a feature may keep something of its own in the
-//! core's snapshots, built with them: [`ListExtras`] in each channel
-//! snapshot (`channel::List`) and [`LaneExtras`] in each lane
-//! (`lane::Lane`). The core builds them here and never looks inside; the
+//! core's snapshots, built with them: a slot in each channel snapshot
+//! (`channel::List`) and in each lane (`lane::Lane`). The core is generic
+//! over those slots ([`Slots`]); [`Features`] fills them, and the hub's
+//! state names it. The core builds them and never looks inside; the
 //! feature's own dispatch reads them. This file is the only one of the
 //! core that names a feature.
 //!
@@ -34,21 +35,39 @@
 
 use std::rc::Rc;
 
+use crate::channel::{List, Slots};
+use crate::collection::tables::{LaneTables, ListTables};
 use crate::key::Key;
 use crate::listener::{Callback, Entry};
 use crate::source::Source;
 use crate::value::Value;
 
-use super::routing::{Gathered, Reached};
+use super::routing::Reached;
 use super::{Hub, State};
 
-/// What the features keep beside a channel's snapshot: the collection
-/// entries with their selectors.
-pub(crate) type ListExtras = crate::collection::tables::ListTables;
+/// The features that keep something beside the core's snapshots (see
+/// [`Slots`]): the collections, whose entries with their selectors sit
+/// beside each channel's snapshot and, in delivery order, beside each
+/// lane.
+pub(crate) struct Features;
 
-/// What the features keep beside a lane: the collection entries a table
-/// sent down it reaches, in delivery order.
-pub(crate) type LaneExtras = crate::collection::tables::LaneTables;
+impl Slots for Features {
+    type List = ListTables;
+    type Lane = LaneTables;
+
+    fn list(entries: &[Rc<Entry>]) -> ListTables {
+        ListTables::of(entries)
+    }
+
+    /// A collection listener that takes tables only.
+    fn not_for_messages(list: &ListTables) -> usize {
+        list.table_only()
+    }
+
+    fn lane(lists: &[(Rc<List<Features>>, u32)]) -> LaneTables {
+        LaneTables::of(lists)
+    }
+}
 
 /// What the features call themselves in one dispatch, in their places
 /// among its message listeners: a table's collection listeners.
@@ -56,24 +75,6 @@ pub(crate) type Beside<'a> = crate::collection::dispatch::Publish<'a>;
 
 /// The core's side of a dispatch's listeners that a feature calls itself.
 pub(crate) use super::delivery::{Alone, Interleaved, Place};
-
-/// When a channel's snapshot is made: the features' extras for its
-/// `entries` (in channel order).
-pub(crate) fn list_extras(entries: &[Rc<Entry>]) -> ListExtras {
-    ListExtras::of(entries)
-}
-
-/// How many of a snapshot's entries a feature calls itself and the
-/// message deliverer never does (a collection listener that takes tables
-/// only).
-pub(crate) fn not_for_messages(extras: &ListExtras) -> usize {
-    extras.table_only()
-}
-
-/// When a lane is merged from `lists`: the features' extras for it.
-pub(crate) fn lane_extras(lists: &Gathered) -> LaneExtras {
-    LaneExtras::of(lists)
-}
 
 impl Hub {
     /// After a listener registered (and was traced): what the features

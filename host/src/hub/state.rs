@@ -8,15 +8,21 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use crate::channel::Channel;
 use crate::key::{Key, KeyError, Keys};
-use crate::lane::Lane;
 use crate::listener::{Entry, ListenerId, OwnerKey};
 use crate::report::Report;
 use crate::signature::{KeyDecl, Kind, SignatureTable};
 use crate::source::{NameId, Source, WorldId};
 use crate::types::Type;
 use crate::value::ObjectId;
+
+/// A channel of the hub, with the slots its features keep beside each
+/// snapshot (see [`crate::channel::Slots`]).
+pub(crate) type Channel = crate::channel::Channel<super::seam::Features>;
+/// A channel's snapshot, as the hub's dispatches read it.
+pub(crate) type List = crate::channel::List<super::seam::Features>;
+/// A key's lane, as the hub's dispatches read it.
+pub(crate) type Lane = crate::lane::Lane<super::seam::Features>;
 
 /// The compiled signature of a key, mirrored from the table for the hot path.
 #[derive(Clone)]
