@@ -18,40 +18,45 @@ use crate::source::Source;
 use crate::types::Type;
 use crate::value::{FromValue, IntoValue, ObjectId, Value};
 
+mod arg;
+
+pub use arg::{Arg, ListenerReturn};
+use arg::convert;
+
 /// A tuple of Rust values sent as message arguments.
 pub trait IntoArgs {
     type Array: AsMut<[Value]> + AsRef<[Value]>;
     fn into_args(self) -> Self::Array;
 }
 
-/// A closure usable as a typed listener; `Args` is its parameter tuple.
+/// A closure usable as a typed listener. `Args` is a marker naming the
+/// closure's shape, `fn(A, B) -> R` (the hub infers it; nobody writes it):
+/// each parameter an [`Arg`], the return a [`ListenerReturn`].
+#[diagnostic::on_unimplemented(
+    message = "this closure cannot be a Gantry listener",
+    label = "not a listener",
+    note = "a listener takes at most 8 parameters, each `i64`, `i32`, `u32`, `f64`, `f32`, `bool`, `String`, `Rc<str>`, `ObjectId`, `Value`, `Vec<T>`, a `#[derive(Struct)]` type, or a borrowed `&str` / `&Value`, with its type written (`|hp: i64|`)",
+    note = "and returns `()` or `Result<(), E>` with `E: Display` (an `Err` is reported with the line the listener was registered on)"
+)]
 pub trait Handler<Args>: 'static {
     /// The types the listener declares, in order.
     fn param_types() -> Rc<[Type]>;
     /// Converts the arguments and calls the closure.
     fn call(&self, message: &Message<'_>) -> Result<(), ListenerError>;
     /// The closure as the hub keeps it: a message callback for every send,
-    /// and the same closure taking its tuple as is, for typed sends of
-    /// exactly that tuple (see [`TypedKey`]).
+    /// and (when it cannot fail) the same closure taking its tuple as is,
+    /// for typed sends of exactly that tuple (see [`TypedKey`]).
     fn into_callbacks(self) -> (Rc<MessageFn>, Rc<dyn Any>);
 }
 
-fn convert<T: FromValue>(args: &[Value], position: usize) -> Result<T, ListenerError> {
-    let value = args.get(position).ok_or_else(|| {
-        ListenerError::new(format!(
-            "argument {}: expected {}, got nothing",
-            position + 1,
-            T::declared_type()
-        ))
-    })?;
-    T::from_value(value).ok_or_else(|| {
-        ListenerError::new(format!(
-            "argument {}: expected {}, got {}",
-            position + 1,
-            T::declared_type(),
-            value.kind_name()
-        ))
-    })
+/// A closure called with a message's arguments converted to its
+/// parameters' items (`&str` borrowed from the message): the half of
+/// [`Handler`] that reads a message. Apart from `Handler` so that each
+/// impl has one `Fn` bound to call through.
+#[doc(hidden)]
+pub trait ArgsFn<Args> {
+    type Output;
+    fn call_args(&self, args: &[Value]) -> Result<Self::Output, ListenerError>;
 }
 
 macro_rules! tuples {
@@ -65,27 +70,43 @@ macro_rules! tuples {
             }
         }
 
-        impl<Func, $($name: FromValue + 'static),*> Handler<($($name,)*)> for Func
+        impl<Func, R, $($name: Arg),*> ArgsFn<fn($($name),*) -> R> for Func
         where
-            Func: Fn($($name),*) + 'static,
+            Func: for<'a> Fn($($name::Item<'a>),*) -> R,
         {
-            fn param_types() -> Rc<[Type]> {
-                Rc::from(vec![$($name::declared_type()),*])
-            }
+            type Output = R;
             #[inline]
             #[allow(unused_variables)]
+            fn call_args(&self, args: &[Value]) -> Result<R, ListenerError> {
+                Ok((self)($(convert::<$name>(args, $idx)?),*))
+            }
+        }
+
+        impl<Func, R, $($name),*> Handler<fn($($name),*) -> R> for Func
+        where
+            Func: Fn($($name),*) -> R + ArgsFn<fn($($name),*) -> R, Output = R> + 'static,
+            R: ListenerReturn,
+            $($name: Arg,)*
+        {
+            fn param_types() -> Rc<[Type]> {
+                Rc::from(vec![$(<$name as Arg>::declared_type()),*])
+            }
+            #[inline]
             fn call(&self, message: &Message<'_>) -> Result<(), ListenerError> {
-                let args = message.args;
-                (self)($(convert::<$name>(args, $idx)?),*);
-                Ok(())
+                self.call_args(message.args)?.into_result()
             }
             #[allow(unused_variables)]
             fn into_callbacks(self) -> (Rc<MessageFn>, Rc<dyn Any>) {
                 let handler = Rc::new(self);
                 let typed = handler.clone();
                 let message: Rc<MessageFn> = Rc::new(move |m: &Message<'_>| Handler::call(&*handler, m));
+                if R::FALLIBLE {
+                    // The typed fast path's closures return nothing: a
+                    // listener that can fail takes the path that reports.
+                    return (message, Rc::new(()));
+                }
                 let direct = DirectFn::<($($name,)*)>(Rc::new(move |args: ($($name,)*)| {
-                    (typed)($(args.$idx),*)
+                    let _ = (typed)($(args.$idx),*);
                 }));
                 (message, Rc::new(direct))
             }
