@@ -55,6 +55,7 @@ pub mod manifest;
 pub mod persist;
 pub mod quota;
 pub mod report;
+pub mod reports;
 pub mod request;
 pub mod router;
 pub mod serde_bridge;
@@ -84,6 +85,7 @@ pub use listener::{
 pub use persist::{Conflict, DEFAULT_TABLE_PATH, Saved, TableError, TableFile};
 pub use quota::{Holding, OverQuota, Quota};
 pub use report::Report;
+pub use reports::{ItemKind, ReportItem, ReportStream};
 pub use request::{Reply, Responder};
 pub use router::Router;
 pub use serde_bridge::{Serde, ValueSerdeError, from_value, struct_def_of, to_value};

@@ -295,7 +295,28 @@ pub struct SignatureTable {
     /// appends those parameters ([`Self::record_args`]). Never saved.
     #[serde(skip)]
     pub(crate) pending_names: PendingNames,
+    /// The files whose sites this table has recorded since it was made or
+    /// read (see [`Self::record_site`]). Never saved.
+    #[serde(skip)]
+    pub(crate) fresh: FreshFiles,
 }
+
+/// The files that recorded sites in this session, with the hash of the
+/// source their last load recorded from (`None`: recorded without a load,
+/// a Rust caller's file). The first site a file records in a session
+/// replaces the sites the table held for it before: a run records again
+/// every site it still has, so an edited file's shifted lines do not pile
+/// up beside the old ones. Equal whatever it holds, as [`PendingNames`].
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FreshFiles(BTreeMap<(Language, String), Option<u64>>);
+
+impl PartialEq for FreshFiles {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for FreshFiles {}
 
 /// The most parameter names kept per key for parameters not seen yet, and
 /// the longest name kept: what a listener's source says is hostile input.
@@ -337,6 +358,7 @@ impl Default for SignatureTable {
             keys: BTreeMap::new(),
             extra: Default::default(),
             pending_names: Default::default(),
+            fresh: Default::default(),
         }
     }
 }
@@ -373,7 +395,7 @@ impl SignatureTable {
             entry.doc = decl.doc;
         }
         if let Some(site) = site {
-            entry.sites.insert(site);
+            self.insert_site(key, site);
         }
         Ok(())
     }
@@ -556,15 +578,81 @@ impl SignatureTable {
     }
 
     /// Records a call site. Returns whether it was new.
+    ///
+    /// The first site a file records in this table's session (since the
+    /// table was made or read) replaces every site the table held for that
+    /// file: what runs records its sites again, so the lines of an edited
+    /// file stand where they are now, not also where they were. A script
+    /// reloaded in the same session starts over with
+    /// [`Self::restart_file_sites`].
     pub fn record_site(&mut self, key: &str, site: Site) -> bool {
         if validate_key(key).is_err() {
             return false;
+        }
+        self.insert_site(key, site)
+    }
+
+    /// [`Self::record_site`] for a valid key.
+    fn insert_site(&mut self, key: &str, site: Site) -> bool {
+        let file = (site.language, site.file.clone());
+        if !self.fresh.0.contains_key(&file) {
+            self.forget_file_sites(site.language, &site.file);
+            self.fresh.0.insert(file, None);
         }
         self.keys
             .entry(key.to_owned())
             .or_default()
             .sites
             .insert(site)
+    }
+
+    /// A script file is (re)loaded from `source`: unless this session
+    /// already recorded this very text's sites (the same script loaded on
+    /// another object), the sites the table holds for the file go, and the
+    /// load and what the script then runs record them again. Returns
+    /// whether any site went.
+    pub fn restart_file_sites(&mut self, language: Language, file: &str, source: &str) -> bool {
+        let hash = source_hash(source);
+        let seen = self.fresh.0.insert((language, file.to_owned()), Some(hash));
+        if seen == Some(Some(hash)) {
+            return false;
+        }
+        self.forget_file_sites(language, file)
+    }
+
+    /// Removes every site of `file` in `language`. Returns whether any went.
+    pub fn forget_file_sites(&mut self, language: Language, file: &str) -> bool {
+        let mut changed = false;
+        for entry in self.keys.values_mut() {
+            let before = entry.sites.len();
+            entry
+                .sites
+                .retain(|s| !(s.language == language && s.file == file));
+            changed |= entry.sites.len() != before;
+        }
+        changed
+    }
+
+    /// Removes the sites of script files (Lua, Rhai) that `folder` no
+    /// longer holds: a script deleted or renamed since it was recorded. A
+    /// site's file names a path relative to the folder its run loaded
+    /// scripts from; one that leaves the folder (`..`, absolute) is not a
+    /// file of it. Rust and manifest sites are left alone: their paths are
+    /// not relative to the scripts folder. Returns whether any site went.
+    pub fn forget_missing_files(&mut self, folder: &std::path::Path) -> bool {
+        let mut known: BTreeMap<String, bool> = BTreeMap::new();
+        let mut changed = false;
+        for entry in self.keys.values_mut() {
+            let before = entry.sites.len();
+            entry.sites.retain(|site| {
+                !site.language.is_script()
+                    || *known
+                        .entry(site.file.clone())
+                        .or_insert_with(|| file_in(folder, &site.file))
+            });
+            changed |= entry.sites.len() != before;
+        }
+        changed
     }
 
     /// Marks a key's kind when it is first seen as a hook or store, without
@@ -661,6 +749,24 @@ impl SignatureTable {
             }
         }
     }
+}
+
+/// A stable hash of a script's text (FNV-1a): whether a load is the text
+/// the session already recorded.
+fn source_hash(source: &str) -> u64 {
+    source.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Whether `file` (relative, inside the folder) names something `folder`
+/// holds. A symbolic link counts as there (it is not followed).
+fn file_in(folder: &std::path::Path, file: &str) -> bool {
+    use std::path::Component;
+    let path = std::path::Path::new(file);
+    path.components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+        && std::fs::symlink_metadata(folder.join(path)).is_ok()
 }
 
 /// The compatibility rule's one conversion: an int where a float is

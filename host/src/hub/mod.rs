@@ -50,7 +50,7 @@ use crate::key::{Key, KeyError, Keys};
 use crate::listener::ListenerId;
 use crate::quota::{Holding, OverQuota, Quota};
 use crate::report::Report;
-use crate::signature::{KeyDecl, Recorded, Role, SignatureTable, Site};
+use crate::signature::{KeyDecl, Language, Recorded, Role, SignatureTable, Site};
 use crate::source::{Source, WorldId};
 use crate::types::Mismatch;
 use crate::value::{ObjectId, Value};
@@ -452,6 +452,16 @@ impl Hub {
     /// Records a call site for a key (scripts record their sites at load).
     pub fn record_site(&self, key: &str, site: Site) {
         if self.with_state(|s| s.table.record_site(key, site)) {
+            self.inner.table_dirty.set(true);
+        }
+    }
+
+    /// A script file is (re)loaded from `source`: the sites the table
+    /// holds for it are replaced by those this load and the script's runs
+    /// record (see [`SignatureTable::restart_file_sites`]). A runtime calls
+    /// it before it records a load's sites.
+    pub fn restart_sites(&self, language: Language, file: &str, source: &str) {
+        if self.with_state(|s| s.table.restart_file_sites(language, file, source)) {
             self.inner.table_dirty.set(true);
         }
     }

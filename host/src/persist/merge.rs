@@ -115,6 +115,7 @@ pub(crate) fn merge3(
             keys: key_extra,
         },
         pending_names: Default::default(),
+        fresh: Default::default(),
     };
     (table, conflicts)
 }

@@ -7,6 +7,7 @@
 //! (`<module>.txt`), where it looks for a module of a `main.rs` tree.
 
 mod collections;
+mod call_sites;
 mod compat;
 mod handoff;
 mod hooks;
