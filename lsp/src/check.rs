@@ -10,6 +10,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::analysis::diagnostics::{Code, KeyUse, Severity, check_calls};
+use crate::analysis::grants::check_grants;
 use crate::index::index_calls;
 use crate::syntax::{language_of, scan_checked};
 use crate::table::{HostKey, LoadedTable, TableSources};
@@ -138,9 +139,11 @@ pub fn check_dir_with(
                 message: error.message.clone(),
             });
         }
+        let grants = check_grants(calls, table.grants.as_ref());
         diagnostics.extend(
             check_calls(calls, usable, &workspace, uses)
                 .into_iter()
+                .chain(grants)
                 .map(|d| {
                     let ((line, column), (end_line, end_column)) =
                         (at(d.range.start), at(d.range.end));

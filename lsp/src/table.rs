@@ -19,6 +19,8 @@ use gantry_host::SignatureTable;
 use gantry_host::manifest::contract::{self, Contract};
 use gantry_host::manifest::{ManifestError, Problem};
 
+use crate::analysis::grants::ModGrantsInfo;
+
 pub use gantry_host::manifest::HostKey;
 /// Where the files of a script's table are: shared with `gantry stubs`.
 pub use gantry_host::manifest::contract::{find_manifest, find_table};
@@ -101,6 +103,8 @@ pub struct LoadedTable {
     pub table: Rc<SignatureTable>,
     pub error: Option<String>,
     pub manifest_errors: Vec<ManifestFinding>,
+    /// The manifest's mod and its `[grants]`, when it declares any.
+    pub grants: Option<ModGrantsInfo>,
     stamps: [Option<(SystemTime, u64)>; 2],
 }
 
@@ -139,6 +143,12 @@ impl LoadedTable {
                 });
             }
         }
+        let grants = merged.manifest.as_ref().and_then(|m| {
+            Some(ModGrantsInfo {
+                module: m.module.name.as_str().into(),
+                grants: m.grants.clone()?,
+            })
+        });
         let file = sources
             .table
             .clone()
@@ -157,6 +167,7 @@ impl LoadedTable {
             table: Rc::new(merged.table),
             error: merged.table_error.map(|e| e.to_string()),
             manifest_errors,
+            grants,
         }
     }
 

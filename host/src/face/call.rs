@@ -25,6 +25,7 @@ use crate::{
 };
 
 use super::error::{ApiError, Call};
+use super::grants::ModGrants;
 use super::options::{hook_options, listen_options, message_listen_options};
 use super::sites::{KeyRef, SiteBook, Sites};
 use super::{param_types, row_type};
@@ -104,6 +105,11 @@ pub trait Face {
     const TABLE: TableShape;
 
     fn hub(&self) -> &Hub;
+    /// The grants of the mod whose script makes the call, as the host gave
+    /// them when it loaded the script (`None`: it may use everything).
+    fn grants(&self) -> Option<&ModGrants> {
+        None
+    }
     /// The sites this call's script recorded from generic calls.
     fn book(&self) -> &SiteBook;
     /// Where the call stands, as a site in `role`.
@@ -207,6 +213,13 @@ pub fn call_api<F: Face>(
     args: &mut [F::Value],
     sites: Sites,
 ) -> Result<F::Out, F::Error> {
+    // Grants first: a call outside them reaches nothing, not even a
+    // check of its arguments.
+    if let Some(grants) = face.grants() {
+        grants
+            .check(function, key.key, &key.text)
+            .map_err(|e| face.raise(ApiError::NotGranted(e)))?;
+    }
     let (source, args) = take_source(face, function, args)?;
     let hub = face.hub();
     // Sends and stores have their key's kind checked where their

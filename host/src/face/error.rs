@@ -175,6 +175,9 @@ pub enum ApiError {
     /// What else the hub refused (a spent quota, a key of another kind, ...).
     #[error(transparent)]
     Hub(HubError),
+    /// A call outside its mod's grants: it reaches no listener.
+    #[error(transparent)]
+    NotGranted(super::grants::GrantError),
 }
 
 impl From<HubError> for ApiError {

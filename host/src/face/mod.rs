@@ -12,6 +12,7 @@
 //!   it stands on once ([`Sites`], [`SiteBook`]).
 //! - [`reply`]: replies to a request, delivered during the send or later.
 //! - [`structs`]: a struct built from named fields (the `__struct` rule).
+//! - [`grants`]: [`ModGrants`], a mod's grants checked on every call.
 //! - [`error`]: [`ScriptError`] (a script's fault at its place) and
 //!   [`ApiError`] (an API call's bad argument, naming the function and key).
 //! - [`runtime`]: [`ScriptRuntime`], what a host asks of any runtime.
@@ -23,6 +24,7 @@
 
 pub mod call;
 pub mod error;
+pub mod grants;
 pub mod hub;
 pub mod options;
 pub mod reply;
@@ -32,6 +34,7 @@ pub mod structs;
 
 pub use call::{Declares, Face, Unbind, call_api};
 pub use error::{ApiError, Call, ErrorLog, ErrorSink, ScriptError, takes_too_many};
+pub use grants::{GrantError, ModGrants};
 pub use hub::Faced;
 pub use runtime::ScriptRuntime;
 pub use sites::{KeyRef, SiteBook, Sites};

@@ -73,7 +73,7 @@ pub enum Problem {
     #[error("invalid TOML: {message}")]
     Toml { message: String },
     /// A top-level table the manifest does not have (`[modd]`).
-    #[error("unknown table `[{name}]` (a manifest has [mod], [structs.*] and [keys.*])")]
+    #[error("unknown table `[{name}]` (a manifest has [mod], [structs.*], [keys.*] and [grants])")]
     UnknownTable { name: String },
     /// A field the table does not have: a typo such as `parms` is never
     /// silently ignored.

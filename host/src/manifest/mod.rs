@@ -59,6 +59,7 @@
 pub mod contract;
 mod declare;
 mod error;
+pub mod grants;
 mod near;
 mod place;
 mod read;
@@ -69,6 +70,7 @@ use std::str::FromStr;
 
 pub use contract::{Contract, HostKey};
 pub use error::{MAX_REPORTED_ERRORS, ManifestError, ManifestErrors, Problem};
+pub use grants::{Grant, Grants, KeyTrees};
 
 use crate::files::{self, MIB};
 use crate::signature::{KeyDecl, Kind, Language, Role, Site};
@@ -110,6 +112,9 @@ pub struct Manifest {
     pub module: ModInfo,
     pub structs: Vec<DeclaredStruct>,
     pub keys: Vec<DeclaredKey>,
+    /// `[grants]`: what the mod may reach; `None` when it has none (it
+    /// may use everything, see [`grants`]).
+    pub grants: Option<Grants>,
 }
 
 /// The `[mod]` table.

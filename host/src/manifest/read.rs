@@ -28,7 +28,7 @@ type Entry<'a, 'i> = (
     &'a Spanned<DeValue<'i>>,
 );
 
-const TOP_TABLES: [&str; 3] = ["mod", "structs", "keys"];
+const TOP_TABLES: [&str; 4] = ["mod", "structs", "keys", "grants"];
 const MOD_FIELDS: [&str; 3] = ["name", "version", "description"];
 const STRUCT_FIELDS: [&str; 2] = ["fields", "doc"];
 const KEY_FIELDS: [&str; 4] = ["kind", "params", "returns", "doc"];
@@ -114,11 +114,13 @@ impl<'t> Reader<'t> {
         let mut module = None;
         let mut structs_table = None;
         let mut keys_table = None;
+        let mut grants_table = None;
         for (name, value) in in_file_order(root) {
             match (name.get_ref().as_ref(), value.get_ref()) {
                 ("mod", _) => module = Some((name, value)),
                 ("structs", _) => structs_table = Some(value),
                 ("keys", _) => keys_table = Some(value),
+                ("grants", _) => grants_table = Some(value),
                 (other, DeValue::Table(_)) => self.report(
                     name.span(),
                     "",
@@ -132,7 +134,7 @@ impl<'t> Reader<'t> {
                     "",
                     Problem::UnknownField {
                         name: other.to_owned(),
-                        expected: "the tables [mod], [structs.*] and [keys.*]",
+                        expected: "the tables [mod], [structs.*], [keys.*] and [grants]",
                     },
                     nearest(other, TOP_TABLES),
                 ),
@@ -168,11 +170,20 @@ impl<'t> Reader<'t> {
             .iter()
             .filter_map(|&(name, value)| self.declared_key(name, value, &known))
             .collect();
+        let grants = grants_table.and_then(|value| {
+            let mut findings = Vec::new();
+            let grants = super::grants::read(value, &mut findings);
+            for (at, field, problem, suggestion) in findings {
+                self.report(at, &field, problem, suggestion);
+            }
+            grants
+        });
         Some(Manifest {
             file: self.file.to_owned(),
             module: module?,
             structs,
             keys,
+            grants,
         })
     }
 

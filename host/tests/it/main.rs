@@ -9,6 +9,7 @@
 mod collections;
 mod call_sites;
 mod compat;
+mod grants;
 mod handoff;
 mod hooks;
 mod keys;

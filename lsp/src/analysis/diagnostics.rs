@@ -60,10 +60,12 @@ pub enum Code {
     /// A script could not be read (a FIFO or device, a link out of the mod
     /// folder, too large, not UTF-8): it was not checked.
     FileError,
+    /// A call outside its mod's `[grants]`: the hub refuses it.
+    NotGranted,
 }
 
 impl Code {
-    pub const ALL: [Code; 13] = [
+    pub const ALL: [Code; 14] = [
         Code::UnknownKey,
         Code::MalformedKey,
         Code::TooManyArgs,
@@ -77,6 +79,7 @@ impl Code {
         Code::ManifestError,
         Code::SyntaxError,
         Code::FileError,
+        Code::NotGranted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -94,6 +97,7 @@ impl Code {
             Code::ManifestError => "manifest-error",
             Code::SyntaxError => "syntax-error",
             Code::FileError => "file-error",
+            Code::NotGranted => "not-granted",
         }
     }
 }

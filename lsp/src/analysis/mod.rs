@@ -5,6 +5,7 @@
 pub mod completion;
 pub mod context;
 pub mod diagnostics;
+pub mod grants;
 pub mod navigation;
 pub mod signature_help;
 

@@ -405,6 +405,8 @@ impl<'a> Snapshot<'a> {
         let usable = table.and_then(LoadedTable::usable);
         let uses = KeyUse::of(usable, self.workspace());
         out.extend(check_calls(doc.calls(), usable, self.workspace(), &uses));
+        let grants = table.and_then(|t| t.grants.as_ref());
+        out.extend(crate::analysis::grants::check_grants(doc.calls(), grants));
         out
     }
 }
