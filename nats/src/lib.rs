@@ -1,0 +1,1 @@
+//! # gantry-nats — a hub's keys across game servers over NATS
