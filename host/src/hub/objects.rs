@@ -14,7 +14,7 @@ use crate::value::ObjectId;
 use super::registration::{drop_owned, forget_owned};
 use super::routing::lanes_changed;
 use super::seam;
-use super::state::{ObjectInfo, State};
+use super::state::{ObjectInfo, State, source_gone};
 use super::{Hub, HubError, MAX_SOURCE_NAME_BYTES};
 
 impl Hub {
@@ -197,21 +197,6 @@ impl Hub {
             return Err(HubError::NoSuchObject(*object));
         }
         source_gone(&state, scope).map_or(Ok(()), Err)
-    }
-}
-
-/// Why `source` cannot send, listen or store: its object or world is gone
-/// (destroyed, or never made — ids are never reused, so the two are one
-/// case). `None` for a source that is there; global always is.
-pub(crate) fn source_gone(s: &State, source: Source) -> Option<HubError> {
-    match source {
-        Source::Object(object) | Source::Named(object, _) if !s.objects.contains_key(&object) => {
-            Some(HubError::NoSuchObject(object))
-        }
-        Source::World(world) if !s.worlds.contains_key(&world) => {
-            Some(HubError::NoSuchWorld(world))
-        }
-        _ => None,
     }
 }
 

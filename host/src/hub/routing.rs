@@ -10,8 +10,7 @@ use crate::listener::Entry;
 use crate::source::Source;
 
 use super::HubError;
-use super::objects::source_gone;
-use super::state::{Channel, Lane, List, Slot, State};
+use super::state::{Channel, Lane, List, Slot, State, source_gone};
 
 /// Delivery order, one rule for every tier: lower order first; at equal
 /// order the key's own listeners (exact or partial, in registration
@@ -119,7 +118,7 @@ pub(super) enum Route {
     /// Through the lists gathered into the caller's buffer.
     Lists,
     /// Nowhere: the source's object or world is gone (see
-    /// [`source_gone`]), and a send from it is an error, as listening or
+    /// `state::source_gone`), and a send from it is an error, as listening or
     /// storing on it is. Boxed: a route is returned on every send, and an
     /// error inline would make every route as large as a `HubError`.
     Gone(Box<HubError>),

@@ -16,6 +16,8 @@ use crate::source::{NameId, Source, WorldId};
 use crate::types::Type;
 use crate::value::ObjectId;
 
+use super::HubError;
+
 /// A channel of the hub, with the slots its features keep beside each
 /// snapshot (see [`crate::channel::Slots`]).
 pub(crate) type Channel = crate::channel::Channel<super::seam::Features>;
@@ -178,4 +180,19 @@ pub(super) fn refresh_sig(s: &mut State, key: Key) {
     });
     s.slots[key.index()].sig = sig;
     s.epoch += 1;
+}
+
+/// Why `source` cannot send, listen or store: its object or world is gone
+/// (destroyed, or never made — ids are never reused, so the two are one
+/// case). `None` for a source that is there; global always is.
+pub(crate) fn source_gone(s: &State, source: Source) -> Option<HubError> {
+    match source {
+        Source::Object(object) | Source::Named(object, _) if !s.objects.contains_key(&object) => {
+            Some(HubError::NoSuchObject(object))
+        }
+        Source::World(world) if !s.worlds.contains_key(&world) => {
+            Some(HubError::NoSuchWorld(world))
+        }
+        _ => None,
+    }
 }
