@@ -124,6 +124,14 @@ pub struct Budget {
     /// Set while the watchdog arms `running`: [`Budget::track`] waits for
     /// it before the thread it replaced can be collected.
     arming: AtomicBool,
+    /// The wall-clock budget of one outermost call in nanoseconds (0:
+    /// none), see [`Budget::set_call_budget`].
+    call_budget: AtomicU64,
+    /// When the running call's budget runs out, in nanoseconds since
+    /// `born` (0: no call budget running).
+    deadline: AtomicU64,
+    /// The origin of `deadline`.
+    born: Instant,
 }
 
 /// The memory in use past which the armed hook raises an ordinary error:
@@ -149,12 +157,44 @@ impl Budget {
             .map(|(_, b)| b.clone())
     }
 
-    /// Marks the start of an outermost call into Lua.
+    /// Marks the start of an outermost call into Lua; with a call budget,
+    /// arms the hook from the call's first instruction.
     #[inline]
     pub fn enter(&self) {
         self.used.store(0, Ordering::Relaxed);
         self.forgiven.store(0, Ordering::Relaxed);
         self.generation.fetch_add(1, Ordering::Release);
+        let call_budget = self.call_budget.load(Ordering::Relaxed);
+        if call_budget != 0 {
+            self.arm_call(call_budget);
+        }
+    }
+
+    /// Starts the running call's clock: its deadline, and the hook every
+    /// [`STEP`] instructions that reads the clock against it (a clock read
+    /// per thousand instructions: a few microseconds of a tight loop).
+    fn arm_call(&self, call_budget: u64) {
+        let deadline = self.now().saturating_add(call_budget).max(1);
+        self.deadline.store(deadline, Ordering::Relaxed);
+        let main = self.main.load(Ordering::Acquire);
+        if !self.armed.load(Ordering::Acquire) && !main.is_null() {
+            self.armed.store(true, Ordering::Release);
+            // SAFETY: `main` is the live main state (cleared before it
+            // closes); we are on its thread, about to call into it.
+            unsafe { ffi::lua_sethook(main, Some(budget_hook), ffi::LUA_MASKCOUNT, STEP) };
+        }
+    }
+
+    /// Nanoseconds since `born`.
+    #[inline]
+    fn now(&self) -> u64 {
+        nanos(self.born.elapsed())
+    }
+
+    /// Sets the wall-clock budget of each outermost call (`None`: none).
+    pub fn set_call_budget(&self, budget: Option<Duration>) {
+        let nanos = budget.map_or(0, |b| nanos(b).max(1));
+        self.call_budget.store(nanos, Ordering::Relaxed);
     }
 
     /// Marks the end of an outermost call; disarms the hook if it was armed.
@@ -177,6 +217,7 @@ impl Budget {
         }
         self.spent.store(false, Ordering::Release);
         std::mem::take(&mut *self.spent_error.lock().unwrap_or_else(|e| e.into_inner()));
+        self.deadline.store(0, Ordering::Relaxed);
         self.armed.store(false, Ordering::Release);
     }
 
@@ -199,6 +240,11 @@ impl Budget {
         }
         let limit = self.limit.load(Ordering::Relaxed);
         self.used.store(limit / 2, Ordering::Relaxed);
+        if self.deadline.load(Ordering::Relaxed) != 0 {
+            let half = self.call_budget.load(Ordering::Relaxed) / 2;
+            let deadline = self.now().saturating_add(half).max(1);
+            self.deadline.store(deadline, Ordering::Relaxed);
+        }
         std::mem::take(&mut *self.spent_error.lock().unwrap_or_else(|e| e.into_inner()));
         // Threads left at one instruction go back to a hook call per STEP
         // at their next instruction (see `budget_hook`).
@@ -231,7 +277,15 @@ impl Budget {
             return Some(Stop::Interrupted);
         }
         let timed_out = self.timed_out.load(Ordering::Acquire);
-        (timed_out != 0 && timed_out == self.token()).then(|| Stop::Time(self.time_limit()))
+        if timed_out != 0 && timed_out == self.token() {
+            return Some(Stop::Time(self.time_limit()));
+        }
+        let deadline = self.deadline.load(Ordering::Relaxed);
+        (deadline != 0 && self.now() >= deadline).then(|| {
+            Stop::CallBudget(Duration::from_nanos(
+                self.call_budget.load(Ordering::Relaxed),
+            ))
+        })
     }
 
     /// Should a long C function stop now ([`raise_stop`])? Cheap: a few
@@ -354,6 +408,9 @@ pub struct Limits {
     pub memory: Option<usize>,
     pub time: Duration,
     pub interval: Duration,
+    /// The wall-clock budget of one outermost call, counted from its
+    /// first instruction.
+    pub call: Option<Duration>,
 }
 
 /// Owns the watchdog thread; stops it (and forgets the state) when dropped,
@@ -393,6 +450,9 @@ impl Watchdog {
             interrupted: AtomicBool::new(false),
             running: AtomicPtr::new(std::ptr::null_mut()),
             arming: AtomicBool::new(false),
+            call_budget: AtomicU64::new(limits.call.map_or(0, |b| nanos(b).max(1))),
+            deadline: AtomicU64::new(0),
+            born: Instant::now(),
         });
         BUDGETS
             .lock()
@@ -676,6 +736,7 @@ unsafe fn memory_in_use(state: *mut ffi::lua_State) -> u64 {
 /// Why the hook stops the running code.
 enum Stop {
     Budget(u64),
+    CallBudget(Duration),
     Memory { hard: u64, in_use: u64 },
     Time(Duration),
     Interrupted,
@@ -724,6 +785,10 @@ unsafe fn message_of(state: *mut ffi::lua_State, ar: *mut ffi::lua_Debug, stop: 
             Stop::Time(limit) => {
                 format!("{place}time limit exceeded: the call ran longer than {limit:?}")
             }
+            Stop::CallBudget(budget) => format!(
+                "{place}call budget of {} µs exceeded: the call ran longer than its budget (runaway loop?)",
+                budget.as_micros()
+            ),
             Stop::Interrupted => format!("{place}interrupted by the host"),
         }
     }

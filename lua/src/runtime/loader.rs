@@ -42,6 +42,8 @@ pub(crate) fn run_chunk_keeping_env(
     // the text over as read must not get a syntax error at 1:1.
     let source = source.strip_prefix('\u{FEFF}').unwrap_or(source);
     let shared = &ctx.shared;
+    // This load records the file's sites again: the old ones go.
+    shared.hub.restart_sites(Language::Lua, &ctx.file, source);
     let env = make_env(ctx, lua)?;
     *env_out.borrow_mut() = Some(env.clone());
     let mut rewrite = if shared.rewrite.get() {

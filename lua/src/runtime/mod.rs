@@ -85,6 +85,15 @@ pub struct LuaOptions {
     pub time_limit: Option<Duration>,
     /// How long a call runs before the budget's hook is armed.
     pub watchdog_interval: Duration,
+    /// The wall-clock budget of one call from the host into Lua (a
+    /// listener, hook, reply or top level, with what it calls), counted
+    /// from its first instruction: past it the call stops with "call budget
+    /// of N µs exceeded" at the script's line, within about a thousand
+    /// instructions. A game sets what a frame can afford (2 ms, say); a
+    /// listener so stopped is reported and the others go on with half a
+    /// budget. `None` by default: the hook then stays off until the
+    /// watchdog finds a call running long, and costs nothing.
+    pub call_budget: Option<Duration>,
     /// Rewrite literal-key calls into baked calls at load (on by default;
     /// off runs every call through the generic functions).
     pub rewrite: bool,
@@ -114,6 +123,7 @@ impl Default for LuaOptions {
             budget: Some(DEFAULT_BUDGET),
             time_limit: Some(Duration::from_secs(2)),
             watchdog_interval: Duration::from_millis(10),
+            call_budget: None,
             rewrite: true,
             mod_dir: None,
             max_table_rows: Some(1_000_000),
@@ -157,6 +167,7 @@ impl LuaRuntime {
                     memory: options.memory_limit,
                     time: options.time_limit.unwrap_or(Duration::MAX),
                     interval: options.watchdog_interval,
+                    call: options.call_budget,
                 },
             )
         }
@@ -223,6 +234,12 @@ impl LuaRuntime {
         self.watchdog
             .budget()
             .set_time_limit(limit.unwrap_or(Duration::MAX));
+    }
+
+    /// Changes the wall-clock budget of each call (see
+    /// [`LuaOptions::call_budget`]; `None`: none).
+    pub fn set_call_budget(&self, budget: Option<Duration>) {
+        self.watchdog.budget().set_call_budget(budget);
     }
 
     /// A handle that stops this runtime's scripts from another thread (the

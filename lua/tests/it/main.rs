@@ -17,6 +17,7 @@ mod robustness;
 mod router;
 mod sandbox;
 mod signature;
+mod sites;
 mod sources;
 mod store;
 mod support;
