@@ -17,14 +17,42 @@ use crate::channel::Channel;
 use crate::hub::{Gathered, Hub, HubError, ListenSpec};
 use crate::key::{Key, Keys, parent_key};
 use crate::listener::{
-    Callback, Entry, HookFn, ListenOptions, ListenerError, ListenerHandle, ListenerId,
+    Callback, Entry, FeatureListener, ListenOptions, ListenerError, ListenerHandle, ListenerId,
     ListenerParams, Match, Owner,
 };
 use crate::report::Report;
 use crate::signature::{Kind, Role, Site};
 use crate::source::Source;
-use crate::trace::{Delivery, TraceEvent};
+use crate::trace::{Delivery, ListenerKind, TraceEvent};
 use crate::value::Value;
+
+/// A hook listener's callback.
+pub type HookFn = dyn Fn(&mut HookCall<'_>) -> Result<(), ListenerError>;
+
+/// A hook listener as its entry holds it: kept apart from its key's tiers
+/// (in [`Hooks`]), called by a hook run only, never by a send.
+pub(crate) struct HookListen(pub(crate) Rc<HookFn>);
+
+impl FeatureListener for HookListen {
+    fn kept_apart(&self) -> bool {
+        true
+    }
+
+    fn called_by_plain_send(&self, _table: bool) -> Option<bool> {
+        None
+    }
+
+    fn listener_kind(&self, entry: &Entry) -> ListenerKind {
+        ListenerKind::Hook {
+            priority: entry.priority(),
+        }
+    }
+
+    /// Its priority.
+    fn shown_order(&self, entry: &Entry) -> i32 {
+        entry.priority()
+    }
+}
 
 /// Options of a hook listener.
 #[derive(Debug, Clone, Default)]
@@ -139,7 +167,7 @@ impl Hub {
                 owner: options.owner,
             },
             params: ListenerParams::Dynamic,
-            callback: Callback::Hook(callback),
+            callback: Callback::Feature(Rc::new(HookListen(callback))),
             site,
             wants_responder: false,
             expects: options.expects.map(Rc::from),
@@ -244,7 +272,7 @@ impl Hub {
                     continue;
                 }
             }
-            let Callback::Hook(f) = &entry.callback else {
+            let Some(HookListen(f)) = entry.feature::<HookListen>() else {
                 continue;
             };
             let mut call = HookCall {

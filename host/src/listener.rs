@@ -5,7 +5,6 @@ use std::cell::Cell;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
-use crate::hook::HookCall;
 use crate::hub::{HubInner, Message};
 use crate::key::Key;
 use crate::signature::Site;
@@ -191,15 +190,65 @@ impl fmt::Display for ListenerError {
 
 /// A message listener's callback.
 pub type MessageFn = dyn Fn(&Message<'_>) -> Result<(), ListenerError>;
-/// A hook listener's callback.
-pub type HookFn = dyn Fn(&mut HookCall<'_>) -> Result<(), ListenerError>;
+/// A hook listener's callback (defined with the hooks; named here too, as
+/// the listener callbacks have always been).
+pub use crate::hook::HookFn;
 
+/// What a listener is called with.
 pub(crate) enum Callback {
+    /// An ordinary message listener: the message deliverer calls it.
     Message(Rc<MessageFn>),
-    Hook(Rc<HookFn>),
-    /// A collection listener: called by `collection::dispatch`, skipped by
-    /// the message deliverer.
-    Collection(Rc<crate::collection::listen::CollectionListen>),
+    /// A listener its feature calls (a hook listener, a collection
+    /// listener): the core asks it what it takes ([`FeatureListener`]) and
+    /// never what it is.
+    Feature(Rc<dyn FeatureListener>),
+}
+
+impl Callback {
+    /// Is it kept apart from its key's tiers by its feature (see
+    /// [`FeatureListener::kept_apart`])?
+    #[inline]
+    pub(crate) fn kept_apart(&self) -> bool {
+        match self {
+            Callback::Message(_) => false,
+            Callback::Feature(f) => f.kept_apart(),
+        }
+    }
+}
+
+/// A feature's listener as the core sees it: what it asks of one on
+/// registration, delivery and tracing. Each feature implements it for its
+/// own listener type and finds that type again with [`Entry::feature`].
+pub(crate) trait FeatureListener: Any {
+    /// Kept apart from its key's tiers, in its feature's own channels (a
+    /// hook listener: the hook run orders it by priority and checks and
+    /// records the payload itself, so registration neither checks its
+    /// types nor records its site).
+    fn kept_apart(&self) -> bool {
+        false
+    }
+
+    /// Does the message deliverer call it for some dispatches?
+    fn takes_messages(&self) -> bool {
+        false
+    }
+
+    /// What the message deliverer calls for a dispatch of `args`, if
+    /// anything.
+    fn message_for(&self, _args: &[Value]) -> Option<&Rc<MessageFn>> {
+        None
+    }
+
+    /// See [`Entry::called_by_plain_send`].
+    fn called_by_plain_send(&self, table: bool) -> Option<bool>;
+
+    /// What it listens with, as the tracer tells it.
+    fn listener_kind(&self, entry: &Entry) -> ListenerKind;
+
+    /// The order the tracer shows for it.
+    fn shown_order(&self, entry: &Entry) -> i32 {
+        entry.order
+    }
 }
 
 /// One registered listener, shared by the channel lists that hold it.
@@ -242,26 +291,40 @@ impl Entry {
         !self.order
     }
 
+    /// The feature's listener of type `T` this entry holds, if it holds
+    /// one: how a feature finds its own listener on an entry.
+    #[inline]
+    pub(crate) fn feature<T: FeatureListener>(&self) -> Option<&T> {
+        match &self.callback {
+            Callback::Feature(f) => (&**f as &dyn Any).downcast_ref(),
+            Callback::Message(_) => None,
+        }
+    }
+
+    /// [`Entry::feature`], shared.
+    pub(crate) fn feature_rc<T: FeatureListener>(&self) -> Option<Rc<T>> {
+        match &self.callback {
+            Callback::Feature(f) => (f.clone() as Rc<dyn Any>).downcast().ok(),
+            Callback::Message(_) => None,
+        }
+    }
+
     /// Does the message deliverer call this entry (for some dispatches)?
-    /// Every entry but a hook listener and a collection listener that
-    /// takes tables only.
+    /// A message listener does; a feature's listener as its feature says.
     pub(crate) fn takes_messages(&self) -> bool {
         match &self.callback {
             Callback::Message(_) => true,
-            Callback::Hook(_) => false,
-            Callback::Collection(listen) => listen.takes_messages(),
+            Callback::Feature(f) => f.takes_messages(),
         }
     }
 
     /// What the message deliverer calls for a dispatch of `args`, if
-    /// anything: a hook listener is called by a hook run, and a feature's
-    /// listener as its feature says (see `CollectionListen::message_for`).
+    /// anything: a message listener's function, or what its feature says.
     #[inline]
     pub(crate) fn message_for(&self, args: &[Value]) -> Option<&Rc<MessageFn>> {
         match &self.callback {
             Callback::Message(f) => Some(f),
-            Callback::Hook(_) => None,
-            Callback::Collection(listen) => listen.message_for(args),
+            Callback::Feature(f) => f.message_for(args),
         }
     }
 
@@ -273,35 +336,24 @@ impl Entry {
     pub(crate) fn called_by_plain_send(&self, table: bool) -> Option<bool> {
         match &self.callback {
             Callback::Message(_) => Some(true),
-            Callback::Hook(_) => None,
-            Callback::Collection(listen) => Some(listen.takes_messages() && !table),
+            Callback::Feature(f) => f.called_by_plain_send(table),
         }
-    }
-
-    /// Is this a hook listener (kept by the hooks, not by a key's tiers)?
-    #[inline]
-    pub(crate) fn is_hook(&self) -> bool {
-        matches!(self.callback, Callback::Hook(_))
     }
 
     /// What it listens with, as the tracer tells it.
     pub(crate) fn listener_kind(&self) -> ListenerKind {
         match &self.callback {
             Callback::Message(_) => ListenerKind::Message,
-            Callback::Hook(_) => ListenerKind::Hook {
-                priority: self.priority(),
-            },
-            Callback::Collection(listen) => listen.listener_kind(),
+            Callback::Feature(f) => f.listener_kind(self),
         }
     }
 
     /// The order the tracer shows: a hook listener's priority, any other's
     /// order.
     pub(crate) fn shown_order(&self) -> i32 {
-        if self.is_hook() {
-            self.priority()
-        } else {
-            self.order
+        match &self.callback {
+            Callback::Message(_) => self.order,
+            Callback::Feature(f) => f.shown_order(self),
         }
     }
 

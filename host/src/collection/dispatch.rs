@@ -3,7 +3,7 @@
 //!
 //! Collection listeners are ordinary hub entries (so owners, handles, `times`,
 //! `order`, tiers and object destruction apply to them unchanged) whose
-//! callback is [`Callback::Collection`]; the message deliverer skips them and
+//! callback is a [`CollectionListen`]; the message deliverer skips them and
 //! this module calls them, each in its place among the ordinary listeners
 //! of the same dispatch (a [`Publish`] is the deliverer's
 //! [`Interleaved`]): `order` holds across every listener of a dispatch.
@@ -16,7 +16,7 @@ use smallvec::SmallVec;
 use crate::hub::seam::{Interleaved, Place};
 use crate::hub::{Gathered, Hub, Reached};
 use crate::key::Key;
-use crate::listener::{Callback, Entry, ListenerError};
+use crate::listener::{Entry, ListenerError};
 use crate::report::Report;
 use crate::types::Type;
 use crate::value::{StructValue, Value};
@@ -198,8 +198,8 @@ fn on_send_table<'a>(
 /// After a listener registered (the seam's `after_listen`): a collection
 /// listener is replayed the stored tables it would have heard.
 pub(crate) fn after_listen(hub: &Hub, entry: &Rc<Entry>) {
-    if matches!(entry.callback, Callback::Collection(_)) {
-        replay(hub, entry);
+    if let Some(listen) = entry.feature::<CollectionListen>() {
+        replay(hub, entry, listen);
     }
 }
 
@@ -208,7 +208,7 @@ pub(crate) fn after_listen(hub: &Hub, entry: &Rc<Entry>) {
 /// table nobody heard yet goes out as it would have live (a send's rows:
 /// all-rows and whole-table listeners only) and is used up by the first
 /// listener it reaches.
-fn replay(hub: &Hub, entry: &Rc<Entry>) {
+fn replay(hub: &Hub, entry: &Rc<Entry>, listen: &CollectionListen) {
     type Pending = (Key, Rc<[Value]>, bool, Option<Rc<Mirror>>);
     let pending: Vec<Pending> = {
         let state = hub.inner.state.borrow();
@@ -242,10 +242,8 @@ fn replay(hub: &Hub, entry: &Rc<Entry>) {
         };
         let element = element_of(rows.values);
         let mut visitor = Visitor::new(hub, key, rows, element, update, once);
-        if let Callback::Collection(listen) = &entry.callback
-            && visitor.wakes(listen.selector)
-        {
-            visitor.visit(entry, depth);
+        if visitor.wakes(listen.selector) {
+            visitor.visit(entry, listen, depth);
         }
         if tracing {
             hub.trace_end(key, visitor.called);
@@ -361,7 +359,7 @@ impl<'a> Publish<'a> {
             }
             self.at += 1;
             if self.visitor.wakes(c.selector) {
-                self.visitor.visit(&c.entry, depth);
+                self.visitor.visit(&c.entry, &c.listen, depth);
             }
         }
     }
@@ -441,10 +439,7 @@ impl<'a> Visitor<'a> {
 
     /// Calls a listener that [`Visitor::wakes`], if it may be called now.
     #[inline]
-    fn visit(&mut self, entry: &Rc<Entry>, depth: u32) {
-        let Callback::Collection(listen) = &entry.callback else {
-            return;
-        };
+    fn visit(&mut self, entry: &Rc<Entry>, listen: &CollectionListen, depth: u32) {
         if depth > 0 && !entry.partial {
             return;
         }

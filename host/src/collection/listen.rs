@@ -10,7 +10,8 @@ use std::rc::Rc;
 
 use crate::hub::{Hub, HubError, ListenSpec};
 use crate::listener::{
-    Callback, ListenOptions, ListenerError, ListenerHandle, ListenerId, ListenerParams, MessageFn,
+    Callback, Entry, FeatureListener, ListenOptions, ListenerError, ListenerHandle, ListenerId,
+    ListenerParams, MessageFn,
 };
 use crate::report::Report;
 use crate::signature::{Role, Site};
@@ -46,12 +47,16 @@ pub(crate) struct CollectionListen {
     pub form: Form,
 }
 
-impl CollectionListen {
-    /// What the message deliverer calls for a dispatch of `args`: a
-    /// listener that takes tables or messages, for anything but a table
+impl FeatureListener for CollectionListen {
+    /// One that takes tables or messages does.
+    fn takes_messages(&self) -> bool {
+        matches!(self.form, Form::Either { .. })
+    }
+
+    /// A listener that takes tables or messages, for anything but a table
     /// (a table goes to the collection dispatch); `None` otherwise.
     #[inline]
-    pub(crate) fn message_for(&self, args: &[Value]) -> Option<&Rc<MessageFn>> {
+    fn message_for(&self, args: &[Value]) -> Option<&Rc<MessageFn>> {
         match &self.form {
             Form::Either { message, .. } if super::dispatch::table_of(args).is_none() => {
                 Some(message)
@@ -60,13 +65,13 @@ impl CollectionListen {
         }
     }
 
-    /// Does the message deliverer call this listener for some dispatches?
-    pub(crate) fn takes_messages(&self) -> bool {
-        matches!(self.form, Form::Either { .. })
+    /// A table sent on its key goes to it on the table path; anything
+    /// else as a message, if it takes messages.
+    fn called_by_plain_send(&self, table: bool) -> Option<bool> {
+        Some(self.takes_messages() && !table)
     }
 
-    /// What it listens with, as the tracer tells it.
-    pub(crate) fn listener_kind(&self) -> ListenerKind {
+    fn listener_kind(&self, _entry: &Entry) -> ListenerKind {
         match &self.form {
             Form::Table(_) | Form::Either { .. } => ListenerKind::Table,
             Form::Row(_) => ListenerKind::Rows {
@@ -317,11 +322,8 @@ impl Hub {
     pub fn row_path(&self, id: ListenerId) -> Option<RowPath> {
         let state = self.inner.state.borrow();
         let entry = state.listeners.get(&id)?;
-        match &entry.callback {
-            Callback::Collection(listen) => match &listen.form {
-                Form::Row(RowSink::Typed { reader, .. }) => Some(reader.path()),
-                _ => None,
-            },
+        match &entry.feature::<CollectionListen>()?.form {
+            Form::Row(RowSink::Typed { reader, .. }) => Some(reader.path()),
             _ => None,
         }
     }
@@ -371,7 +373,7 @@ impl Hub {
         );
         // One that may take messages takes requests' responders too.
         spec.wants_responder = matches!(listen.form, Form::Either { .. });
-        spec.callback = Callback::Collection(Rc::new(listen));
+        spec.callback = Callback::Feature(Rc::new(listen));
         spec.site = site;
         self.listen_raw(key, spec)
     }

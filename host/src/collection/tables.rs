@@ -9,8 +9,9 @@ use std::rc::Rc;
 use smallvec::SmallVec;
 
 use crate::hub::seam::Features;
-use crate::listener::{Callback, Entry};
+use crate::listener::Entry;
 
+use super::listen::CollectionListen;
 use super::update::Selector;
 
 /// A gathered channel snapshot with its depth (what `hub::Gathered` holds).
@@ -21,6 +22,8 @@ type Lists = (Rc<crate::channel::List<Features>>, u32);
 #[derive(Clone)]
 pub(crate) struct CollectionEntry {
     pub entry: Rc<Entry>,
+    /// What the entry listens with, found once when the snapshot is made.
+    pub listen: Rc<CollectionListen>,
     pub selector: Selector,
     /// The entry's order and registration, copied out: a dispatch that
     /// interleaves these listeners with message listeners places each
@@ -51,14 +54,15 @@ impl ListTables {
     pub(crate) fn of(entries: &[Rc<Entry>]) -> ListTables {
         let collections = entries
             .iter()
-            .filter_map(|e| match &e.callback {
-                Callback::Collection(listen) => Some(CollectionEntry {
+            .filter_map(|e| {
+                let listen = e.feature_rc::<CollectionListen>()?;
+                Some(CollectionEntry {
                     entry: e.clone(),
                     selector: listen.selector,
+                    listen,
                     order: e.order,
                     seq: e.seq,
-                }),
-                _ => None,
+                })
             })
             .collect();
         ListTables { collections }

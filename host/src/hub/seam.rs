@@ -110,7 +110,7 @@ impl Hub {
 /// its types nor records its site.
 #[inline]
 pub(crate) fn kept_apart(callback: &Callback) -> bool {
-    matches!(callback, Callback::Hook(_))
+    callback.kept_apart()
 }
 
 /// A listener kept apart (see [`kept_apart`]) registered: its feature
