@@ -27,6 +27,8 @@ pub(crate) fn load(
         .hub
         .world_of(object)
         .ok_or_else(|| RhaiError::Setup(format!("{file}: {object} does not exist")))?;
+    // This load records the file's sites again: the old ones go.
+    shared.hub.restart_sites(Language::Rhai, file, source);
     let rewrite = shared.rewrite.get().then(|| syntax::rewrite(source));
     let text = rewrite.as_ref().map_or(source, |r| r.source.as_str());
     let bakes = rewrite.as_ref().map_or(&[][..], |r| r.bakes.as_slice());

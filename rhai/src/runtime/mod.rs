@@ -114,6 +114,13 @@ pub struct RhaiOptions {
     /// callbacks they run, in calls it sets off) cannot freeze the host for
     /// long. Stopped calls fail with `time limit exceeded`.
     pub time_limit: Option<Duration>,
+    /// The wall-clock budget of one outermost call (a listener, hook,
+    /// reply or top level, with every handler call it sets off), counted
+    /// from its first operation: past it the call stops with `time limit
+    /// exceeded` naming the budget, within a few hundred operations. A game
+    /// sets what a frame can afford (2 ms, say). `None` by default: then
+    /// only `time_limit` applies, and the clock is never read.
+    pub call_budget: Option<Duration>,
     /// How deep script function calls may nest.
     pub max_call_depth: usize,
     /// Longest string a script may build (bytes).
@@ -141,6 +148,7 @@ impl Default for RhaiOptions {
             budget: Some(DEFAULT_BUDGET),
             top_level_budget: Some(DEFAULT_BUDGET),
             time_limit: Some(Duration::from_secs(2)),
+            call_budget: None,
             max_call_depth: 64,
             max_string_size: 1 << 20,
             max_array_size: 100_000,
@@ -189,6 +197,7 @@ impl RhaiRuntime {
             options.hub_memory_limit.unwrap_or(usize::MAX),
         ));
         let limits = Rc::new(Limits::new(&options).map_err(no_watchdog)?);
+        limits.clock.set_call_budget(options.call_budget);
         let print: Rc<RefCell<PrintSink>> =
             Rc::new(RefCell::new(Rc::new(|line: &str| println!("{line}"))));
         let shared = Rc::new_cyclic(|weak| {
@@ -227,6 +236,12 @@ impl RhaiRuntime {
             .clock
             .set_limit(limit.unwrap_or(Duration::ZERO))
             .map_err(no_watchdog)
+    }
+
+    /// Changes the wall-clock budget of each outermost call (see
+    /// [`RhaiOptions::call_budget`]; `None`: none).
+    pub fn set_call_budget(&self, budget: Option<Duration>) {
+        self.shared.limits.clock.set_call_budget(budget);
     }
 
     /// A handle another thread (a Ctrl-C handler) uses to stop the script

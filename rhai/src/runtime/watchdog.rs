@@ -10,6 +10,13 @@
 //! Only outermost calls are timed: a handler the hub runs from inside a
 //! script call spends its caller's time, so a call and everything it sets
 //! off end by one deadline.
+//!
+//! **The call budget** ([`Clock::set_call_budget`]) is a game's per-call
+//! allowance, milliseconds rather than seconds, too fine for the
+//! watchdog's ticks: the runtime thread reads the clock itself, once every
+//! [`CHECK_EVERY`] operations of a call that has a budget, from the call's
+//! first operation (a clock read per few microseconds of script). Without
+//! a budget, the progress callback pays one more `Cell` read.
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -20,6 +27,9 @@ use std::time::{Duration, Instant};
 /// [`Watch::signal`] when the host interrupted; any other non-zero value
 /// is the sequence number of the outermost call that ran out of time.
 const INTERRUPT: u64 = u64::MAX;
+
+/// Operations between two clock reads of a call with a budget.
+pub(crate) const CHECK_EVERY: u32 = 256;
 
 /// Idle ticks after which the watchdog sleeps until a call starts.
 const IDLE_TICKS: u32 = 20;
@@ -56,6 +66,14 @@ pub(crate) struct Clock {
     /// The running call was stopped by an interrupt, which it consumes.
     interrupt_seen: Cell<bool>,
     watchdog: RefCell<Option<Thread>>,
+    /// The wall-clock budget of each outermost call (`None`: none).
+    call_budget: Cell<Option<Duration>>,
+    /// When the running call's budget runs out (`None`: no budget runs).
+    deadline: Cell<Option<Instant>>,
+    /// Operations left before the next clock read.
+    countdown: Cell<u32>,
+    /// The running call has spent its budget.
+    over: Cell<bool>,
 }
 
 impl Clock {
@@ -66,6 +84,10 @@ impl Clock {
             seq: Cell::new(0),
             interrupt_seen: Cell::new(false),
             watchdog: RefCell::new(None),
+            call_budget: Cell::new(None),
+            deadline: Cell::new(None),
+            countdown: Cell::new(CHECK_EVERY),
+            over: Cell::new(false),
         };
         clock.set_limit(limit)?;
         Ok(clock)
@@ -96,6 +118,13 @@ impl Clock {
         Duration::from_nanos(self.watch.limit.load(Ordering::Relaxed))
     }
 
+    /// Sets the wall-clock budget of each outermost call from its first
+    /// operation (`None`: none); a call past it stops with a time-up
+    /// error naming the budget.
+    pub fn set_call_budget(&self, budget: Option<Duration>) {
+        self.call_budget.set(budget.filter(|b| !b.is_zero()));
+    }
+
     /// An outermost call starts.
     #[inline]
     pub fn begin(&self) {
@@ -106,6 +135,10 @@ impl Clock {
         self.watch.call.store(seq, Ordering::SeqCst);
         if self.watch.drowsy.load(Ordering::SeqCst) {
             self.wake();
+        }
+        if let Some(budget) = self.call_budget.get() {
+            self.deadline.set(Some(Instant::now() + budget));
+            self.countdown.set(CHECK_EVERY);
         }
     }
 
@@ -123,6 +156,8 @@ impl Clock {
     #[inline]
     pub fn end(&self) {
         self.watch.call.store(0, Ordering::Relaxed);
+        self.deadline.set(None);
+        self.over.set(false);
         let signal = self.watch.signal.load(Ordering::Relaxed);
         if signal != 0 || self.interrupt_seen.get() {
             self.clear(signal);
@@ -144,6 +179,25 @@ impl Clock {
     #[inline]
     pub fn signalled(&self) -> bool {
         self.watch.signal.load(Ordering::Relaxed) != 0
+            || (self.deadline.get().is_some() && self.past_deadline())
+    }
+
+    /// Counts an operation of a call with a budget; every
+    /// [`CHECK_EVERY`] of them, reads the clock. True once past.
+    #[inline]
+    fn past_deadline(&self) -> bool {
+        if self.over.get() {
+            return true;
+        }
+        let left = self.countdown.get().saturating_sub(1);
+        if left > 0 {
+            self.countdown.set(left);
+            return false;
+        }
+        self.countdown.set(CHECK_EVERY);
+        let over = self.deadline.get().is_some_and(|d| Instant::now() >= d);
+        self.over.set(over);
+        over
     }
 
     /// Must the running call stop, and why? A time-up signal left from an
@@ -151,6 +205,7 @@ impl Clock {
     #[cold]
     pub fn stop(&self) -> Option<Stop> {
         match self.watch.signal.load(Ordering::Relaxed) {
+            0 if self.over.get() => self.call_budget.get().map(Stop::TimeUp),
             0 => None,
             INTERRUPT => {
                 self.interrupt_seen.set(true);

@@ -6,6 +6,7 @@
 
 mod api;
 mod baking;
+mod call_budget;
 mod collections;
 mod compat;
 mod delivery;
