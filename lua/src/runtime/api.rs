@@ -12,7 +12,7 @@ use gantry_host::collection::{RowFn, TableFn};
 use gantry_host::face::call::{TableShape, Values};
 use gantry_host::face::reply::{on_answer, request_during_send};
 use gantry_host::face::{
-    ApiError, Call, Declares, Face, KeyRef, SiteBook, Sites, Unbind, call_api,
+    ApiError, Call, Declares, Face, KeyRef, ModGrants, SiteBook, Sites, Unbind, call_api,
 };
 use gantry_host::hook::HookResult;
 use gantry_host::listener::{HookFn, MessageFn};
@@ -36,6 +36,9 @@ pub(crate) struct Ctx {
     pub object: ObjectId,
     pub world: WorldId,
     pub shared: Rc<Shared>,
+    /// The grants of the chunk's mod, as the host gave them at load (a
+    /// module it requires gets the same); `None`: it may use everything.
+    pub grants: Option<Rc<ModGrants>>,
     /// Sites already recorded by generic calls of this chunk.
     recorded: SiteBook,
     /// The API function of each baked slot, once the chunk bakes any (for
@@ -44,12 +47,19 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
-    pub fn new(file: Rc<str>, object: ObjectId, world: WorldId, shared: Rc<Shared>) -> Self {
+    pub fn new(
+        file: Rc<str>,
+        object: ObjectId,
+        world: WorldId,
+        shared: Rc<Shared>,
+        grants: Option<Rc<ModGrants>>,
+    ) -> Self {
         Self {
             file,
             object,
             world,
             shared,
+            grants,
             recorded: SiteBook::default(),
             slots: std::cell::RefCell::new(None),
         }
@@ -94,6 +104,10 @@ impl Face for LuaCall<'_> {
 
     fn hub(&self) -> &Hub {
         self.ctx.hub()
+    }
+
+    fn grants(&self) -> Option<&ModGrants> {
+        self.ctx.grants.as_deref()
     }
 
     fn book(&self) -> &SiteBook {

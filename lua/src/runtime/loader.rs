@@ -104,12 +104,20 @@ pub(crate) fn run_chunk_keeping_env(
                     text: Rc::from(bake.key.as_str()),
                 };
                 let f = baked_function(ctx, lua, bake.function, key.clone())?;
+                // Grants are decided here, once: a send outside them keeps
+                // the baked function, which refuses it, and never takes the
+                // fast lane past the check.
+                let granted = ctx.grants.as_ref().is_none_or(|grants| {
+                    grants.check(bake.function, key.key, &key.text).is_ok()
+                });
                 let f = match bake.function {
                     ApiFunction::Request => wrap_request(shared, f)?,
                     ApiFunction::NotifyMessage
                     | ApiFunction::NotifyWorldMessage
                     | ApiFunction::NotifyObjectMessage
-                    | ApiFunction::SendObjectMessage => {
+                    | ApiFunction::SendObjectMessage
+                        if granted =>
+                    {
                         super::fast::baked_send(ctx, lua, bake.function, &key, f)?
                     }
                     _ => f,

@@ -34,6 +34,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
+use gantry_host::face::ModGrants;
 use gantry_host::{Hub, ObjectId, Quota, WorldId};
 use mlua::{FromLua, Lua, StdLib, Table};
 
@@ -275,12 +276,31 @@ impl LuaRuntime {
         source: &str,
         object: ObjectId,
     ) -> Result<ScriptId, LuaError> {
+        self.load_script_granted(file, source, object, None)
+    }
+
+    /// [`LuaRuntime::load_script`] for a script of a mod with `grants`:
+    /// every API call the script (and each module it requires) makes is
+    /// checked against them; `None`: it may use everything.
+    pub fn load_script_granted(
+        &self,
+        file: &str,
+        source: &str,
+        object: ObjectId,
+        grants: Option<Rc<ModGrants>>,
+    ) -> Result<ScriptId, LuaError> {
         let world: WorldId = self
             .hub()
             .world_of(object)
             .ok_or_else(|| LuaError::Setup(format!("{file}: {object} does not exist")))?;
         let name: Rc<str> = Rc::from(file);
-        let ctx = Rc::new(Ctx::new(name.clone(), object, world, self.shared.clone()));
+        let ctx = Rc::new(Ctx::new(
+            name.clone(),
+            object,
+            world,
+            self.shared.clone(),
+            grants,
+        ));
         let env_cell = std::cell::RefCell::new(None);
         let result = loader::run_chunk_keeping_env(&ctx, &self.lua, source, &env_cell);
         if let Some(env) = env_cell.into_inner() {

@@ -265,7 +265,13 @@ fn require_function(ctx: &Rc<Ctx>, lua: &Lua) -> mlua::Result<Function> {
         );
         // Marks the module as loading, so a cycle ends instead of recursing.
         loaded.raw_set(name.as_str(), true)?;
-        let module_ctx = Rc::new(Ctx::new(file, ctx.object, ctx.world, ctx.shared.clone()));
+        let module_ctx = Rc::new(Ctx::new(
+            file,
+            ctx.object,
+            ctx.world,
+            ctx.shared.clone(),
+            ctx.grants.clone(),
+        ));
         let value = super::loader::run_chunk(&module_ctx, lua, &source)?;
         let value = if value.is_nil() {
             LuaValue::Boolean(true)

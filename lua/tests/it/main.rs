@@ -10,6 +10,7 @@ mod compat;
 mod delivery;
 mod errors;
 mod fast_lane;
+mod grants;
 mod plain_structs;
 mod requests;
 mod rewrite;

@@ -12,7 +12,7 @@ use gantry_host::collection::{RowFn, TableFn};
 use gantry_host::face::call::{TableShape, Values};
 use gantry_host::face::reply::{on_answer, request_during_send};
 use gantry_host::face::{
-    ApiError, Call, Declares, Face, KeyRef, SiteBook, Sites, Unbind, call_api,
+    ApiError, Call, Declares, Face, KeyRef, ModGrants, SiteBook, Sites, Unbind, call_api,
 };
 use gantry_host::hook::HookResult;
 use gantry_host::listener::{HookFn, MessageFn};
@@ -78,6 +78,10 @@ impl Face for RhaiCall<'_> {
 
     fn hub(&self) -> &Hub {
         &self.shared.hub
+    }
+
+    fn grants(&self) -> Option<&ModGrants> {
+        self.script.grants.as_deref()
     }
 
     fn book(&self) -> &SiteBook {

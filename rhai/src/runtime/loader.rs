@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use gantry_host::face::ModGrants;
 use gantry_host::{Language, ObjectId, Role, Site};
 use rhai::{Module, Position, Scope};
 
@@ -22,6 +23,7 @@ pub(crate) fn load(
     file: &str,
     source: &str,
     object: ObjectId,
+    grants: Option<Rc<ModGrants>>,
 ) -> Result<Rc<Script>, RhaiError> {
     let world = shared
         .hub
@@ -88,6 +90,7 @@ pub(crate) fn load(
         ast,
         scope: RefCell::new(scope),
         recorded: Default::default(),
+        grants,
     });
     let limit = shared.limits.top_level.get();
     let ran = shared.running(&script, limit, || {

@@ -82,6 +82,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
+use gantry_host::face::ModGrants;
 use gantry_host::{Hub, ObjectId};
 use rhai::Dynamic;
 
@@ -279,7 +280,20 @@ impl RhaiRuntime {
         source: &str,
         object: ObjectId,
     ) -> Result<ScriptId, RhaiError> {
-        let script = loader::load(&self.shared, file, source, object)?;
+        self.load_script_granted(file, source, object, None)
+    }
+
+    /// [`RhaiRuntime::load_script`] for a script of a mod with `grants`:
+    /// every API call the script makes is checked against them; `None`:
+    /// it may use everything.
+    pub fn load_script_granted(
+        &self,
+        file: &str,
+        source: &str,
+        object: ObjectId,
+        grants: Option<Rc<ModGrants>>,
+    ) -> Result<ScriptId, RhaiError> {
+        let script = loader::load(&self.shared, file, source, object, grants)?;
         let mut scripts = self.scripts.borrow_mut();
         scripts.push(script);
         Ok(ScriptId(scripts.len() - 1))

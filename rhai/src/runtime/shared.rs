@@ -37,6 +37,9 @@ pub(crate) struct Script {
     pub global: GlobalRuntimeState,
     /// Sites already recorded by generic calls of this script.
     pub recorded: SiteBook,
+    /// The grants of the script's mod, as the host gave them at load;
+    /// `None`: it may use everything.
+    pub grants: Option<Rc<gantry_host::face::ModGrants>>,
 }
 
 impl Script {

@@ -10,6 +10,7 @@ mod call_budget;
 mod collections;
 mod compat;
 mod delivery;
+mod grants;
 mod maps;
 mod requests;
 mod robustness;
