@@ -13,43 +13,19 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
-use gantry_host::{DEFAULT_TABLE_PATH, SignatureTable, TableFile};
+use anyhow::Context;
+use gantry_host::{DEFAULT_TABLE_PATH, SignatureTable};
 
 /// `dir` exists and is a folder.
 pub fn mod_folder(dir: &Path) -> anyhow::Result<()> {
-    match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => Ok(()),
-        Ok(_) => bail!("{} is not a folder", dir.display()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            bail!("the mod folder {} does not exist", dir.display())
-        }
-        Err(e) => bail!("cannot open the mod folder {}: {e}", dir.display()),
-    }
+    Ok(gantry_loader::folder::mod_folder(dir)?)
 }
 
 /// The table file of `dir`: `table` if given, else the default place. An
 /// absent file is fine (an empty table); anything there that is not a
 /// regular file is an error naming what it is.
 pub fn table_path(dir: &Path, table: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let path = table
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| dir.join(DEFAULT_TABLE_PATH));
-    match std::fs::metadata(&path) {
-        Ok(meta) if meta.is_file() => {}
-        Ok(meta) => bail!(
-            "the signature table {} is {}, not a file",
-            path.display(),
-            if meta.is_dir() {
-                "a folder"
-            } else {
-                "a special file"
-            }
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => bail!("cannot open the signature table {}: {e}", path.display()),
-    }
-    Ok(path)
+    Ok(gantry_loader::folder::table_path(dir, table)?)
 }
 
 /// The table of `dir` (or the `table` named), as [`table_path`] finds it;
@@ -61,15 +37,4 @@ pub fn load_table(dir: &Path, table: Option<&Path>) -> anyhow::Result<SignatureT
         None => SignatureTable::load_in(dir, Path::new(DEFAULT_TABLE_PATH)),
     }
     .with_context(|| format!("loading {}", path.display()))
-}
-
-/// The table file of `dir` (or the `table` named) for a run, which saves
-/// back to it merging with what changed on disk meanwhile.
-pub fn open_table(dir: &Path, table: Option<&Path>) -> anyhow::Result<TableFile> {
-    let path = table_path(dir, table)?;
-    match table {
-        Some(path) => TableFile::open(path),
-        None => TableFile::open_in(dir, Path::new(DEFAULT_TABLE_PATH)),
-    }
-    .with_context(|| format!("loading the signature table {}", path.display()))
 }

@@ -27,7 +27,7 @@ const AGAIN: Duration = Duration::from_millis(50);
 pub const INTERRUPTED: u8 = 130;
 
 /// Stops the script call running in any runtime, from another thread.
-pub type Interrupt = Arc<dyn Fn() + Send + Sync>;
+pub type Interrupt = gantry_loader::Interrupt;
 
 /// The installed Ctrl-C handler, as the run sees it.
 pub struct CtrlC {

@@ -21,7 +21,6 @@ mod run;
 mod table_cmd;
 mod tools;
 mod trace_out;
-mod watch;
 mod why;
 
 #[derive(Parser)]
@@ -37,9 +36,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the mod in DIR: load its scripts into one world, then tick it.
+    /// Run the game or mod in DIR: load its mods' scripts (dependencies
+    /// first) into one world, then tick it.
     Run {
-        /// The mod folder.
+        /// The game folder (DIR/mods/*/mod.toml) or mod folder.
         dir: PathBuf,
         /// How many `Game.Tick` messages to send after the top levels
         /// (default 1; with --watch, until Ctrl-C).

@@ -58,9 +58,11 @@
 
 pub mod contract;
 mod declare;
+mod depends;
 mod error;
 pub mod grants;
 mod near;
+mod persist;
 mod place;
 mod read;
 
@@ -69,6 +71,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 pub use contract::{Contract, HostKey};
+pub use depends::{Dependency, MAX_DEPENDS};
 pub use error::{MAX_REPORTED_ERRORS, ManifestError, ManifestErrors, Problem};
 pub use grants::{Grant, Grants, KeyTrees};
 
@@ -124,6 +127,10 @@ pub struct ModInfo {
     pub name: String,
     pub version: Option<String>,
     pub description: Option<String>,
+    /// `depends`: the mods this one needs, loaded before it.
+    pub depends: Vec<Dependency>,
+    /// `optional`: mods loaded before this one when they are there.
+    pub optional: Vec<Dependency>,
 }
 
 /// One `[structs.Name]` table.
@@ -149,6 +156,9 @@ pub struct DeclaredKey {
     /// observed responses.
     pub returns: Option<Vec<Param>>,
     pub doc: String,
+    /// `persist = true`: what the key stores outlives the run (a store or
+    /// once key only).
+    pub persist: bool,
     /// Where the key is written (its table header): the declaration site.
     pub line: u32,
     pub column: u32,

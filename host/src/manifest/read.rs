@@ -29,9 +29,9 @@ type Entry<'a, 'i> = (
 );
 
 const TOP_TABLES: [&str; 4] = ["mod", "structs", "keys", "grants"];
-const MOD_FIELDS: [&str; 3] = ["name", "version", "description"];
+const MOD_FIELDS: [&str; 5] = ["name", "version", "description", "depends", "optional"];
 const STRUCT_FIELDS: [&str; 2] = ["fields", "doc"];
-const KEY_FIELDS: [&str; 4] = ["kind", "params", "returns", "doc"];
+const KEY_FIELDS: [&str; 5] = ["kind", "params", "returns", "doc", "persist"];
 
 pub(super) fn read(file: &str, text: &str) -> Result<Manifest, ManifestErrors> {
     let mut reader = Reader {
@@ -233,7 +233,12 @@ impl<'t> Reader<'t> {
         value: &Spanned<DeValue<'_>>,
     ) -> Option<ModInfo> {
         let table = self.table(value, "mod")?;
-        self.unknown_fields(table, "mod", &MOD_FIELDS, "name, version, description");
+        self.unknown_fields(
+            table,
+            "mod",
+            &MOD_FIELDS,
+            "name, version, description, depends, optional",
+        );
         let mod_name = match table.get("name") {
             Some(v) => self.string(v, "mod.name", MAX_NAME_BYTES),
             None => {
@@ -266,10 +271,14 @@ impl<'t> Reader<'t> {
         let description = table
             .get("description")
             .and_then(|v| self.string(v, "mod.description", MAX_DOC_BYTES));
+        let depends = self.dependencies(table, "depends");
+        let optional = self.dependencies(table, "optional");
         Some(ModInfo {
             name: mod_name?,
             version,
             description,
+            depends,
+            optional,
         })
     }
 
@@ -357,7 +366,12 @@ impl<'t> Reader<'t> {
         if nested {
             return None;
         }
-        self.unknown_fields(table, &field, &KEY_FIELDS, "kind, params, returns, doc");
+        self.unknown_fields(
+            table,
+            &field,
+            &KEY_FIELDS,
+            "kind, params, returns, doc, persist",
+        );
         let kind = match table.get("kind") {
             Some(v) => self.kind(v, &format!("{field}.kind")),
             None => {
@@ -400,6 +414,13 @@ impl<'t> Reader<'t> {
             self.report(at, &params_field, Problem::TableShape, None);
         }
         let doc = self.doc(table, &field);
+        let persist = table.get("persist").is_some_and(|value| {
+            let mut findings = Vec::new();
+            let persist =
+                super::persist::read(value, &format!("{field}.persist"), kind, &mut findings);
+            self.report_all(findings);
+            persist
+        });
         let (line, column) = self.lines.at(name.span().start);
         Some(DeclaredKey {
             key: key.to_owned(),
@@ -407,10 +428,28 @@ impl<'t> Reader<'t> {
             params: params?,
             returns: returns?,
             doc: doc?,
+            persist,
             line,
             column,
         })
         .filter(|_| ok)
+    }
+
+    /// `[mod] depends` or `optional` (empty when absent).
+    fn dependencies(&mut self, table: &Table<'_>, name: &str) -> Vec<super::Dependency> {
+        let Some(value) = table.get(name) else {
+            return Vec::new();
+        };
+        let mut findings = Vec::new();
+        let found = super::depends::read(value, &format!("mod.{name}"), &self.lines, &mut findings);
+        self.report_all(findings);
+        found
+    }
+
+    fn report_all(&mut self, findings: Vec<super::depends::Finding>) {
+        for (at, field, problem, suggestion) in findings {
+            self.report(at, &field, problem, suggestion);
+        }
     }
 
     fn kind(&mut self, value: &Spanned<DeValue<'_>>, field: &str) -> Option<ManifestKind> {

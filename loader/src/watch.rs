@@ -19,7 +19,6 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use anyhow::Context;
 use gantry_host::files::{FileError, MAX_SCRIPT_BYTES, read_text_in};
 use gantry_host::manifest::{self, Manifest, ManifestErrors};
 
@@ -100,10 +99,8 @@ impl Watcher {
 
     /// The script files now, in file name order, each with its text or why
     /// it cannot be read, and remembers them as loaded.
-    pub fn scan(&mut self) -> anyhow::Result<Vec<Change>> {
-        let listed = self
-            .list()
-            .with_context(|| format!("reading {}", self.dir.display()))?;
+    pub fn scan(&mut self) -> std::io::Result<Vec<Change>> {
+        let listed = self.list()?;
         let mut out = Vec::new();
         for (name, stamp) in listed {
             let mut tracked = Tracked {

@@ -1,0 +1,578 @@
+//! A game as the loader runs it: its mods in dependency order on one hub,
+//! ticked, watched, and saved.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::rc::{Rc, Weak};
+
+use gantry_host::face::{Faced, ModGrants};
+use gantry_host::manifest::{self, Grants, Manifest};
+use gantry_host::{
+    Caller, Hub, Key, KeyDecl, ObjectId, SignatureTable, Source, TableFile, Type, Value, WorldId,
+};
+use gantry_lua::runtime::LuaOptions;
+use gantry_rhai::RhaiOptions;
+
+use crate::context::Context;
+use crate::engines::Interrupt;
+use crate::event::{Event, Sink};
+use crate::layout::{self, GamePolicy};
+use crate::order::{self, Refusal};
+use crate::unit::ModUnit;
+use crate::{LoaderError, folder};
+
+/// The key each tick is sent on.
+pub const TICK_KEY: &str = "Game.Tick";
+
+/// The file name earlier versions recorded the tick's send site under: no
+/// file a user could open, so a table that still has it loses it.
+const OLD_TICK_SITE: &str = "(gantry run)";
+
+/// The tick as the loader declares it to every mod (and `gantry check`
+/// and the language server know it from): no site, since no line of a
+/// mod declares it.
+pub fn tick_decl() -> KeyDecl {
+    KeyDecl::event()
+        .doc("Sent by `gantry run` once per tick: the tick's number from 1, and its length in seconds.")
+        .param("n", Type::Int)
+        .param("dt", Type::Float)
+}
+
+/// Which signature table a game reads and saves.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum TableChoice {
+    /// `GAME/.gantry/signatures.json`.
+    #[default]
+    Default,
+    /// A file the user named.
+    At(PathBuf),
+    /// Neither load nor save a table.
+    Off,
+}
+
+/// How a game is opened.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Every Lua runtime's options (each mod's `mod_dir` is set to its folder).
+    pub lua: LuaOptions,
+    /// Every Rhai runtime's options (each mod's `mod_dir` is set to its folder).
+    pub rhai: RhaiOptions,
+    pub table: TableChoice,
+}
+
+/// Which mod a text is about, from the file it starts with.
+#[derive(Debug, Clone, Default)]
+pub struct ModNames {
+    /// `(mods/core/, core)`, for a game's mods; empty for a single mod.
+    labels: Rc<Vec<(String, String)>>,
+}
+
+impl ModNames {
+    /// The mod whose file `text` starts with (`mods/core/main.lua:3: …`
+    /// is about `core`); `None` for a single mod's texts.
+    pub fn mod_of(&self, text: &str) -> Option<&str> {
+        self.labels
+            .iter()
+            .find(|(label, _)| text.starts_with(label.as_str()))
+            .map(|(_, name)| name.as_str())
+    }
+}
+
+/// One mod of the game, as a host sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModSummary {
+    pub name: String,
+    pub version: Option<String>,
+    pub dir: PathBuf,
+    /// Its scripts as errors name them.
+    pub scripts: Vec<String>,
+}
+
+/// A game (or a single mod) opened: its mods resolved and ordered, the
+/// hub made and its table read; nothing run yet ([`Game::load`]).
+pub struct Game {
+    root: PathBuf,
+    is_game: bool,
+    ctx: Rc<Context>,
+    mods: Vec<ModUnit>,
+    refused: Vec<Refusal>,
+    /// Findings about the game folder said at load (mod folders that are
+    /// links out, unreadable manifests, unmatched optional dependencies).
+    findings: Vec<(bool, String)>,
+    names: ModNames,
+    policy: GamePolicy,
+    table_file: Option<TableFile>,
+    before: SignatureTable,
+    tick: Key,
+    ticks: u32,
+    said_findings: bool,
+}
+
+impl Game {
+    /// Opens the game or mod folder `root`: reads `game.toml` and every
+    /// mod's `mod.toml`, orders the mods, reads the signature table and
+    /// declares the tick and every loadable mod's keys on a new hub.
+    ///
+    /// A single mod whose `mod.toml` cannot be used is
+    /// [`LoaderError::Manifest`]; in a game such a mod is refused (with
+    /// the mods that need it) and the others open.
+    pub fn open(root: &Path, options: Options) -> Result<Self, LoaderError> {
+        folder::mod_folder(root)?;
+        let is_game = layout::is_game(root);
+        let mut findings = Vec::new();
+        let mut refused = Vec::new();
+        let mut policy = GamePolicy::default();
+        // (name, dir, label, manifest) in load order.
+        let mut units: Vec<(String, PathBuf, String, Option<Manifest>)> = Vec::new();
+        if is_game {
+            policy = layout::read_policy(root)?;
+            let (folders, problems) = layout::mod_folders(root)?;
+            findings.extend(problems.into_iter().map(|p| (true, p)));
+            let mut candidates = Vec::new();
+            let mut found: Vec<(String, PathBuf, String, Manifest)> = Vec::new();
+            let mut seen: BTreeMap<String, String> = BTreeMap::new();
+            for folder in folders {
+                let label = format!("{}/{}/", layout::MODS_DIR, folder.folder);
+                let manifest = match manifest::load(&folder.dir) {
+                    Ok(Some(mut manifest)) => {
+                        manifest.file = format!("{label}{}", manifest.file);
+                        manifest
+                    }
+                    Ok(None) => {
+                        findings.push((
+                            false,
+                            format!(
+                                "{label}: no {} here, so no mod; skipped",
+                                manifest::MANIFEST_FILE
+                            ),
+                        ));
+                        continue;
+                    }
+                    Err(errors) => {
+                        for text in crate::manifest_findings(&errors, &label) {
+                            findings.push((true, text));
+                        }
+                        findings.push((
+                            true,
+                            format!(
+                                "{label}{}: cannot be used; the mod in {label} is not loaded",
+                                errors.file
+                            ),
+                        ));
+                        continue;
+                    }
+                };
+                let name = manifest.module.name.clone();
+                if !policy.enables(&name) {
+                    findings.push((
+                        false,
+                        format!("{label}: {name} is disabled in {}", layout::GAME_FILE),
+                    ));
+                    continue;
+                }
+                if let Some(other) = seen.get(&name) {
+                    findings.push((
+                        true,
+                        format!(
+                            "{}: the mod name {name} is taken by {other}; not loaded",
+                            manifest.file
+                        ),
+                    ));
+                    continue;
+                }
+                seen.insert(name.clone(), label.clone());
+                let (candidate, problems) = crate::needs::candidate(&manifest);
+                findings.extend(problems.into_iter().map(|p| (true, p)));
+                candidates.push(candidate);
+                found.push((name, folder.dir, label, manifest));
+            }
+            let resolved = order::resolve(&candidates);
+            findings.extend(resolved.warnings.into_iter().map(|w| (false, w)));
+            refused = resolved.refused;
+            let mut found: Vec<Option<_>> = found.into_iter().map(Some).collect();
+            for i in resolved.order {
+                if let Some((name, dir, label, manifest)) = found[i].take() {
+                    units.push((name, dir, label, Some(manifest)));
+                }
+            }
+        } else {
+            let manifest = manifest::load(root).map_err(LoaderError::Manifest)?;
+            let name = manifest.as_ref().map_or_else(
+                || {
+                    root.canonicalize()
+                        .ok()
+                        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                        .unwrap_or_else(|| "mod".to_owned())
+                },
+                |m| m.module.name.clone(),
+            );
+            units.push((name, root.to_path_buf(), String::new(), manifest));
+        }
+        let table_file = match &options.table {
+            TableChoice::Off => None,
+            TableChoice::Default => Some(folder::open_table(root, None)?),
+            TableChoice::At(path) => Some(folder::open_table(root, Some(path))?),
+        };
+        let before = table_file
+            .as_ref()
+            .map(|file| file.table().clone())
+            .unwrap_or_default();
+        let hub = Hub::with_table(before.clone());
+        // The tick is the host's, declared before any script runs: a mod's
+        // send that contradicts it is refused and records nothing, so the
+        // ticks keep working.
+        hub.declare_at(TICK_KEY, tick_decl(), None)
+            .map_err(|error| LoaderError::Hub {
+                what: format!("declaring {TICK_KEY}"),
+                error,
+            })?;
+        hub.edit_table(|table| {
+            if let Some(entry) = table.keys.get_mut(TICK_KEY) {
+                entry.sites.retain(|site| site.file != OLD_TICK_SITE);
+            }
+        });
+        // Declared after the table file is merged: a manifest is the newer
+        // word, and its keys are held as the host's are.
+        let mut declared = Vec::new();
+        for (name, dir, label, manifest) in units {
+            if let Some(manifest) = &manifest
+                && let Err(error) = manifest.declare_on(&hub)
+            {
+                if !is_game {
+                    return Err(LoaderError::Hub {
+                        what: format!("declaring the keys of {}", manifest.file),
+                        error,
+                    });
+                }
+                refused.push(Refusal {
+                    module: name.clone(),
+                    reason: format!("{}: declaring its keys: {error}", manifest.file),
+                    chain: vec![name],
+                });
+                continue;
+            }
+            declared.push((name, dir, label, manifest));
+        }
+        let tick = hub.key(TICK_KEY).map_err(|error| LoaderError::Hub {
+            what: format!("the key {TICK_KEY}"),
+            error,
+        })?;
+        let world = hub.create_world();
+        let ctx = Context::new(hub.clone(), world, options.lua, options.rhai);
+        let weak: Weak<Context> = Rc::downgrade(&ctx);
+        hub.on_report(move |report| {
+            if let Some(ctx) = weak.upgrade() {
+                ctx.say(Event::Report(&report.to_string()));
+            }
+        });
+        let weak: Weak<Context> = Rc::downgrade(&ctx);
+        let print: Rc<dyn Fn(&str)> = Rc::new(move |line: &str| {
+            if let Some(ctx) = weak.upgrade() {
+                ctx.say(Event::Print(line));
+            }
+        });
+        let names = ModNames {
+            labels: Rc::new(
+                declared
+                    .iter()
+                    .filter(|(_, _, label, _)| !label.is_empty())
+                    .map(|(name, _, label, _)| (label.clone(), name.clone()))
+                    .collect(),
+            ),
+        };
+        let mut mods = Vec::new();
+        for (name, dir, label, manifest) in declared {
+            let narrowed = policy.grants_for(&name).map_err(LoaderError::GameToml)?;
+            let grants = Grants::effective(
+                manifest.as_ref().and_then(|m| m.grants.as_ref()),
+                narrowed.as_ref(),
+                policy.require_grants,
+            );
+            let grants = ModGrants::of(&name, grants);
+            mods.push(ModUnit::new(
+                name,
+                &dir,
+                label,
+                manifest,
+                grants,
+                print.clone(),
+            ));
+        }
+        Ok(Self {
+            root: root.to_path_buf(),
+            is_game,
+            ctx,
+            mods,
+            refused,
+            findings,
+            names,
+            policy,
+            table_file,
+            before,
+            tick,
+            ticks: 0,
+            said_findings: false,
+        })
+    }
+
+    /// Where events go from now on (by default, to `tracing`).
+    pub fn on_event(&self, sink: impl Fn(Event<'_>) + 'static) {
+        let sink: Sink = Box::new(sink);
+        self.ctx.set_sink(sink);
+    }
+
+    /// The hub every mod runs on: declare the game's own keys, listen to
+    /// the mods' keys from Rust, send to them.
+    pub fn hub(&self) -> &Hub {
+        &self.ctx.hub
+    }
+
+    /// The world the mods' scripts live in.
+    pub fn world(&self) -> WorldId {
+        self.ctx.world
+    }
+
+    /// The folder the game was opened from.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether it is a game of many mods (`mods/`), not a single mod.
+    pub fn is_game(&self) -> bool {
+        self.is_game
+    }
+
+    /// The game's policy (`game.toml`; the default for a single mod).
+    pub fn policy(&self) -> &GamePolicy {
+        &self.policy
+    }
+
+    /// Which mod a text is about.
+    pub fn names(&self) -> ModNames {
+        self.names.clone()
+    }
+
+    /// Stops the script call running in any mod, from another thread.
+    pub fn interrupter(&self) -> Interrupt {
+        self.ctx.interrupters.all()
+    }
+
+    /// The mods that load, in load order.
+    pub fn mods(&self) -> Vec<ModSummary> {
+        self.mods
+            .iter()
+            .map(|m| ModSummary {
+                name: m.name.clone(),
+                version: m.manifest.as_ref().and_then(|m| m.module.version.clone()),
+                dir: m.dir.clone(),
+                scripts: m.scripts.iter().map(|s| s.file.clone()).collect(),
+            })
+            .collect()
+    }
+
+    /// The mods that do not load, and why.
+    pub fn refused(&self) -> &[Refusal] {
+        &self.refused
+    }
+
+    /// Errors said so far (reports and script errors, each time).
+    pub fn errors(&self) -> usize {
+        self.ctx.errors()
+    }
+
+    /// Whether anything failed: an error said, or a mod refused.
+    pub fn failed(&self) -> bool {
+        self.ctx.errors() > 0 || !self.refused.is_empty()
+    }
+
+    /// Says what was found opening the game: refused mods as errors (the
+    /// chain named), the rest as warnings.
+    fn say_findings(&mut self) {
+        if self.said_findings {
+            return;
+        }
+        self.said_findings = true;
+        for (error, text) in &self.findings {
+            if *error {
+                self.ctx.error(text);
+            } else {
+                self.ctx.say(Event::Warning(text));
+            }
+        }
+        for refusal in &self.refused {
+            self.ctx.error(&format!(
+                "{}; {} is not loaded",
+                refusal.reason, refusal.module
+            ));
+        }
+        if !self.findings.is_empty() || !self.refused.is_empty() {
+            self.ctx.say(Event::StepEnd);
+        }
+    }
+
+    /// Loads every mod's scripts, dependencies first; each script's top
+    /// level runs as it loads.
+    pub fn load(&mut self) {
+        self.load_until(&|| false);
+    }
+
+    /// [`Game::load`], stopping between scripts once `stop` says so (a
+    /// Ctrl-C).
+    pub fn load_until(&mut self, stop: &dyn Fn() -> bool) {
+        self.say_findings();
+        for unit in &mut self.mods {
+            if stop() {
+                break;
+            }
+            if !unit.persisted.is_empty() {
+                let replayed =
+                    crate::saved::replay(&self.root, &unit.name, &unit.persisted, &self.ctx.hub);
+                for warning in replayed.warnings {
+                    self.ctx
+                        .say(Event::Warning(&format!("{}{warning}", mod_tag(unit))));
+                }
+            }
+            unit.load_all(&self.ctx, stop);
+        }
+    }
+
+    /// Seconds between saves of the persisted keys while watching
+    /// (`save_every` in game.toml; 30 by default).
+    pub fn save_every(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.policy.save_every.unwrap_or(30).max(1))
+    }
+
+    /// Saves every mod's persisted keys (`GAME/.gantry/saved/<mod>.json`,
+    /// each written whole). What cannot be saved is said; whether every
+    /// save was written.
+    pub fn save_state(&mut self) -> bool {
+        let mut ok = true;
+        for unit in &self.mods {
+            if unit.persisted.is_empty() {
+                continue;
+            }
+            match crate::saved::save(&self.root, &unit.name, &unit.persisted, &self.ctx.hub) {
+                Ok(dropped) => {
+                    for text in dropped {
+                        self.ctx
+                            .say(Event::Warning(&format!("{}{text}", mod_tag(unit))));
+                    }
+                }
+                Err(e) => {
+                    ok = false;
+                    self.ctx.error(&format!(
+                        "{}saving the state of {}: {e}",
+                        mod_tag(unit),
+                        unit.name
+                    ));
+                }
+            }
+        }
+        ok
+    }
+
+    /// The ticks sent so far.
+    pub fn ticks(&self) -> u32 {
+        self.ticks
+    }
+
+    /// Sends the next `Game.Tick` (its number from 1, and `dt`) to every
+    /// mod; errors are said as they happen.
+    pub fn tick(&mut self, dt: f64) {
+        self.ticks += 1;
+        // Unrecorded: the tick's one site is the host's, not a line of
+        // the loader's own source that moves with every edit.
+        let mut args = [Value::Int(i64::from(self.ticks)), Value::Float(dt)];
+        let _ = self
+            .ctx
+            .hub
+            .send_values(self.tick, Source::Global, &mut args, Caller::Unrecorded);
+        for unit in &self.mods {
+            unit.take_errors(&self.ctx);
+        }
+        self.ctx.say(Event::StepEnd);
+    }
+
+    /// Reloads what changed on disk since the last poll: each mod's
+    /// manifest and scripts; a mod whose folder is gone is unloaded.
+    pub fn poll(&mut self) {
+        let mut gone = Vec::new();
+        for (at, unit) in self.mods.iter_mut().enumerate() {
+            if !unit.dir.is_dir() {
+                gone.push(at);
+                continue;
+            }
+            unit.poll(&self.ctx);
+        }
+        for at in gone.into_iter().rev() {
+            let mut unit = self.mods.remove(at);
+            unit.unload(&self.ctx);
+            self.ctx
+                .say(Event::Progress(&format!("[unloaded mod {}]", unit.name)));
+        }
+    }
+
+    /// Unloads the mod `name`: everything its scripts registered or
+    /// stored goes. Whether it was loaded.
+    pub fn unload(&mut self, name: &str) -> bool {
+        let Some(at) = self.mods.iter().position(|m| m.name == name) else {
+            return false;
+        };
+        let mut unit = self.mods.remove(at);
+        unit.unload(&self.ctx);
+        self.ctx
+            .say(Event::Progress(&format!("[unloaded mod {name}]")));
+        true
+    }
+
+    /// Every loaded script's object and its file as errors name it.
+    pub fn script_files(&self) -> HashMap<ObjectId, String> {
+        self.mods
+            .iter()
+            .flat_map(|m| m.scripts.iter().map(|s| (s.object, s.file.clone())))
+            .collect()
+    }
+
+    /// The table as read when the game opened.
+    pub fn table_before(&self) -> &SignatureTable {
+        &self.before
+    }
+
+    /// The table file, unless the game runs without one.
+    pub fn table_path(&self) -> Option<&Path> {
+        self.table_file.as_ref().map(TableFile::path)
+    }
+
+    /// Saves the hub's table to the table file, merged with what changed
+    /// on disk since it was read; what both changed keeps the file's
+    /// version, each said in the result. `None` without a table file.
+    pub fn save_table(&mut self) -> Result<Option<gantry_host::Saved>, LoaderError> {
+        let after = self.ctx.hub.table_snapshot();
+        let Some(file) = &mut self.table_file else {
+            return Ok(None);
+        };
+        let path = file.path().to_path_buf();
+        file.save(&after)
+            .map(Some)
+            .map_err(|error| LoaderError::SaveTable { path, error })
+    }
+}
+
+/// `[quest] ` before a text about a game's mod that names no file of
+/// it (a single mod's texts need none).
+fn mod_tag(unit: &ModUnit) -> String {
+    if unit.label.is_empty() {
+        String::new()
+    } else {
+        format!("[{}] ", unit.name)
+    }
+}
+
+impl Drop for Game {
+    fn drop(&mut self) {
+        // Scripts first, while the hub they hold is whole.
+        for unit in &mut self.mods {
+            unit.unload(&self.ctx);
+        }
+    }
+}

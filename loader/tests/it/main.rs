@@ -1,0 +1,1 @@
+//! The loader's tests, one binary.
