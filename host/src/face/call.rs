@@ -107,9 +107,7 @@ pub trait Face {
     fn hub(&self) -> &Hub;
     /// The grants of the mod whose script makes the call, as the host gave
     /// them when it loaded the script (`None`: it may use everything).
-    fn grants(&self) -> Option<&ModGrants> {
-        None
-    }
+    fn grants(&self) -> Option<&ModGrants>;
     /// The sites this call's script recorded from generic calls.
     fn book(&self) -> &SiteBook;
     /// Where the call stands, as a site in `role`.
