@@ -98,6 +98,11 @@ impl WorkspaceIndex {
         self.files.len()
     }
 
+    /// Every indexed script, in path order.
+    pub fn paths(&self) -> impl Iterator<Item = &Path> + '_ {
+        self.files.keys().map(PathBuf::as_path)
+    }
+
     /// Every key a call names, with the role of that call (duplicates
     /// kept; calls that neither send nor listen left out).
     pub fn keys(&self) -> impl Iterator<Item = (&str, Role)> + '_ {

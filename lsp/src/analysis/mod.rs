@@ -6,7 +6,13 @@ pub mod completion;
 pub mod context;
 pub mod diagnostics;
 pub mod grants;
+pub mod inlay;
+pub mod keys;
+pub mod lens;
 pub mod navigation;
+pub mod outline;
+pub mod rename;
+pub mod semantic;
 pub mod signature_help;
 
 use gantry_host::{Language, ScannedCall};

@@ -48,19 +48,48 @@ pub fn hover(file: &SourceFile<'_>, table: &SignatureTable, offset: usize) -> Op
     })
 }
 
-/// The declaring site of the key under the cursor: its line in `mod.toml`,
-/// or the Rust line that declared it. A key that was only observed has no
-/// declaration; its first recorded site that exists stands in. Never a
-/// file that is not there: a key the host declared with no site (`gantry
-/// run`'s `Game.Tick`) has no definition (its hover says who declared it).
+/// Where the key under the cursor comes from: its declaring site (its
+/// line in `mod.toml`, or the Rust line that declared it), then every
+/// call that sends it, in the scripts and in Rust. A key that was only
+/// observed has no declaration; its first recorded site that exists
+/// stands in. Never a file that is not there: a key the host declared
+/// with no site (`gantry run`'s `Game.Tick`) has only its senders.
 pub fn definition(
     file: &SourceFile<'_>,
     table: &SignatureTable,
     tables: TableFiles<'_>,
+    workspace: &WorkspaceIndex,
     offset: usize,
-) -> Option<Location> {
-    let (_, key) = file.key_at(offset)?;
-    home_location(table.get(key)?, tables)
+) -> Vec<Location> {
+    let Some((_, key)) = file.key_at(offset) else {
+        return Vec::new();
+    };
+    let entry = table.get(key);
+    let mut out: Vec<Location> = entry
+        .and_then(|e| home_location(e, tables))
+        .into_iter()
+        .collect();
+    for (path, _, call) in workspace.calls_of(key) {
+        if call.role == Some(Role::Send)
+            && let Some(uri) = path_to_uri(path)
+        {
+            out.push(Location::new(uri, call.range));
+        }
+    }
+    for site in entry
+        .into_iter()
+        .flat_map(|e| e.sites.iter())
+        .filter(|s| s.role == Role::Send && s.language == Language::Rust)
+    {
+        out.extend(site_location(tables, site));
+    }
+    let mut seen = Vec::new();
+    out.retain(|l| {
+        let new = !seen.contains(&(l.uri.clone(), l.range.start.line));
+        seen.push((l.uri.clone(), l.range.start.line));
+        new
+    });
+    out
 }
 
 /// Every recorded site of the key under the cursor, then every call of it
@@ -76,6 +105,18 @@ pub fn references(
     let Some((_, key)) = file.key_at(offset) else {
         return Vec::new();
     };
+    key_references(key, table, tables, workspace, include_declaration)
+}
+
+/// Every call of `key` in the workspace's scripts, then every recorded
+/// site of it no call already stands for.
+pub fn key_references(
+    key: &str,
+    table: &SignatureTable,
+    tables: TableFiles<'_>,
+    workspace: &WorkspaceIndex,
+    include_declaration: bool,
+) -> Vec<Location> {
     let mut out: Vec<Location> = Vec::new();
     let mut seen: Vec<(PathBuf, u32)> = Vec::new();
     for (path, _, call) in workspace.calls_of(key) {

@@ -42,6 +42,11 @@ impl RequestDispatcher<'_> {
                 let snapshot = self.state.snapshot();
                 match catch_unwind(AssertUnwindSafe(|| handler(snapshot, params))) {
                     Ok(Ok(result)) => Response::new_ok(id, result),
+                    // A request the server declines (a rename it cannot
+                    // follow) failed; anything else is the server's fault.
+                    Ok(Err(e)) if e.is::<super::requests::Declined>() => {
+                        Response::new_err(id, ErrorCode::RequestFailed as i32, e.to_string())
+                    }
                     Ok(Err(e)) => {
                         Response::new_err(id, ErrorCode::InternalError as i32, e.to_string())
                     }

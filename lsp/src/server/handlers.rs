@@ -31,7 +31,7 @@ fn locate<'a>(
     Some((doc, snap.table_of(doc), offset))
 }
 
-fn files(table: &LoadedTable) -> TableFiles<'_> {
+pub(super) fn files(table: &LoadedTable) -> TableFiles<'_> {
     TableFiles {
         file: &table.file,
         root: &table.root,
@@ -97,10 +97,14 @@ pub fn definition(
     let Some(calls) = doc.calls_near(offset) else {
         return Ok(None);
     };
-    Ok(
-        navigation::definition(&doc.source_with(&calls), &table.table, files(table), offset)
-            .map(GotoDefinitionResponse::Scalar),
-    )
+    let found = navigation::definition(
+        &doc.source_with(&calls),
+        &table.table,
+        files(table),
+        snap.workspace(),
+        offset,
+    );
+    Ok((!found.is_empty()).then_some(GotoDefinitionResponse::Array(found)))
 }
 
 pub fn references(

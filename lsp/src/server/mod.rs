@@ -11,6 +11,7 @@
 
 mod dispatch;
 mod handlers;
+mod requests;
 mod state;
 pub mod transport;
 
@@ -24,17 +25,22 @@ use lsp_types::notification::{
     Progress,
 };
 use lsp_types::request::{
-    CodeActionRequest, Completion, GotoDefinition, HoverRequest, References, RegisterCapability,
-    SignatureHelpRequest, WorkDoneProgressCreate, WorkspaceSymbolRequest,
+    CodeActionRequest, CodeLensRequest, Completion, DocumentDiagnosticRequest,
+    DocumentHighlightRequest, DocumentSymbolRequest, FoldingRangeRequest, GotoDefinition,
+    HoverRequest, InlayHintRequest, PrepareRenameRequest, References, RegisterCapability, Rename,
+    SemanticTokensFullRequest, SignatureHelpRequest, WorkDoneProgressCreate,
+    WorkspaceDiagnosticRequest, WorkspaceSymbolRequest,
 };
 use lsp_types::{
-    CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
-    DidChangeWatchedFilesRegistrationOptions, FileSystemWatcher, GlobPattern,
-    HoverProviderCapability, InitializeParams, InitializeResult, NumberOrString, OneOf,
-    ProgressParams, ProgressParamsValue, Registration, RegistrationParams, ServerCapabilities,
-    ServerInfo, SignatureHelpOptions, TextDocumentSyncCapability, TextDocumentSyncKind,
-    WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressCreateParams, WorkDoneProgressEnd,
-    WorkDoneProgressReport,
+    CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CodeLensOptions,
+    CompletionOptions, DiagnosticOptions, DiagnosticServerCapabilities,
+    DidChangeWatchedFilesRegistrationOptions, FileSystemWatcher, FoldingRangeProviderCapability,
+    GlobPattern, HoverProviderCapability, InitializeParams, InitializeResult, NumberOrString,
+    OneOf, ProgressParams, ProgressParamsValue, Registration, RegistrationParams, RenameOptions,
+    SemanticTokensFullOptions, SemanticTokensOptions, SemanticTokensServerCapabilities,
+    ServerCapabilities, ServerInfo, SignatureHelpOptions, TextDocumentSyncCapability,
+    TextDocumentSyncKind, WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressCreateParams,
+    WorkDoneProgressEnd, WorkDoneProgressReport,
 };
 
 pub use state::{Document, GlobalState, Snapshot};
@@ -99,6 +105,31 @@ pub fn capabilities() -> ServerCapabilities {
         code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
             code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
             ..Default::default()
+        })),
+        rename_provider: Some(OneOf::Right(RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: Default::default(),
+        })),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        document_highlight_provider: Some(OneOf::Left(true)),
+        folding_range_provider: Some(FoldingRangeProviderCapability::Simple(true)),
+        inlay_hint_provider: Some(OneOf::Left(true)),
+        code_lens_provider: Some(CodeLensOptions {
+            resolve_provider: Some(false),
+        }),
+        semantic_tokens_provider: Some(SemanticTokensServerCapabilities::SemanticTokensOptions(
+            SemanticTokensOptions {
+                legend: crate::analysis::semantic::legend(),
+                full: Some(SemanticTokensFullOptions::Bool(true)),
+                range: None,
+                work_done_progress_options: Default::default(),
+            },
+        )),
+        diagnostic_provider: Some(DiagnosticServerCapabilities::Options(DiagnosticOptions {
+            identifier: Some("gantry".to_owned()),
+            inter_file_dependencies: true,
+            workspace_diagnostics: true,
+            work_done_progress_options: Default::default(),
         })),
         ..Default::default()
     }
@@ -482,6 +513,16 @@ fn handle_request(state: &mut GlobalState, request: Request) {
     .on::<References>(handlers::references)
     .on::<WorkspaceSymbolRequest>(handlers::workspace_symbol)
     .on::<CodeActionRequest>(handlers::code_action)
+    .on::<PrepareRenameRequest>(requests::prepare_rename)
+    .on::<Rename>(requests::rename)
+    .on::<DocumentSymbolRequest>(requests::document_symbol)
+    .on::<DocumentHighlightRequest>(requests::document_highlight)
+    .on::<FoldingRangeRequest>(requests::folding_range)
+    .on::<InlayHintRequest>(requests::inlay_hint)
+    .on::<CodeLensRequest>(requests::code_lens)
+    .on::<SemanticTokensFullRequest>(requests::semantic_tokens_full)
+    .on::<DocumentDiagnosticRequest>(requests::document_diagnostic)
+    .on::<WorkspaceDiagnosticRequest>(requests::workspace_diagnostic)
     .finish();
 }
 

@@ -384,6 +384,16 @@ impl<'a> Snapshot<'a> {
         &self.state.workspace
     }
 
+    /// Every open document.
+    pub fn documents(&self) -> impl Iterator<Item = (&'a Uri, &'a Document)> + 'a {
+        self.state.docs.iter()
+    }
+
+    /// The workspace folders: scripts are read only inside them.
+    pub fn roots(&self) -> &'a [PathBuf] {
+        &self.state.roots
+    }
+
     /// Every loaded table, by file.
     pub fn tables(&self) -> Vec<&'a LoadedTable> {
         self.state.tables.all()

@@ -4,13 +4,17 @@
 //! Proptest keeps the seeds of past failures in `tests/proptest-regressions/`
 //! (`<module>.txt`), where it looks for a module of a `main.rs` tree.
 
+mod annotations;
 mod check;
 mod completion;
 mod diagnostics;
 mod documents;
 mod manifest;
 mod navigation;
+mod outline;
 mod protocol;
+mod pulled_diagnostics;
+mod rename;
 mod robustness;
 mod signature_help;
 mod support;

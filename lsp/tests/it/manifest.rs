@@ -219,9 +219,11 @@ fn definition(server: &Server, uri: &lsp_types::Uri, position: Position) -> Opti
         work_done_progress_params: WorkDoneProgressParams::default(),
         partial_result_params: PartialResultParams::default(),
     })?;
-    let GotoDefinitionResponse::Scalar(location) = found else {
-        panic!("one location")
+    // The declaration comes first, then the senders.
+    let GotoDefinitionResponse::Array(locations) = found else {
+        panic!("a list of locations")
     };
+    let location = locations.into_iter().next()?;
     let path = gantry_lsp::uri::uri_to_path(&location.uri).unwrap();
     Some((
         path.file_name().unwrap().to_string_lossy().into_owned(),

@@ -110,19 +110,40 @@ NotifyMessage("Player.Hu$0rt", 1.0)
             .to_string_lossy()
             .replace(&root, "")
     };
-    let Some(GotoDefinitionResponse::Scalar(def)) =
-        server.request::<GotoDefinition>(GotoDefinitionParams {
-            text_document_position_params: p.at_cursor(),
-            work_done_progress_params: WorkDoneProgressParams::default(),
-            partial_result_params: PartialResultParams::default(),
-        })
-    else {
-        panic!("a definition")
-    };
-    assert_eq!(
-        (short(&def.uri), def.range.start),
-        ("/src/game.rs".to_owned(), Position::new(11, 4))
-    );
+    // The declaration, then every sender: the scripts' and the host's.
+    let mut defs = String::new();
+    for _ in 0..100 {
+        let Some(GotoDefinitionResponse::Array(found)) =
+            server.request::<GotoDefinition>(GotoDefinitionParams {
+                text_document_position_params: p.at_cursor(),
+                work_done_progress_params: WorkDoneProgressParams::default(),
+                partial_result_params: PartialResultParams::default(),
+            })
+        else {
+            panic!("a definition")
+        };
+        defs = found
+            .iter()
+            .map(|l| {
+                format!(
+                    "{}:{:?}\n",
+                    short(&l.uri),
+                    (l.range.start.line, l.range.start.character)
+                )
+            })
+            .collect();
+        if defs.contains("fx.rhai") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    expect![[r#"
+        /src/game.rs:(11, 4)
+        /main.lua:(0, 14)
+        /mods/fx.rhai:(0, 14)
+        /src/game.rs:(39, 8)
+    "#]]
+    .assert_eq(&defs);
 
     // Indexing runs in the background: ask until the scripts are in.
     let mut rendered = String::new();
