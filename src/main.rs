@@ -98,6 +98,10 @@ enum Command {
         /// Read this table file instead of DIR/.gantry/signatures.json.
         #[arg(long)]
         table: Option<PathBuf>,
+        /// Write a LuaLS addon (config.json and library/) into this folder
+        /// instead of the stubs.
+        #[arg(long, value_name = "ADDON_DIR")]
+        luals_addon: Option<PathBuf>,
     },
     /// Explain KEY in the mod in DIR: who sends it, who listens, and why a
     /// listener may not fire (nobody sends, a near-miss key, too many
@@ -182,7 +186,17 @@ fn main() -> ExitCode {
             format,
             deny_warnings,
         } => tools::check(&dir, format, deny_warnings),
-        Command::Stubs { dir, out, table } => tools::stubs(&dir, out.as_deref(), table.as_deref()),
+        Command::Stubs {
+            dir,
+            out,
+            table,
+            luals_addon,
+        } => tools::stubs(
+            &dir,
+            out.as_deref(),
+            table.as_deref(),
+            luals_addon.as_deref(),
+        ),
         Command::Explain {
             dir,
             key,

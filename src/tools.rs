@@ -53,7 +53,12 @@ pub fn check(dir: &Path, format: Format, deny_warnings: bool) -> anyhow::Result<
 /// the declared names, docs, kinds and structs. A manifest that cannot be
 /// used is every finding printed and exit 2, nothing written: stubs
 /// without its declarations would pass what `check` flags.
-pub fn stubs(dir: &Path, out: Option<&Path>, table: Option<&Path>) -> anyhow::Result<ExitCode> {
+pub fn stubs(
+    dir: &Path,
+    out: Option<&Path>,
+    table: Option<&Path>,
+    luals_addon: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
     // A mod folder that is not there is most likely a typo: say so rather
     // than create it and write the stubs of an empty table into it.
     crate::folder::mod_folder(dir)?;
@@ -66,8 +71,18 @@ pub fn stubs(dir: &Path, out: Option<&Path>, table: Option<&Path>) -> anyhow::Re
     let out = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| dir.join(".gantry/stubs"));
-    let report = gantry_stubs::write_stubs(&table, &out)
-        .with_context(|| format!("writing stubs to {}", out.display()))?;
+    let (out, report) = match luals_addon {
+        Some(addon) => (
+            addon.to_path_buf(),
+            gantry_stubs::write_luals_addon(&table, addon)
+                .with_context(|| format!("writing the LuaLS addon to {}", addon.display()))?,
+        ),
+        None => {
+            let report = gantry_stubs::write_stubs(&table, &out)
+                .with_context(|| format!("writing stubs to {}", out.display()))?;
+            (out, report)
+        }
+    };
     for file in &report.written {
         outln!("wrote {file}");
     }

@@ -12,6 +12,7 @@
 //! - [`rhai_defs`]: the definition files in the format of rhai's
 //!   `Engine::definitions`, held to it by a test ([`rhai_definitions`]).
 //! - [`config`]: `.luarc.json` / `.emmyrc.json` pointing at the stubs.
+//! - [`luals`]: the same meta file as a LuaLS addon folder.
 //! - [`write`](mod@write): bringing the output folder up to date ([`write_stubs`]).
 //! - [`reference`]: the book's API reference page ([`api_reference`]).
 //! - `names`: identifiers and doc lines made safe for generated code.
@@ -22,6 +23,7 @@
 mod book_doctests;
 pub mod config;
 pub mod lua;
+pub mod luals;
 mod names;
 pub mod reference;
 pub mod rhai_defs;
@@ -34,6 +36,7 @@ use gantry_host::SignatureTable;
 
 pub use config::{emmyrc_json, luarc_json};
 pub use lua::lua_stubs;
+pub use luals::{luals_addon_files, write_luals_addon};
 pub use reference::api_reference;
 pub use rhai_defs::rhai_definitions;
 pub use write::{

@@ -3,6 +3,7 @@
 
 mod golden;
 mod lua_types;
+mod luals_addon;
 mod mod_contract;
 mod regenerate;
 mod rhai_definitions;
