@@ -1,5 +1,6 @@
-//! `--budget`, `--time-limit` and `--memory`: what one script call may
-//! spend, set from the command line for `gantry run` and `explain --ticks`.
+//! `--budget`, `--time-limit`, `--call-budget-us` and `--memory`: what one
+//! script call may spend, set from the command line for `gantry run` and
+//! `explain --ticks`.
 //!
 //! Each flag overrides the runtimes' own defaults, which the help states
 //! from the options themselves (so help and behaviour cannot drift apart).
@@ -34,6 +35,13 @@ pub struct LimitArgs {
     pub time_limit: Option<u64>,
     #[arg(
         long,
+        value_name = "US",
+        value_parser = clap::value_parser!(u64).range(1..),
+        help = call_budget_help(),
+    )]
+    pub call_budget_us: Option<u64>,
+    #[arg(
+        long,
         value_name = "MIB",
         value_parser = clap::value_parser!(u64).range(1..=1 << 20),
         help = memory_help(),
@@ -53,6 +61,11 @@ impl LimitArgs {
             let limit = Some(Duration::from_millis(ms));
             lua.time_limit = limit;
             rhai.time_limit = limit;
+        }
+        if let Some(us) = self.call_budget_us {
+            let budget = Some(Duration::from_micros(us));
+            lua.call_budget = budget;
+            rhai.call_budget = budget;
         }
         if let Some(mib) = self.memory {
             let bytes = Some(usize::try_from(mib * MIB).unwrap_or(usize::MAX));
@@ -98,6 +111,21 @@ fn time_limit_help() -> String {
     )
 }
 
+fn call_budget_help() -> String {
+    let (lua, rhai) = (LuaOptions::default(), RhaiOptions::default());
+    let us = |d: Option<Duration>| d.map_or("none".to_owned(), |d| d.as_micros().to_string());
+    let default = if lua.call_budget == rhai.call_budget {
+        us(lua.call_budget)
+    } else {
+        format!("Lua {}, Rhai {}", us(lua.call_budget), us(rhai.call_budget))
+    };
+    format!(
+        "Wall-clock microseconds one script call may take, counted from its first step: what a \
+         frame can afford (2000 at 60 fps with room to spare); a listener past it is stopped at \
+         its line and the others run [default: {default}]"
+    )
+}
+
 fn memory_help() -> String {
     let (lua, rhai) = (LuaOptions::default(), RhaiOptions::default());
     let mib = |bytes: Option<usize>| {
@@ -123,6 +151,7 @@ mod tests {
         LimitArgs {
             budget: Some(5_000),
             time_limit: Some(250),
+            call_budget_us: Some(2_000),
             memory: None,
         }
         .apply(&mut lua, &mut rhai);
@@ -131,6 +160,8 @@ mod tests {
         assert_eq!(rhai.top_level_budget, Some(5_000));
         assert_eq!(lua.time_limit, Some(Duration::from_millis(250)));
         assert_eq!(rhai.time_limit, Some(Duration::from_millis(250)));
+        assert_eq!(lua.call_budget, Some(Duration::from_millis(2)));
+        assert_eq!(rhai.call_budget, Some(Duration::from_millis(2)));
         assert_eq!(lua.memory_limit, LuaOptions::default().memory_limit);
         assert_eq!(
             rhai.hub_memory_limit,

@@ -309,3 +309,63 @@ fn run_takes_a_mod_folder_relative_to_the_current_one_and_its_modules_load() {
     assert!(out.contains("hi from lua"), "{out}");
     assert!(out.contains("hi from rhai"), "{out}");
 }
+
+#[test]
+fn a_looping_listener_under_call_budget_us_is_stopped_at_its_line_each_tick_and_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "loop.lua",
+        "ListenMessage('Game.Tick', nil, function(n)\n  while true do end\nend)\n",
+    );
+    write(
+        dir.path(),
+        "spin.rhai",
+        "ListenMessage(\"Game.Tick\", (), |n, dt| {\n    loop { }\n});\n",
+    );
+    write(
+        dir.path(),
+        "fine.lua",
+        "ListenMessage('Game.Tick', nil, function(n) print('tick ' .. n) end)\n",
+    );
+    let o = gantry()
+        .arg("run")
+        .arg(dir.path())
+        .args(["--no-table", "--ticks", "3", "--call-budget-us", "2000"])
+        .args(["--budget", "1000000000000", "--time-limit", "60000"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    // Every tick ran the listener that stays within its budget.
+    assert_eq!(stdout(&o).matches("tick ").count(), 3, "{}", stdout(&o));
+    assert_eq!(
+        err.matches("loop.lua:2: call budget of 2000 µs exceeded").count(),
+        2,
+        "printed once, then in the ×3 summary: {err}"
+    );
+    assert!(
+        err.lines()
+            .any(|l| l.contains("loop.lua:2: call budget") && l.ends_with(" ×3")),
+        "{err}"
+    );
+    assert!(
+        err.lines().any(|l| l.contains("spin.rhai:1:")
+            && l.contains("time limit exceeded")
+            && l.ends_with(" ×3")),
+        "{err}"
+    );
+}
+
+#[test]
+fn call_budget_us_of_zero_is_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = gantry()
+        .arg("run")
+        .arg(dir.path())
+        .args(["--call-budget-us", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--call-budget-us"), "{}", stderr(&o));
+}
