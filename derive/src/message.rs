@@ -89,7 +89,9 @@ fn attr(input: &DeriveInput) -> syn::Result<Attr> {
     }
     if !out.response.is_empty() {
         if kind_given && out.kind != Kind::Request {
-            return Err(attrs::error("only a `kind = \"request\"` message has a `response`"));
+            return Err(attrs::error(
+                "only a `kind = \"request\"` message has a `response`",
+            ));
         }
         out.kind = Kind::Request;
     }
@@ -148,7 +150,9 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     if shape.fields.len() > MAX_PARAMS {
         return Err(syn::Error::new(
             ident.span(),
-            format!("a message carries at most {MAX_PARAMS} parameters; group some in a `#[derive(Struct)]` struct"),
+            format!(
+                "a message carries at most {MAX_PARAMS} parameters; group some in a `#[derive(Struct)]` struct"
+            ),
         ));
     }
     let members: Vec<_> = shape.fields.iter().map(|f| &f.member).collect();

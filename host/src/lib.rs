@@ -92,6 +92,12 @@ pub use serde_bridge::{Serde, ValueSerdeError, from_value, struct_def_of, to_val
 pub use signature::{KeyDecl, KeyEntry, Kind, Language, Origin, Role, SignatureTable, Site};
 pub use source::{NameId, Source, WorldId};
 pub use trace::{Delivery, DropReason, ListenerKind, TraceEvent, TraceFn};
-pub use typed::{FixedKind, Handler, IntoArgs, SendKey, TypedArgs, TypedKey};
+pub use typed::{
+    Arg, FieldType, FixedKind, Handler, HookPayload, IntoArgs, ListenerReturn, MessageKey,
+    MessageType, SendKey, StructType, TypedArgs, TypedHookCall, TypedKey,
+};
+/// Derives: a key declared by its Rust struct, and a struct of the table
+/// (see [`typed`]).
+pub use gantry_derive::{Message, Struct};
 pub use types::{Mismatch, Param, StructDef, StructRegistry, Type};
 pub use value::{FromValue, IntoValue, ObjectId, StructValue, Value};

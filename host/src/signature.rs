@@ -243,8 +243,27 @@ pub struct KeyDecl {
 }
 
 impl KeyDecl {
+    /// A plain message's declaration: delivered to whoever listens now.
     pub fn event() -> Self {
         Self::default()
+    }
+    /// A stored message's declaration: replayed to late listeners.
+    pub fn store() -> Self {
+        Self::default().kind(Kind::Store)
+    }
+    /// A hook's declaration: its one parameter is the payload (a struct)
+    /// listeners change in place.
+    pub fn hook() -> Self {
+        Self::default().kind(Kind::Hook)
+    }
+    /// A request's declaration: a message whose listeners answer with the
+    /// [`response`](Self::response) parameters (none until some are
+    /// added: an answer that carries nothing).
+    pub fn request() -> Self {
+        Self {
+            response: Some(Vec::new()),
+            ..Self::default()
+        }
     }
     pub fn kind(mut self, kind: Kind) -> Self {
         self.kind = kind;

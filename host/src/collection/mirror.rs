@@ -69,12 +69,28 @@ pub unsafe trait Row: 'static + Sized {
 
 /// Implements [`Row`] for a struct from its name and its fields in
 /// declaration order; the field types come from the struct itself and
-/// must convert into values ([`IntoValue`](crate::IntoValue)).
+/// must convert into values ([`IntoValue`](crate::IntoValue)) and have a
+/// table type ([`FieldType`](crate::FieldType)).
+///
+/// It also implements [`StructType`](crate::StructType), so the struct
+/// declares itself with the types of the fields named
+/// ([`Hub::declare_struct`]); a struct that derives
+/// [`Struct`](derive@crate::Struct) has that already and takes
+/// `table_row!` only for the mirror.
 ///
 /// ```
+/// use gantry_host::{Hub, Type};
+///
 /// #[derive(Clone)]
 /// struct Item { id: i64, name: String, count: i64 }
 /// gantry_host::table_row!(Item { id, name, count });
+///
+/// let hub = Hub::new();
+/// hub.declare_struct::<Item>();
+/// let table = hub.table();
+/// let item = table.structs.get("Item").unwrap();
+/// assert_eq!(item.fields[1].name, "name");
+/// assert_eq!(item.fields[1].ty, Type::String);
 /// ```
 #[macro_export]
 macro_rules! table_row {
@@ -103,6 +119,30 @@ macro_rules! table_row {
                         ::std::clone::Clone::clone(&self.$field),
                     ))+
                 )
+            }
+        }
+
+        impl $crate::typed::StructType for $ty {
+            const NAME: &'static str = stringify!($ty);
+            fn struct_def() -> $crate::StructDef {
+                $crate::typed::struct_def("", ::std::vec![$(
+                    $crate::Param::new(
+                        stringify!($field),
+                        $crate::typed::type_of_field(|row: &$ty| &row.$field),
+                    )
+                ),+])
+            }
+            fn declare_field_structs(table: &mut $crate::SignatureTable) {
+                $($crate::typed::declare_field(|row: &$ty| &row.$field, table);)+
+            }
+        }
+
+        impl $crate::typed::FieldType for $ty {
+            fn ty() -> $crate::Type {
+                $crate::typed::struct_type::<Self>()
+            }
+            fn declare_structs(table: &mut $crate::SignatureTable) {
+                $crate::typed::declare_struct::<Self>(table)
             }
         }
     };

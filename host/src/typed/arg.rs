@@ -102,7 +102,10 @@ impl<E: Display + 'static> ListenerReturn for Result<(), E> {
 /// Argument `position` of `args` as parameter type `T` (what a typed
 /// listener and a derived message read their arguments with).
 #[inline]
-pub(crate) fn convert<T: Arg>(args: &[Value], position: usize) -> Result<T::Item<'_>, ListenerError> {
+pub(crate) fn convert<T: Arg>(
+    args: &[Value],
+    position: usize,
+) -> Result<T::Item<'_>, ListenerError> {
     let value = args.get(position).ok_or_else(|| missing::<T>(position))?;
     T::from_arg(value).ok_or_else(|| wrong::<T>(position, value))
 }

@@ -19,9 +19,19 @@ use crate::types::Type;
 use crate::value::{FromValue, IntoValue, ObjectId, Value};
 
 mod arg;
+mod hook;
+mod message;
+mod schema;
 
-pub use arg::{Arg, ListenerReturn};
 use arg::convert;
+pub use arg::{Arg, ListenerReturn};
+pub use hook::{HookPayload, TypedHookCall};
+pub use message::{Heard, MessageKey, MessageKind, MessageType, WholeMessage, kinds};
+pub use schema::{FieldType, StructType, declare_struct};
+#[doc(hidden)]
+pub use schema::{
+    arg, declare_field, field, struct_def, struct_fields, struct_type, struct_value, type_of_field,
+};
 
 /// A tuple of Rust values sent as message arguments.
 pub trait IntoArgs {

@@ -1,0 +1,266 @@
+//! Keys declared by their Rust type (`#[derive(Message)]`, `#[derive(Struct)]`,
+//! `table_row!`): the table shows the names, types and docs written once on
+//! the struct; sends and listeners take the struct; the structs a message
+//! carries declare themselves.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gantry_host::{
+    Hub, HubError, Kind, ObjectId, Origin, Param, Role, Source, StructValue, Type, Value,
+};
+
+/// A player got hurt.
+#[derive(gantry_host::Message, Debug, Clone, PartialEq)]
+#[message(key = "Player.Hurt")]
+struct Hurt {
+    /// Damage dealt, after armour.
+    dmg: f64,
+    /// Who dealt it.
+    causer: ObjectId,
+}
+
+/// An item in an inventory.
+#[derive(gantry_host::Struct, Debug, Clone, PartialEq)]
+struct Item {
+    id: i64,
+    name: String,
+    tags: Vec<String>,
+}
+
+/// Someone picked items up.
+#[derive(gantry_host::Message, Debug, Clone, PartialEq)]
+#[message(key = "Inv.PickedUp", kind = "store")]
+struct PickedUp {
+    items: Vec<Item>,
+    total: i64,
+}
+
+/// A shop's price for an item.
+#[derive(gantry_host::Message)]
+#[message(key = "Shop.Price", kind = "request", response(price = f64, known = bool))]
+struct Price(#[gantry(name = "item")] String);
+
+fn world_object(hub: &Hub) -> ObjectId {
+    let world = hub.create_world();
+    hub.spawn(world).unwrap()
+}
+
+#[test]
+fn a_derived_message_declares_its_key_with_names_types_and_docs() {
+    let hub = Hub::new();
+    hub.declare_message::<Hurt>().unwrap();
+    let table = hub.table();
+    let entry = &table.keys["Player.Hurt"];
+    assert_eq!(entry.kind, Kind::Event);
+    assert_eq!(entry.origin, Origin::Declared);
+    assert_eq!(entry.doc, "A player got hurt.");
+    assert_eq!(
+        entry.params,
+        vec![
+            Param::new("dmg", Type::Float),
+            Param::new("causer", Type::Object)
+        ]
+    );
+    let site = entry.declaration_site().expect("a declaring site");
+    assert!(site.file.ends_with("declared_messages.rs"), "{site}");
+    assert_eq!(site.role, Role::Declare);
+    assert_eq!(
+        <Hurt as gantry_host::MessageType>::PARAM_DOCS,
+        &[
+            ("dmg", "Damage dealt, after armour."),
+            ("causer", "Who dealt it.")
+        ]
+    );
+}
+
+#[test]
+fn a_derived_message_is_sent_and_heard_as_its_struct() {
+    let hub = Hub::new();
+    let hurt = hub.declare_message::<Hurt>().unwrap();
+    let player = world_object(&hub);
+    let heard = Rc::new(RefCell::new(Vec::new()));
+    let into = heard.clone();
+    let _listening = hurt
+        .listen(&hub, player, move |h: Hurt| into.borrow_mut().push(h))
+        .unwrap();
+    let sent = Hurt {
+        dmg: 12.5,
+        causer: player,
+    };
+    let delivered = hurt.send(&hub, player, sent.clone()).unwrap();
+    assert_eq!(delivered.listeners, 1);
+    assert_eq!(*heard.borrow(), vec![sent]);
+}
+
+#[test]
+fn a_plain_listener_of_the_fields_hears_a_derived_send() {
+    let hub = Hub::new();
+    let hurt = hub.declare_message::<Hurt>().unwrap();
+    let heard = Rc::new(RefCell::new(Vec::new()));
+    let into = heard.clone();
+    let _listening = hub
+        .listen("Player.Hurt", Source::Global, move |dmg: f64| {
+            into.borrow_mut().push(dmg)
+        })
+        .unwrap();
+    let causer = world_object(&hub);
+    hurt.send(&hub, Source::Global, Hurt { dmg: 3.0, causer })
+        .unwrap();
+    assert_eq!(*heard.borrow(), vec![3.0]);
+}
+
+#[test]
+fn a_send_by_text_that_contradicts_the_derived_declaration_is_refused() {
+    let hub = Hub::new();
+    hub.declare_message::<Hurt>().unwrap();
+    let refused = hub.send_str("Player.Hurt", Source::Global, ("a lot", 5i64));
+    match refused {
+        Err(HubError::Mismatch { key, mismatch }) => {
+            assert_eq!(key, "Player.Hurt");
+            assert_eq!(mismatch.position, 0);
+        }
+        other => panic!("expected a mismatch, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_message_with_a_struct_field_declares_that_struct_too() {
+    let hub = Hub::new();
+    hub.declare_message::<PickedUp>().unwrap();
+    let table = hub.table();
+    let entry = &table.keys["Inv.PickedUp"];
+    assert_eq!(entry.kind, Kind::Store);
+    assert_eq!(
+        entry.params[0],
+        Param::new("items", Type::Array(Box::new(Type::Struct("Item".into()))))
+    );
+    let item = table.structs.get("Item").expect("Item declared");
+    assert_eq!(item.doc, "An item in an inventory.");
+    assert_eq!(
+        item.fields,
+        vec![
+            Param::new("id", Type::Int),
+            Param::new("name", Type::String),
+            Param::new("tags", Type::Array(Box::new(Type::String))),
+        ]
+    );
+    assert!(table.structs.is_declared("Item"));
+}
+
+#[test]
+fn a_stored_derived_message_is_replayed_to_a_late_listener_as_its_struct() {
+    let hub = Hub::new();
+    let picked = hub.declare_message::<PickedUp>().unwrap();
+    let message = PickedUp {
+        items: vec![Item {
+            id: 7,
+            name: "rope".into(),
+            tags: vec!["tool".into()],
+        }],
+        total: 1,
+    };
+    picked.store(&hub, Source::Global, message.clone()).unwrap();
+    let heard = Rc::new(RefCell::new(Vec::new()));
+    let into = heard.clone();
+    let _late = picked
+        .listen(&hub, Source::Global, move |p: PickedUp| {
+            into.borrow_mut().push(p)
+        })
+        .unwrap();
+    assert_eq!(*heard.borrow(), vec![message.clone()]);
+    assert_eq!(picked.stored(&hub, Source::Global), Some(message));
+}
+
+#[test]
+fn a_derived_struct_converts_to_its_value_and_back() {
+    use gantry_host::{FromValue, IntoValue};
+    let item = Item {
+        id: 3,
+        name: "lamp".into(),
+        tags: vec![],
+    };
+    let value = item.clone().into_value();
+    let expected = StructValue::new("Item")
+        .with("id", 3i64)
+        .with("name", "lamp")
+        .with("tags", Value::array(vec![]));
+    assert_eq!(value, Value::structure(expected));
+    assert_eq!(Item::from_value(&value), Some(item));
+    // A script's table names its fields in any order.
+    let shuffled = StructValue::new("Item")
+        .with("tags", Value::array(vec![Value::str("x")]))
+        .with("name", "torch")
+        .with("id", 4i64);
+    assert_eq!(
+        Item::from_value(&Value::structure(shuffled)),
+        Some(Item {
+            id: 4,
+            name: "torch".into(),
+            tags: vec!["x".into()]
+        })
+    );
+}
+
+#[test]
+fn a_derived_request_declares_its_response_and_is_answered() {
+    let hub = Hub::new();
+    let price = hub.declare_message::<Price>().unwrap();
+    {
+        let table = hub.table();
+        let entry = &table.keys["Shop.Price"];
+        assert_eq!(entry.params, vec![Param::new("item", Type::String)]);
+        assert_eq!(
+            entry.response,
+            Some(vec![
+                Param::new("price", Type::Float),
+                Param::new("known", Type::Bool)
+            ])
+        );
+    }
+    let _shop = hub
+        .listen_message(
+            "Shop.Price",
+            Source::Global,
+            Default::default(),
+            |m: &gantry_host::Message<'_>| {
+                let item = m.args[0].as_str().unwrap_or_default();
+                if let Some(responder) = m.responder {
+                    responder.respond((if item == "rope" { 2.5 } else { 0.0 }, true));
+                }
+            },
+        )
+        .unwrap();
+    let answer = Rc::new(RefCell::new(None));
+    let into = answer.clone();
+    price
+        .request(&hub, Source::Global, Price("rope".into()), move |reply| {
+            if let gantry_host::Reply::Answer(values) = reply {
+                *into.borrow_mut() = values[0].as_float();
+            }
+        })
+        .unwrap();
+    assert_eq!(*answer.borrow(), Some(2.5));
+}
+
+#[derive(Clone)]
+struct Slot {
+    index: i64,
+    label: String,
+}
+gantry_host::table_row!(Slot { index, label });
+
+#[test]
+fn a_table_row_declares_its_struct_with_the_types_of_its_fields() {
+    let hub = Hub::new();
+    hub.declare_struct::<Slot>();
+    let table = hub.table();
+    let slot = table.structs.get("Slot").expect("Slot declared");
+    assert_eq!(
+        slot.fields,
+        vec![
+            Param::new("index", Type::Int),
+            Param::new("label", Type::String)
+        ]
+    );
+}
