@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use gantry_host::Hub;
+use gantry_host::face::ScriptRuntime;
 use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 
 use crate::support::{copy_dir, gantry, stderr, stderr as err, stdout, stdout as out, write};

@@ -16,6 +16,9 @@
 //! - [`error`]: [`ScriptError`] (a script's fault at its place) and
 //!   [`ApiError`] (an API call's bad argument, naming the function and key).
 //! - [`runtime`]: [`ScriptRuntime`], what a host asks of any runtime.
+//! - [`scripts`]: loaded scripts by [`ScriptId`] and what each registered,
+//!   for unloading and reloading one in place.
+//! - [`output`]: [`ScriptOutput`], what scripts print and the errors kept.
 //! - [`hub`]: [`Faced`], the hub's entries for dynamic values and script
 //!   callbacks, out of the typed API a game programmer uses.
 //!
@@ -27,8 +30,10 @@ pub mod error;
 pub mod grants;
 pub mod hub;
 pub mod options;
+pub mod output;
 pub mod reply;
 pub mod runtime;
+pub mod scripts;
 pub mod sites;
 pub mod structs;
 
@@ -36,7 +41,9 @@ pub use call::{Declares, Face, Unbind, call_api};
 pub use error::{ApiError, Call, ErrorLog, ErrorSink, ScriptError, takes_too_many};
 pub use grants::{GrantError, ModGrants};
 pub use hub::Faced;
+pub use output::{PrintSink, ScriptOutput};
 pub use runtime::ScriptRuntime;
+pub use scripts::{Loaded, Registrations, ReloadError, ScriptId, Scripts};
 pub use sites::{KeyRef, SiteBook, Sites};
 pub use structs::{MAX_DEPTH, STRUCT_FIELD};
 

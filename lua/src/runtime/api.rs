@@ -12,7 +12,8 @@ use gantry_host::collection::{RowFn, TableFn};
 use gantry_host::face::call::{TableShape, Values};
 use gantry_host::face::reply::{on_answer, request_during_send};
 use gantry_host::face::{
-    ApiError, Call, Declares, Face, KeyRef, ModGrants, SiteBook, Sites, Unbind, call_api,
+    ApiError, Call, Declares, Face, KeyRef, ModGrants, Registrations, SiteBook, Sites, Unbind,
+    call_api,
 };
 use gantry_host::hook::HookResult;
 use gantry_host::listener::{HookFn, MessageFn};
@@ -39,6 +40,9 @@ pub(crate) struct Ctx {
     /// The grants of the chunk's mod, as the host gave them at load (a
     /// module it requires gets the same); `None`: it may use everything.
     pub grants: Option<Rc<ModGrants>>,
+    /// What the script this chunk belongs to registered (a module notes
+    /// its listeners in the requiring script's), for unloading it.
+    pub registered: Rc<Registrations>,
     /// Sites already recorded by generic calls of this chunk.
     recorded: SiteBook,
     /// The API function of each baked slot, once the chunk bakes any (for
@@ -60,9 +64,17 @@ impl Ctx {
             world,
             shared,
             grants,
+            registered: Rc::default(),
             recorded: SiteBook::default(),
             slots: std::cell::RefCell::new(None),
         }
+    }
+
+    /// This chunk noting what it registers in `registered`: the script's
+    /// record, shared by every module the script requires.
+    pub fn noting_in(mut self, registered: Rc<Registrations>) -> Self {
+        self.registered = registered;
+        self
     }
 
     fn hub(&self) -> &Hub {
@@ -274,10 +286,15 @@ impl Face for LuaCall<'_> {
     fn reply_to(&self, reply: Function) -> Box<dyn FnOnce(Reply<'_>)> {
         let shared = Rc::downgrade(&self.ctx.shared);
         let file = self.ctx.file.clone();
+        let registered = self.ctx.registered.clone();
         on_answer(move |values| {
             let Some(shared) = shared.upgrade() else {
                 return;
             };
+            // A reply to a script unloaded since is dropped unheard.
+            if !registered.is_loaded() {
+                return;
+            }
             let Some(lua) = shared.lua.try_upgrade() else {
                 return;
             };
@@ -309,10 +326,15 @@ impl Face for LuaCall<'_> {
         let thread = self.lua.current_thread();
         let shared = Rc::downgrade(&self.ctx.shared);
         let file = self.ctx.file.clone();
+        let registered = self.ctx.registered.clone();
         let later = move |answer: Option<Vec<Value>>| {
             let Some(shared) = shared.upgrade() else {
                 return;
             };
+            // A script unloaded since is not resumed.
+            if !registered.is_loaded() {
+                return;
+            }
             let Some(lua) = shared.lua.try_upgrade() else {
                 return;
             };
@@ -409,13 +431,20 @@ fn call(
     mut args: MultiValue,
     sites: Sites,
 ) -> mlua::Result<MultiValue> {
-    call_api(
+    let out = call_api(
         &LuaCall { ctx, lua },
         function,
         key,
         args.make_contiguous(),
         sites,
-    )
+    )?;
+    // A listen returns its listener's id: the script's, to take back.
+    if function.role() == Some(Role::Listen)
+        && let Some(LuaValue::Integer(id)) = out.front()
+    {
+        (ctx.registered).listened(ctx.hub(), ListenerId::from_raw(*id as u64));
+    }
+    Ok(out)
 }
 
 /// Writes a hook's resulting `value` back into the caller's payload table

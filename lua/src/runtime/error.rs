@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-pub use gantry_host::face::ScriptError;
+pub use gantry_host::face::{ScriptError, ScriptId};
 
 /// Errors of setting up the runtime or loading a script.
 #[derive(Debug, Error)]
@@ -11,6 +11,9 @@ pub enum LuaError {
     /// The script failed to compile or its top level failed.
     #[error("{0}")]
     Script(#[from] ScriptError),
+    /// No script of this id is loaded (never was, or was unloaded).
+    #[error("{0} is not loaded")]
+    NotLoaded(ScriptId),
     /// The Lua state could not be set up.
     #[error("Lua setup failed: {0}")]
     Setup(String),

@@ -34,13 +34,16 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
-use gantry_host::face::ModGrants;
+use gantry_host::face::runtime::RuntimeError;
+use gantry_host::face::{
+    Loaded, ModGrants, Registrations, ReloadError, ScriptOutput, ScriptRuntime, Scripts,
+};
 use gantry_host::{Hub, ObjectId, Quota, WorldId};
 use mlua::{FromLua, Lua, StdLib, Table};
 
 pub use budget::Interrupter;
 pub use error::{LuaError, ScriptError};
-pub use gantry_host::face::STRUCT_FIELD;
+pub use gantry_host::face::{STRUCT_FIELD, ScriptId};
 pub use handles::{NamedHandle, ObjectHandle, WorldHandle};
 
 use api::Ctx;
@@ -133,16 +136,30 @@ impl Default for LuaOptions {
     }
 }
 
-/// A loaded script, for reading its globals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScriptId(usize);
+/// A loaded script as the runtime keeps it: what reloading it needs (its
+/// file, object and grants), its environment (its globals) and what it
+/// registered.
+#[derive(Clone)]
+struct LuaScript {
+    file: Rc<str>,
+    object: ObjectId,
+    grants: Option<Rc<ModGrants>>,
+    env: Table,
+    registered: Rc<Registrations>,
+}
+
+impl Loaded for LuaScript {
+    fn registrations(&self) -> &Registrations {
+        &self.registered
+    }
+}
 
 /// The Lua runtime. Field order matters: the watchdog stops before the Lua
 /// state can close.
 pub struct LuaRuntime {
     watchdog: Watchdog,
     shared: Rc<Shared>,
-    scripts: std::cell::RefCell<Vec<(Rc<str>, Table)>>,
+    scripts: Scripts<LuaScript>,
     lua: Lua,
 }
 
@@ -204,7 +221,7 @@ impl LuaRuntime {
         Ok(Self {
             watchdog,
             shared,
-            scripts: std::cell::RefCell::new(Vec::new()),
+            scripts: Scripts::default(),
             lua,
         })
     }
@@ -250,23 +267,6 @@ impl LuaRuntime {
         self.watchdog.interrupter()
     }
 
-    /// Where `print` goes (stdout by default).
-    pub fn on_print(&self, f: impl Fn(&str) + 'static) {
-        *self.shared.print.borrow_mut() = Rc::new(f);
-    }
-
-    /// Called for each script error the hub does not report itself (a
-    /// failing top level, reply function or resumed coroutine). Listener
-    /// failures are the hub's [`gantry_host::Report::ListenerFailed`].
-    pub fn on_error(&self, f: impl Fn(&ScriptError) + 'static) {
-        self.shared.errors.set_sink(Rc::new(f));
-    }
-
-    /// Script errors filed since the last call (see [`LuaRuntime::on_error`]).
-    pub fn take_errors(&self) -> Vec<ScriptError> {
-        self.shared.errors.take()
-    }
-
     /// Loads a script attached to `object` and runs its top level. `file` is
     /// the name errors and recorded call sites use (`player.lua`). A failing
     /// top level is returned (and not filed as well).
@@ -289,26 +289,84 @@ impl LuaRuntime {
         object: ObjectId,
         grants: Option<Rc<ModGrants>>,
     ) -> Result<ScriptId, LuaError> {
+        let registered = Rc::default();
+        let script = self.run_script(file, source, object, grants, registered)?;
+        Ok(self.scripts.insert(script))
+    }
+
+    /// Unloads `script`: every listener it registered goes (messages,
+    /// partial keys, hooks, table rows, slots and whole tables; a reply or
+    /// an answer to a request it still waits for is dropped unheard), and
+    /// its environment — its globals, functions and what they capture —
+    /// is left to the collector: nothing of it runs again. Its object
+    /// stays, with what is stored on it and what others registered there.
+    /// Safe from inside a listener (the script's own too): the running
+    /// send skips its remaining listeners. `false`: no such script.
+    pub fn unload(&self, script: ScriptId) -> bool {
+        self.scripts.unload(self.hub(), script).is_some()
+    }
+
+    /// Swaps `script` for `source`, in place: the same file, object,
+    /// grants and id. See [`ScriptRuntime::reload`]: the new version loads
+    /// beside the old one; if it fails (its syntax, its top level, a
+    /// refused registration) what it registered goes, the old version runs
+    /// on unchanged and the error names the new source's line; once it
+    /// loaded, the old version is unloaded ([`LuaRuntime::unload`]). What
+    /// is stored on the object survives.
+    pub fn reload(&self, script: ScriptId, source: &str) -> Result<(), LuaError> {
+        self.scripts
+            .reload(self.hub(), script, |old, registered| {
+                self.run_script(
+                    &old.file,
+                    source,
+                    old.object,
+                    old.grants.clone(),
+                    registered,
+                )
+            })
+            .map(drop)
+            .map_err(|e| match e {
+                ReloadError::NotLoaded(id) => LuaError::NotLoaded(id),
+                ReloadError::Load(e) => e,
+            })
+    }
+
+    /// Runs `source` as `file` on `object` in a fresh environment, noting
+    /// what it registers in `registered`. A failing top level is returned
+    /// (and not filed as well); what it registered before failing stays.
+    fn run_script(
+        &self,
+        file: &str,
+        source: &str,
+        object: ObjectId,
+        grants: Option<Rc<ModGrants>>,
+        registered: Rc<Registrations>,
+    ) -> Result<LuaScript, LuaError> {
         let world: WorldId = self
             .hub()
             .world_of(object)
             .ok_or_else(|| LuaError::Setup(format!("{file}: {object} does not exist")))?;
         let name: Rc<str> = Rc::from(file);
-        let ctx = Rc::new(Ctx::new(
+        let ctx = Ctx::new(
             name.clone(),
             object,
             world,
             self.shared.clone(),
-            grants,
-        ));
+            grants.clone(),
+        );
+        let ctx = Rc::new(ctx.noting_in(registered.clone()));
         let env_cell = std::cell::RefCell::new(None);
         let result = loader::run_chunk_keeping_env(&ctx, &self.lua, source, &env_cell);
-        if let Some(env) = env_cell.into_inner() {
-            self.scripts.borrow_mut().push((name, env));
-        }
-        match result {
-            Ok(_) => Ok(ScriptId(self.scripts.borrow().len() - 1)),
-            Err(e) => Err(ScriptError::from_message(file, self.shared.error_text(&e)).into()),
+        match (result, env_cell.into_inner()) {
+            (Ok(_), Some(env)) => Ok(LuaScript {
+                file: name,
+                object,
+                grants,
+                env,
+                registered,
+            }),
+            (Ok(_), None) => Err(LuaError::Setup(format!("{file}: no environment was made"))),
+            (Err(e), _) => Err(ScriptError::from_message(file, self.shared.error_text(&e)).into()),
         }
     }
 
@@ -326,11 +384,11 @@ impl LuaRuntime {
 
     /// Reads a global of a loaded script.
     pub fn global<T: FromLua>(&self, script: ScriptId, name: &str) -> Result<T, LuaError> {
-        let scripts = self.scripts.borrow();
-        let (_, env) = scripts
-            .get(script.0)
-            .ok_or_else(|| LuaError::Setup(format!("no script #{}", script.0)))?;
-        Ok(env.raw_get(name)?)
+        let loaded = self
+            .scripts
+            .get(script)
+            .ok_or(LuaError::NotLoaded(script))?;
+        Ok(loaded.env.raw_get(name)?)
     }
 
     /// Runs a full garbage collection (owners held only by Lua go away).
@@ -346,30 +404,38 @@ impl LuaRuntime {
     }
 }
 
-impl gantry_host::face::ScriptRuntime for LuaRuntime {
+impl ScriptRuntime for LuaRuntime {
     fn extension(&self) -> &'static str {
         "lua"
     }
 
-    fn check(
-        &self,
-        file: &str,
-        source: &str,
-    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
+    fn check(&self, file: &str, source: &str) -> Result<(), RuntimeError> {
         Ok(self.check_syntax(file, source)?)
     }
 
-    fn load(
+    fn load(&self, file: &str, source: &str, object: ObjectId) -> Result<ScriptId, RuntimeError> {
+        Ok(self.load_script(file, source, object)?)
+    }
+
+    fn load_granted(
         &self,
         file: &str,
         source: &str,
         object: ObjectId,
-    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
-        self.load_script(file, source, object)?;
-        Ok(())
+        grants: Option<Rc<ModGrants>>,
+    ) -> Result<ScriptId, RuntimeError> {
+        Ok(self.load_script_granted(file, source, object, grants)?)
     }
 
-    fn take_errors(&self) -> Vec<ScriptError> {
-        LuaRuntime::take_errors(self)
+    fn unload(&self, script: ScriptId) -> bool {
+        LuaRuntime::unload(self, script)
+    }
+
+    fn reload(&self, script: ScriptId, source: &str) -> Result<(), RuntimeError> {
+        Ok(LuaRuntime::reload(self, script, source)?)
+    }
+
+    fn output(&self) -> &ScriptOutput {
+        &self.shared.output
     }
 }

@@ -227,7 +227,7 @@ fn print_function(shared: &Rc<Shared>, lua: &Lua) -> mlua::Result<Function> {
             line.push_str(&text.to_string_lossy());
         }
         if let Some(shared) = weak.upgrade() {
-            let print = shared.print.borrow().clone();
+            let print = shared.output.printer();
             print(&line);
         }
         Ok(())
@@ -271,7 +271,8 @@ fn require_function(ctx: &Rc<Ctx>, lua: &Lua) -> mlua::Result<Function> {
             ctx.world,
             ctx.shared.clone(),
             ctx.grants.clone(),
-        ));
+        )
+        .noting_in(ctx.registered.clone()));
         let value = super::loader::run_chunk(&module_ctx, lua, &source)?;
         let value = if value.is_nil() {
             LuaValue::Boolean(true)

@@ -1,12 +1,12 @@
 //! What every script of one runtime shares: the hub, the Lua state (weakly),
-//! the budget, the owner tables and the error sink.
+//! the budget, the owner tables and the output (print and errors).
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use gantry_host::face::{self, ApiError, ErrorLog, KeyRef};
+use gantry_host::face::{self, ApiError, KeyRef, ScriptOutput};
 use gantry_host::{Hub, Type, Value};
 use mlua::{Lua, MultiValue, Table, Value as LuaValue, WeakLua};
 
@@ -23,18 +23,14 @@ pub const MAX_NESTING: u32 = 32;
 /// Arguments on their way to the hub; scalars stay on the stack.
 pub(crate) type Args = gantry_host::face::call::Values;
 
-/// Where the sandbox's `print` goes.
-pub(crate) type PrintSink = Rc<dyn Fn(&str)>;
-
 pub(crate) struct Shared {
     pub hub: Hub,
     pub lua: WeakLua,
     pub budget: Arc<Budget>,
     /// How deep the host is inside Lua calls (0 = host code).
     depth: Cell<u32>,
-    /// Errors no hub report carries.
-    pub errors: ErrorLog,
-    pub print: RefCell<PrintSink>,
+    /// Where `print` goes, and the errors no hub report carries.
+    pub output: ScriptOutput,
     /// Ephemeron table (weak keys): owner → { token = OwnerToken, [slot] = fn }.
     /// Its values live only while their owner does, so a listener closure
     /// that captures its owner does not keep the owner alive.
@@ -71,8 +67,7 @@ impl Shared {
             lua: lua.weak(),
             budget,
             depth: Cell::new(0),
-            errors: ErrorLog::default(),
-            print: RefCell::new(Rc::new(|line: &str| println!("{line}"))),
+            output: ScriptOutput::new(),
             owned,
             owned_fns,
             next_slot: Cell::new(0),
@@ -128,7 +123,7 @@ impl Shared {
     /// Files an error that no hub report carries (top levels, replies,
     /// coroutine resumes).
     pub fn report(&self, error: ScriptError) {
-        self.errors.report(error);
+        self.output.report(error);
     }
 
     pub fn next_slot(&self) -> i64 {

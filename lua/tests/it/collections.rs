@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::collection::{ALL_ROWS, Update};
+use gantry_host::face::ScriptRuntime;
 use gantry_host::{KeyDecl, Kind, ListenOptions, Param, Serde, Source, StructDef, Type};
 use gantry_lua::runtime::LuaOptions;
 

@@ -22,3 +22,4 @@ mod sites;
 mod sources;
 mod store;
 mod support;
+mod unload;

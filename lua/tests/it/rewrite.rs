@@ -5,6 +5,7 @@
 //! of tricky layouts, generated scripts, and scripts replacing API
 //! functions out of the rewriter's sight.
 
+use gantry_host::face::ScriptRuntime;
 use gantry_host::{KeyDecl, Language, Role, Source, Type};
 use gantry_lua::runtime::LuaOptions;
 

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use gantry_host::face::ScriptRuntime;
 use gantry_host::{KeyDecl, ObjectId, Param, StructDef, Type};
 use gantry_lua::runtime::{LuaError, LuaOptions};
 use gantry_lua::syntax::{rewrite, scan};

@@ -61,7 +61,14 @@ pub(crate) fn call(
         script,
         line,
     };
-    call_api(&face, function, key, &mut args, sites)
+    let out = call_api(&face, function, key, &mut args, sites)?;
+    // A listen returns its listener's id: the script's, to take back.
+    if function.role() == Some(Role::Listen)
+        && let Ok(id) = out.as_int()
+    {
+        (face.script.registered).listened(&shared.hub, ListenerId::from_raw(id as u64));
+    }
+    Ok(out)
 }
 
 impl Face for RhaiCall<'_> {
@@ -261,6 +268,10 @@ impl Face for RhaiCall<'_> {
             let Some(shared) = weak.upgrade() else {
                 return;
             };
+            // A reply to a script unloaded since is dropped unheard.
+            if !script.registered.is_loaded() {
+                return;
+            }
             let mut args: Args = values.iter().map(from_value).collect();
             // A reply function may take fewer values than the answer carries.
             super::listen::fit_args(&declared_arities(&script.ast, &reply), &mut args);

@@ -5,14 +5,14 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use gantry_host::face::ModGrants;
+use gantry_host::face::{ModGrants, Registrations};
 use gantry_host::{Language, ObjectId, Role, Site};
 use rhai::{Module, Position, Scope};
 
 use super::error::{self, RhaiError};
 use super::handles::ObjectHandle;
 use super::register::bake;
-use super::shared::{Script, Shared};
+use super::shared::{Alive, Script, Shared};
 use crate::syntax;
 
 /// The name of the constant holding the script's own object.
@@ -24,6 +24,7 @@ pub(crate) fn load(
     source: &str,
     object: ObjectId,
     grants: Option<Rc<ModGrants>>,
+    registered: Rc<Registrations>,
 ) -> Result<Rc<Script>, RhaiError> {
     let world = shared
         .hub
@@ -91,6 +92,8 @@ pub(crate) fn load(
         scope: RefCell::new(scope),
         recorded: Default::default(),
         grants,
+        registered,
+        _alive: Alive::new(&shared.alive),
     });
     let limit = shared.limits.top_level.get();
     let ran = shared.running(&script, limit, || {

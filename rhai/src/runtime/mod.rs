@@ -77,24 +77,26 @@ mod stack;
 mod watchdog;
 mod writer;
 
-use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
-use gantry_host::face::ModGrants;
+use gantry_host::face::runtime::RuntimeError;
+use gantry_host::face::{
+    Loaded, ModGrants, Registrations, ReloadError, ScriptOutput, ScriptRuntime, Scripts,
+};
 use gantry_host::{Hub, ObjectId};
 use rhai::Dynamic;
 
 pub use error::{RhaiError, ScriptError};
-pub use gantry_host::face::STRUCT_FIELD;
+pub use gantry_host::face::{STRUCT_FIELD, ScriptId};
 pub use handles::{HookCtx, NamedHandle, ObjectHandle, ResponderHandle, WorldHandle};
 pub use loader::SELF_CONSTANT;
 pub use register::MAX_ARGS;
 pub use watchdog::Interrupter;
 pub use writer::{RowHandle, StoredArrayHandle};
 
-use shared::{Limits, PrintSink, Script, Shared};
+use shared::{Limits, Script, Shared};
 
 /// How a runtime is set up. Limits of 0 mean unlimited.
 #[derive(Debug, Clone)]
@@ -168,14 +170,21 @@ fn no_watchdog(e: std::io::Error) -> RhaiError {
     ))
 }
 
-/// A loaded script, for reading its top-level variables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScriptId(usize);
+/// A loaded script as the runtime keeps it (its file, object, grants,
+/// AST and top-level variables are the [`Script`]'s).
+#[derive(Clone)]
+struct RhaiScript(Rc<Script>);
+
+impl Loaded for RhaiScript {
+    fn registrations(&self) -> &Registrations {
+        &self.0.registered
+    }
+}
 
 /// The Rhai runtime.
 pub struct RhaiRuntime {
     shared: Rc<Shared>,
-    scripts: RefCell<Vec<Rc<Script>>>,
+    scripts: Scripts<RhaiScript>,
 }
 
 impl Drop for RhaiRuntime {
@@ -183,7 +192,7 @@ impl Drop for RhaiRuntime {
     /// limits allow: they are dropped on the script stack (see `stack`),
     /// where Rhai's recursive drop of them fits.
     fn drop(&mut self) {
-        let scripts = std::mem::take(self.scripts.get_mut());
+        let scripts = self.scripts.take_all();
         if let Err(scripts) = self.shared.limits.stack.run(move || drop(scripts)) {
             tracing::warn!("cannot reserve the script stack to drop the scripts: {scripts}");
         }
@@ -199,18 +208,17 @@ impl RhaiRuntime {
         ));
         let limits = Rc::new(Limits::new(&options).map_err(no_watchdog)?);
         limits.clock.set_call_budget(options.call_budget);
-        let print: Rc<RefCell<PrintSink>> =
-            Rc::new(RefCell::new(Rc::new(|line: &str| println!("{line}"))));
+        let output = ScriptOutput::new();
         let shared = Rc::new_cyclic(|weak| {
-            let mut engine = sandbox::engine(&options, limits.clone(), print.clone());
+            let mut engine = sandbox::engine(&options, limits.clone(), output.print_sink());
             handles::register(&mut engine, weak);
             writer::register(&mut engine);
             register::install(&mut engine, weak);
-            Shared::new(hub, engine, limits, print, options.rewrite)
+            Shared::new(hub, engine, limits, output, options.rewrite)
         });
         Ok(Self {
             shared,
-            scripts: RefCell::new(Vec::new()),
+            scripts: Scripts::default(),
         })
     }
 
@@ -252,26 +260,6 @@ impl RhaiRuntime {
         self.shared.limits.clock.interrupter()
     }
 
-    /// Where `print` and `debug` go (stdout by default).
-    pub fn on_print(&self, f: impl Fn(&str) + 'static) {
-        *self.shared.print.borrow_mut() = Rc::new(f);
-    }
-
-    /// Called for each script error: a failing top level is returned by
-    /// [`RhaiRuntime::load_script`] instead; failing listeners, hooks and
-    /// replies come here (listeners are also the hub's
-    /// [`gantry_host::Report::ListenerFailed`]).
-    pub fn on_error(&self, f: impl Fn(&ScriptError) + 'static) {
-        self.shared.errors.set_sink(Rc::new(f));
-    }
-
-    /// Script errors filed since the last call that no hub report carries
-    /// (failing replies; a failing listener or hook is the hub's
-    /// `ListenerFailed` report instead).
-    pub fn take_errors(&self) -> Vec<ScriptError> {
-        self.shared.errors.take()
-    }
-
     /// Loads a script attached to `object` and runs its top level. `file`
     /// names it in errors and recorded call sites (`player.rhai`).
     pub fn load_script(
@@ -293,10 +281,72 @@ impl RhaiRuntime {
         object: ObjectId,
         grants: Option<Rc<ModGrants>>,
     ) -> Result<ScriptId, RhaiError> {
-        let script = loader::load(&self.shared, file, source, object, grants)?;
-        let mut scripts = self.scripts.borrow_mut();
-        scripts.push(script);
-        Ok(ScriptId(scripts.len() - 1))
+        let script = loader::load(&self.shared, file, source, object, grants, Rc::default())?;
+        Ok(self.scripts.insert(RhaiScript(script)))
+    }
+
+    /// Unloads `script`: every listener it registered goes (messages,
+    /// partial keys, hooks, table rows, slots and whole tables; a reply it
+    /// still waits for is dropped unheard), and its environment — the
+    /// compiled script, its top-level variables and closures — is dropped
+    /// once no call of it runs: nothing of it runs again. A stored-array
+    /// writer it kept open publishes as it goes. Its object stays, with
+    /// what is stored on it and what others registered there. Safe from
+    /// inside a listener (the script's own too): the running send skips
+    /// its remaining listeners. `false`: no such script.
+    pub fn unload(&self, script: ScriptId) -> bool {
+        match self.scripts.unload(self.hub(), script) {
+            Some(script) => {
+                self.drop_on_stack(script);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Swaps `script` for `source`, in place: the same file, object,
+    /// grants and id. See [`ScriptRuntime::reload`]: the new version loads
+    /// beside the old one; if it fails (its syntax, its top level, a
+    /// refused registration) what it registered goes, the old version runs
+    /// on unchanged and the error names the new source's line; once it
+    /// loaded, the old version is unloaded ([`RhaiRuntime::unload`]). What
+    /// is stored on the object survives.
+    pub fn reload(&self, script: ScriptId, source: &str) -> Result<(), RhaiError> {
+        let old = self
+            .scripts
+            .reload(self.hub(), script, |RhaiScript(old), registered| {
+                let grants = old.grants.clone();
+                loader::load(
+                    &self.shared,
+                    &old.file,
+                    source,
+                    old.object,
+                    grants,
+                    registered,
+                )
+                .map(RhaiScript)
+            })
+            .map_err(|e| match e {
+                ReloadError::NotLoaded(id) => RhaiError::NotLoaded(id),
+                ReloadError::Load(e) => e,
+            })?;
+        self.drop_on_stack(old);
+        Ok(())
+    }
+
+    /// How many script environments are alive: the loaded scripts, and
+    /// unloaded ones something still holds (a call of theirs running, a
+    /// reply they wait for). A host checks with it that unloading frees.
+    pub fn live_environments(&self) -> usize {
+        self.shared.alive.get()
+    }
+
+    /// Drops a script here, on the script stack: its variables may nest
+    /// as deep as the size limits allow (see `stack`).
+    fn drop_on_stack(&self, script: RhaiScript) {
+        if let Err(e) = self.shared.limits.stack.run(move || drop(script)) {
+            tracing::warn!("cannot reserve the script stack to drop a script: {e}");
+        }
     }
 
     /// Compiles `source` without running it: what a host checks before it
@@ -316,8 +366,7 @@ impl RhaiRuntime {
     /// counted): Rhai copies and drops values by recursion, which for a
     /// deeper one does not fit the host's stack.
     pub fn global(&self, script: ScriptId, name: &str) -> Option<Dynamic> {
-        let scripts = self.scripts.borrow();
-        let script = scripts.get(script.0)?;
+        let RhaiScript(script) = self.scripts.get(script)?;
         let scope = script.scope.borrow();
         self.shared
             .limits
@@ -340,18 +389,9 @@ impl RhaiRuntime {
         name: &str,
         args: Vec<Dynamic>,
     ) -> Result<Dynamic, ScriptError> {
-        let script = self
-            .scripts
-            .borrow()
-            .get(script.0)
-            .cloned()
-            .ok_or_else(|| {
-                error::at(
-                    "?",
-                    rhai::Position::NONE,
-                    format!("no script #{}", script.0),
-                )
-            })?;
+        let RhaiScript(script) = self.scripts.get(script).ok_or_else(|| {
+            error::at("?", rhai::Position::NONE, format!("{script} is not loaded"))
+        })?;
         let held = script.scope.borrow().get_value::<rhai::FnPtr>(name);
         let f = match held {
             Some(f) => f,
@@ -368,30 +408,38 @@ impl RhaiRuntime {
     }
 }
 
-impl gantry_host::face::ScriptRuntime for RhaiRuntime {
+impl ScriptRuntime for RhaiRuntime {
     fn extension(&self) -> &'static str {
         "rhai"
     }
 
-    fn check(
-        &self,
-        file: &str,
-        source: &str,
-    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
+    fn check(&self, file: &str, source: &str) -> Result<(), RuntimeError> {
         Ok(self.check_syntax(file, source)?)
     }
 
-    fn load(
+    fn load(&self, file: &str, source: &str, object: ObjectId) -> Result<ScriptId, RuntimeError> {
+        Ok(self.load_script(file, source, object)?)
+    }
+
+    fn load_granted(
         &self,
         file: &str,
         source: &str,
         object: ObjectId,
-    ) -> Result<(), gantry_host::face::runtime::RuntimeError> {
-        self.load_script(file, source, object)?;
-        Ok(())
+        grants: Option<Rc<ModGrants>>,
+    ) -> Result<ScriptId, RuntimeError> {
+        Ok(self.load_script_granted(file, source, object, grants)?)
     }
 
-    fn take_errors(&self) -> Vec<ScriptError> {
-        RhaiRuntime::take_errors(self)
+    fn unload(&self, script: ScriptId) -> bool {
+        RhaiRuntime::unload(self, script)
+    }
+
+    fn reload(&self, script: ScriptId, source: &str) -> Result<(), RuntimeError> {
+        Ok(RhaiRuntime::reload(self, script, source)?)
+    }
+
+    fn output(&self) -> &ScriptOutput {
+        &self.shared.output
     }
 }

@@ -1,11 +1,12 @@
 //! What every script of one runtime shares: the hub, the engine, the stack
-//! of scripts running now, the limits of the running call and the error sink.
+//! of scripts running now, the limits of the running call and the output
+//! (print and errors).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use gantry_host::face::call::Values;
-use gantry_host::face::{ApiError, ErrorLog, KeyRef, SiteBook};
+use gantry_host::face::{ApiError, KeyRef, Registrations, ScriptOutput, SiteBook};
 use gantry_host::{Hub, Value};
 use rhai::{AST, Dynamic, Engine, EvalAltResult, GlobalRuntimeState, Position, Scope};
 use std::collections::HashSet;
@@ -21,7 +22,7 @@ use super::watchdog::{Clock, Stop};
 pub const MAX_NESTING: u32 = 32;
 
 /// Where `print` goes.
-pub(crate) type PrintSink = Rc<dyn Fn(&str)>;
+pub(crate) type PrintSink = gantry_host::face::PrintSink;
 
 /// One loaded script: its file, object, compiled AST and top-level scope.
 pub(crate) struct Script {
@@ -37,9 +38,32 @@ pub(crate) struct Script {
     pub global: GlobalRuntimeState,
     /// Sites already recorded by generic calls of this script.
     pub recorded: SiteBook,
+    /// What the script registered, for unloading it.
+    pub registered: Rc<Registrations>,
+    /// Counts the script among the runtime's live environments (read
+    /// only by its drop).
+    pub _alive: Alive,
     /// The grants of the script's mod, as the host gave them at load;
     /// `None`: it may use everything.
     pub grants: Option<Rc<gantry_host::face::ModGrants>>,
+}
+
+/// One count of a live script environment (its AST, top-level variables
+/// and closures), given back when the script is dropped: how a host sees
+/// that unloading freed it.
+pub(crate) struct Alive(Rc<Cell<usize>>);
+
+impl Alive {
+    pub fn new(count: &Rc<Cell<usize>>) -> Self {
+        count.set(count.get() + 1);
+        Self(count.clone())
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() - 1);
+    }
 }
 
 impl Script {
@@ -147,9 +171,10 @@ pub(crate) struct Shared {
     /// the call site).
     stack: RefCell<Vec<Rc<Script>>>,
     pub limits: Rc<Limits>,
-    /// Errors no hub report carries.
-    pub errors: ErrorLog,
-    pub print: Rc<RefCell<PrintSink>>,
+    /// Where `print` goes, and the errors no hub report carries.
+    pub output: ScriptOutput,
+    /// How many script environments are alive (see [`Alive`]).
+    pub alive: Rc<Cell<usize>>,
     pub rewrite: Cell<bool>,
     /// Baked function names already registered on the engine.
     pub baked: RefCell<HashSet<String>>,
@@ -160,7 +185,7 @@ impl Shared {
         hub: Hub,
         engine: Engine,
         limits: Rc<Limits>,
-        print: Rc<RefCell<PrintSink>>,
+        output: ScriptOutput,
         rewrite: bool,
     ) -> Self {
         Self {
@@ -168,8 +193,8 @@ impl Shared {
             engine: RefCell::new(engine),
             stack: RefCell::new(Vec::new()),
             limits,
-            errors: ErrorLog::default(),
-            print,
+            output,
+            alive: Rc::default(),
             rewrite: Cell::new(rewrite),
             baked: RefCell::new(HashSet::new()),
         }
@@ -254,14 +279,14 @@ impl Shared {
     /// Files an error no hub report carries (top levels, replies): the
     /// host hears it through `on_error` and `take_errors`.
     pub fn report(&self, error: ScriptError) {
-        self.errors.report(error);
+        self.output.report(error);
     }
 
     /// Tells `on_error` about a failing handler. Not filed for
     /// `take_errors`: the hub reports it (`ListenerFailed`), so a host
     /// reading both sees it once.
     pub fn notify(&self, error: &ScriptError) {
-        self.errors.notify(error);
+        self.output.errors.notify(error);
     }
 
     /// Converts message arguments without the signature: a map without

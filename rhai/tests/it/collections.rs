@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use gantry_host::collection::Update;
 use gantry_host::face::Faced;
+use gantry_host::face::ScriptRuntime;
 use gantry_host::{
     ALL_ROWS, Caller, Key, KeyDecl, Kind, ListenOptions, ObjectId, Param, Source, StructDef, Type,
     Value,

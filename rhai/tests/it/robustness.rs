@@ -1,6 +1,7 @@
 //! Never panics on user input: random text and random Rhai token soup as
 //! scripts (loaded, then the hub sends to whatever they registered).
 
+use gantry_host::face::ScriptRuntime;
 use gantry_host::{KeyDecl, ObjectId, Param, StructDef, Type};
 use gantry_rhai::runtime::{RhaiError, RhaiOptions};
 use gantry_test_support::hub_poke;

@@ -7,6 +7,7 @@
 use std::time::{Duration, Instant};
 
 use gantry_host::Source;
+use gantry_host::face::ScriptRuntime;
 use gantry_rhai::runtime::RhaiOptions;
 use gantry_test_support::guard;
 

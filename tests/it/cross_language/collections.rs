@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use gantry_host::collection::{TableView, Update};
 use gantry_host::face::Faced;
+use gantry_host::face::ScriptRuntime;
 use gantry_host::{
     ALL_ROWS, Hub, KeyDecl, Kind, ListenOptions, Param, Source, StructDef, StructValue, Type,
     Value, WorldId, with_removal,

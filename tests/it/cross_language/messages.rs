@@ -8,6 +8,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use gantry_host::face::ScriptRuntime;
 use gantry_host::{Hub, Language, ObjectId, Source, StructValue, Value};
 use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 use gantry_rhai::runtime::{RhaiOptions, RhaiRuntime};

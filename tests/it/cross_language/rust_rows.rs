@@ -6,6 +6,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use gantry_host::face::ScriptRuntime;
 use gantry_host::{Hub, KeyDecl, Kind, Param, RowPath, StructDef, Type, table_row};
 use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 use gantry_rhai::runtime::{RhaiOptions, RhaiRuntime};

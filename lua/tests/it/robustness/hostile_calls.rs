@@ -13,6 +13,7 @@
 
 use std::time::Duration;
 
+use gantry_host::face::ScriptRuntime;
 use gantry_lua::runtime::{LuaOptions, LuaRuntime};
 use proptest::prelude::*;
 

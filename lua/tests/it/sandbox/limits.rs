@@ -9,6 +9,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use gantry_host::Source;
+use gantry_host::face::ScriptRuntime;
 use gantry_lua::runtime::LuaOptions;
 
 use crate::support::Fixture;

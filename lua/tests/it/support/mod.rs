@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use gantry_host::face::ScriptRuntime;
 use gantry_host::{Hub, KeyDecl, Kind, ObjectId, Report, Type, WorldId, struct_def_of};
 use gantry_lua::runtime::{LuaOptions, LuaRuntime, ScriptId};
 use serde::{Deserialize, Serialize};

@@ -13,6 +13,7 @@
 
 use std::time::Duration;
 
+use gantry_host::face::ScriptRuntime;
 use gantry_rhai::runtime::{RhaiOptions, RhaiRuntime};
 use proptest::prelude::*;
 

@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::face::Faced;
+use gantry_host::face::ScriptRuntime;
 use gantry_host::{
     Caller, Hub, Key, KeyDecl, Kind, ObjectId, Param, Report, Source, StructDef, StructValue, Type,
     Value, WorldId,
