@@ -6,12 +6,16 @@
 //! started by hub messages of 1,000 sends each, so the cost of entering Lua
 //! from Rust is paid once per 1,000 sends, as in a game where a handler sends
 //! many messages. The `budget/*` benches measure the instruction budget's
-//! cost on the same loop.
+//! cost on the same loop, the `grants/*` pairs a send's cost with its
+//! mod's grants checked against the same send without.
 
 use std::hint::black_box;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use gantry_host::face::ModGrants;
+use gantry_host::manifest::{Grant, Grants};
 use gantry_host::{Hub, Key, Source};
 use gantry_lua::runtime::{LuaOptions, LuaRuntime, ScriptId};
 use mlua::{Function, HookTriggers, VmState};
@@ -101,12 +105,19 @@ if run then ListenMessage("Bench.Run", nil, function(n) run(n) end) end
 const CHUNK: u64 = 1000;
 
 fn setup(source: &str, listeners: usize) -> Setup {
+    setup_granted(source, listeners, None)
+}
+
+/// [`setup`] with the script loaded as a mod's with `grants`.
+fn setup_granted(source: &str, listeners: usize, grants: Option<Rc<ModGrants>>) -> Setup {
     let hub = Hub::new();
     let world = hub.create_world();
     let object = hub.spawn(world).unwrap();
     let rt = LuaRuntime::new(hub, LuaOptions::default()).unwrap();
     let source = source.replace("LISTENERS", &listeners.to_string()) + RUN_BY_MESSAGE;
-    let id = rt.load_script("bench.lua", &source, object).unwrap();
+    let id = rt
+        .load_script_granted("bench.lua", &source, object, grants)
+        .unwrap();
     let has_run = rt.global::<Option<Function>>(id, "run").unwrap().is_some();
     let run = has_run.then(|| rt.hub().key("Bench.Run").unwrap());
     let setup = Setup {
@@ -145,7 +156,92 @@ fn direct_loop(run: &Function, iters: u64) -> Duration {
     start.elapsed()
 }
 
+/// A send with grants off and on: the same script, the second loaded as
+/// a mod's that may send and listen to `Bench`. Each side runs through a
+/// function of its own, so that callgrind counts each apart.
+struct GrantsPair {
+    off_setup: Setup,
+    on_setup: Setup,
+    off: fn(&Setup, u64) -> Duration,
+    on: fn(&Setup, u64) -> Duration,
+}
+
+fn grants_pairs() -> [(&'static str, GrantsPair); 2] {
+    let grants = || {
+        ModGrants::of(
+            "bench",
+            Some(
+                Grants::none()
+                    .with(Grant::Send, ["Bench"])
+                    .with(Grant::Listen, ["Bench"]),
+            ),
+        )
+    };
+    let pair =
+        |source, off: fn(&Setup, u64) -> Duration, on: fn(&Setup, u64) -> Duration| GrantsPair {
+            off_setup: setup(source, 1),
+            on_setup: setup_granted(source, 1, grants()),
+            off,
+            on,
+        };
+    [
+        (
+            "hub_baked",
+            pair(HUB_BAKED, baked_grants_off, baked_grants_on),
+        ),
+        (
+            "hub_generic",
+            pair(HUB_GENERIC, generic_grants_off, generic_grants_on),
+        ),
+    ]
+}
+
+#[inline(never)]
+fn baked_grants_off(setup: &Setup, iters: u64) -> Duration {
+    black_box(0u8); // Each body its own: never folded into one symbol.
+    lua_loop(setup, iters)
+}
+
+#[inline(never)]
+fn baked_grants_on(setup: &Setup, iters: u64) -> Duration {
+    black_box(1u8); // Each body its own: never folded into one symbol.
+    lua_loop(setup, iters)
+}
+
+#[inline(never)]
+fn generic_grants_off(setup: &Setup, iters: u64) -> Duration {
+    black_box(2u8); // Each body its own: never folded into one symbol.
+    lua_loop(setup, iters)
+}
+
+#[inline(never)]
+fn generic_grants_on(setup: &Setup, iters: u64) -> Duration {
+    black_box(3u8); // Each body its own: never folded into one symbol.
+    lua_loop(setup, iters)
+}
+
+/// `GANTRY_BENCH_GRANTS_SENDS=N`: runs only the `grants/*` pairs, N sends
+/// each, outside criterion, for an instruction count under callgrind
+/// (`valgrind --tool=callgrind`, then the inclusive cost of
+/// `baked_grants_off` and its siblings, divided by N).
+fn grants_sends_only() -> bool {
+    let Some(sends) = std::env::var("GANTRY_BENCH_GRANTS_SENDS")
+        .ok()
+        .and_then(|n| n.parse::<u64>().ok())
+    else {
+        return false;
+    };
+    for (_, pair) in grants_pairs() {
+        (pair.off)(&pair.off_setup, sends);
+        (pair.on)(&pair.on_setup, sends);
+    }
+    true
+}
+
 fn bench(c: &mut Criterion) {
+    if grants_sends_only() {
+        return;
+    }
     let mut group = c.benchmark_group("lua_bus");
     group.measurement_time(Duration::from_secs(3));
     group.warm_up_time(Duration::from_secs(1));
@@ -161,6 +257,18 @@ fn bench(c: &mut Criterion) {
         let generic = setup(HUB_GENERIC, listeners);
         group.bench_function(format!("hub_generic/{listeners}"), |b| {
             b.iter_custom(|iters| lua_loop(&generic, iters))
+        });
+    }
+
+    // A send's cost with grants on (#28: within 5% of grants off): the
+    // script's mod may send and listen to `Bench`, decided at bake (baked)
+    // or at the key's first use (generic), not per send.
+    for (name, pair) in grants_pairs() {
+        group.bench_function(format!("grants/off/{name}/1"), |b| {
+            b.iter_custom(|iters| (pair.off)(&pair.off_setup, iters))
+        });
+        group.bench_function(format!("grants/on/{name}/1"), |b| {
+            b.iter_custom(|iters| (pair.on)(&pair.on_setup, iters))
         });
     }
 
