@@ -9,6 +9,7 @@ mod check;
 mod completion;
 mod diagnostics;
 mod documents;
+mod grants;
 mod manifest;
 mod navigation;
 mod outline;
