@@ -595,6 +595,49 @@ ListenWorldMessage(world, "Kit.Items", (), |items| print(`${items.len()} rows, t
     }
 }
 
+/// One API function as an editor documents it (completion, hover,
+/// signature help): the same texts as the reference page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionDoc {
+    /// `ListenMessage(key, owner, fn, [opts])`, as the language writes it.
+    pub signature: String,
+    /// Each argument's name and what it is, in order (the message's
+    /// values as one `...`).
+    pub params: Vec<(&'static str, &'static str)>,
+    /// The one-line summary, what the function is for, and what it returns.
+    pub markdown: String,
+}
+
+/// [`FunctionDoc`] of `function` in Lua (`rhai: false`) or Rhai.
+pub fn function_doc(function: ApiFunction, rhai: bool) -> FunctionDoc {
+    let lang = if rhai { Lang::Rhai } else { Lang::Lua };
+    let entry = sample_entry();
+    let shape = shape::shape(function, &entry);
+    let mut params = Vec::new();
+    let mut in_message = false;
+    for &slot in &shape.slots {
+        if matches!(slot, Slot::Message(_)) {
+            if in_message {
+                continue;
+            }
+            in_message = true;
+        }
+        params.push((slot_name(slot, lang), slot_meaning(slot)));
+    }
+    let markdown = format!(
+        "{} {}\n\nReturns {}.\n\nUsed with keys of: {}.",
+        lua::function_doc(function),
+        doc(function).about,
+        returns_text(shape.returns, lang),
+        usable_with(function).join(", ")
+    );
+    FunctionDoc {
+        signature: signature(function, &shape.slots, lang),
+        params,
+        markdown,
+    }
+}
+
 fn write_function(out: &mut String, function: ApiFunction) {
     let entry = sample_entry();
     let shape = shape::shape(function, &entry);

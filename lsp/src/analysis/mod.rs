@@ -2,6 +2,7 @@
 //! signature table, the workspace index) to editor answers. No I/O, no
 //! protocol state; the server and `gantry check` both call in here.
 
+pub mod api;
 pub mod completion;
 pub mod context;
 pub mod diagnostics;

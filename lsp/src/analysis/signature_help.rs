@@ -9,19 +9,27 @@ use lsp_types::{
 use super::SourceFile;
 use super::completion::listener_param_names;
 
-/// Signature help at byte `offset`, for a call on a known key whose cursor
-/// is past the key.
+/// Signature help at byte `offset`, from the call's `(` on: the key's
+/// own signature once the key is a known literal, else the function's
+/// (its parameters from the API table). The active parameter is the
+/// argument under the cursor, none past the last one.
 pub fn signature_help(
     file: &SourceFile<'_>,
     table: &SignatureTable,
     offset: usize,
 ) -> Option<SignatureHelp> {
     let at = file.call_at(offset)?;
-    if at.arg_index <= at.function.key_index() {
-        return None;
-    }
-    let key = at.key.as_deref()?;
-    let entry = table.get(key)?;
+    let known = at
+        .key
+        .as_deref()
+        .and_then(|key| Some((key, table.get(key)?)));
+    let Some((key, entry)) = known else {
+        return Some(super::api::signature_help(
+            at.function,
+            file.language,
+            at.arg_index,
+        ));
+    };
     let positions = positions(at.function, key, entry);
     let mut label = format!("{}(", at.function);
     let mut parameters = Vec::with_capacity(positions.len());
@@ -37,7 +45,6 @@ pub fn signature_help(
         });
     }
     label.push(')');
-    let last = positions.len().saturating_sub(1);
     Some(SignatureHelp {
         signatures: vec![SignatureInformation {
             label,
@@ -47,7 +54,7 @@ pub fn signature_help(
             active_parameter: None,
         }],
         active_signature: Some(0),
-        active_parameter: Some(at.arg_index.min(last) as u32),
+        active_parameter: Some(at.arg_index as u32),
     })
 }
 

@@ -14,7 +14,7 @@ use lsp_types::{
 
 use super::state::{Document, GlobalState, Snapshot, to_lsp_diagnostic};
 use crate::analysis::navigation::{self, TableFiles};
-use crate::analysis::{completion, signature_help};
+use crate::analysis::{api, completion, signature_help};
 use crate::index::index_calls;
 use crate::syntax::{language_of, language_of_id, scan};
 use crate::table::LoadedTable;
@@ -49,7 +49,11 @@ pub fn completion(
     let Some(calls) = doc.calls_near(offset) else {
         return Ok(None);
     };
-    let items = completion::completion(&doc.source_with(&calls), &table.table, offset);
+    let source = doc.source_with(&calls);
+    let mut items = completion::completion(&source, &table.table, offset);
+    if items.is_empty() {
+        items = api::name_completion(&source, offset);
+    }
     Ok((!items.is_empty()).then_some(CompletionResponse::Array(items)))
 }
 
@@ -79,11 +83,8 @@ pub fn hover(snap: Snapshot<'_>, params: HoverParams) -> anyhow::Result<Option<H
     let Some(calls) = doc.calls_near(offset) else {
         return Ok(None);
     };
-    Ok(navigation::hover(
-        &doc.source_with(&calls),
-        &table.table,
-        offset,
-    ))
+    let source = doc.source_with(&calls);
+    Ok(navigation::hover(&source, &table.table, offset).or_else(|| api::hover(&source, offset)))
 }
 
 pub fn definition(

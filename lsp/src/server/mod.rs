@@ -28,7 +28,7 @@ use lsp_types::request::{
     CodeActionRequest, CodeLensRequest, Completion, DocumentDiagnosticRequest,
     DocumentHighlightRequest, DocumentSymbolRequest, FoldingRangeRequest, GotoDefinition,
     HoverRequest, InlayHintRequest, PrepareRenameRequest, References, RegisterCapability, Rename,
-    SemanticTokensFullRequest, SignatureHelpRequest, WorkDoneProgressCreate,
+    ResolveCompletionItem, SemanticTokensFullRequest, SignatureHelpRequest, WorkDoneProgressCreate,
     WorkspaceDiagnosticRequest, WorkspaceSymbolRequest,
 };
 use lsp_types::{
@@ -91,7 +91,9 @@ pub fn capabilities() -> ServerCapabilities {
             TextDocumentSyncKind::INCREMENTAL,
         )),
         completion_provider: Some(CompletionOptions {
-            trigger_characters: Some([".", "\"", "'", "(", ","].map(String::from).to_vec()),
+            trigger_characters: Some([".", ":", "\"", "'", "(", ","].map(String::from).to_vec()),
+            // Items come complete; resolving returns them as they are.
+            resolve_provider: Some(true),
             ..Default::default()
         }),
         signature_help_provider: Some(SignatureHelpOptions {
@@ -507,6 +509,7 @@ fn handle_request(state: &mut GlobalState, request: Request) {
         state,
     }
     .on::<Completion>(handlers::completion)
+    .on::<ResolveCompletionItem>(|_, item| Ok(item))
     .on::<SignatureHelpRequest>(handlers::signature_help)
     .on::<HoverRequest>(handlers::hover)
     .on::<GotoDefinition>(handlers::definition)

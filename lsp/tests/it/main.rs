@@ -5,6 +5,7 @@
 //! (`<module>.txt`), where it looks for a module of a `main.rs` tree.
 
 mod annotations;
+mod api_functions;
 mod check;
 mod completion;
 mod diagnostics;

@@ -6,7 +6,7 @@ use expect_test::expect;
 use lsp_types::request::SignatureHelpRequest;
 use lsp_types::{Position, SignatureHelpParams, WorkDoneProgressParams};
 
-use crate::support::editor::{active_param, after, one_script, signature, table};
+use crate::support::editor::{active_param, after, at, one_script, signature, table};
 use crate::support::{Server, project};
 
 /// "Signature help for the arguments after the key, with the active
@@ -93,16 +93,38 @@ fn signature_help_after_a_table_constructor_argument() {
     );
 }
 
-/// Signature help is for the arguments *after* the key: none at the source
-/// or inside the key (the key position has completion instead).
+/// Signature help covers the whole call: the source and the key too, once
+/// the key is known; past the last parameter none is active.
 #[test]
-fn signature_help_is_not_offered_at_the_source_or_inside_the_key() {
-    let text = "NotifyObjectMessage(self, \"Player.Hurt\", 1.5)\n";
+fn signature_help_covers_the_source_and_the_key_and_nothing_past_the_last_parameter() {
+    let text = "NotifyObjectMessage(self, \"Player.Hurt\", 1.5, self, 7)\n";
     let p = one_script("main.lua", text);
     let server = Server::start(p.dir.path());
     let uri = server.open(&p.path("main.lua"));
-    assert_eq!(signature(&server, &uri, after(text, "sel", 0)), None);
-    assert_eq!(signature(&server, &uri, after(text, "Player.Hu", 0)), None);
+    assert_eq!(
+        active_param(&server, &uri, after(text, "sel", 0)).as_deref(),
+        Some("obj")
+    );
+    assert_eq!(
+        active_param(&server, &uri, after(text, "Player.Hu", 0)).as_deref(),
+        Some("\"Player.Hurt\"")
+    );
+    assert_eq!(
+        active_param(&server, &uri, after(text, "1.5, ", 0)).as_deref(),
+        Some("causer: object")
+    );
+    // The fifth argument has no parameter: the active index says so, it is
+    // not held at the last one.
+    let help = server
+        .request::<SignatureHelpRequest>(SignatureHelpParams {
+            context: None,
+            text_document_position_params: at(&uri, after(text, "7", 0)),
+            work_done_progress_params: WorkDoneProgressParams::default(),
+        })
+        .expect("signature help");
+    assert_eq!(help.signatures[0].parameters.as_ref().unwrap().len(), 4);
+    assert_eq!(help.active_parameter, Some(4));
+    assert_eq!(signature(&server, &uri, after(text, "7", 0)), None);
 }
 
 /// Signature help while a later string argument is still unterminated (the
