@@ -1,1 +1,63 @@
 //! # gantry-nats — a hub's keys across game servers over NATS
+//!
+//! A game that outgrows one process (shards of one world, a lobby beside
+//! match servers, a chat that spans them) wants the same keys to reach
+//! listeners on other machines. The hub stays single-process and free of
+//! any async runtime; this crate bridges it to NATS, whose subjects are
+//! dot-separated tokens like keys, whose `>` is the hub's partial match,
+//! whose JetStream KV keeps "the latest value" like a stored message, and
+//! which has request/reply and queue groups built in.
+//!
+//! ## Threads
+//! The hub is `!Send`: it never leaves its thread. A [`Bridge`] owns an
+//! `async-nats` client on a thread of its own (a current-thread tokio
+//! runtime) and trades messages with the hub's thread through two bounded
+//! channels, which the host empties once per tick with [`Bridge::pump`].
+//! Nothing on the game thread waits for the network.
+//!
+//! ## What crosses
+//! - **Sends**: a global send on an exported key goes out on
+//!   `<cluster>.<key>`; a node subscribes to `<cluster>.<subtree>` and
+//!   `<cluster>.<subtree>.>` for each imported subtree, and to nothing else,
+//!   so a peer cannot inject a key outside them (and a subject outside them
+//!   is dropped and reported even so). Sends on a world named with
+//!   [`Bridge::name_world`] cross to the world of that name on other
+//!   nodes. Object sends stay local.
+//! - **Stored messages** go into a JetStream KV bucket (`gantry_<cluster>`,
+//!   one value per key); each node watches its imported keys there, so a
+//!   node that starts later replays the cluster's latest value, as a late
+//!   listener gets one locally.
+//! - **Requests** become NATS requests: the first answer from any node
+//!   replies; none within `request_timeout_ms` is the hub's usual
+//!   unanswered notice. (A node that hears a request and has nobody to
+//!   answer it files its own unanswered notice too.)
+//! - **Once** ([`Bridge::once`]) goes to a queue group every importing
+//!   node joins: NATS hands it to exactly one of them, which delivers it
+//!   as a local once. Stored once messages (no node listening yet) would
+//!   take a work-queue stream; not built yet.
+//! - **Hooks stay local**: a hook's listeners change its payload in place,
+//!   one after another, within one call.
+//!
+//! ## Payloads
+//! A small hand-written binary format over the hub's values ([`wire`]):
+//! typed, compact, bounded in size and depth; see that module for why
+//! not serde. A peer's payload is checked against this hub's table like
+//! any send: a mismatch is refused by the hub, reported, and dropped.
+//!
+//! ## Faults
+//! The server absent at start, killed or restarted: the game keeps running
+//! on its hub; the client reconnects with backoff (50 ms doubling to 2 s);
+//! sends made while disconnected wait in the buffer up to its bound, then
+//! are counted as dropped. Every such event is a [`BridgeEvent`], logged
+//! with `tracing` and kept for [`Bridge::take_events`].
+
+mod bridge;
+pub mod config;
+mod event;
+mod net;
+pub mod subject;
+pub mod wire;
+
+pub use bridge::{Bridge, BridgeError, BridgeStats, Pumped};
+pub use config::{BridgeConfig, ConfigError, TlsConfig};
+pub use event::BridgeEvent;

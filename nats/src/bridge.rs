@@ -1,0 +1,674 @@
+//! The game thread's side of a bridge: the export listeners, the pump,
+//! requests waiting for a peer's answer, and what is reported.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use gantry_host::face::Faced;
+use gantry_host::{
+    Caller, Hub, Key, ListenOptions, ListenSpec, ListenerId, ListenerParams, Message, Reply,
+    Responder, Source, Value, WorldId,
+};
+use thiserror::Error;
+use tokio::sync::mpsc;
+
+use crate::config::{BridgeConfig, ConfigError};
+use crate::event::BridgeEvent;
+use crate::net::{self, In, NetShared, Out, Plan};
+use crate::subject::{Lane, Subjects, check_name, in_subtree, outermost};
+use crate::wire;
+
+/// The most reports kept between two [`Bridge::take_events`].
+const MAX_KEPT_EVENTS: usize = 1024;
+
+/// Why a bridge could not start, or a bridge call was refused.
+#[derive(Debug, Error)]
+pub enum BridgeError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("bridge: listening on `{key}`: {reason}")]
+    Listen { key: String, reason: String },
+    #[error("bridge: no thread for the network: {0}")]
+    Thread(#[from] std::io::Error),
+    #[error("bridge: `{key}` is not in the exported keys")]
+    NotExported { key: String },
+    #[error("bridge: `{key}`: {reason}")]
+    Payload { key: String, reason: String },
+    #[error("bridge: the buffer is full; `{key}` was dropped")]
+    Full { key: String },
+}
+
+/// Counters since the bridge started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BridgeStats {
+    /// Messages handed to the network (sends, stores, requests, answers).
+    pub sent: u64,
+    /// Messages from peers delivered to this hub.
+    pub received: u64,
+    /// Local sends dropped because the buffer was full.
+    pub dropped_sends: u64,
+    /// Peers' messages dropped because the game did not pump in time.
+    pub dropped_incoming: u64,
+    /// Peers' messages refused: malformed, oversized, outside the imports,
+    /// or contradicting this hub's table.
+    pub refused: u64,
+}
+
+/// What one [`Bridge::pump`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pumped {
+    /// Peers' messages delivered to the hub.
+    pub delivered: usize,
+    /// Peers' messages dropped (and reported).
+    pub dropped: usize,
+}
+
+/// A hub's keys shared with other nodes of a cluster through NATS.
+///
+/// Start one beside the hub ([`Bridge::start`]) and call [`Bridge::pump`]
+/// once per tick on the hub's thread. Global sends (and sends on worlds
+/// named with [`Bridge::name_world`]) on exported keys go out; peers'
+/// sends on imported keys come in at the next pump, checked against this
+/// hub's table like any send. Object sends stay local: an object id
+/// means nothing on another node. Hooks stay local too: a hook's listeners
+/// change its payload in place, within one call, which a network round
+/// trip per listener cannot do.
+pub struct Bridge {
+    shared: Rc<Shared>,
+    hub: Hub,
+    listeners: Vec<ListenerId>,
+    incoming: RefCell<mpsc::Receiver<In>>,
+    net: Arc<NetShared>,
+}
+
+/// A host's event sink.
+type EventFn = dyn Fn(&BridgeEvent);
+
+/// What the export listeners and the pump share on the game thread.
+struct Shared {
+    node: u64,
+    subjects: Subjects,
+    export: Vec<String>,
+    import: Vec<String>,
+    max_payload: usize,
+    buffer: usize,
+    request_timeout: Duration,
+    out: mpsc::Sender<Out>,
+    /// The key of a peer's message being delivered now: the export
+    /// listener (called first, see `ORDER`) lets it pass without sending
+    /// it back out. A send a local listener makes in reply still goes out.
+    injecting: Cell<Option<Key>>,
+    worlds: RefCell<Vec<(WorldId, String)>>,
+    pending: RefCell<HashMap<u64, (Responder, Instant)>>,
+    next_request: Cell<u64>,
+    events: RefCell<VecDeque<BridgeEvent>>,
+    on_event: RefCell<Option<Rc<EventFn>>>,
+    stats: Cell<BridgeStats>,
+    /// Sends dropped in the current run of a full buffer.
+    dropping: Cell<u64>,
+    scratch: RefCell<Vec<u8>>,
+}
+
+/// The export listener runs before every other listener of its key, so it
+/// is the first to see a peer's message delivered (see `injecting`).
+const ORDER: i32 = i32::MIN;
+
+/// A node id unlikely to repeat between processes: std's per-process
+/// random hash keys, the process id and the time.
+fn node_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish() | 1
+}
+
+impl Bridge {
+    /// Starts a bridge for `hub`: checks the configuration, listens on the
+    /// exported subtrees and starts the network thread. Returns at once,
+    /// whether or not the server is up: the client connects (and later
+    /// reconnects) in the background, and [`Bridge::is_connected`] says
+    /// when it is.
+    pub fn start(hub: &Hub, config: BridgeConfig) -> Result<Bridge, BridgeError> {
+        let config = config.checked()?;
+        let subjects = Subjects::new(&config.cluster)?;
+        let export = outermost(&config.export);
+        let import = outermost(&config.import);
+        let (out_tx, out_rx) = mpsc::channel(config.buffer);
+        let (in_tx, in_rx) = mpsc::channel(config.buffer);
+        let shared = Rc::new(Shared {
+            node: node_id(),
+            subjects: subjects.clone(),
+            export: export.clone(),
+            import: import.clone(),
+            max_payload: config.max_payload,
+            buffer: config.buffer,
+            request_timeout: config.request_timeout_duration(),
+            out: out_tx,
+            injecting: Cell::new(None),
+            worlds: RefCell::new(Vec::new()),
+            pending: RefCell::new(HashMap::new()),
+            next_request: Cell::new(0),
+            events: RefCell::new(VecDeque::new()),
+            on_event: RefCell::new(None),
+            stats: Cell::new(BridgeStats::default()),
+            dropping: Cell::new(0),
+            scratch: RefCell::new(Vec::new()),
+        });
+        let mut listeners = Vec::new();
+        for subtree in &export {
+            let weak = Rc::downgrade(&shared);
+            let callback = Rc::new(move |m: &Message<'_>| {
+                if let Some(shared) = weak.upgrade() {
+                    shared.on_local(m);
+                }
+                Ok(())
+            });
+            let spec = ListenSpec::message(
+                Source::Global,
+                ListenOptions::new().partial().order(ORDER),
+                ListenerParams::Dynamic,
+                callback,
+            )
+            .with_responder();
+            let id = hub
+                .listen_raw(subtree, spec)
+                .map_err(|e| BridgeError::Listen {
+                    key: subtree.clone(),
+                    reason: e.to_string(),
+                })?;
+            listeners.push(id);
+        }
+        let mut filters = Vec::new();
+        let mut once_filters = Vec::new();
+        let mut kv_filters = Vec::new();
+        for subtree in &import {
+            filters.extend(subjects.filters(&Lane::Global, subtree));
+            filters.extend(subjects.filters(&Lane::World(String::new()), subtree));
+            once_filters.extend(subjects.filters(&Lane::Once, subtree));
+            kv_filters.push(subtree.clone());
+            kv_filters.push(format!("{subtree}.>"));
+        }
+        let net = Arc::new(NetShared::default());
+        let plan = Plan {
+            bucket: format!("gantry_{}", config.cluster),
+            queue: format!("{}-once", config.cluster),
+            config,
+            filters,
+            once_filters,
+            kv_filters,
+        };
+        // The thread ends by itself once the bridge (the only sender) is
+        // gone: it is not joined, so dropping a bridge never waits.
+        drop(net::spawn(plan, out_rx, in_tx, net.clone())?);
+        Ok(Bridge {
+            shared,
+            hub: hub.clone(),
+            listeners,
+            incoming: RefCell::new(in_rx),
+            net,
+        })
+    }
+
+    /// This node's id, as its payloads carry it.
+    pub fn node(&self) -> u64 {
+        self.shared.node
+    }
+
+    /// Is the client connected to the server now?
+    pub fn is_connected(&self) -> bool {
+        self.net.connected.load(Ordering::SeqCst)
+    }
+
+    /// Connected and subscribed: a peer's send from now on is heard.
+    pub fn is_ready(&self) -> bool {
+        self.is_connected() && self.net.ready.load(Ordering::SeqCst)
+    }
+
+    /// Messages waiting in the buffer for the network (all of them while
+    /// disconnected, up to the bound).
+    pub fn waiting(&self) -> usize {
+        self.shared.buffer - self.shared.out.capacity()
+    }
+
+    pub fn stats(&self) -> BridgeStats {
+        let mut stats = self.shared.stats.get();
+        stats.dropped_incoming = self.net.incoming_dropped.load(Ordering::Relaxed);
+        stats
+    }
+
+    /// Reports kept since the last call (at most 1024 are kept).
+    pub fn take_events(&self) -> Vec<BridgeEvent> {
+        self.shared.events.borrow_mut().drain(..).collect()
+    }
+
+    /// Called for every report as it happens (after the tracing event).
+    pub fn on_event(&self, f: impl Fn(&BridgeEvent) + 'static) {
+        *self.shared.on_event.borrow_mut() = Some(Rc::new(f));
+    }
+
+    /// Names `world` for the cluster: sends on it cross to the world of
+    /// the same name on other nodes (which name theirs too). A name is one
+    /// token of `[A-Za-z0-9_]`.
+    pub fn name_world(&self, world: WorldId, name: &str) -> Result<(), BridgeError> {
+        check_name("world", name)?;
+        let mut worlds = self.shared.worlds.borrow_mut();
+        worlds.retain(|(w, n)| *w != world && n != name);
+        worlds.push((world, name.to_owned()));
+        Ok(())
+    }
+
+    /// A once message for the cluster: consumed by exactly one node, the
+    /// one NATS's queue group hands it to (every node that imports the
+    /// key is a member, this one included); that node delivers it as a
+    /// local `once` (its first listener consumes it, or the first to
+    /// arrive). Not delivered here otherwise. A `once` made on the hub
+    /// directly stays this node's: the hub does not tell its listeners a
+    /// once from a send.
+    pub fn once(&self, key: &str, args: &[Value]) -> Result<(), BridgeError> {
+        if !self.shared.exports(key) {
+            return Err(BridgeError::NotExported { key: key.into() });
+        }
+        let payload = self.shared.encode(key, args)?;
+        let subject = self.shared.subjects.of(&Lane::Once, key);
+        if self.shared.push(key, Out::Publish { subject, payload }) {
+            Ok(())
+        } else {
+            Err(BridgeError::Full { key: key.into() })
+        }
+    }
+
+    /// Hands peers' messages that arrived since the last pump to `hub`
+    /// (at most the buffer's bound per call: a flood cannot stall a
+    /// tick), answers requests, expires the ones whose time is up, and
+    /// files what happened on the network. Never waits.
+    pub fn pump(&self, hub: &Hub) -> Pumped {
+        let shared = &self.shared;
+        for event in self.net.take() {
+            match event {
+                BridgeEvent::Connected => shared.end_dropping(),
+                BridgeEvent::Oversized { .. } => shared.count(|s| s.refused += 1),
+                _ => {}
+            }
+            shared.event(event);
+        }
+        let dropped_in = self.net.incoming_dropped.load(Ordering::Relaxed);
+        let mut stats = shared.stats.get();
+        if dropped_in > stats.dropped_incoming {
+            shared.event(BridgeEvent::IncomingDropped {
+                count: dropped_in - stats.dropped_incoming,
+            });
+            stats.dropped_incoming = dropped_in;
+            shared.stats.set(stats);
+        }
+        let mut pumped = Pumped::default();
+        let mut incoming = self.incoming.borrow_mut();
+        for _ in 0..shared.buffer {
+            let Ok(message) = incoming.try_recv() else {
+                break;
+            };
+            if shared.take_in(hub, message) {
+                pumped.delivered += 1;
+            } else {
+                pumped.dropped += 1;
+            }
+        }
+        drop(incoming);
+        shared.expire();
+        pumped
+    }
+}
+
+impl Drop for Bridge {
+    /// The export listeners go with the bridge; the network thread ends
+    /// once the last sender to it is gone.
+    fn drop(&mut self) {
+        for id in self.listeners.drain(..) {
+            self.hub.unlisten(id);
+        }
+    }
+}
+
+impl Shared {
+    fn exports(&self, key: &str) -> bool {
+        self.export.iter().any(|root| in_subtree(key, root))
+    }
+
+    fn imports(&self, key: &str) -> bool {
+        self.import.iter().any(|root| in_subtree(key, root))
+    }
+
+    fn event(&self, event: BridgeEvent) {
+        match &event {
+            BridgeEvent::Connected => tracing::info!("{event}"),
+            _ => tracing::warn!("{event}"),
+        }
+        {
+            let mut events = self.events.borrow_mut();
+            if events.len() < MAX_KEPT_EVENTS {
+                events.push_back(event.clone());
+            }
+        }
+        let hook = self.on_event.borrow().clone();
+        if let Some(hook) = hook {
+            hook(&event);
+        }
+    }
+
+    fn count(&self, f: impl FnOnce(&mut BridgeStats)) {
+        let mut stats = self.stats.get();
+        f(&mut stats);
+        self.stats.set(stats);
+    }
+
+    fn encode(&self, key: &str, args: &[Value]) -> Result<Bytes, BridgeError> {
+        let mut scratch = self.scratch.borrow_mut();
+        wire::encode(self.node, args, &mut scratch).map_err(|e| BridgeError::Payload {
+            key: key.into(),
+            reason: e.to_string(),
+        })?;
+        if scratch.len() > self.max_payload {
+            return Err(BridgeError::Payload {
+                key: key.into(),
+                reason: format!(
+                    "its payload is {} bytes, over the {}-byte limit",
+                    scratch.len(),
+                    self.max_payload
+                ),
+            });
+        }
+        Ok(Bytes::copy_from_slice(&scratch))
+    }
+
+    /// Hands a message to the network thread; false (counted and
+    /// reported) when the buffer is full.
+    fn push(&self, key: &str, out: Out) -> bool {
+        match self.out.try_send(out) {
+            Ok(()) => {
+                self.end_dropping();
+                self.count(|s| s.sent += 1);
+                true
+            }
+            Err(_) => {
+                let n = self.dropping.get() + 1;
+                self.dropping.set(n);
+                self.count(|s| s.dropped_sends += 1);
+                if n == 1 {
+                    tracing::debug!(key, "bridge buffer full");
+                    self.event(BridgeEvent::SendsDropped {
+                        count: 1,
+                        ended: false,
+                    });
+                }
+                false
+            }
+        }
+    }
+
+    fn end_dropping(&self) {
+        let n = self.dropping.replace(0);
+        if n > 0 {
+            self.event(BridgeEvent::SendsDropped {
+                count: n,
+                ended: true,
+            });
+        }
+    }
+
+    /// A local dispatch on an exported key: out it goes, unless it is a
+    /// peer's message being delivered, or an object's.
+    fn on_local(&self, m: &Message<'_>) {
+        if self.injecting.get() == Some(m.key) {
+            self.injecting.set(None);
+            return;
+        }
+        let lane = match m.source {
+            Source::Global => Lane::Global,
+            Source::World(w) => {
+                let worlds = self.worlds.borrow();
+                match worlds.iter().find(|(id, _)| *id == w) {
+                    Some((_, name)) => Lane::World(name.clone()),
+                    None => return,
+                }
+            }
+            Source::Object(_) | Source::Named(..) => return,
+        };
+        let key = m.key_name();
+        // A store delivers the very values it keeps: that is how a stored
+        // message is told from a send (the hub's listener sees both).
+        let stored = m
+            .hub
+            .stored(m.key, m.source)
+            .is_some_and(|kept| std::ptr::eq(kept.as_ptr(), m.args.as_ptr()));
+        let payload = match self.encode(&key, m.args) {
+            Ok(payload) => payload,
+            Err(e) => {
+                return self.event(BridgeEvent::NotSent {
+                    key: key.to_string(),
+                    reason: match e {
+                        BridgeError::Payload { reason, .. } => reason,
+                        other => other.to_string(),
+                    },
+                });
+            }
+        };
+        if let Some(responder) = m.responder {
+            let id = self.next_request.get() + 1;
+            self.next_request.set(id);
+            let subject = self.subjects.of(&lane, &key);
+            let timeout = self.request_timeout;
+            if self.push(
+                &key,
+                Out::Request {
+                    id,
+                    subject,
+                    payload,
+                    timeout,
+                },
+            ) {
+                // Held until a peer answers or the time is up: the
+                // unanswered notice waits for the cluster, not just here.
+                self.pending
+                    .borrow_mut()
+                    .insert(id, (responder.clone(), Instant::now() + timeout));
+            }
+            return;
+        }
+        let out = if stored && lane == Lane::Global {
+            Out::Put {
+                key: key.to_string(),
+                payload,
+            }
+        } else {
+            Out::Publish {
+                subject: self.subjects.of(&lane, &key),
+                payload,
+            }
+        };
+        self.push(&key, out);
+    }
+
+    /// Drops requests whose answer did not come in time: their responders
+    /// go, and the requester hears "unanswered" as it would locally.
+    fn expire(&self) {
+        let now = Instant::now();
+        let gone: Vec<Responder> = {
+            let mut pending = self.pending.borrow_mut();
+            let late: Vec<u64> = pending
+                .iter()
+                .filter(|(_, (_, deadline))| *deadline <= now)
+                .map(|(id, _)| *id)
+                .collect();
+            late.iter()
+                .filter_map(|id| pending.remove(id).map(|(r, _)| r))
+                .collect()
+        };
+        drop(gone);
+    }
+
+    fn refuse(&self, event: BridgeEvent) -> bool {
+        self.count(|s| s.refused += 1);
+        self.event(event);
+        false
+    }
+
+    /// One message from the network; true when delivered to the hub.
+    fn take_in(self: &Rc<Self>, hub: &Hub, message: In) -> bool {
+        match message {
+            In::Reply { id, answer } => {
+                let Some((responder, _)) = self.pending.borrow_mut().remove(&id) else {
+                    return false;
+                };
+                if let Some(answer) = answer
+                    && !responder.is_answered()
+                {
+                    match wire::decode(&answer) {
+                        Ok((_, values)) => {
+                            responder.respond_values(&values);
+                        }
+                        Err(e) => {
+                            return self.refuse(BridgeEvent::Malformed {
+                                subject: format!("answer to request {id}"),
+                                reason: e.to_string(),
+                            });
+                        }
+                    }
+                }
+                true
+            }
+            In::Stored { key, payload } => {
+                if !self.imports(&key) || gantry_host::key::validate_key(&key).is_err() {
+                    return self.refuse(BridgeEvent::Outside { subject: key });
+                }
+                self.deliver(hub, &key, Lane::Global, &payload, None, true)
+            }
+            In::Message {
+                subject,
+                payload,
+                reply,
+            } => {
+                let Some((lane, key)) = self.subjects.parse(&subject) else {
+                    return self.refuse(BridgeEvent::Outside { subject });
+                };
+                if !self.imports(key) {
+                    return self.refuse(BridgeEvent::Outside { subject });
+                }
+                self.deliver(hub, key, lane, &payload, reply, false)
+            }
+        }
+    }
+
+    fn deliver(
+        self: &Rc<Self>,
+        hub: &Hub,
+        key: &str,
+        lane: Lane,
+        payload: &[u8],
+        reply: Option<String>,
+        stored: bool,
+    ) -> bool {
+        if payload.len() > self.max_payload {
+            return self.refuse(BridgeEvent::Oversized {
+                subject: key.into(),
+                bytes: payload.len(),
+                limit: self.max_payload,
+            });
+        }
+        if wire::node_of(payload) == Some(self.node) && lane != Lane::Once {
+            // Our own send, heard back: it was delivered here already. (A
+            // once was not: the queue group may hand it back to us.)
+            return false;
+        }
+        let mut args = match wire::decode(payload) {
+            Ok((_, args)) => args,
+            Err(e) => {
+                return self.refuse(BridgeEvent::Malformed {
+                    subject: key.into(),
+                    reason: e.to_string(),
+                });
+            }
+        };
+        let source = match &lane {
+            Lane::World(name) => {
+                let worlds = self.worlds.borrow();
+                match worlds.iter().find(|(_, n)| n == name) {
+                    Some((w, _)) => Source::World(*w),
+                    // This node has no such world: nobody here listens.
+                    None => return false,
+                }
+            }
+            _ => Source::Global,
+        };
+        let handle = match hub.key(key) {
+            Ok(handle) => handle,
+            Err(e) => {
+                return self.refuse(BridgeEvent::Refused {
+                    key: key.into(),
+                    reason: e.to_string(),
+                });
+            }
+        };
+        self.injecting.set(Some(handle));
+        let result = match (&lane, reply) {
+            (Lane::Once, _) => hub
+                .store_values(handle, source, args, true, Caller::Unrecorded)
+                .map(drop),
+            _ if stored => hub
+                .store_values(handle, source, args, false, Caller::Unrecorded)
+                .map(drop),
+            (_, Some(reply)) => {
+                let weak: Weak<Shared> = Rc::downgrade(self);
+                let key_name = key.to_owned();
+                hub.request_values(
+                    handle,
+                    source,
+                    &mut args,
+                    Caller::Unrecorded,
+                    Box::new(move |answer| {
+                        if let (Reply::Answer(values), Some(shared)) = (answer, weak.upgrade()) {
+                            match shared.encode(&key_name, values) {
+                                Ok(payload) => {
+                                    shared.push(
+                                        &key_name,
+                                        Out::Publish {
+                                            subject: reply,
+                                            payload,
+                                        },
+                                    );
+                                }
+                                Err(e) => shared.event(BridgeEvent::NotSent {
+                                    key: key_name.clone(),
+                                    reason: e.to_string(),
+                                }),
+                            }
+                        }
+                    }),
+                )
+                .map(drop)
+            }
+            (_, None) => hub
+                .send_values(handle, source, &mut args, Caller::Unrecorded)
+                .map(drop),
+        };
+        self.injecting.set(None);
+        match result {
+            Ok(()) => {
+                self.count(|s| s.received += 1);
+                true
+            }
+            Err(e) => self.refuse(BridgeEvent::Refused {
+                key: key.into(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+}

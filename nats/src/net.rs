@@ -1,0 +1,449 @@
+//! The network side: an `async-nats` client on a thread of its own, with a
+//! small current-thread tokio runtime. It talks to the game thread only
+//! through bounded channels and a few atomics, so the game never waits
+//! for the network: a send is a `try_send` into [`Out`], and what arrives
+//! waits in [`In`] until the game's next [`crate::Bridge::pump`].
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_nats::jetstream::{self, kv};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use tokio::sync::{mpsc, watch};
+
+use crate::config::BridgeConfig;
+use crate::event::BridgeEvent;
+
+/// Sent from the game thread to the network thread.
+pub(crate) enum Out {
+    Publish {
+        subject: String,
+        payload: Bytes,
+    },
+    /// A stored message: the cluster's latest value of `key`.
+    Put {
+        key: String,
+        payload: Bytes,
+    },
+    Request {
+        id: u64,
+        subject: String,
+        payload: Bytes,
+        timeout: Duration,
+    },
+}
+
+/// Sent from the network thread to the game thread.
+pub(crate) enum In {
+    Message {
+        subject: String,
+        payload: Bytes,
+        reply: Option<String>,
+    },
+    Stored {
+        key: String,
+        payload: Bytes,
+    },
+    /// The first answer to request `id`; `None`: none in time, or nobody
+    /// listens anywhere.
+    Reply {
+        id: u64,
+        answer: Option<Bytes>,
+    },
+}
+
+/// The most status events kept between two pumps.
+const MAX_STATUS: usize = 64;
+
+/// What both threads read: connection state and counters.
+#[derive(Default)]
+pub(crate) struct NetShared {
+    pub connected: AtomicBool,
+    /// Subscribed and flushed: a peer's send from now on is heard.
+    pub ready: AtomicBool,
+    pub incoming_dropped: AtomicU64,
+    status: Mutex<VecDeque<BridgeEvent>>,
+}
+
+impl NetShared {
+    pub(crate) fn push(&self, event: BridgeEvent) {
+        if let Ok(mut status) = self.status.lock()
+            && status.len() < MAX_STATUS
+        {
+            status.push_back(event);
+        }
+    }
+
+    pub(crate) fn take(&self) -> VecDeque<BridgeEvent> {
+        self.status
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default()
+    }
+}
+
+/// What the network thread subscribes to, worked out on the game thread.
+pub(crate) struct Plan {
+    pub config: BridgeConfig,
+    /// Plain subscriptions (global and world lanes).
+    pub filters: Vec<String>,
+    /// Queue subscriptions (once lane), in queue group `queue`.
+    pub once_filters: Vec<String>,
+    pub queue: String,
+    /// KV keys watched (imported subtrees).
+    pub kv_filters: Vec<String>,
+    pub bucket: String,
+}
+
+pub(crate) fn spawn(
+    plan: Plan,
+    out: mpsc::Receiver<Out>,
+    incoming: mpsc::Sender<In>,
+    shared: Arc<NetShared>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("gantry-nats".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    shared.push(BridgeEvent::Failed {
+                        reason: format!("no runtime for the bridge: {e}"),
+                    });
+                    return;
+                }
+            };
+            runtime.block_on(run(plan, out, incoming, shared));
+        })
+}
+
+async fn options(
+    config: &BridgeConfig,
+    shared: Arc<NetShared>,
+    state: watch::Sender<bool>,
+) -> Result<async_nats::ConnectOptions, String> {
+    let mut options = match &config.credentials {
+        Some(path) => async_nats::ConnectOptions::with_credentials_file(path)
+            .await
+            .map_err(|e| format!("credentials file {}: {e}", path.display()))?,
+        None => async_nats::ConnectOptions::new(),
+    };
+    if let Some(token) = &config.token {
+        options = options.token(token.clone());
+    }
+    if let (Some(user), Some(password)) = (&config.user, &config.password) {
+        options = options.user_and_password(user.clone(), password.clone());
+    }
+    if config.tls.required {
+        options = options.require_tls(true);
+    }
+    if let Some(roots) = &config.tls.root_certificates {
+        options = options.add_root_certificates(roots.clone());
+    }
+    if let (Some(cert), Some(key)) = (&config.tls.client_certificate, &config.tls.client_key) {
+        options = options.add_client_certificate(cert.clone(), key.clone());
+    }
+    if let Some(name) = &config.name {
+        options = options.name(name);
+    }
+    Ok(options
+        .retry_on_initial_connect()
+        .max_reconnects(None)
+        .connection_timeout(Duration::from_secs(2))
+        // Backoff from 50 ms doubling to 2 s: a restarted server is found
+        // within 2 s, a dead one is not hammered.
+        .reconnect_delay_callback(|attempts| {
+            Duration::from_millis(50u64 << attempts.min(6)).min(Duration::from_secs(2))
+        })
+        .event_callback(move |event| {
+            let shared = shared.clone();
+            let state = state.clone();
+            async move {
+                match event {
+                    async_nats::Event::Connected => {
+                        let _ = state.send(true);
+                        shared.connected.store(true, Ordering::SeqCst);
+                        shared.push(BridgeEvent::Connected);
+                    }
+                    async_nats::Event::Disconnected => {
+                        // The network loop hears of it before the game
+                        // can: nothing sent after the game sees
+                        // "disconnected" is taken from the buffer.
+                        let _ = state.send(false);
+                        shared.connected.store(false, Ordering::SeqCst);
+                        shared.push(BridgeEvent::Disconnected);
+                    }
+                    async_nats::Event::ServerError(e) => shared.push(BridgeEvent::Failed {
+                        reason: format!("server error: {e}"),
+                    }),
+                    async_nats::Event::ClientError(e) => shared.push(BridgeEvent::Failed {
+                        reason: format!("client error: {e}"),
+                    }),
+                    _ => {}
+                }
+            }
+        }))
+}
+
+async fn run(
+    plan: Plan,
+    mut out: mpsc::Receiver<Out>,
+    incoming: mpsc::Sender<In>,
+    shared: Arc<NetShared>,
+) {
+    let (state_tx, mut state) = watch::channel(false);
+    let options = match options(&plan.config, shared.clone(), state_tx).await {
+        Ok(options) => options,
+        Err(reason) => return shared.push(BridgeEvent::Failed { reason }),
+    };
+    let client = match options.connect(plan.config.url.as_str()).await {
+        Ok(client) => client,
+        Err(e) => {
+            return shared.push(BridgeEvent::Failed {
+                reason: format!("cannot connect to {}: {e}", plan.config.url),
+            });
+        }
+    };
+    let max = plan.config.max_payload;
+    tokio::spawn(listen(
+        client.clone(),
+        plan.filters.clone(),
+        plan.once_filters.clone(),
+        plan.queue.clone(),
+        incoming.clone(),
+        shared.clone(),
+        max,
+    ));
+    let (kv_tx, mut kv_rx) = watch::channel(None::<kv::Store>);
+    tokio::spawn(stored(
+        client.clone(),
+        plan.bucket.clone(),
+        plan.kv_filters.clone(),
+        kv_tx,
+        incoming.clone(),
+        shared.clone(),
+        max,
+    ));
+
+    loop {
+        // Disconnected: nothing is taken from the buffer, so the game's
+        // sends wait there, up to its bound, until the server is back.
+        while !*state.borrow_and_update() {
+            if out.is_closed() {
+                return;
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(50), state.changed()).await;
+        }
+        let next = tokio::select! {
+            biased;
+            _ = state.changed() => continue,
+            next = out.recv() => next,
+        };
+        let Some(next) = next else {
+            let _ = client.flush().await;
+            return;
+        };
+        match next {
+            Out::Publish { subject, payload } => {
+                if let Err(e) = client.publish(subject, payload).await {
+                    shared.push(BridgeEvent::Failed {
+                        reason: format!("publish: {e}"),
+                    });
+                }
+            }
+            Out::Put { key, payload } => {
+                let store = match tokio::time::timeout(
+                    Duration::from_secs(5),
+                    kv_rx.wait_for(Option::is_some),
+                )
+                .await
+                {
+                    Ok(Ok(store)) => store.clone(),
+                    _ => {
+                        shared.push(BridgeEvent::NotSent {
+                            key,
+                            reason: "the cluster's store (JetStream) is not available".into(),
+                        });
+                        continue;
+                    }
+                };
+                if let Some(store) = store
+                    && let Err(e) = store.put(&key, payload).await
+                {
+                    shared.push(BridgeEvent::NotSent {
+                        key,
+                        reason: format!("storing in the cluster: {e}"),
+                    });
+                }
+            }
+            Out::Request {
+                id,
+                subject,
+                payload,
+                timeout,
+            } => {
+                let client = client.clone();
+                let incoming = incoming.clone();
+                tokio::spawn(async move {
+                    let request = async_nats::Request::new()
+                        .payload(payload)
+                        .timeout(Some(timeout));
+                    let answer = client
+                        .send_request(subject, request)
+                        .await
+                        .ok()
+                        .map(|m| m.payload);
+                    let _ = incoming.send(In::Reply { id, answer }).await;
+                });
+            }
+        }
+    }
+}
+
+/// Hands a message to the game thread, or counts it dropped when the game
+/// has not pumped what came before.
+fn forward(incoming: &mpsc::Sender<In>, shared: &NetShared, message: In) {
+    if incoming.try_send(message).is_err() {
+        shared.incoming_dropped.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn oversized(shared: &NetShared, subject: &str, bytes: usize, limit: usize) -> bool {
+    if bytes > limit {
+        shared.push(BridgeEvent::Oversized {
+            subject: subject.to_owned(),
+            bytes,
+            limit,
+        });
+        return true;
+    }
+    false
+}
+
+async fn listen(
+    client: async_nats::Client,
+    filters: Vec<String>,
+    once_filters: Vec<String>,
+    queue: String,
+    incoming: mpsc::Sender<In>,
+    shared: Arc<NetShared>,
+    max: usize,
+) {
+    let mut subscribers = Vec::new();
+    for filter in filters {
+        match client.subscribe(filter.clone()).await {
+            Ok(s) => subscribers.push(s),
+            Err(e) => shared.push(BridgeEvent::Failed {
+                reason: format!("subscribing to `{filter}`: {e}"),
+            }),
+        }
+    }
+    for filter in once_filters {
+        match client.queue_subscribe(filter.clone(), queue.clone()).await {
+            Ok(s) => subscribers.push(s),
+            Err(e) => shared.push(BridgeEvent::Failed {
+                reason: format!("subscribing to `{filter}`: {e}"),
+            }),
+        }
+    }
+    if client.flush().await.is_ok() {
+        shared.ready.store(true, Ordering::SeqCst);
+    }
+    let mut all = futures_util::stream::select_all(subscribers);
+    while let Some(message) = all.next().await {
+        if oversized(&shared, &message.subject, message.payload.len(), max) {
+            continue;
+        }
+        forward(
+            &incoming,
+            &shared,
+            In::Message {
+                subject: message.subject.to_string(),
+                payload: message.payload,
+                reply: message.reply.map(|r| r.to_string()),
+            },
+        );
+    }
+}
+
+/// Opens the cluster's KV bucket (retrying until JetStream answers) and
+/// watches the imported keys: their latest values first, then each new one.
+async fn stored(
+    client: async_nats::Client,
+    bucket: String,
+    filters: Vec<String>,
+    store_tx: watch::Sender<Option<kv::Store>>,
+    incoming: mpsc::Sender<In>,
+    shared: Arc<NetShared>,
+    max: usize,
+) {
+    let js = jetstream::new(client);
+    let mut delay = Duration::from_millis(50);
+    let mut told = false;
+    let store = loop {
+        let made = js
+            .create_key_value(kv::Config {
+                bucket: bucket.clone(),
+                history: 1,
+                max_value_size: i32::try_from(max).unwrap_or(i32::MAX),
+                ..Default::default()
+            })
+            .await;
+        match made {
+            Ok(store) => break store,
+            Err(e) => {
+                // An existing bucket (made by a peer) is opened as is.
+                if let Ok(store) = js.get_key_value(&bucket).await {
+                    break store;
+                }
+                if !told {
+                    told = true;
+                    shared.push(BridgeEvent::Failed {
+                        reason: format!("opening the cluster's store `{bucket}`: {e}"),
+                    });
+                }
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+        }
+    };
+    let _ = store_tx.send(Some(store.clone()));
+    for filter in filters {
+        let watch = match store.watch_with_history(&filter).await {
+            Ok(watch) => watch,
+            Err(e) => {
+                shared.push(BridgeEvent::Failed {
+                    reason: format!("watching stored `{filter}`: {e}"),
+                });
+                continue;
+            }
+        };
+        let incoming = incoming.clone();
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let mut watch = watch;
+            while let Some(entry) = watch.next().await {
+                let Ok(entry) = entry else { continue };
+                if entry.operation != kv::Operation::Put
+                    || oversized(&shared, &entry.key, entry.value.len(), max)
+                {
+                    continue;
+                }
+                forward(
+                    &incoming,
+                    &shared,
+                    In::Stored {
+                        key: entry.key,
+                        payload: entry.value,
+                    },
+                );
+            }
+        });
+    }
+}

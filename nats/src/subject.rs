@@ -1,0 +1,158 @@
+//! Keys to NATS subjects and back.
+//!
+//! A key's segments (`[A-Za-z0-9_]`) are valid subject tokens, so a key
+//! maps to a subject by a prefix alone: `Chat.Say` on cluster `mygame` is
+//! `mygame.Chat.Say`, and a subtree `Chat` is subscribed as `mygame.Chat`
+//! plus `mygame.Chat.>` (NATS's `>` is the hub's partial match). Sends on
+//! a world the game names for the cluster go on `mygame-w.<world>.<key>`,
+//! once messages on `mygame-once.<key>`: `-` is in no key, so these can
+//! never meet a key's subject.
+
+use gantry_host::key::validate_key;
+
+use crate::config::ConfigError;
+
+/// Which way a subject carries a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lane {
+    /// A global send (or a stored message).
+    Global,
+    /// A send on the world the cluster knows by this name.
+    World(String),
+    /// A once message, consumed by one node.
+    Once,
+}
+
+/// A cluster's subject space.
+#[derive(Debug, Clone)]
+pub struct Subjects {
+    cluster: String,
+    world_prefix: String,
+    once_prefix: String,
+}
+
+/// A cluster or world name is one subject token of `[A-Za-z0-9_]`.
+pub fn check_name(what: &'static str, name: &str) -> Result<(), ConfigError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError::BadName {
+            what,
+            name: name.to_owned(),
+        })
+    }
+}
+
+impl Subjects {
+    pub fn new(cluster: &str) -> Result<Self, ConfigError> {
+        check_name("cluster", cluster)?;
+        Ok(Self {
+            cluster: cluster.to_owned(),
+            world_prefix: format!("{cluster}-w."),
+            once_prefix: format!("{cluster}-once."),
+        })
+    }
+
+    pub fn cluster(&self) -> &str {
+        &self.cluster
+    }
+
+    /// The subject a key's message goes out on.
+    pub fn of(&self, lane: &Lane, key: &str) -> String {
+        match lane {
+            Lane::Global => format!("{}.{key}", self.cluster),
+            Lane::World(world) => format!("{}{world}.{key}", self.world_prefix),
+            Lane::Once => format!("{}{key}", self.once_prefix),
+        }
+    }
+
+    /// The subscriptions that hear a subtree on a lane: the key itself
+    /// and every key under it.
+    pub fn filters(&self, lane: &Lane, subtree: &str) -> [String; 2] {
+        let exact = match lane {
+            Lane::World(_) => format!("{}*.{subtree}", self.world_prefix),
+            _ => self.of(lane, subtree),
+        };
+        let under = format!("{exact}.>");
+        [exact, under]
+    }
+
+    /// The lane and key of a subject, if it is one of this cluster's and
+    /// names a valid key.
+    pub fn parse<'s>(&self, subject: &'s str) -> Option<(Lane, &'s str)> {
+        let (lane, key) = if let Some(rest) = subject.strip_prefix(&self.world_prefix) {
+            let (world, key) = rest.split_once('.')?;
+            check_name("world", world).ok()?;
+            (Lane::World(world.to_owned()), key)
+        } else if let Some(key) = subject.strip_prefix(&self.once_prefix) {
+            (Lane::Once, key)
+        } else {
+            let key = subject
+                .strip_prefix(self.cluster.as_str())?
+                .strip_prefix('.')?;
+            (Lane::Global, key)
+        };
+        validate_key(key).ok()?;
+        Some((lane, key))
+    }
+}
+
+/// Is `key` in the subtree `root` (the key itself or under it)?
+pub fn in_subtree(key: &str, root: &str) -> bool {
+    key == root
+        || key
+            .strip_prefix(root)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// Subtrees with those under another one dropped: each key is then heard
+/// by exactly one of them.
+pub fn outermost(subtrees: &[String]) -> Vec<String> {
+    let mut kept: Vec<String> = Vec::new();
+    for s in subtrees {
+        if subtrees
+            .iter()
+            .any(|other| other != s && in_subtree(s, other))
+            || kept.contains(s)
+        {
+            continue;
+        }
+        kept.push(s.clone());
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_map_to_cluster_subjects_and_back() {
+        let s = Subjects::new("mygame").unwrap();
+        assert_eq!(s.of(&Lane::Global, "Chat.Say"), "mygame.Chat.Say");
+        assert_eq!(
+            s.filters(&Lane::Global, "Chat"),
+            ["mygame.Chat", "mygame.Chat.>"]
+        );
+        assert_eq!(s.parse("mygame.Chat.Say"), Some((Lane::Global, "Chat.Say")));
+        assert_eq!(
+            s.parse("mygame-w.arena.Chat.Say"),
+            Some((Lane::World("arena".into()), "Chat.Say"))
+        );
+        assert_eq!(s.parse("mygame-once.Loot"), Some((Lane::Once, "Loot")));
+        assert_eq!(s.parse("other.Chat"), None);
+        assert_eq!(s.parse("mygame.Chat-x"), None);
+        assert_eq!(s.parse("mygamex.Chat"), None);
+    }
+
+    #[test]
+    fn nested_subtrees_are_heard_once() {
+        let kept = outermost(&["Chat.Say".into(), "Chat".into(), "World".into()]);
+        assert_eq!(kept, ["Chat", "World"]);
+        assert!(in_subtree("Chat.Say", "Chat"));
+        assert!(!in_subtree("Chatter", "Chat"));
+    }
+}

@@ -1,0 +1,41 @@
+//! Stored messages go into the cluster's KV bucket: a node that starts
+//! later replays the latest value, as a late listener does locally.
+
+use gantry_host::Source;
+
+use crate::cluster::{Node, pump_until, ready, server_or_skip, sharing, strings};
+
+#[test]
+fn a_late_node_replays_the_clusters_latest_stored_value() {
+    let server = server_or_skip!();
+    let a = Node::start(sharing(&server, &["World"]));
+    let b = Node::start(sharing(&server, &["World"]));
+    let heard_by_b = b.record("World");
+    ready(&[&a, &b]);
+
+    let key = a.hub.key("World.Event").unwrap();
+    a.hub.store(key, Source::Global, ("dawn",)).unwrap();
+    a.hub.store(key, Source::Global, ("dusk",)).unwrap();
+    // b, live, hears the stores as they land.
+    assert!(
+        pump_until(&[&a, &b], || strings(&heard_by_b)
+            .last()
+            .map(String::as_str)
+            == Some("dusk")),
+        "a: {:?}, b: {:?}",
+        a.bridge.take_events(),
+        b.bridge.take_events()
+    );
+
+    // c starts after both: it gets the latest, once, and keeps it for
+    // its own late listeners.
+    let c = Node::start(sharing(&server, &["World"]));
+    ready(&[&c]);
+    let c_key = c.hub.key("World.Event").unwrap();
+    assert!(pump_until(&[&c], || c
+        .hub
+        .stored(c_key, Source::Global)
+        .is_some()));
+    let late = c.record("World");
+    assert_eq!(strings(&late), ["dusk"]);
+}
