@@ -57,7 +57,7 @@ impl Drop for RequestState {
     }
 }
 
-/// The handle type lives with [`Message`](crate::Message) in the hub's
+/// The handle type lives with [`Message`](struct@crate::Message) in the hub's
 /// core, which only passes it to listeners; answering it is this module's.
 pub use crate::hub::Responder;
 

@@ -231,6 +231,10 @@ impl<T: DeserializeOwned> FromValue for Serde<T> {
 /// `T` in the signature table. Field types come from the default values; a
 /// `None` field declares `any`, an empty `Vec` declares `array<any>`. `None`
 /// when `T` is not a named struct or does not serialize.
+///
+/// A type that derives [`Struct`](derive@crate::Struct) declares itself
+/// from its field types instead ([`Hub::declare_struct`](crate::Hub::declare_struct)),
+/// with no `Default` and an `Option` field's inner structs included.
 pub fn struct_def_of<T: Serialize + Default>() -> Option<(String, StructDef)> {
     let Ok(Value::Struct(value)) = to_value(&T::default()) else {
         return None;

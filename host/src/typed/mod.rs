@@ -1,9 +1,119 @@
-//! The typed Rust face: send a tuple, listen with a typed closure.
+//! The typed Rust face: send a tuple, listen with a typed closure, or
+//! declare a key once from its Rust struct.
 //!
 //! `hub.send(key, source, (5, 2.5))` turns the tuple into a stack array of
 //! [`Value`]s (no allocation for scalars); `hub.listen(key, scope, |hp: i64|
 //! ...)` declares `[int]` as the listener's parameters, which the
 //! compatibility rule checks against the signature table.
+//!
+//! # Declare once
+//!
+//! A struct that derives [`Message`](derive@crate::Message) is a key: its
+//! text and kind from `#[message(..)]`, its parameters from its fields,
+//! its doc from its doc comment. [`Hub::declare_message`] declares it (and
+//! the [`Struct`](derive@crate::Struct)s its fields hold) and returns a
+//! [`MessageKey`] whose sends take that struct and whose listeners get
+//! it, so that the declaration, the senders and the listeners are one
+//! type and a mismatch does not compile.
+//!
+//! ```
+//! use std::cell::Cell;
+//! use std::rc::Rc;
+//! use gantry_host::{Hub, ObjectId, Source, Type};
+//!
+//! /// A player got hurt.
+//! #[derive(gantry_host::Message)]
+//! #[message(key = "Player.Hurt")]
+//! struct Hurt {
+//!     /// Damage dealt, after armour.
+//!     dmg: f64,
+//!     /// Who dealt it.
+//!     causer: ObjectId,
+//! }
+//!
+//! let hub = Hub::new();
+//! let hurt = hub.declare_message::<Hurt>()?;
+//!
+//! let taken = Rc::new(Cell::new(0.0));
+//! let total = taken.clone();
+//! let _listening = hurt.listen(&hub, Source::Global, move |h: Hurt| {
+//!     total.set(total.get() + h.dmg)
+//! })?;
+//!
+//! let goblin = hub.spawn(hub.create_world())?;
+//! hurt.send(&hub, Source::Global, Hurt { dmg: 4.5, causer: goblin })?;
+//! assert_eq!(taken.get(), 4.5);
+//!
+//! // The table says what the struct says, for scripts, stubs and editors.
+//! let table = hub.table();
+//! let entry = &table.keys["Player.Hurt"];
+//! assert_eq!(entry.doc, "A player got hurt.");
+//! assert_eq!(entry.params[0].name, "dmg");
+//! assert_eq!(entry.params[0].ty, Type::Float);
+//! # Ok::<(), gantry_host::HubError>(())
+//! ```
+//!
+//! # Listeners
+//!
+//! A listener's parameters are [`Arg`]s: owned values, or `&str` and
+//! `&Value` borrowed from the message. It returns `()` or
+//! `Result<(), E: Display>` ([`ListenerReturn`]); an `Err` becomes a
+//! [`Report::ListenerFailed`](crate::Report::ListenerFailed) naming the
+//! line the listener was registered on, and the other listeners still
+//! run.
+//!
+//! ```
+//! use gantry_host::{Hub, Report, Source};
+//!
+//! let hub = Hub::new();
+//! let _door = hub.listen("Door.Open", Source::Global, |who: &str| {
+//!     if who == "ghost" {
+//!         return Err(format!("{who} cannot open doors"));
+//!     }
+//!     Ok(())
+//! })?;
+//! hub.send_str("Door.Open", Source::Global, ("ghost",))?;
+//! let reports = hub.take_reports();
+//! assert!(matches!(&reports[0], Report::ListenerFailed { message, .. }
+//!     if message == "ghost cannot open doors"));
+//! # Ok::<(), gantry_host::HubError>(())
+//! ```
+//!
+//! # Typed hooks
+//!
+//! A message of `kind = "hook"` is its own payload struct:
+//! [`MessageKey::run_hook`] runs it with `&mut` the struct, and
+//! [`MessageKey::listen_hook`] listeners change it in place (through a
+//! [`TypedHookCall`], which also cancels). Script listeners see the same
+//! struct.
+//!
+//! ```
+//! use gantry_host::{HookOptions, Hub};
+//!
+//! /// A hit about to land.
+//! #[derive(gantry_host::Message, Clone)]
+//! #[message(key = "Combat.Hit", kind = "hook")]
+//! struct Hit {
+//!     damage: f64,
+//!     blocked: bool,
+//! }
+//!
+//! let hub = Hub::new();
+//! let hit = hub.declare_message::<Hit>()?;
+//! let _armour = hit.listen_hook(&hub, HookOptions::new(), |hit| hit.damage /= 2.0)?;
+//! let _parry = hit.listen_hook(&hub, HookOptions::new().priority(-1), |hit| {
+//!     if hit.damage < 10.0 {
+//!         hit.blocked = true;
+//!         hit.cancel();
+//!     }
+//! })?;
+//!
+//! let mut payload = Hit { damage: 12.0, blocked: false };
+//! let result = hit.run_hook(&hub, &mut payload)?;
+//! assert!(result.cancelled && payload.blocked);
+//! assert_eq!(payload.damage, 6.0);
+//! # Ok::<(), gantry_host::HubError>(())
+//! ```
 
 use std::any::Any;
 use std::marker::PhantomData;
