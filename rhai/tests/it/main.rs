@@ -20,3 +20,4 @@ mod signature;
 mod sources;
 mod store;
 mod support;
+mod unload;
