@@ -388,3 +388,194 @@ fn lua_and_rhai_agree_on_every_case() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// What the host does to a loaded script between looking at what it says.
+enum Step {
+    /// A send of the key from Rust, to everyone.
+    Send(&'static str),
+    /// A run of the hook from Rust.
+    Hook(&'static str),
+    /// A reload with the case's source of this index.
+    Reload(usize),
+    Unload,
+    /// What is stored on the script's object under the key.
+    Stored(&'static str),
+}
+
+/// A script's life, written once per language: its versions (the first is
+/// loaded), what the host does, and one expected outcome — what the
+/// scripts printed and what each step answered, in order.
+struct Lifecycle {
+    name: &'static str,
+    lua: &'static [&'static str],
+    rhai: &'static [&'static str],
+    steps: &'static [Step],
+    expect: &'static [&'static str],
+}
+
+/// Plays a lifecycle in the language of `lua_face` on a fresh hub.
+fn live(lua_face: bool, sources: &[&str], steps: &[Step]) -> Vec<String> {
+    use gantry_host::{Source, Value};
+    let file = if lua_face { "case.lua" } else { "case.rhai" };
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let object = hub.spawn(world).unwrap();
+    let printed = Rc::new(RefCell::new(Vec::new()));
+    let sink = printed.clone();
+    let runtime: Box<dyn ScriptRuntime> = if lua_face {
+        let rt = LuaRuntime::new(hub.clone(), LuaOptions::default()).unwrap();
+        rt.on_print(move |l| sink.borrow_mut().push(l.to_owned()));
+        Box::new(rt)
+    } else {
+        let rt = RhaiRuntime::new(hub.clone(), RhaiOptions::default()).unwrap();
+        rt.on_print(move |l| sink.borrow_mut().push(l.to_owned()));
+        Box::new(rt)
+    };
+    let id = runtime.load(file, sources[0], object).unwrap();
+    let mut out: Vec<String> = printed.borrow_mut().drain(..).collect();
+    for step in steps {
+        match step {
+            Step::Send(key) => {
+                hub.send_str(key, Source::Global, ()).unwrap();
+            }
+            Step::Hook(key) => {
+                hub.run_hook(key, &mut Value::Int(0)).unwrap();
+            }
+            // The languages word a syntax error each its own way: what
+            // must agree is that it failed, and where.
+            Step::Reload(version) => {
+                if let Err(e) = runtime.reload(id, sources[*version]) {
+                    let text = e.to_string();
+                    let place: Vec<&str> = text.splitn(3, ':').take(2).collect();
+                    out.push(format!("reload failed at {}", place.join(":")));
+                }
+            }
+            Step::Unload => out.push(format!("unloaded {}", runtime.unload(id))),
+            Step::Stored(key) => {
+                let values = hub.stored(hub.key(key).unwrap(), object);
+                out.push(format!("stored {key}: {values:?}"));
+            }
+        }
+        out.extend(printed.borrow_mut().drain(..));
+    }
+    out.extend(hub.take_reports().iter().map(|r| format!("report: {r}")));
+    out.into_iter().map(|l| l.replace(file, "{file}")).collect()
+}
+
+const LIFECYCLES: &[Lifecycle] = &[
+    Lifecycle {
+        name: "an unloaded script hears nothing, and what it stored stays",
+        lua: &[r#"
+StoreObjectMessage(self, "Bag.Gold", 10)
+ListenMessage("Tick", nil, function() print("tick") end)
+ListenMessage("Ui", nil, function() print("ui") end, { match = "partial" })
+ListenHook("Heal", nil, function(p, ctx) print("heal") end)
+"#],
+        rhai: &[r#"
+StoreObjectMessage(SELF, "Bag.Gold", 10);
+ListenMessage("Tick", (), || print("tick"));
+ListenMessage("Ui", (), || print("ui"), #{ "match": "partial" });
+ListenHook("Heal", (), |p, ctx| print("heal"));
+"#],
+        steps: &[
+            Step::Send("Tick"),
+            Step::Send("Ui.Open"),
+            Step::Hook("Heal"),
+            Step::Unload,
+            Step::Send("Tick"),
+            Step::Send("Ui.Open"),
+            Step::Hook("Heal"),
+            Step::Unload,
+            Step::Stored("Bag.Gold"),
+        ],
+        expect: &[
+            "tick",
+            "ui",
+            "heal",
+            "unloaded true",
+            "unloaded false",
+            "stored Bag.Gold: Some([Int(10)])",
+        ],
+    },
+    Lifecycle {
+        name: "a reload swaps the listeners, and the new ones hear what is stored",
+        lua: &[
+            r#"
+StoreObjectMessage(self, "Bag.Gold", 10)
+ListenObjectMessage(self, "Bag.Gold", nil, function(g) print("v1 gold " .. g) end)
+ListenMessage("Tick", nil, function() print("v1 tick") end)
+"#,
+            r#"
+ListenObjectMessage(self, "Bag.Gold", nil, function(g) print("v2 gold " .. g) end)
+ListenMessage("Tick", nil, function() print("v2 tick") end)
+"#,
+        ],
+        rhai: &[
+            r#"
+StoreObjectMessage(SELF, "Bag.Gold", 10);
+ListenObjectMessage(SELF, "Bag.Gold", (), |g| print(`v1 gold ${g}`));
+ListenMessage("Tick", (), || print("v1 tick"));
+"#,
+            r#"
+ListenObjectMessage(SELF, "Bag.Gold", (), |g| print(`v2 gold ${g}`));
+ListenMessage("Tick", (), || print("v2 tick"));
+"#,
+        ],
+        steps: &[
+            Step::Reload(1),
+            Step::Send("Tick"),
+            Step::Stored("Bag.Gold"),
+        ],
+        expect: &[
+            "v1 gold 10",
+            "v2 gold 10",
+            "v2 tick",
+            "stored Bag.Gold: Some([Int(10)])",
+        ],
+    },
+    Lifecycle {
+        name: "a reload that fails keeps the old version and names the new line",
+        lua: &[
+            r#"ListenMessage("Tick", nil, function() print("v1 tick") end)"#,
+            "local fine = 1\nlocal broken = = 2\n",
+            "ListenMessage(\"Tick\", nil, function() print(\"v2 tick\") end)\nerror(\"boom\")\n",
+        ],
+        rhai: &[
+            r#"ListenMessage("Tick", (), || print("v1 tick"));"#,
+            "let fine = 1;\nlet broken = = 2;\n",
+            "ListenMessage(\"Tick\", (), || print(\"v2 tick\"));\nthrow \"boom\";\n",
+        ],
+        steps: &[
+            Step::Reload(1),
+            Step::Send("Tick"),
+            Step::Reload(2),
+            Step::Send("Tick"),
+        ],
+        expect: &[
+            "reload failed at {file}:2",
+            "v1 tick",
+            "reload failed at {file}:2",
+            "v1 tick",
+        ],
+    },
+];
+
+#[test]
+fn lua_and_rhai_agree_on_unloading_and_reloading() {
+    let mut failures = Vec::new();
+    for case in LIFECYCLES {
+        for (lua_face, sources) in [(true, case.lua), (false, case.rhai)] {
+            let got = live(lua_face, sources, case.steps);
+            if got != case.expect {
+                failures.push(format!(
+                    "{} in {}:\n  expected {:?}\n  got      {:?}",
+                    case.name,
+                    if lua_face { "Lua" } else { "Rhai" },
+                    case.expect,
+                    got
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
