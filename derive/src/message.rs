@@ -144,6 +144,10 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
                 fn from_values(values: &[#g::Value]) -> ::std::result::Result<Self, #g::ListenerError> {
                     #g::typed::arg::<Self>(values, 0)
                 }
+                type Response = ();
+                fn response_from_values(_: &[#g::Value]) -> ::std::result::Result<(), #g::ListenerError> {
+                    ::std::result::Result::Ok(())
+                }
             }
         });
     }
@@ -155,6 +159,11 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             ),
         ));
     }
+    if attr.response.len() > MAX_PARAMS {
+        return Err(attrs::error(&format!(
+            "a response carries at most {MAX_PARAMS} values"
+        )));
+    }
     let members: Vec<_> = shape.fields.iter().map(|f| &f.member).collect();
     let names: Vec<_> = shape.fields.iter().map(|f| &f.name).collect();
     let types: Vec<_> = shape.fields.iter().map(|f| &f.ty).collect();
@@ -163,6 +172,7 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
     let positions = 0..shape.fields.len();
     let reply_names: Vec<_> = attr.response.iter().map(|(n, _)| n).collect();
     let reply_types: Vec<_> = attr.response.iter().map(|(_, t)| t).collect();
+    let reply_positions = 0..attr.response.len();
     let (build, read) = match shape.style {
         Style::Named => (
             quote!(Self { #(#members: args.#indexes),* }),
@@ -202,6 +212,11 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             #[allow(unused_variables)]
             fn from_values(values: &[#g::Value]) -> ::std::result::Result<Self, #g::ListenerError> {
                 ::std::result::Result::Ok(#read)
+            }
+            type Response = (#(#reply_types,)*);
+            #[allow(unused_variables)]
+            fn response_from_values(values: &[#g::Value]) -> ::std::result::Result<Self::Response, #g::ListenerError> {
+                ::std::result::Result::Ok((#(#g::typed::arg::<#reply_types>(values, #reply_positions)?,)*))
             }
         }
     })

@@ -6,11 +6,13 @@
 use std::marker::PhantomData;
 use std::rc::Rc;
 
-use crate::hub::{Delivered, Hub, HubError, Message};
+use std::panic::Location;
+
+use crate::hub::{Delivered, Hub, HubError, ListenSpec, Message};
 use crate::key::Key;
-use crate::listener::{ListenOptions, ListenerError, ListenerHandle, MessageFn};
+use crate::listener::{ListenOptions, ListenerError, ListenerHandle, ListenerParams, MessageFn};
 use crate::request::Reply;
-use crate::signature::{KeyDecl, Kind, SignatureTable};
+use crate::signature::{KeyDecl, Kind, Role, SignatureTable, Site};
 use crate::source::Source;
 use crate::types::Type;
 use crate::value::Value;
@@ -113,6 +115,12 @@ pub trait MessageType: Sized + 'static {
     /// The struct from a message's values, or the argument that does not
     /// convert.
     fn from_values(values: &[Value]) -> Result<Self, ListenerError>;
+    /// A request's answer, as the tuple of its `response(..)` types (`()`
+    /// for other kinds).
+    type Response: IntoArgs + 'static;
+    /// The answer from a reply's values, or the value that does not
+    /// convert.
+    fn response_from_values(values: &[Value]) -> Result<Self::Response, ListenerError>;
 }
 
 /// A key baked with the message type it carries: sends take an `M`,
@@ -254,18 +262,60 @@ impl<M: MessageType<Kind = kinds::Store>> MessageKey<M> {
 }
 
 impl<M: MessageType<Kind = kinds::Request>> MessageKey<M> {
-    /// Sends the request; `reply` gets the first answer (or none). Returns
-    /// the request's sequence number.
+    /// Sends the request; `reply` gets the first answer as the response
+    /// tuple, or `None` when nobody answered (or the answer does not
+    /// convert: a script's, in unchecked mode). Returns the request's
+    /// sequence number.
     #[track_caller]
     pub fn request(
         self,
         hub: &Hub,
         source: impl Into<Source>,
         message: M,
-        reply: impl FnOnce(Reply<'_>) + 'static,
+        reply: impl FnOnce(Option<M::Response>) + 'static,
     ) -> Result<u64, HubError> {
-        hub.request(self.key, source, message.into_args(), reply)
+        hub.request(self.key, source, message.into_args(), move |answer| {
+            reply(match answer {
+                Reply::Answer(values) => M::response_from_values(values).ok(),
+                Reply::Unanswered => None,
+            })
+        })
     }
+
+    /// Answers the request with a closure from the message struct to the
+    /// response tuple (the types `response(..)` declares); the handle
+    /// unlistens when dropped. The first answer of a request wins.
+    #[track_caller]
+    pub fn answer(
+        self,
+        hub: &Hub,
+        scope: impl Into<Source>,
+        f: impl Fn(M) -> M::Response + 'static,
+    ) -> Result<ListenerHandle, HubError> {
+        let site = Site::rust(Location::caller(), Role::Listen);
+        let callback: Rc<MessageFn> = Rc::new(move |m: &Message<'_>| {
+            let answer = f(M::from_values(m.args)?);
+            if let Some(responder) = m.responder {
+                responder.respond(answer);
+            }
+            Ok(())
+        });
+        let params = ListenerParams::Typed(param_types::<M>());
+        let spec = ListenSpec::message(scope.into(), ListenOptions::default(), params, callback)
+            .site(site)
+            .with_responder();
+        let key = hub.key_name(self.key);
+        let id = hub.listen_raw(&key, spec)?;
+        Ok(ListenerHandle {
+            hub: hub.downgrade(),
+            id,
+        })
+    }
+}
+
+/// The types a listener of the whole struct `M` declares: its parameters'.
+fn param_types<M: MessageType>() -> Rc<[Type]> {
+    M::decl().params.into_iter().map(|p| p.ty).collect()
 }
 
 /// A closure over the whole message struct, as a typed listener of the
@@ -284,7 +334,7 @@ where
     R: ListenerReturn,
 {
     fn param_types() -> Rc<[Type]> {
-        M::decl().params.into_iter().map(|p| p.ty).collect()
+        param_types::<M>()
     }
 
     fn call(&self, message: &Message<'_>) -> Result<(), ListenerError> {

@@ -218,29 +218,26 @@ fn a_derived_request_declares_its_response_and_is_answered() {
             ])
         );
     }
-    let _shop = hub
-        .listen_message(
-            "Shop.Price",
-            Source::Global,
-            Default::default(),
-            |m: &gantry_host::Message<'_>| {
-                let item = m.args[0].as_str().unwrap_or_default();
-                if let Some(responder) = m.responder {
-                    responder.respond((if item == "rope" { 2.5 } else { 0.0 }, true));
-                }
-            },
-        )
-        .unwrap();
-    let answer = Rc::new(RefCell::new(None));
+    let answer = Rc::new(RefCell::new(Vec::new()));
     let into = answer.clone();
     price
         .request(&hub, Source::Global, Price("rope".into()), move |reply| {
-            if let gantry_host::Reply::Answer(values) = reply {
-                *into.borrow_mut() = values[0].as_float();
-            }
+            into.borrow_mut().push(reply)
         })
         .unwrap();
-    assert_eq!(*answer.borrow(), Some(2.5));
+    let _shop = price
+        .answer(&hub, Source::Global, |Price(item)| {
+            (if item == "rope" { 2.5 } else { 0.0 }, true)
+        })
+        .unwrap();
+    let into = answer.clone();
+    price
+        .request(&hub, Source::Global, Price("rope".into()), move |reply| {
+            into.borrow_mut().push(reply)
+        })
+        .unwrap();
+    // The first found nobody to answer; the second, the shop.
+    assert_eq!(*answer.borrow(), vec![None, Some((2.5, true))]);
 }
 
 #[derive(Clone)]
