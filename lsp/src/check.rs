@@ -140,24 +140,20 @@ pub fn check_dir_with(
             });
         }
         let grants = check_grants(calls, table.grants.as_ref());
-        diagnostics.extend(
-            check_calls(calls, usable, &workspace, uses)
-                .into_iter()
-                .chain(grants)
-                .map(|d| {
-                    let ((line, column), (end_line, end_column)) =
-                        (at(d.range.start), at(d.range.end));
-                    CheckDiagnostic {
-                        line,
-                        column,
-                        end_line,
-                        end_column,
-                        severity: d.severity,
-                        code: d.code,
-                        message: d.message,
-                    }
-                }),
-        );
+        let mut found = check_calls(calls, usable, &workspace, uses);
+        crate::analysis::typing::narrow(text, &mut found);
+        diagnostics.extend(found.into_iter().chain(grants).map(|d| {
+            let ((line, column), (end_line, end_column)) = (at(d.range.start), at(d.range.end));
+            CheckDiagnostic {
+                line,
+                column,
+                end_line,
+                end_column,
+                severity: d.severity,
+                code: d.code,
+                message: d.message,
+            }
+        }));
         if !diagnostics.is_empty() {
             out.push(FileDiagnostics {
                 path: path.clone(),

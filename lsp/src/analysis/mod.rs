@@ -15,6 +15,7 @@ pub mod outline;
 pub mod rename;
 pub mod semantic;
 pub mod signature_help;
+pub mod typing;
 
 use gantry_host::{Language, ScannedCall};
 

@@ -417,6 +417,7 @@ impl<'a> Snapshot<'a> {
         out.extend(check_calls(doc.calls(), usable, self.workspace(), &uses));
         let grants = table.and_then(|t| t.grants.as_ref());
         out.extend(crate::analysis::grants::check_grants(doc.calls(), grants));
+        crate::analysis::typing::as_typed(&doc.text, &mut out);
         out
     }
 }

@@ -437,7 +437,7 @@ NotifyMessage("Shadowed.Key")
     // The call shadowed by the chunk's local stays unflagged; the new
     // call's unfinished key is flagged on its (new) line.
     expect![[r#"
-        1:26-1:32 error malformed-key: message key `Inv.` has an empty segment at byte 4
+        1:26-1:32 hint malformed-key: message key `Inv.` has an empty segment at byte 4
     "#]]
     .assert_eq(&render_diagnostics(&server.diagnostics(&uri)));
 }
@@ -512,7 +512,7 @@ end
     );
     // At the pause the whole document is reparsed and diagnosed.
     expect![[r#"
-        2:30-2:36 error malformed-key: message key `Inv.` has an empty segment at byte 4
+        2:30-2:36 hint malformed-key: message key `Inv.` has an empty segment at byte 4
     "#]]
     .assert_eq(&render_diagnostics(&server.diagnostics(&uri)));
 }

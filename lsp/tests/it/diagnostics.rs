@@ -84,7 +84,7 @@ fn lua_arity_and_listener_ranges_are_utf16_after_non_ascii_text() {
     let uri = server.open(&p.path("main.lua"));
     expect_test::expect![[r#"
         0:49-0:53 warning too-many-args: `Player.Healed` carries 1 parameter(s) (amount: int) but this call passes 3
-        1:51-1:69 warning listener-params: this listener declares 2 parameter(s) but `Player.Healed` carries 1 (amount: int): a listener may only drop trailing parameters
+        1:59-1:65 warning listener-params: this listener declares 2 parameter(s) but `Player.Healed` carries 1 (amount: int): a listener may only drop trailing parameters
     "#]]
     .assert_eq(&render_diagnostics(&server.diagnostics(&uri)));
 }
@@ -233,8 +233,8 @@ NotifyMessage("Player.Hurt", 2.0);
 fn listener_declaring_more_parameters_than_the_message_carries() {
     expect![[r#"
         0:14-0:29 warning unknown-key: `Player.Healed` is listened to but sent nowhere and declared nowhere (declare it in mod.toml if another mod or the host uses it)
-        0:37-0:53 warning listener-params: this listener declares 2 parameter(s) but `Player.Healed` carries 1 (amount: int): a listener may only drop trailing parameters
-        1:35-1:47 error listener-params: this listener declares 3 parameter(s) but `Player.Hurt` carries 2 (dmg: float, causer: object): a listener may only drop trailing parameters
+        0:37-0:50 warning listener-params: this listener declares 2 parameter(s) but `Player.Healed` carries 1 (amount: int): a listener may only drop trailing parameters
+        1:35-1:44 error listener-params: this listener declares 3 parameter(s) but `Player.Hurt` carries 2 (dmg: float, causer: object): a listener may only drop trailing parameters
     "#]]
     .assert_eq(&diagnostics_of(
         r#"

@@ -47,7 +47,7 @@ fn several_changes_in_one_notification_apply_in_order() {
     expect_test::expect![[r#"
         1:14-1:27 warning unknown-key: `Player.Hrut` is sent but listened to nowhere and declared nowhere; did you mean `Player.Hurt`?
         2:14-2:24 warning unknown-key: `Inv.Gold` is listened to but sent nowhere and declared nowhere (declare it in mod.toml if another mod or the host uses it)
-        2:32-2:50 warning listener-params: this listener declares 2 parameter(s) but `Inv.Gold` carries 1 (amount: int): a listener may only drop trailing parameters
+        2:40-2:46 warning listener-params: this listener declares 2 parameter(s) but `Inv.Gold` carries 1 (amount: int): a listener may only drop trailing parameters
     "#]]
     .assert_eq(&diagnostics_at_version(&server, &uri, 2));
     // A completion right after a further edit sees it.

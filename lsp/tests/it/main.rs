@@ -21,3 +21,4 @@ mod robustness;
 mod signature_help;
 mod support;
 mod table;
+mod typing;
