@@ -38,6 +38,7 @@
 //! assert_eq!(items[0].count, 3);
 //! ```
 
+mod frame;
 mod repeats;
 mod trim;
 
@@ -48,6 +49,7 @@ use std::rc::Rc;
 use crate::face::ScriptError;
 use crate::report::Report;
 
+pub use frame::{FrameBudget, Spender, Spent};
 use repeats::Seen;
 use trim::{Recent, first_line_of};
 

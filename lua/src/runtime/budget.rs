@@ -79,6 +79,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
+use gantry_host::reports::FrameBudget;
 use mlua::ffi;
 
 /// Instructions between two hook calls once armed.
@@ -132,6 +133,17 @@ pub struct Budget {
     deadline: AtomicU64,
     /// The origin of `deadline`.
     born: Instant,
+    /// The mod's per-frame budget (see [`Budget::set_frame`]), with
+    /// `has_frame` the one load a call without one pays.
+    frame: Mutex<Option<FrameBudget>>,
+    has_frame: AtomicBool,
+    /// When the running call started (with a frame budget), since `born`.
+    call_start: AtomicU64,
+    /// `deadline` is what is left of the frame's budget, not the call's.
+    deadline_is_frame: AtomicBool,
+    /// The frame's budget was spent before this call: it stops at its
+    /// first instruction.
+    skip: AtomicBool,
 }
 
 /// The memory in use past which the armed hook raises an ordinary error:
@@ -165,9 +177,63 @@ impl Budget {
         self.forgiven.store(0, Ordering::Relaxed);
         self.generation.fetch_add(1, Ordering::Release);
         let call_budget = self.call_budget.load(Ordering::Relaxed);
-        if call_budget != 0 {
+        if self.has_frame.load(Ordering::Relaxed) {
+            self.enter_frame(call_budget);
+        } else if call_budget != 0 {
             self.arm_call(call_budget);
         }
+    }
+
+    /// [`Budget::enter`] with a frame budget: a mod that spent this
+    /// frame's budget has the call stop at its first instruction; else the
+    /// call's deadline is the nearer of its own budget and what is left of
+    /// the frame's.
+    #[cold]
+    fn enter_frame(&self, call_budget: u64) {
+        let frame = self.frame.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let Some(frame) = frame else {
+            if call_budget != 0 {
+                self.arm_call(call_budget);
+            }
+            return;
+        };
+        self.call_start.store(self.now(), Ordering::Relaxed);
+        if frame.is_spent() {
+            self.skip.store(true, Ordering::Relaxed);
+            let main = self.main.load(Ordering::Acquire);
+            if !main.is_null() {
+                self.armed.store(true, Ordering::Release);
+                // SAFETY: as in `arm_call`.
+                unsafe { ffi::lua_sethook(main, Some(budget_hook), ffi::LUA_MASKCOUNT, 1) };
+            }
+            return;
+        }
+        let left = nanos(frame.remaining()).max(1);
+        let is_frame = call_budget == 0 || left < call_budget;
+        self.deadline_is_frame.store(is_frame, Ordering::Relaxed);
+        self.arm_call(if is_frame { left } else { call_budget });
+    }
+
+    /// [`Budget::exit`] with a frame budget: the call's time is charged.
+    #[cold]
+    fn exit_frame(&self) {
+        let frame = self.frame.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(frame) = frame {
+            let ran = self
+                .now()
+                .saturating_sub(self.call_start.load(Ordering::Relaxed));
+            frame.charge(Duration::from_nanos(ran));
+        }
+        self.skip.store(false, Ordering::Relaxed);
+        self.deadline_is_frame.store(false, Ordering::Relaxed);
+    }
+
+    /// Charges every call to a mod's per-frame budget (`None`: none); see
+    /// [`FrameBudget`].
+    pub fn set_frame(&self, frame: Option<FrameBudget>) {
+        let has = frame.is_some();
+        *self.frame.lock().unwrap_or_else(|e| e.into_inner()) = frame;
+        self.has_frame.store(has, Ordering::Relaxed);
     }
 
     /// Starts the running call's clock: its deadline, and the hook every
@@ -201,6 +267,9 @@ impl Budget {
     #[inline]
     pub fn exit(&self) {
         self.generation.fetch_add(1, Ordering::Release);
+        if self.has_frame.load(Ordering::Relaxed) {
+            self.exit_frame();
+        }
         if self.armed.load(Ordering::Acquire) {
             self.disarm();
         }
@@ -240,7 +309,9 @@ impl Budget {
         }
         let limit = self.limit.load(Ordering::Relaxed);
         self.used.store(limit / 2, Ordering::Relaxed);
-        if self.deadline.load(Ordering::Relaxed) != 0 {
+        if self.deadline.load(Ordering::Relaxed) != 0
+            && !self.deadline_is_frame.load(Ordering::Relaxed)
+        {
             let half = self.call_budget.load(Ordering::Relaxed) / 2;
             let deadline = self.now().saturating_add(half).max(1);
             self.deadline.store(deadline, Ordering::Relaxed);
@@ -280,12 +351,30 @@ impl Budget {
         if timed_out != 0 && timed_out == self.token() {
             return Some(Stop::Time(self.time_limit()));
         }
+        if self.skip.load(Ordering::Relaxed) {
+            return self.frame().map(Stop::FrameSkipped);
+        }
         let deadline = self.deadline.load(Ordering::Relaxed);
-        (deadline != 0 && self.now() >= deadline).then(|| {
-            Stop::CallBudget(Duration::from_nanos(
-                self.call_budget.load(Ordering::Relaxed),
-            ))
-        })
+        if deadline == 0 {
+            return None;
+        }
+        let now = self.now();
+        if now < deadline {
+            return None;
+        }
+        if self.deadline_is_frame.load(Ordering::Relaxed) {
+            let ran = now.saturating_sub(self.call_start.load(Ordering::Relaxed));
+            if let Some(frame) = self.frame() {
+                return Some(Stop::Frame(frame, Duration::from_nanos(ran)));
+            }
+        }
+        Some(Stop::CallBudget(Duration::from_nanos(
+            self.call_budget.load(Ordering::Relaxed),
+        )))
+    }
+
+    fn frame(&self) -> Option<FrameBudget> {
+        self.frame.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Should a long C function stop now ([`raise_stop`])? Cheap: a few
@@ -453,6 +542,11 @@ impl Watchdog {
             call_budget: AtomicU64::new(limits.call.map_or(0, |b| nanos(b).max(1))),
             deadline: AtomicU64::new(0),
             born: Instant::now(),
+            frame: Mutex::new(None),
+            has_frame: AtomicBool::new(false),
+            call_start: AtomicU64::new(0),
+            deadline_is_frame: AtomicBool::new(false),
+            skip: AtomicBool::new(false),
         });
         BUDGETS
             .lock()
@@ -737,7 +831,15 @@ unsafe fn memory_in_use(state: *mut ffi::lua_State) -> u64 {
 enum Stop {
     Budget(u64),
     CallBudget(Duration),
-    Memory { hard: u64, in_use: u64 },
+    /// The call reached what was left of its mod's frame budget, having
+    /// run this long.
+    Frame(FrameBudget, Duration),
+    /// The mod's frame budget was spent before the call.
+    FrameSkipped(FrameBudget),
+    Memory {
+        hard: u64,
+        in_use: u64,
+    },
     Time(Duration),
     Interrupted,
 }
@@ -789,6 +891,11 @@ unsafe fn message_of(state: *mut ffi::lua_State, ar: *mut ffi::lua_Debug, stop: 
                 "{place}call budget of {} µs exceeded: the call ran longer than its budget (runaway loop?)",
                 budget.as_micros()
             ),
+            Stop::Frame(frame, ran) => {
+                let at = place.strip_suffix(": ").map(str::to_owned);
+                format!("{place}{}", frame.spend(at, ran))
+            }
+            Stop::FrameSkipped(frame) => format!("{place}{}", frame.skipped()),
             Stop::Interrupted => format!("{place}interrupted by the host"),
         }
     }

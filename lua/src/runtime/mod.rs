@@ -260,6 +260,17 @@ impl LuaRuntime {
         self.watchdog.budget().set_call_budget(budget);
     }
 
+    /// Charges every call into this runtime to a mod's per-frame budget
+    /// (`None`, the default: none), shared with the mod's other runtimes:
+    /// once the frame's budget is spent, the call under way stops at its
+    /// line and the mod's later calls that frame stop at their first
+    /// instruction, each reported as its listener's failure with the text
+    /// of [`gantry_host::reports::Spent`], until
+    /// [`gantry_host::reports::FrameBudget::new_frame`].
+    pub fn set_frame_budget(&self, frame: Option<gantry_host::reports::FrameBudget>) {
+        self.watchdog.budget().set_frame(frame);
+    }
+
     /// A handle that stops this runtime's scripts from another thread (the
     /// CLI's Ctrl-C): see [`Interrupter::interrupt`]. `Send`, `Sync` and
     /// cheap to clone.

@@ -107,3 +107,59 @@ fn a_call_budget_set_later_applies_to_the_next_call_and_none_lifts_it() {
     assert!(f.failures().is_empty());
     assert_eq!(f.printed(), vec!["1000"]);
 }
+
+/// A mod allowed 3 ms a frame: a looping listener spends it, the mod's
+/// other listeners that frame are skipped, and the stream says who spent
+/// it once per frame.
+#[test]
+fn a_mod_past_its_frame_budget_has_its_other_calls_skipped_and_the_spender_reported() {
+    use gantry_host::reports::{FrameBudget, ItemKind, ReportStream};
+
+    let f = Fixture::with(LuaOptions {
+        budget: None,
+        time_limit: Some(Duration::from_secs(5)),
+        ..LuaOptions::default()
+    });
+    let frame = FrameBudget::new("goblins", Duration::from_millis(3));
+    f.rt.set_frame_budget(Some(frame.clone()));
+    let stream = ReportStream::new();
+    frame.report_to(&stream);
+    f.load(
+        "loop.lua",
+        "ListenMessage('Game.Tick', nil, function()\n\
+           while true do end\n\
+         end)\n\
+         ListenMessage('Game.Tick', nil, function() print('skipped?') end)\n",
+    );
+    let tick = f.hub.key("Game.Tick").unwrap();
+    for _ in 0..2 {
+        frame.new_frame();
+        stream.end_frame();
+        f.hub.send(tick, Source::Global, ()).unwrap();
+        assert!(f.printed().is_empty(), "the later listener was skipped");
+        let spender = frame.spender().expect("the frame's spender");
+        assert_eq!(spender.mod_name, "goblins");
+        assert_eq!(spender.place.as_deref(), Some("loop.lua:2"));
+        assert!(spender.time >= Duration::from_millis(3), "{spender:?}");
+        let failures = f.failures();
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        assert!(
+            failures[0].starts_with(
+                "loop.lua:2: mod `goblins` spent its frame budget of 3000 µs at loop.lua:2"
+            ),
+            "{failures:?}"
+        );
+        assert!(
+            failures[1].starts_with("loop.lua:4: mod `goblins` spent"),
+            "{failures:?}"
+        );
+    }
+    let items = stream.drain();
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0].kind, ItemKind::FrameBudgetSpent);
+    assert_eq!(items[0].count, 2);
+    // A new frame has the whole budget again.
+    frame.new_frame();
+    assert!(!frame.is_spent());
+    assert_eq!(frame.remaining(), Duration::from_millis(3));
+}
