@@ -2,7 +2,9 @@
 //! messages survived; and a real editor on it: Neovim (0.7 from Debian,
 //! `apt-get install neovim`) runs headless with its built-in client, opens
 //! a script of a mod with a signature table, and writes down the
-//! diagnostics and completion items it received.
+//! diagnostics and completion items it received; then the document
+//! symbols, inlay hints and code lenses it is shown, and a rename it
+//! applies to the script and the table.
 //!
 //! Without `nvim` on `PATH` the Neovim test is skipped with one line
 //! (`skipped: nvim not found`, which `.ci/run` looks for), except under CI,
@@ -247,5 +249,104 @@ fn neovim_receives_diagnostics_and_completions_from_gantry_lsp() {
          diagnostic 1:14 malformed-key: message key `Player.` has an empty segment at byte 7\n\
          completion Healed Player.Healed(amount: int)\n\
          completion Hurt Player.Hurt(dmg: float, causer: object)\n"
+    );
+}
+
+const EDITING_SCRIPT: &str = r#"NotifyMessage("Player.Hurt", 1.5, nil)
+ListenMessage("Player.Hurt", nil, function(dmg)
+  print(dmg)
+end)
+"#;
+
+/// Asks for document symbols, inlay hints and code lenses, then renames
+/// `Player.Hurt` and applies the edit as Neovim does, writing down what it
+/// got and the edited lines of the script and the table.
+const EDITING_CLIENT: &str = r#"
+local bin, root, file, out = os.getenv("GANTRY_BIN"), os.getenv("MOD_DIR"), os.getenv("SCRIPT"), os.getenv("OUT")
+local lines = {}
+local client_id = vim.lsp.start_client({ cmd = { bin, "lsp" }, root_dir = root, name = "gantry",
+  workspace_folders = { { uri = vim.uri_from_fname(root), name = "mod" } } })
+vim.cmd("edit " .. file)
+local buf = vim.api.nvim_get_current_buf()
+vim.lsp.buf_attach_client(buf, client_id)
+vim.wait(15000, function() return #vim.diagnostic.get(buf) > 0 end, 50)
+local doc = { uri = vim.uri_from_bufnr(buf) }
+local function ask(method, params)
+  local results = vim.lsp.buf_request_sync(buf, method, params, 10000) or {}
+  for _, res in pairs(results) do
+    if res.error then
+      table.insert(lines, method .. " error " .. res.error.message)
+    end
+    return res.result
+  end
+end
+for _, group in ipairs(ask("textDocument/documentSymbol", { textDocument = doc }) or {}) do
+  for _, child in ipairs(group.children or {}) do
+    table.insert(lines, "symbol " .. group.name .. " " .. child.name)
+  end
+end
+local hints = ask("textDocument/inlayHint", { textDocument = doc,
+  range = { start = { line = 0, character = 0 }, ["end"] = { line = 4, character = 0 } } })
+for _, hint in ipairs(hints or {}) do
+  table.insert(lines, string.format("hint %d:%d %s", hint.position.line, hint.position.character, hint.label))
+end
+for _, lens in ipairs(ask("textDocument/codeLens", { textDocument = doc }) or {}) do
+  table.insert(lines, string.format("lens %d %s %s", lens.range.start.line, lens.command.title, lens.command.command))
+end
+local edit = ask("textDocument/rename", { textDocument = doc,
+  position = { line = 0, character = 17 }, newName = "Player.Harmed" })
+if edit then
+  vim.lsp.util.apply_workspace_edit(edit, "utf-16")
+  table.insert(lines, "renamed " .. vim.api.nvim_buf_get_lines(buf, 0, 2, false)[1])
+  table.insert(lines, "renamed " .. vim.api.nvim_buf_get_lines(buf, 0, 2, false)[2])
+  local table_buf = vim.fn.bufnr(root .. "/.gantry/signatures.json")
+  local text = table.concat(vim.api.nvim_buf_get_lines(table_buf, 0, -1, false), "\n")
+  table.insert(lines, "table has Player.Harmed: " .. tostring(text:find('"Player.Harmed"', 1, true) ~= nil))
+end
+local f = io.open(out, "w")
+f:write(table.concat(lines, "\n") .. "\n")
+f:close()
+vim.lsp.stop_client(client_id)
+vim.cmd("qa!")
+"#;
+
+#[test]
+fn neovim_renames_a_key_and_shows_symbols_inlay_hints_and_code_lenses() {
+    let Some(nvim) = crate::support::program_on_path("nvim", "install neovim") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mod_dir = dir.path().join("mod");
+    write_file(&mod_dir.join(".gantry/signatures.json"), NEOVIM_TABLE);
+    let script = mod_dir.join("main.lua");
+    write_file(&script, EDITING_SCRIPT);
+    let client = dir.path().join("client.lua");
+    write_file(&client, EDITING_CLIENT);
+    let out = dir.path().join("out.txt");
+
+    let status = Command::new(nvim)
+        .args(["--headless", "-u", "NONE", "-i", "NONE", "-c"])
+        .arg(format!("luafile {}", client.display()))
+        .env("GANTRY_BIN", env!("CARGO_BIN_EXE_gantry"))
+        .env("MOD_DIR", &mod_dir)
+        .env("SCRIPT", &script)
+        .env("OUT", &out)
+        .env("XDG_STATE_HOME", dir.path())
+        .env("XDG_CACHE_HOME", dir.path())
+        .status()
+        .expect("nvim starts");
+    assert!(status.success(), "nvim exited with {status}");
+    let received = std::fs::read_to_string(&out).expect("the client wrote what it received");
+    assert_eq!(
+        received,
+        "symbol sends Player.Hurt\n\
+         symbol listens Player.Hurt\n\
+         hint 0:29 dmg:\n\
+         hint 0:34 causer:\n\
+         lens 0 1 sender · 1 listener gantry.showReferences\n\
+         lens 1 1 sender · 1 listener gantry.showReferences\n\
+         renamed NotifyMessage(\"Player.Harmed\", 1.5, nil)\n\
+         renamed ListenMessage(\"Player.Harmed\", nil, function(dmg)\n\
+         table has Player.Harmed: true\n"
     );
 }
