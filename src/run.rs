@@ -20,6 +20,11 @@
 //! stderr; with `--why KEY` a report on KEY's listeners follows the run
 //! ([`crate::why`]).
 //!
+//! The keys a mod declares `persist = true` are saved at exit (and every
+//! `save_every` seconds of game.toml while watching) in
+//! `DIR/.gantry/saved/<mod>.json`, and replayed before the next run's
+//! scripts load ([`gantry_loader::saved`]).
+//!
 //! A single mod's `mod.toml` that cannot be used is every finding printed
 //! and exit status 2, nothing run. After the run, the keys it added that
 //! the mod uses one way only are said, with did-you-mean; `--locked`
@@ -177,6 +182,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         TICK_DT
     };
     let mut next = Instant::now();
+    let mut saved_at = Instant::now();
     while ticks.is_none_or(|t| game.ticks() < t) && !ctrl_c.pressed() {
         if args.watch {
             next += tick_len;
@@ -187,6 +193,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 break;
             }
             game.poll();
+            // The persisted keys, now and then: a crash loses little.
+            if saved_at.elapsed() >= game.save_every() {
+                game.save_state();
+                saved_at = Instant::now();
+            }
             if ctrl_c.pressed() {
                 break;
             }
@@ -195,6 +206,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         game.tick(dt);
     }
     ctrl_c.finished();
+    game.save_state();
     let refused = finish_table(&mut game, dir, args.locked)?;
     if let Some(why) = &why {
         let files = game.script_files();

@@ -121,6 +121,7 @@ impl Game {
         let is_game = layout::is_game(root);
         let mut findings = Vec::new();
         let mut refused = Vec::new();
+        let mut labels = Vec::new();
         let mut policy = GamePolicy::default();
         // (name, dir, label, manifest) in load order.
         let mut units: Vec<(String, PathBuf, String, Option<Manifest>)> = Vec::new();
@@ -131,6 +132,8 @@ impl Game {
             let mut candidates = Vec::new();
             let mut found: Vec<(String, PathBuf, String, Manifest)> = Vec::new();
             let mut seen: BTreeMap<String, String> = BTreeMap::new();
+            // Every mod found, loaded or not: a refused mod's errors carry
+            // its name too.
             for folder in folders {
                 let label = format!("{}/{}/", layout::MODS_DIR, folder.folder);
                 let manifest = match manifest::load(&folder.dir) {
@@ -181,6 +184,7 @@ impl Game {
                     continue;
                 }
                 seen.insert(name.clone(), label.clone());
+                labels.push((label.clone(), name.clone()));
                 let (candidate, problems) = crate::needs::candidate(&manifest);
                 findings.extend(problems.into_iter().map(|p| (true, p)));
                 candidates.push(candidate);
@@ -272,13 +276,7 @@ impl Game {
             }
         });
         let names = ModNames {
-            labels: Rc::new(
-                declared
-                    .iter()
-                    .filter(|(_, _, label, _)| !label.is_empty())
-                    .map(|(name, _, label, _)| (label.clone(), name.clone()))
-                    .collect(),
-            ),
+            labels: Rc::new(labels),
         };
         let mut mods = Vec::new();
         for (name, dir, label, manifest) in declared {
@@ -424,15 +422,24 @@ impl Game {
             if stop() {
                 break;
             }
+            unit.load_all(&self.ctx, stop);
+            // After the scripts, before the first tick: the saved state
+            // wins over what a top level stored as its default, and every
+            // listener of the mod hears it.
             if !unit.persisted.is_empty() {
-                let replayed =
-                    crate::saved::replay(&self.root, &unit.name, &unit.persisted, &self.ctx.hub);
+                let replayed = crate::saved::replay(
+                    &self.root,
+                    &unit.name,
+                    &unit.persisted,
+                    &self.ctx.hub,
+                    self.ctx.world,
+                );
                 for warning in replayed.warnings {
                     self.ctx
                         .say(Event::Warning(&format!("{}{warning}", mod_tag(unit))));
                 }
+                self.ctx.say(Event::StepEnd);
             }
-            unit.load_all(&self.ctx, stop);
         }
     }
 
@@ -451,7 +458,13 @@ impl Game {
             if unit.persisted.is_empty() {
                 continue;
             }
-            match crate::saved::save(&self.root, &unit.name, &unit.persisted, &self.ctx.hub) {
+            match crate::saved::save(
+                &self.root,
+                &unit.name,
+                &unit.persisted,
+                &self.ctx.hub,
+                self.ctx.world,
+            ) {
                 Ok(dropped) => {
                     for text in dropped {
                         self.ctx

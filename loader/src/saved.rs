@@ -1,7 +1,8 @@
 //! Saved state: what a mod's `persist = true` keys store outlives the run.
 //!
 //! At exit (and every few seconds while watching) the loader writes, for
-//! each mod with persisted keys, the global message each of them stores to
+//! each mod with persisted keys, the message each of them stores on the
+//! sources that outlive a run — the game's world, and global — to
 //! `GAME/.gantry/saved/<mod>.json`, as a whole (a temporary file, then a
 //! rename: a crash mid-write leaves the previous save). Before the mod's
 //! scripts load in the next run, each saved message is stored again, so
@@ -23,7 +24,7 @@ use gantry_host::face::Faced;
 use gantry_host::files::{self, MIB};
 use gantry_host::manifest::{Manifest, ManifestKind};
 use gantry_host::value::StructValue;
-use gantry_host::{Caller, Hub, Source, Value};
+use gantry_host::{Caller, Hub, Source, Value, WorldId};
 use serde_json::{Map, Number, Value as Json};
 
 /// Where saves live, below the game folder.
@@ -62,7 +63,13 @@ pub(crate) struct Replayed {
 
 /// Reads mod `name`'s save in `root` and stores each message of its
 /// `keys` again, globally. A save that cannot be read is kept aside.
-pub(crate) fn replay(root: &Path, name: &str, keys: &[(String, bool)], hub: &Hub) -> Replayed {
+pub(crate) fn replay(
+    root: &Path,
+    name: &str,
+    keys: &[(String, bool)],
+    hub: &Hub,
+    world: WorldId,
+) -> Replayed {
     let mut out = Replayed::default();
     let path = save_path(name);
     let shown = path.display().to_string();
@@ -81,7 +88,8 @@ pub(crate) fn replay(root: &Path, name: &str, keys: &[(String, bool)], hub: &Hub
             return out;
         }
     };
-    for (key, values) in saved {
+    for (key, scope, values) in saved {
+        let source = scope.source(world);
         let Some(&(_, once)) = keys.iter().find(|(k, _)| *k == key) else {
             out.warnings.push(format!(
                 "{shown}: {key} is no longer persisted by {name}; its saved message is dropped"
@@ -89,7 +97,7 @@ pub(crate) fn replay(root: &Path, name: &str, keys: &[(String, bool)], hub: &Hub
             continue;
         };
         let stored = hub.key(&key).map_err(|e| e.to_string()).and_then(|k| {
-            hub.store_values(k, Source::Global, values, once, Caller::Unrecorded)
+            hub.store_values(k, source, values, once, Caller::Unrecorded)
                 .map_err(|e| e.to_string())
         });
         if let Err(e) = stored {
@@ -101,8 +109,36 @@ pub(crate) fn replay(root: &Path, name: &str, keys: &[(String, bool)], hub: &Hub
     out
 }
 
-/// The `(key, arguments)` of a save's text, or why it cannot be used.
-fn parse(text: &str) -> Result<Vec<(String, Vec<Value>)>, String> {
+/// The sources a save keeps: those that outlive a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Stored with no source (a Rust host's global store).
+    Global,
+    /// Stored on the game's world (`StoreObjectMessage(world, …)`).
+    World,
+}
+
+impl Scope {
+    const ALL: [Scope; 2] = [Scope::Global, Scope::World];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Scope::Global => "global",
+            Scope::World => "world",
+        }
+    }
+
+    fn source(self, world: WorldId) -> Source {
+        match self {
+            Scope::Global => Source::Global,
+            Scope::World => Source::World(world),
+        }
+    }
+}
+
+/// The `(key, source, arguments)` of a save's text, or why it cannot be
+/// used.
+fn parse(text: &str) -> Result<Vec<(String, Scope, Vec<Value>)>, String> {
     let json: Json = serde_json::from_str(text).map_err(|e| format!("not a save file ({e})"))?;
     let version = json
         .get("version")
@@ -118,16 +154,25 @@ fn parse(text: &str) -> Result<Vec<(String, Vec<Value>)>, String> {
         .and_then(Json::as_object)
         .ok_or("not a save file (no keys)")?;
     let mut out = Vec::new();
-    for (key, args) in keys {
-        let args = args
-            .as_array()
-            .ok_or_else(|| format!("{key}: not a list of arguments"))?;
-        let values = args
-            .iter()
-            .map(|a| from_json(a, 0))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("{key}: {e}"))?;
-        out.push((key.clone(), values));
+    for (key, scopes) in keys {
+        let scopes = scopes
+            .as_object()
+            .ok_or_else(|| format!("{key}: not a table of sources"))?;
+        for (scope, args) in scopes {
+            let scope = Scope::ALL
+                .into_iter()
+                .find(|s| s.as_str() == scope)
+                .ok_or_else(|| format!("{key}: unknown source `{scope}`"))?;
+            let args = args
+                .as_array()
+                .ok_or_else(|| format!("{key}: not a list of arguments"))?;
+            let values = args
+                .iter()
+                .map(|a| from_json(a, 0))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("{key}: {e}"))?;
+            out.push((key.clone(), scope, values));
+        }
     }
     Ok(out)
 }
@@ -162,30 +207,38 @@ fn set_aside(root: &Path, path: &Path, reason: &str, out: &mut Replayed) {
         .push(format!("{reason}; {kept}; the mod starts fresh"));
 }
 
-/// Writes mod `name`'s persisted `keys` as stored globally now; `false`
-/// (and nothing written) when none stores anything and there was no save.
+/// Writes mod `name`'s persisted `keys` as stored on the world and
+/// globally now (nothing when none stores anything and there was no
+/// save); what could not be saved (an object, a NaN) is returned, said.
 pub(crate) fn save(
     root: &Path,
     name: &str,
     keys: &[(String, bool)],
     hub: &Hub,
+    world: WorldId,
 ) -> Result<Vec<String>, files::FileError> {
     let mut dropped = Vec::new();
     let mut saved = Map::new();
     for (key, _) in keys {
         let Ok(k) = hub.key(key) else { continue };
-        let Some(args) = hub.stored(k, Source::Global) else {
-            continue;
-        };
-        match args
-            .iter()
-            .map(|a| to_json(a, 0))
-            .collect::<Result<Vec<_>, _>>()
-        {
-            Ok(args) => {
-                saved.insert(key.clone(), Json::Array(args));
+        let mut scopes = Map::new();
+        for scope in Scope::ALL {
+            let Some(args) = hub.stored(k, scope.source(world)) else {
+                continue;
+            };
+            match args
+                .iter()
+                .map(|a| to_json(a, 0))
+                .collect::<Result<Vec<_>, _>>()
+            {
+                Ok(args) => {
+                    scopes.insert(scope.as_str().into(), Json::Array(args));
+                }
+                Err(e) => dropped.push(format!("{key}: {e}; not saved")),
             }
-            Err(e) => dropped.push(format!("{key}: {e}; not saved")),
+        }
+        if !scopes.is_empty() {
+            saved.insert(key.clone(), Json::Object(scopes));
         }
     }
     let path = save_path(name);

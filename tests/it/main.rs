@@ -9,6 +9,7 @@ mod book;
 mod cli_check;
 mod cli_contract;
 mod cli_errors;
+mod cli_game;
 mod cli_grants;
 mod cli_lsp;
 mod cli_run;

@@ -1,0 +1,322 @@
+//! `gantry run GAME` on a game folder of many mods (`GAME/mods/*/mod.toml`,
+//! an optional `GAME/game.toml`): dependencies load first, a mod that
+//! cannot load is said with its chain while the others run, each mod's
+//! errors carry its name, `game.toml` disables mods, and what a mod's
+//! persisted keys store survives a restart.
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::support::{gantry, stderr, stdout};
+
+/// Writes mod `name` into `game/mods/<name>/`: its manifest's `[mod]`
+/// lines (`extra`, after the name) and its scripts.
+fn add_mod(game: &Path, name: &str, extra: &str, scripts: &[(&str, &str)]) {
+    let dir = game.join("mods").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("mod.toml"),
+        format!("[mod]\nname = \"{name}\"\n{extra}\n"),
+    )
+    .unwrap();
+    for (file, source) in scripts {
+        std::fs::write(dir.join(file), source).unwrap();
+    }
+}
+
+/// A game whose every mod prints its name as it loads.
+fn game_of(mods: &[(&str, &str)]) -> tempfile::TempDir {
+    let game = tempfile::tempdir().unwrap();
+    for (name, extra) in mods {
+        add_mod(
+            game.path(),
+            name,
+            extra,
+            &[("main.lua", &format!("print(\"loaded {name}\")\n"))],
+        );
+    }
+    game
+}
+
+fn run(game: &Path, flags: &[&str]) -> Output {
+    gantry()
+        .arg("run")
+        .arg(game)
+        .args(["--no-table"])
+        .args(flags)
+        .output()
+        .unwrap()
+}
+
+fn loaded(output: &Output) -> Vec<String> {
+    stdout(output)
+        .lines()
+        .filter_map(|l| l.strip_prefix("loaded ").map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn mods_load_after_their_dependencies_and_ties_go_by_name() {
+    let game = game_of(&[
+        ("alpha", "depends = [\"quest\"]"),
+        ("core", "version = \"1.2.0\""),
+        ("quest", "depends = [\"core >= 1.0\"]\noptional = [\"ui\"]"),
+        ("ui", "optional = [\"nowhere\"]"),
+        ("zeta", ""),
+    ]);
+    let output = run(game.path(), &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(loaded(&output), ["core", "ui", "quest", "alpha", "zeta"]);
+}
+
+#[test]
+fn a_missing_dependency_is_named_with_its_chain_and_the_other_mods_run() {
+    let game = game_of(&[
+        ("core", ""),
+        ("quest", "depends = [\"core\", \"economy\"]"),
+        ("ui", "depends = [\"quest\"]"),
+    ]);
+    let output = run(game.path(), &[]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(loaded(&output), ["core"]);
+    assert!(
+        err.contains(
+            "error: [quest] mods/quest/mod.toml:3:20: quest needs economy, which is not in the game; quest is not loaded"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "ui needs quest, which is not loaded (ui → quest → economy); ui is not loaded"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_dependency_of_the_wrong_version_is_refused_naming_both_versions() {
+    let game = game_of(&[
+        ("core", "version = \"0.1.0\""),
+        ("quest", "depends = [\"core >= 0.2\"]"),
+    ]);
+    let output = run(game.path(), &[]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(loaded(&output), ["core"]);
+    assert!(
+        err.contains("quest needs core >=0.2, but core is 0.1.0; quest is not loaded"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_dependency_cycle_is_named_and_the_mods_outside_it_run() {
+    let game = game_of(&[
+        ("a", "depends = [\"b\"]"),
+        ("b", "depends = [\"c\"]"),
+        ("c", "depends = [\"a\"]"),
+        ("free", ""),
+    ]);
+    let output = run(game.path(), &[]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(loaded(&output), ["free"]);
+    assert!(
+        err.contains("a is in a dependency cycle: a → b → c → a"),
+        "{err}"
+    );
+    assert!(err.contains("c is in a dependency cycle"), "{err}");
+}
+
+#[test]
+fn a_mod_disabled_in_game_toml_does_not_load_and_the_run_succeeds() {
+    let game = game_of(&[("core", ""), ("ui", "")]);
+    std::fs::write(game.path().join("game.toml"), "disabled = [\"ui\"]\n").unwrap();
+    let output = run(game.path(), &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(loaded(&output), ["core"]);
+    assert!(stderr(&output).contains("ui is disabled in game.toml"));
+}
+
+#[test]
+fn a_mistyped_field_in_game_toml_stops_the_game_naming_it() {
+    let game = game_of(&[("core", "")]);
+    std::fs::write(game.path().join("game.toml"), "disable = [\"ui\"]\n").unwrap();
+    let output = run(game.path(), &[]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("unknown field `disable`"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(loaded(&output).is_empty());
+}
+
+#[test]
+fn a_script_error_in_a_game_is_prefixed_with_its_mod_and_names_its_file_from_the_game() {
+    let game = game_of(&[("core", "")]);
+    add_mod(
+        game.path(),
+        "quest",
+        "",
+        &[(
+            "main.lua",
+            "print(\"loaded quest\")\nerror(\"no quests today\")\n",
+        )],
+    );
+    let output = run(game.path(), &[]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error: [quest] mods/quest/main.lua:2: no quests today"),
+        "{err}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_mod_folder_linked_out_of_the_game_is_refused_and_the_rest_runs() {
+    let outside = game_of(&[("evil", "")]);
+    let game = game_of(&[("core", "")]);
+    std::os::unix::fs::symlink(
+        outside.path().join("mods/evil"),
+        game.path().join("mods/evil"),
+    )
+    .unwrap();
+    let output = run(game.path(), &[]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(loaded(&output), ["core"]);
+    assert!(
+        err.contains("mods/evil: a link out of the game folder"),
+        "{err}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_named_mod_toml_is_refused_without_blocking() {
+    let game = game_of(&[("core", "")]);
+    let dir = game.path().join("mods/pipe");
+    std::fs::create_dir_all(&dir).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("mod.toml"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let output = run(game.path(), &[]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(loaded(&output), ["core"]);
+    assert!(err.contains("mods/pipe/mod.toml"), "{err}");
+}
+
+#[test]
+fn a_depends_list_of_a_hundred_thousand_entries_is_one_clear_error() {
+    let game = game_of(&[("core", "")]);
+    let list: Vec<String> = (0..100_000).map(|i| format!("\"m{i}\"")).collect();
+    add_mod(
+        game.path(),
+        "huge",
+        &format!("depends = [{}]", list.join(", ")),
+        &[],
+    );
+    let started = std::time::Instant::now();
+    let output = run(game.path(), &[]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(loaded(&output), ["core"]);
+    assert!(err.contains("more than 256 dependencies"), "{err}");
+}
+
+#[test]
+fn a_game_folder_of_ten_thousand_mods_is_refused_as_too_many_without_loading_any() {
+    let game = tempfile::tempdir().unwrap();
+    for i in 0..10_000 {
+        std::fs::create_dir_all(game.path().join(format!("mods/m{i}"))).unwrap();
+    }
+    let started = std::time::Instant::now();
+    let output = run(game.path(), &[]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("a game holds at most 1000 mods"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+const SAVER: &str =
+    "[keys.\"Quest.Progress\"]\nkind = \"store\"\nparams = [\"done: int\"]\npersist = true\n";
+
+/// The quest mod: at the first tick it prints what it finds stored (the
+/// saved state is replayed before that tick), then stores one more.
+const QUEST: &str = "local world = self:World()\n\
+                     local done = 0\n\
+                     ListenMessage(\"Quest.Progress\", world, function(n) done = n end)\n\
+                     ListenMessage(\"Game.Tick\", nil, function(n)\n\
+                       print(\"found\", done)\n\
+                       StoreObjectMessage(world, \"Quest.Progress\", done + 1)\n\
+                     end)\n";
+
+#[test]
+fn what_a_persisted_key_stores_survives_a_restart() {
+    let game = tempfile::tempdir().unwrap();
+    add_mod(game.path(), "quest", SAVER, &[("main.lua", QUEST)]);
+    for want in ["found\t0", "found\t1", "found\t2"] {
+        let output = run(game.path(), &["--ticks", "1"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert_eq!(stdout(&output).trim(), want, "{}", stderr(&output));
+    }
+    let saved = std::fs::read_to_string(game.path().join(".gantry/saved/quest.json")).unwrap();
+    assert!(saved.contains("\"version\": 1"), "{saved}");
+}
+
+#[test]
+fn a_corrupt_save_is_kept_aside_under_its_date_and_the_mod_starts_fresh() {
+    let game = tempfile::tempdir().unwrap();
+    add_mod(game.path(), "quest", SAVER, &[("main.lua", QUEST)]);
+    let saved = game.path().join(".gantry/saved");
+    std::fs::create_dir_all(&saved).unwrap();
+    std::fs::write(saved.join("quest.json"), "{ this is not json").unwrap();
+    let output = run(game.path(), &["--ticks", "1"]);
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert_eq!(stdout(&output).trim(), "found\t0");
+    assert!(
+        err.contains("warning: [quest] .gantry/saved/quest.json: not a save file"),
+        "{err}"
+    );
+    assert!(err.contains("the mod starts fresh"), "{err}");
+    let aside: Vec<String> = std::fs::read_dir(&saved)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("quest.json.") && n.ends_with(".bad"))
+        .collect();
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    assert_eq!(
+        std::fs::read_to_string(saved.join(&aside[0])).unwrap(),
+        "{ this is not json",
+        "kept untouched"
+    );
+    // The fresh run saved anew beside it.
+    let again = run(game.path(), &["--ticks", "1"]);
+    assert_eq!(stdout(&again).trim(), "found\t1");
+}
+
+#[test]
+fn a_save_from_a_newer_gantry_is_kept_aside_not_overwritten() {
+    let game = tempfile::tempdir().unwrap();
+    add_mod(game.path(), "quest", SAVER, &[("main.lua", QUEST)]);
+    let saved = game.path().join(".gantry/saved");
+    std::fs::create_dir_all(&saved).unwrap();
+    std::fs::write(saved.join("quest.json"), "{\"version\": 99, \"keys\": {}}").unwrap();
+    let output = run(game.path(), &["--ticks", "1"]);
+    let err = stderr(&output);
+    assert!(err.contains("saved by a newer gantry (version 99"), "{err}");
+    assert_eq!(stdout(&output).trim(), "found\t0");
+}
