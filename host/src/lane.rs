@@ -36,6 +36,9 @@ pub(crate) struct Lane<S: Slots> {
     pub entries: Box<[(Rc<Entry>, u32)]>,
     /// The largest arity a typed entry declares (see `List::max_arity`).
     pub max_arity: usize,
+    /// How many entries the message deliverer calls (see
+    /// `List::messages`): a lane of none is left to the features.
+    pub messages: usize,
     /// What the features keep of the merged lists for their own dispatch
     /// down this lane, made with it (see [`Slots`]).
     pub extras: S::Lane,
@@ -63,12 +66,17 @@ impl<S: Slots> Lane<S> {
             .map(|(entry, _)| entry.params.arity())
             .max()
             .unwrap_or(0);
+        let messages = entries
+            .iter()
+            .filter(|(entry, _)| entry.takes_messages())
+            .count();
         let extras = S::lane(lists);
         Lane {
             epoch,
             source,
             entries,
             max_arity,
+            messages,
             extras,
             direct: OnceCell::new(),
         }

@@ -14,7 +14,7 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 
 use crate::collection::{Mirror, Row, TableView};
-use crate::hub::seam::Alone;
+use crate::hub::seam::DownLists;
 use crate::hub::{Caller, Delivered, Hub, HubError};
 use crate::key::Key;
 use crate::listener::{Entry, ListenerParams};
@@ -282,10 +282,18 @@ impl Hub {
         // The table's rows go to the collection listeners in their places
         // among the message listeners (who borrow the table until then).
         let delivered = {
-            let beside = if once {
+            let down = DownLists {
+                hub: self,
+                key,
+                source,
+                args: &args,
+                caller,
+                lists: &lists,
+            };
+            if once {
                 // A once table is no stored table (it is nobody's previous
                 // table to diff against): its rows go out as a send's do.
-                crate::collection::dispatch::on_send(self, key, &args, &lists)
+                crate::collection::dispatch::on_send(self, key, &args, &lists, down)
             } else {
                 // A stored table: diffed against the previous one.
                 let prev = prev.map(|p| p.args);
@@ -296,13 +304,8 @@ impl Hub {
                     &args,
                     mirror.as_deref(),
                     &lists,
+                    down,
                 )
-            };
-            match beside {
-                None => self.deliver(key, source, &args, caller, None, &lists, None, &mut Alone),
-                Some(mut beside) => {
-                    self.deliver(key, source, &args, caller, None, &lists, None, &mut beside)
-                }
             }
         };
         let delivered = match delivered {

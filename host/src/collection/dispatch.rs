@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use smallvec::SmallVec;
 
-use crate::hub::seam::{Interleaved, Place};
+use crate::hub::seam::{Alone, Deliver, Interleaved, Place};
 use crate::hub::{Gathered, Hub, Reached};
 use crate::key::Key;
 use crate::listener::{Entry, ListenerError};
@@ -26,7 +26,7 @@ use super::listen::{CollectionListen, Form, RowSink, TypedCompiledFn};
 use super::mirror::Mirror;
 use super::rows::{KeptRows, RowReader};
 use super::spans::Spans;
-use super::tables::{CollectionEntry, table_order};
+use super::tables::CollectionEntry;
 use super::update::{ALL_ROWS, Selector, Update, should_wake};
 use super::view::TableView;
 
@@ -52,21 +52,24 @@ fn has_collection_listeners(lists: &Gathered) -> bool {
         .any(|(list, _)| !list.extras.collections.is_empty())
 }
 
-/// A store: diff against the previous table; the changed rows, ready to be
-/// published in their places among the store's message listeners. `None`
-/// when nothing is published.
-pub(crate) fn on_store<'a>(
+/// A store: diff against the previous table; the changed rows published
+/// in their places among the store's message listeners, as `deliver`
+/// delivers them (with nobody beside them when nothing is published).
+pub(crate) fn on_store<'a, D: Deliver>(
     hub: &'a Hub,
     key: Key,
     prev: Option<&Rc<[Value]>>,
     args: &'a [Value],
     mirror: Option<&'a Mirror>,
     lists: &'a Gathered,
-) -> Option<Publish<'a>> {
+    deliver: D,
+) -> D::Out {
     if !has_collection_listeners(lists) {
-        return None;
+        return deliver.deliver(&mut Alone);
     }
-    let rows = table_of(args)?;
+    let Some(rows) = table_of(args) else {
+        return deliver.deliver(&mut Alone);
+    };
     let empty: &[Value] = &[];
     let (prev_rows, had_table): (&[Value], bool) = match prev.map(|a| &**a) {
         Some([Value::Array(old)]) => (old, true),
@@ -77,7 +80,7 @@ pub(crate) fn on_store<'a>(
     // when it is empty: a listener that was there all along hears what a
     // late one is replayed (a table of no rows).
     if spans.is_empty() && had_table {
-        return None;
+        return deliver.deliver(&mut Alone);
     }
     let update = Update::new(rows.len() as i32, prev_rows.len() as i32, spans.ranges());
     let element = element_of(rows).or_else(|| element_of(prev_rows));
@@ -85,7 +88,7 @@ pub(crate) fn on_store<'a>(
         values: rows,
         mirror,
     };
-    Some(Publish::new(
+    let mut publish = Publish::new(
         hub,
         key,
         rows,
@@ -93,12 +96,14 @@ pub(crate) fn on_store<'a>(
         update,
         Targets::Lists(lists),
         false,
-    ))
+    );
+    deliver.deliver(&mut publish)
 }
 
-/// A writer scope: its recorded spans (no diff), ready to be published in
-/// their places among the publish's message listeners.
-pub(crate) fn on_write<'a>(
+/// A writer scope: its recorded spans (no diff) published in their places
+/// among the publish's message listeners, as `deliver` delivers them.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn on_write<'a, D: Deliver>(
     hub: &'a Hub,
     key: Key,
     rows: &'a Rc<Vec<Value>>,
@@ -106,12 +111,13 @@ pub(crate) fn on_write<'a>(
     element: Option<Rc<str>>,
     spans: &Spans,
     lists: &'a Gathered,
-) -> Option<Publish<'a>> {
+    deliver: D,
+) -> D::Out {
     if spans.is_empty() || !has_collection_listeners(lists) {
-        return None;
+        return deliver.deliver(&mut Alone);
     }
     let update = Update::new(rows.len() as i32, prev_total as i32, spans.ranges());
-    Some(Publish::new(
+    let mut publish = Publish::new(
         hub,
         key,
         rows.into(),
@@ -119,25 +125,38 @@ pub(crate) fn on_write<'a>(
         update,
         Targets::Lists(lists),
         false,
-    ))
+    );
+    deliver.deliver(&mut publish)
 }
 
-/// A send (the seam's `beside_send`): a table sent as a plain message (no
-/// request) goes to the collection listeners it reached.
+/// Whether a send of `args` may carry a table (one array): the seam's
+/// one check on every send.
+#[inline(always)]
+pub(crate) fn may_be_table(args: &[Value]) -> bool {
+    matches!(args, [Value::Array(_)])
+}
+
+/// A send (the seam's `beside_send`) that [`may_be_table`], with no
+/// request: the table goes to the collection listeners it reached, in
+/// their places among its message listeners, as `deliver` delivers them.
 #[inline]
-pub(crate) fn beside_send<'a>(
+pub(crate) fn beside_send<'a, D: Deliver>(
     hub: &'a Hub,
     key: Key,
     args: &'a [Value],
-    request: bool,
     reached: Reached<'a>,
-) -> Option<Publish<'a>> {
-    if request || !matches!(args, [Value::Array(_)]) {
-        return None;
-    }
+    deliver: D,
+) -> D::Out {
     match reached {
-        Reached::Lane(lane) => on_send_lane(hub, key, args, &lane.extras.tables),
-        Reached::Lists(lists) => on_send(hub, key, args, lists),
+        Reached::Lane(lane) if lane.extras.tables.is_empty() => deliver.deliver(&mut Alone),
+        Reached::Lane(lane) => on_send_table(
+            hub,
+            key,
+            args,
+            Targets::Ordered(&lane.extras.tables),
+            deliver,
+        ),
+        Reached::Lists(lists) => on_send(hub, key, args, lists, deliver),
     }
 }
 
@@ -145,54 +164,38 @@ pub(crate) fn beside_send<'a>(
 /// call. All-rows (and whole-table) listeners get a full reload; slot
 /// listeners stay quiet; the store and its row count are not touched.
 #[inline]
-pub(crate) fn on_send<'a>(
+pub(crate) fn on_send<'a, D: Deliver>(
     hub: &'a Hub,
     key: Key,
     args: &'a [Value],
     lists: &'a Gathered,
-) -> Option<Publish<'a>> {
-    if !matches!(args, [Value::Array(_)]) || !has_collection_listeners(lists) {
-        return None;
+    deliver: D,
+) -> D::Out {
+    if !may_be_table(args) || !has_collection_listeners(lists) {
+        return deliver.deliver(&mut Alone);
     }
-    on_send_table(hub, key, args, Targets::Lists(lists))
+    on_send_table(hub, key, args, Targets::Lists(lists), deliver)
 }
 
-/// [`on_send`] down a current lane: its collection listeners are already
-/// in delivery order.
-#[inline]
-fn on_send_lane<'a>(
-    hub: &'a Hub,
-    key: Key,
-    args: &'a [Value],
-    tables: &'a [(CollectionEntry, u32)],
-) -> Option<Publish<'a>> {
-    if tables.is_empty() {
-        return None;
-    }
-    on_send_table(hub, key, args, Targets::Ordered(tables))
-}
-
-#[cold]
-fn on_send_table<'a>(
+/// A table sent to collection listeners: made here, in this frame, and
+/// handed to `deliver` by reference (a publish is a couple of hundred
+/// bytes: returned by value it was copied twice per send).
+fn on_send_table<'a, D: Deliver>(
     hub: &'a Hub,
     key: Key,
     args: &'a [Value],
     targets: Targets<'a>,
-) -> Option<Publish<'a>> {
-    let rows = table_of(args)?;
+    deliver: D,
+) -> D::Out {
+    let Some(rows) = table_of(args) else {
+        return deliver.deliver(&mut Alone);
+    };
     let n = rows.len() as i32;
     let update = Update::new(n, n, &[]);
     // No row is gone (the count stands), so no stand-in is ever built: no
     // element name to hold.
-    Some(Publish::new(
-        hub,
-        key,
-        rows.into(),
-        None,
-        update,
-        targets,
-        true,
-    ))
+    let mut publish = Publish::new(hub, key, rows.into(), None, update, targets, true);
+    deliver.deliver(&mut publish)
 }
 
 /// After a listener registered (the seam's `after_listen`): a collection
@@ -291,48 +294,66 @@ impl<'a> From<&'a Rc<Vec<Value>>> for Rows<'a> {
 pub(crate) struct Publish<'a> {
     visitor: Visitor<'a>,
     ordered: Ordered<'a>,
-    /// The next listener of `ordered` to place.
-    at: usize,
 }
 
-/// The collection listeners a publish may reach, in delivery order.
-/// Lives on the dispatch's stack for one publish: the merged variant's
-/// inline room is what keeps a merge of up to 16 listeners from
-/// allocating, so it is not boxed.
-#[allow(clippy::large_enum_variant)]
+/// The collection listeners a publish may reach, in delivery order, and
+/// how far the publish has called them. Small and with no room of its
+/// own: a publish is made and handed on by value on every table send.
 enum Ordered<'a> {
-    /// A lane's, already merged.
-    Lane(&'a [(CollectionEntry, u32)]),
-    /// One list's, in channel order (which is delivery order): most slot
-    /// listeners are turned away by `wakes` without a copy of the list.
-    One(&'a [CollectionEntry], u32),
-    /// Several lists', merged now.
-    Merged(SmallVec<[(&'a CollectionEntry, u32); 16]>),
+    /// A lane's, already merged; the next to call at `.1`.
+    Lane(&'a [(CollectionEntry, u32)], usize),
+    /// Gathered lists' (each in channel order, which is delivery order
+    /// within it), merged as they are called: the next to call of each
+    /// list at its cursor, the first of those in delivery order next. One
+    /// list is read straight through: most slot listeners are turned away
+    /// by `wakes` without a copy of the list.
+    Lists(&'a [GatheredList], SmallVec<[u32; 4]>),
 }
+
+/// A gathered channel snapshot with its depth (one of `hub::Gathered`).
+type GatheredList = (Rc<crate::channel::List<crate::hub::seam::Features>>, u32);
 
 impl<'a> Ordered<'a> {
     fn of(targets: Targets<'a>) -> Self {
         match targets {
-            Targets::Ordered(ordered) => Ordered::Lane(ordered),
-            Targets::Lists(lists) => match lists.as_slice() {
-                [] => Ordered::Lane(&[]),
-                [(list, depth)] => Ordered::One(&list.extras.collections, *depth),
-                _ => Ordered::Merged(table_order(lists)),
-            },
+            Targets::Ordered(ordered) => Ordered::Lane(ordered, 0),
+            Targets::Lists(lists) => Ordered::Lists(lists, smallvec::smallvec![0; lists.len()]),
         }
     }
 
+    /// The next listener in delivery order, with its depth and (for
+    /// lists) the list it is in; not taken yet.
     #[inline]
-    fn get(&self, at: usize) -> Option<(&'a CollectionEntry, u32)> {
+    fn peek(&self) -> Option<(&'a CollectionEntry, u32, usize)> {
         match self {
-            Ordered::Lane(ordered) => ordered.get(at).map(|(c, depth)| (c, *depth)),
-            Ordered::One(list, depth) => list.get(at).map(|c| (c, *depth)),
-            Ordered::Merged(merged) => merged.get(at).copied(),
+            Ordered::Lane(ordered, at) => ordered.get(*at).map(|(c, depth)| (c, *depth, 0)),
+            Ordered::Lists(lists, cursors) => {
+                let mut next: Option<(&'a CollectionEntry, u32, usize)> = None;
+                for (i, ((list, depth), at)) in lists.iter().zip(cursors).enumerate() {
+                    if let Some(c) = list.extras.collections.get(*at as usize)
+                        && next.is_none_or(|(n, n_depth, _)| c.place(*depth) < n.place(n_depth))
+                    {
+                        next = Some((c, *depth, i));
+                    }
+                }
+                next
+            }
+        }
+    }
+
+    /// Takes the listener [`Ordered::peek`] gave, from list `list`.
+    #[inline]
+    fn take(&mut self, list: usize) {
+        match self {
+            Ordered::Lane(_, at) => *at += 1,
+            Ordered::Lists(_, cursors) => cursors[list] += 1,
         }
     }
 }
 
 impl<'a> Publish<'a> {
+    /// Inlined: made in its caller's return slot, not copied there.
+    #[inline]
     fn new(
         hub: &'a Hub,
         key: Key,
@@ -345,7 +366,6 @@ impl<'a> Publish<'a> {
         Publish {
             visitor: Visitor::new(hub, key, rows, element, update, transient),
             ordered: Ordered::of(targets),
-            at: 0,
         }
     }
 
@@ -353,11 +373,11 @@ impl<'a> Publish<'a> {
     /// come first.
     #[inline]
     fn call_while(&mut self, ahead: impl Fn(&CollectionEntry, u32) -> bool) {
-        while let Some((c, depth)) = self.ordered.get(self.at) {
+        while let Some((c, depth, list)) = self.ordered.peek() {
             if !ahead(c, depth) {
                 return;
             }
-            self.at += 1;
+            self.ordered.take(list);
             if self.visitor.wakes(c.selector) {
                 self.visitor.visit(&c.entry, &c.listen, depth);
             }
@@ -371,8 +391,32 @@ impl Interleaved for Publish<'_> {
         self.call_while(|c, depth| c.place(depth) < place);
     }
 
+    /// The listeners left, straight through when they are one lane's or
+    /// one list's (no message listener beside them, the common case, has
+    /// placed none yet).
     fn rest(&mut self) -> usize {
-        self.call_while(|_, _| true);
+        let Publish { visitor, ordered } = self;
+        match ordered {
+            Ordered::Lane(ordered, at) => {
+                for (c, depth) in &ordered[*at..] {
+                    if visitor.wakes(c.selector) {
+                        visitor.visit(&c.entry, &c.listen, *depth);
+                    }
+                }
+                *at = ordered.len();
+            }
+            Ordered::Lists(lists, cursors) if lists.len() == 1 => {
+                let (list, depth) = &lists[0];
+                let collections = &list.extras.collections;
+                for c in &collections[cursors[0] as usize..] {
+                    if visitor.wakes(c.selector) {
+                        visitor.visit(&c.entry, &c.listen, *depth);
+                    }
+                }
+                cursors[0] = collections.len() as u32;
+            }
+            Ordered::Lists(..) => self.call_while(|_, _| true),
+        }
         self.visitor.called
     }
 }
@@ -395,6 +439,7 @@ struct Visitor<'a> {
 }
 
 impl<'a> Visitor<'a> {
+    #[inline]
     fn new(
         hub: &'a Hub,
         key: Key,

@@ -37,6 +37,73 @@ pub(crate) trait Interleaved {
     fn rest(&mut self) -> usize;
 }
 
+/// A dispatch's delivery, handed to the features with listeners of their
+/// own beside its message listeners (see `seam`): they make what calls
+/// theirs ([`Interleaved`]) in their own frame and deliver with it there,
+/// by reference — never returned, never moved.
+pub(crate) trait Deliver {
+    type Out;
+    /// Delivers, with `beside`'s listeners in their places.
+    fn deliver(self, beside: &mut impl Interleaved) -> Self::Out;
+}
+
+/// A dispatch down what it reached (a send or a request).
+struct DownReached<'a, 'c> {
+    hub: &'a Hub,
+    key: Key,
+    source: Source,
+    args: &'a [Value],
+    caller: Caller<'c>,
+    responder: Option<&'a Responder>,
+    reached: Reached<'a>,
+}
+
+impl Deliver for DownReached<'_, '_> {
+    type Out = Result<Delivered, HubError>;
+
+    #[inline]
+    fn deliver(self, beside: &mut impl Interleaved) -> Self::Out {
+        let DownReached {
+            hub,
+            key,
+            source,
+            args,
+            caller,
+            responder,
+            reached,
+        } = self;
+        hub.deliver_reached(key, source, args, caller, responder, reached, beside)
+    }
+}
+
+/// A delivery down gathered lists, with nobody to answer (a store's, a
+/// writer's publish).
+pub(crate) struct DownLists<'a, 'c> {
+    pub hub: &'a Hub,
+    pub key: Key,
+    pub source: Source,
+    pub args: &'a [Value],
+    pub caller: Caller<'c>,
+    pub lists: &'a Gathered,
+}
+
+impl Deliver for DownLists<'_, '_> {
+    type Out = Result<Delivered, HubError>;
+
+    #[inline]
+    fn deliver(self, beside: &mut impl Interleaved) -> Self::Out {
+        let DownLists {
+            hub,
+            key,
+            source,
+            args,
+            caller,
+            lists,
+        } = self;
+        hub.deliver(key, source, args, caller, None, lists, None, beside)
+    }
+}
+
 /// Nobody beside the message listeners (every send that is not a table,
 /// every key without a collection listener): both calls are empty and
 /// inlined, so its delivery loop is the message loop alone.
@@ -129,16 +196,22 @@ impl Hub {
             Route::Lane(lane) => Reached::Lane(lane),
             Route::Lists | Route::Gone(_) => Reached::Lists(&lists),
         };
-        // A plain send has nobody beside its message listeners: the one
-        // check here (a table sent?) is all it pays for the features.
-        // Borrowed where it was made, not moved into the match: a publish
-        // is a few hundred bytes.
-        let mut beside = self.beside_send(key, args, responder.is_some(), reached);
-        let delivered = match &mut beside {
-            None => self.deliver_reached(key, source, args, caller, responder, reached, &mut Alone),
-            Some(beside) => {
-                self.deliver_reached(key, source, args, caller, responder, reached, beside)
-            }
+        // The features with listeners beside the message listeners deliver
+        // with them; a plain send pays the one check here and is
+        // delivered with nobody beside.
+        let delivered = if self.may_have_beside(args, responder.is_some()) {
+            let down = DownReached {
+                hub: self,
+                key,
+                source,
+                args,
+                caller,
+                responder,
+                reached,
+            };
+            self.beside_send(key, args, reached, down)
+        } else {
+            self.deliver_reached(key, source, args, caller, responder, reached, &mut Alone)
         };
         if self.is_tracing() {
             let listeners = delivered.as_ref().map_or(0, |d| d.listeners);
@@ -186,6 +259,14 @@ impl Hub {
         if lane.max_arity > args.len() && self.inner.checked.get() {
             let entries = lane.entries.iter().map(|(entry, _)| entry);
             self.check_arity(key, args, caller, entries, None)?;
+        }
+        // A lane whose every listener a feature calls itself (see `seam`)
+        // has nobody for the message deliverer, and nobody to place the
+        // feature's listeners among.
+        if lane.messages == 0 {
+            return Ok(Delivered {
+                listeners: beside.rest(),
+            });
         }
         let mut called = 0;
         for (entry, depth) in lane.entries.iter() {

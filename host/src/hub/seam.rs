@@ -69,12 +69,8 @@ impl Slots for Features {
     }
 }
 
-/// What the features call themselves in one dispatch, in their places
-/// among its message listeners: a table's collection listeners.
-pub(crate) type Beside<'a> = crate::collection::dispatch::Publish<'a>;
-
 /// The core's side of a dispatch's listeners that a feature calls itself.
-pub(crate) use super::delivery::{Alone, Interleaved, Place};
+pub(crate) use super::delivery::{Alone, Deliver, DownLists, Interleaved, Place};
 
 impl Hub {
     /// After a listener registered (and was traced): what the features
@@ -85,22 +81,30 @@ impl Hub {
         crate::store::after_listen(self, entry);
     }
 
-    /// Once a send was admitted, before its listeners are called: the
-    /// features with listeners of their own on what the send `reached`,
-    /// ready to be called in their places among the message listeners
-    /// (see [`Interleaved`]) — a table sent, to its collection listeners.
-    /// `None`, nobody beside the message listeners, for every send that
-    /// is not a table: what a plain send pays here is that one check.
-    /// `request`: the send carries a responder.
+    /// Once a send was admitted: may a feature have listeners of its own
+    /// beside its message listeners? Only a table sent as a plain message
+    /// (no responder) may (see [`Hub::beside_send`]); every other send is
+    /// delivered with nobody beside ([`Alone`]), and this one check is
+    /// what it pays for the features.
+    #[inline(always)]
+    pub(super) fn may_have_beside(&self, args: &[Value], request: bool) -> bool {
+        !request && crate::collection::dispatch::may_be_table(args)
+    }
+
+    /// A send that [`Hub::may_have_beside`], in place of delivering it:
+    /// the features with listeners of their own on what the send
+    /// `reached` deliver it with theirs in their places among the message
+    /// listeners (see [`Interleaved`]) — a table sent, to its collection
+    /// listeners.
     #[inline]
-    pub(super) fn beside_send<'a>(
+    pub(super) fn beside_send<'a, D: Deliver>(
         &'a self,
         key: Key,
         args: &'a [Value],
-        request: bool,
         reached: Reached<'a>,
-    ) -> Option<Beside<'a>> {
-        crate::collection::dispatch::beside_send(self, key, args, request, reached)
+        deliver: D,
+    ) -> D::Out {
+        crate::collection::dispatch::beside_send(self, key, args, reached, deliver)
     }
 }
 

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use crate::collection::dispatch::on_write;
-use crate::hub::seam::Alone;
+use crate::hub::seam::DownLists;
 use crate::hub::{Caller, Delivered, Hub, HubError};
 use crate::key::Key;
 use crate::quota::{Holding, Quota, STORED_BYTES, values_bytes};
@@ -131,7 +131,16 @@ impl StoredArray<'_> {
         });
         // The spans go to the collection listeners in their places among
         // the message listeners.
-        let beside = on_write(
+        let key = self.key;
+        let down = DownLists {
+            hub: &self.hub,
+            key: self.key,
+            source: self.source,
+            args: &args,
+            caller,
+            lists: &lists,
+        };
+        let delivered = on_write(
             &self.hub,
             self.key,
             &self.rows,
@@ -139,17 +148,8 @@ impl StoredArray<'_> {
             self.element.clone(),
             &self.spans,
             &lists,
+            down,
         );
-        let (key, source) = (self.key, self.source);
-        let delivered = match beside {
-            None => self
-                .hub
-                .deliver(key, source, &args, caller, None, &lists, None, &mut Alone),
-            Some(mut beside) => {
-                self.hub
-                    .deliver(key, source, &args, caller, None, &lists, None, &mut beside)
-            }
-        };
         let delivered = delivered.inspect_err(|_| {
             if tracing {
                 self.hub.trace_end(key, 0);
