@@ -14,7 +14,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use gantry_host::face::ModGrants;
+use gantry_host::face::{ModGrants, ScriptRuntime};
 use gantry_host::manifest::{Grant, Grants};
 use gantry_host::{Hub, Key, Source};
 use gantry_lua::runtime::{LuaOptions, LuaRuntime, ScriptId};
@@ -116,7 +116,7 @@ fn setup_granted(source: &str, listeners: usize, grants: Option<Rc<ModGrants>>) 
     let rt = LuaRuntime::new(hub, LuaOptions::default()).unwrap();
     let source = source.replace("LISTENERS", &listeners.to_string()) + RUN_BY_MESSAGE;
     let id = rt
-        .load_script_granted("bench.lua", &source, object, grants)
+        .load_granted("bench.lua", &source, object, grants)
         .unwrap();
     let has_run = rt.global::<Option<Function>>(id, "run").unwrap().is_some();
     let run = has_run.then(|| rt.hub().key("Bench.Run").unwrap());

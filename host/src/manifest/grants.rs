@@ -93,7 +93,8 @@ pub fn covers(root: &str, key: &str) -> bool {
 pub struct KeyTrees(Vec<String>);
 
 impl KeyTrees {
-    /// The subtrees rooted at `roots` (valid keys; see [`crate::validate_key`]).
+    /// The subtrees rooted at `roots` (valid keys; see
+    /// [`crate::key::validate_key`]).
     pub fn new<S: Into<String>>(roots: impl IntoIterator<Item = S>) -> Self {
         let mut roots: Vec<String> = roots.into_iter().map(Into::into).collect();
         roots.sort();

@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use gantry_host::face::ModGrants;
+use gantry_host::face::{ModGrants, ScriptRuntime};
 use gantry_host::manifest::{Grant, Grants};
 
 use crate::support::Fixture;
@@ -23,7 +23,7 @@ fn ui_grants() -> Option<Rc<ModGrants>> {
 
 fn load_ui(f: &Fixture, source: &str) {
     let object = f.spawn();
-    f.rt.load_script_granted("ui.rhai", source, object, ui_grants())
+    f.rt.load_granted("ui.rhai", source, object, ui_grants())
         .unwrap_or_else(|e| panic!("ui.rhai failed to load: {e}"));
 }
 
