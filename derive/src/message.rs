@@ -213,6 +213,18 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn from_values(values: &[#g::Value]) -> ::std::result::Result<Self, #g::ListenerError> {
                 ::std::result::Result::Ok(#read)
             }
+            fn send_on(
+                self,
+                hub: &#g::Hub,
+                key: #g::Key,
+                source: #g::Source,
+                site: &'static ::std::panic::Location<'static>,
+            ) -> ::std::result::Result<#g::Delivered, #g::HubError> {
+                #[allow(unused_imports)]
+                use #g::typed::probe::{ViaTyped as _, ViaValues as _};
+                (&&#g::typed::probe::Probe::<Self::Args>::new())
+                    .send_args(hub, key, source, #g::typed::MessageType::into_args(self), site)
+            }
             type Response = (#(#reply_types,)*);
             #[allow(unused_variables)]
             fn response_from_values(values: &[#g::Value]) -> ::std::result::Result<Self::Response, #g::ListenerError> {

@@ -121,6 +121,96 @@ pub trait MessageType: Sized + 'static {
     /// The answer from a reply's values, or the value that does not
     /// convert.
     fn response_from_values(values: &[Value]) -> Result<Self::Response, ListenerError>;
+    /// Sends the message on `key`. The derive sends a message whose fields
+    /// are all [`FixedKind`](crate::FixedKind)s as a [`TypedKey`](crate::TypedKey)
+    /// would (checked once, handed as is to listeners of exactly that
+    /// tuple), and any other through `Value`s, checked per send.
+    #[doc(hidden)]
+    fn send_on(
+        self,
+        hub: &Hub,
+        key: Key,
+        source: Source,
+        site: &'static Location<'static>,
+    ) -> Result<Delivered, HubError> {
+        use crate::typed::SendKey;
+        key.send_on(hub, source, self.into_args(), site)
+    }
+}
+
+/// The send a derived message picks at compile time, by its tuple: a
+/// tuple of fixed kinds takes the typed path, any other the values path.
+/// The derive calls `(&&Probe::<Args>::new()).send_args(..)`: method
+/// lookup tries `&&Probe` first, which only [`ViaTyped`] has, and only
+/// for a [`TypedArgs`](crate::TypedArgs) tuple.
+#[doc(hidden)]
+pub mod probe {
+    use std::marker::PhantomData;
+    use std::panic::Location;
+
+    use crate::hub::{Delivered, Hub, HubError};
+    use crate::key::Key;
+    use crate::source::Source;
+    use crate::typed::{IntoArgs, SendKey, TypedArgs};
+
+    pub struct Probe<A>(PhantomData<fn(A)>);
+
+    impl<A> Probe<A> {
+        #[allow(clippy::new_without_default)]
+        pub fn new() -> Self {
+            Probe(PhantomData)
+        }
+    }
+
+    pub trait ViaTyped<A> {
+        fn send_args(
+            &self,
+            hub: &Hub,
+            key: Key,
+            source: Source,
+            args: A,
+            site: &'static Location<'static>,
+        ) -> Result<Delivered, HubError>;
+    }
+
+    impl<A: TypedArgs> ViaTyped<A> for &Probe<A> {
+        #[inline]
+        fn send_args(
+            &self,
+            hub: &Hub,
+            key: Key,
+            source: Source,
+            args: A,
+            site: &'static Location<'static>,
+        ) -> Result<Delivered, HubError> {
+            hub.send_direct(key, source, args, site)
+        }
+    }
+
+    pub trait ViaValues<A> {
+        fn send_args(
+            &self,
+            hub: &Hub,
+            key: Key,
+            source: Source,
+            args: A,
+            site: &'static Location<'static>,
+        ) -> Result<Delivered, HubError>;
+    }
+
+    impl<A: IntoArgs> ViaValues<A> for Probe<A> {
+        #[inline]
+        fn send_args(
+            &self,
+            hub: &Hub,
+            key: Key,
+            source: Source,
+            args: A,
+            site: &'static Location<'static>,
+        ) -> Result<Delivered, HubError> {
+            key.send_on(hub, source, args, site)
+        }
+    }
 }
 
 /// A key baked with the message type it carries: sends take an `M`,
@@ -225,7 +315,7 @@ impl<M: MessageType<Kind = kinds::Event>> MessageKey<M> {
         source: impl Into<Source>,
         message: M,
     ) -> Result<Delivered, HubError> {
-        hub.send(self.key, source, message.into_args())
+        message.send_on(hub, self.key, source.into(), Location::caller())
     }
 }
 

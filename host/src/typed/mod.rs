@@ -136,7 +136,7 @@ mod schema;
 use arg::convert;
 pub use arg::{Arg, ListenerReturn};
 pub use hook::{HookPayload, TypedHookCall};
-pub use message::{Heard, MessageKey, MessageKind, MessageType, WholeMessage, kinds};
+pub use message::{Heard, MessageKey, MessageKind, MessageType, WholeMessage, kinds, probe};
 pub use schema::{FieldType, StructType, declare_struct};
 #[doc(hidden)]
 pub use schema::{

@@ -73,6 +73,20 @@ impl<T: FieldType> FieldType for Option<T> {
     }
 }
 
+/// An optional parameter or field: nil reads as `None`, anything else
+/// as `T` would. Declares `any`, the one type that admits nil.
+impl<T: FromValue> FromValue for Option<T> {
+    fn declared_type() -> Type {
+        Type::Any
+    }
+    fn from_value(value: &Value) -> Option<Self> {
+        match value {
+            Value::Nil => Some(None),
+            other => T::from_value(other).map(Some),
+        }
+    }
+}
+
 /// A Rust struct that is a struct of the signature table: its name, doc
 /// and fields with their types. `#[derive(Struct)]` implements it (with
 /// the value conversions); [`table_row!`](crate::table_row) does for a

@@ -261,3 +261,38 @@ fn a_table_row_declares_its_struct_with_the_types_of_its_fields() {
         ]
     );
 }
+
+/// Someone dropped an item.
+#[derive(gantry_host::Message, Debug, Clone, PartialEq)]
+#[message(key = "Inv.Dropped")]
+struct Dropped {
+    item: Item,
+    at: Option<ObjectId>,
+}
+
+#[test]
+fn a_derived_message_carrying_a_struct_is_sent_and_heard_whole() {
+    let hub = Hub::new();
+    let dropped = hub.declare_message::<Dropped>().unwrap();
+    let heard = Rc::new(RefCell::new(Vec::new()));
+    let into = heard.clone();
+    let _listening = dropped
+        .listen(&hub, Source::Global, move |d: Dropped| {
+            into.borrow_mut().push(d)
+        })
+        .unwrap();
+    let message = Dropped {
+        item: Item {
+            id: 1,
+            name: "coin".into(),
+            tags: vec![],
+        },
+        at: None,
+    };
+    dropped.send(&hub, Source::Global, message.clone()).unwrap();
+    assert_eq!(*heard.borrow(), vec![message]);
+    assert_eq!(
+        hub.table().keys["Inv.Dropped"].params[1],
+        Param::new("at", Type::Any)
+    );
+}
