@@ -47,6 +47,22 @@
 //! functions' loops: see `bounded`) asks [`Budget::stop_due`] as it goes
 //! and stops with the same error ([`raise_stop`]).
 //!
+//! **The call budget.** A game's per-call allowance in wall-clock time
+//! ([`Budget::set_call_budget`], milliseconds where the time limit is
+//! seconds): each outermost call notes its deadline as it enters (one
+//! clock read), counted from its first instruction. While a call budget
+//! is set the watchdog ticks every quarter of it ([`watch_tick`]), so a
+//! call still running at its second look has the hook armed, which then
+//! reads the clock every [`STEP`] instructions and stops the call at its
+//! deadline with "call budget of N µs exceeded" at its line. Arming the
+//! hook at the call's first instruction instead would make every
+//! instruction of every call pay the hook's trap (half again the bus
+//! benchmark's send); as it is, a call within its budget pays the clock
+//! read only. A mod's per-frame budget ([`Budget::set_frame`],
+//! [`FrameBudget`]) moves the deadline nearer when less is left of the
+//! frame, and a call after the frame's budget is spent stops at its
+//! first instruction.
+//!
 //! **Interrupting.** An [`Interrupter`] (another thread: the CLI's Ctrl-C)
 //! sets a flag that stays set and wakes the watchdog, which arms the hook
 //! at one instruction: the running call stops at its next instruction, and
@@ -170,7 +186,7 @@ impl Budget {
     }
 
     /// Marks the start of an outermost call into Lua; with a call budget,
-    /// arms the hook from the call's first instruction.
+    /// starts its clock (see [`Budget::start_clock`]).
     #[inline]
     pub fn enter(&self) {
         self.used.store(0, Ordering::Relaxed);
@@ -180,7 +196,7 @@ impl Budget {
         if self.has_frame.load(Ordering::Relaxed) {
             self.enter_frame(call_budget);
         } else if call_budget != 0 {
-            self.arm_call(call_budget);
+            self.start_clock(call_budget);
         }
     }
 
@@ -193,7 +209,7 @@ impl Budget {
         let frame = self.frame.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let Some(frame) = frame else {
             if call_budget != 0 {
-                self.arm_call(call_budget);
+                self.start_clock(call_budget);
             }
             return;
         };
@@ -203,7 +219,8 @@ impl Budget {
             let main = self.main.load(Ordering::Acquire);
             if !main.is_null() {
                 self.armed.store(true, Ordering::Release);
-                // SAFETY: as in `arm_call`.
+                // SAFETY: `main` is the live main state (cleared before it
+                // closes); we are on its thread, about to call into it.
                 unsafe { ffi::lua_sethook(main, Some(budget_hook), ffi::LUA_MASKCOUNT, 1) };
             }
             return;
@@ -211,7 +228,7 @@ impl Budget {
         let left = nanos(frame.remaining()).max(1);
         let is_frame = call_budget == 0 || left < call_budget;
         self.deadline_is_frame.store(is_frame, Ordering::Relaxed);
-        self.arm_call(if is_frame { left } else { call_budget });
+        self.start_clock(if is_frame { left } else { call_budget });
     }
 
     /// [`Budget::exit`] with a frame budget: the call's time is charged.
@@ -236,19 +253,18 @@ impl Budget {
         self.has_frame.store(has, Ordering::Relaxed);
     }
 
-    /// Starts the running call's clock: its deadline, and the hook every
-    /// [`STEP`] instructions that reads the clock against it (a clock read
-    /// per thousand instructions: a few microseconds of a tight loop).
-    fn arm_call(&self, call_budget: u64) {
+    /// Starts the running call's clock: its deadline, counted from its
+    /// first instruction. The hook is not set here: a count hook makes
+    /// every instruction pay a trap (half again the cost of the bus
+    /// benchmark's send), so, as for the instruction budget, the watchdog
+    /// arms it once it sees the call still running, its ticks a quarter
+    /// of the call budget while one is set ([`watch_tick`]); from then on
+    /// the hook reads the clock every [`STEP`] instructions (a clock read
+    /// per few microseconds of a tight loop). A call stops within about
+    /// its budget, however late the hook was armed within it.
+    fn start_clock(&self, call_budget: u64) {
         let deadline = self.now().saturating_add(call_budget).max(1);
         self.deadline.store(deadline, Ordering::Relaxed);
-        let main = self.main.load(Ordering::Acquire);
-        if !self.armed.load(Ordering::Acquire) && !main.is_null() {
-            self.armed.store(true, Ordering::Release);
-            // SAFETY: `main` is the live main state (cleared before it
-            // closes); we are on its thread, about to call into it.
-            unsafe { ffi::lua_sethook(main, Some(budget_hook), ffi::LUA_MASKCOUNT, STEP) };
-        }
     }
 
     /// Nanoseconds since `born`.
@@ -267,6 +283,7 @@ impl Budget {
     #[inline]
     pub fn exit(&self) {
         self.generation.fetch_add(1, Ordering::Release);
+        self.deadline.store(0, Ordering::Relaxed);
         if self.has_frame.load(Ordering::Relaxed) {
             self.exit_frame();
         }
@@ -589,7 +606,7 @@ fn watch(budget: &Budget, interval: Duration) {
     let mut since = Instant::now();
     let mut forgiven_seen = 0;
     while !budget.stop.load(Ordering::Acquire) {
-        std::thread::park_timeout(interval);
+        std::thread::park_timeout(watch_tick(budget, interval));
         let generation = budget.generation.load(Ordering::Acquire);
         let main = budget.main.load(Ordering::Acquire);
         if generation & 1 == 0 || main.is_null() || budget.stop.load(Ordering::Acquire) {
@@ -627,6 +644,31 @@ fn watch(budget: &Budget, interval: Duration) {
             budget.arm_stop(main);
         }
     }
+}
+
+/// How long the watchdog sleeps: `interval`, or a quarter of the call
+/// budget (at least 100 µs) while one is set or a frame budget runs, so
+/// that a call running past its deadline has the hook armed within half
+/// its budget.
+fn watch_tick(budget: &Budget, interval: Duration) -> Duration {
+    let call = budget.call_budget.load(Ordering::Relaxed);
+    let tick = if budget.has_frame.load(Ordering::Relaxed) {
+        let frame = budget
+            .frame
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map_or(u64::MAX, |f| nanos(f.limit()));
+        frame.min(if call == 0 { u64::MAX } else { call })
+    } else {
+        call
+    };
+    if tick == 0 || tick == u64::MAX {
+        return interval;
+    }
+    Duration::from_nanos(tick / 4)
+        .max(Duration::from_micros(100))
+        .min(interval)
 }
 
 impl Drop for Watchdog {

@@ -95,8 +95,10 @@ pub struct LuaOptions {
     /// of N µs exceeded" at the script's line, within about a thousand
     /// instructions. A game sets what a frame can afford (2 ms, say); a
     /// listener so stopped is reported and the others go on with half a
-    /// budget. `None` by default: the hook then stays off until the
-    /// watchdog finds a call running long, and costs nothing.
+    /// budget. It costs a clock read per call: the instruction hook is
+    /// armed by the watchdog, which looks every quarter of the budget
+    /// while one is set, only for a call still running then. `None` by
+    /// default.
     pub call_budget: Option<Duration>,
     /// Rewrite literal-key calls into baked calls at load (on by default;
     /// off runs every call through the generic functions).
