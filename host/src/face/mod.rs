@@ -42,8 +42,8 @@ pub use error::{ApiError, Call, ErrorLog, ErrorSink, ScriptError, takes_too_many
 pub use grants::{GrantError, ModGrants};
 pub use hub::Faced;
 pub use output::{PrintSink, ScriptOutput};
-pub use runtime::ScriptRuntime;
-pub use scripts::{Loaded, Registrations, ReloadError, ScriptId, Scripts};
+pub use runtime::{LanguageRuntime, ScriptRuntime};
+pub use scripts::{Loaded, NotLoaded, Registrations, ScriptId, Scripts};
 pub use sites::{KeyRef, SiteBook, Sites};
 pub use structs::{MAX_DEPTH, STRUCT_FIELD};
 

@@ -2,6 +2,10 @@
 //! check one without running it, unload or reload it in place, and hear
 //! what its scripts print and the errors no hub report carries. The CLI
 //! holds its runtimes as `dyn ScriptRuntime`, one per file extension.
+//!
+//! A runtime implements [`LanguageRuntime`] — the parts only its language
+//! knows, in its own error type — and is a [`ScriptRuntime`] by the
+//! impl here, which converts the errors and shares the rest.
 
 use std::rc::Rc;
 
@@ -80,5 +84,71 @@ pub trait ScriptRuntime {
     /// (a failing reply function, a resumed coroutine).
     fn take_errors(&self) -> Vec<ScriptError> {
         self.output().errors.take()
+    }
+}
+
+/// What a language's runtime implements, in its own error type: checking,
+/// loading, unloading and reloading its scripts, and where their output
+/// goes. Every `LanguageRuntime` is a [`ScriptRuntime`] (see the impl
+/// below), so a runtime neither converts its errors for the host nor
+/// forwards a method; the host's trait is the one to read for what each
+/// method promises.
+pub trait LanguageRuntime {
+    /// The runtime's own error: a [`ScriptError`] inside, or a setup
+    /// failure.
+    type Error: std::error::Error + 'static;
+    /// The file extension of the scripts it runs (`lua`).
+    const EXTENSION: &'static str;
+    /// See [`ScriptRuntime::check`].
+    fn check_syntax(&self, file: &str, source: &str) -> Result<(), Self::Error>;
+    /// See [`ScriptRuntime::load_granted`].
+    fn load_script_granted(
+        &self,
+        file: &str,
+        source: &str,
+        object: ObjectId,
+        grants: Option<Rc<ModGrants>>,
+    ) -> Result<ScriptId, Self::Error>;
+    /// See [`ScriptRuntime::unload`].
+    fn unload_script(&self, script: ScriptId) -> bool;
+    /// See [`ScriptRuntime::reload`].
+    fn reload_script(&self, script: ScriptId, source: &str) -> Result<(), Self::Error>;
+    /// See [`ScriptRuntime::output`].
+    fn script_output(&self) -> &ScriptOutput;
+}
+
+impl<T: LanguageRuntime> ScriptRuntime for T {
+    fn extension(&self) -> &'static str {
+        T::EXTENSION
+    }
+
+    fn check(&self, file: &str, source: &str) -> Result<(), RuntimeError> {
+        Ok(self.check_syntax(file, source)?)
+    }
+
+    fn load(&self, file: &str, source: &str, object: ObjectId) -> Result<ScriptId, RuntimeError> {
+        Ok(self.load_script_granted(file, source, object, None)?)
+    }
+
+    fn load_granted(
+        &self,
+        file: &str,
+        source: &str,
+        object: ObjectId,
+        grants: Option<Rc<ModGrants>>,
+    ) -> Result<ScriptId, RuntimeError> {
+        Ok(self.load_script_granted(file, source, object, grants)?)
+    }
+
+    fn unload(&self, script: ScriptId) -> bool {
+        self.unload_script(script)
+    }
+
+    fn reload(&self, script: ScriptId, source: &str) -> Result<(), RuntimeError> {
+        Ok(self.reload_script(script, source)?)
+    }
+
+    fn output(&self) -> &ScriptOutput {
+        self.script_output()
     }
 }

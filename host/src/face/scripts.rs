@@ -150,19 +150,19 @@ impl<T: Loaded> Scripts<T> {
     /// version stays, unchanged; once it succeeds, the old version's
     /// registrations go and the new one takes the id. Returns the old
     /// version for the runtime to drop.
-    pub fn reload<E>(
+    pub fn reload<E: From<NotLoaded>>(
         &self,
         hub: &Hub,
         id: ScriptId,
         load: impl FnOnce(&T, Rc<Registrations>) -> Result<T, E>,
-    ) -> Result<T, ReloadError<E>> {
-        let old = self.get(id).ok_or(ReloadError::NotLoaded(id))?;
+    ) -> Result<T, E> {
+        let old = self.get(id).ok_or(NotLoaded(id))?;
         let fresh = Rc::new(Registrations::default());
         let new = match load(&old, fresh.clone()) {
             Ok(new) => new,
             Err(e) => {
                 fresh.unload(hub);
-                return Err(ReloadError::Load(e));
+                return Err(e);
             }
         };
         // The new version's top level may have unloaded the old one.
@@ -181,11 +181,7 @@ impl<T: Loaded> Scripts<T> {
     }
 }
 
-/// Why a reload did not happen.
-#[derive(Debug)]
-pub enum ReloadError<E> {
-    /// No script of this id is loaded.
-    NotLoaded(ScriptId),
-    /// The new version failed; the old one keeps running.
-    Load(E),
-}
+/// A script id that names no loaded script (never loaded, or unloaded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{0} is not loaded")]
+pub struct NotLoaded(pub ScriptId);

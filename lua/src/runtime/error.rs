@@ -3,7 +3,7 @@
 
 use thiserror::Error;
 
-pub use gantry_host::face::{ScriptError, ScriptId};
+pub use gantry_host::face::{NotLoaded, ScriptError};
 
 /// Errors of setting up the runtime or loading a script.
 #[derive(Debug, Error)]
@@ -12,8 +12,8 @@ pub enum LuaError {
     #[error("{0}")]
     Script(#[from] ScriptError),
     /// No script of this id is loaded (never was, or was unloaded).
-    #[error("{0} is not loaded")]
-    NotLoaded(ScriptId),
+    #[error(transparent)]
+    NotLoaded(#[from] NotLoaded),
     /// The Lua state could not be set up.
     #[error("Lua setup failed: {0}")]
     Setup(String),

@@ -34,9 +34,8 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
-use gantry_host::face::runtime::RuntimeError;
 use gantry_host::face::{
-    Loaded, ModGrants, Registrations, ReloadError, ScriptOutput, ScriptRuntime, Scripts,
+    LanguageRuntime, Loaded, ModGrants, NotLoaded, Registrations, ScriptOutput, Scripts,
 };
 use gantry_host::{Hub, ObjectId, Quota, WorldId};
 use mlua::{FromLua, Lua, StdLib, Table};
@@ -292,58 +291,6 @@ impl LuaRuntime {
         self.load_script_granted(file, source, object, None)
     }
 
-    /// [`LuaRuntime::load_script`] for a script of a mod with `grants`:
-    /// every API call the script (and each module it requires) makes is
-    /// checked against them; `None`: it may use everything.
-    pub fn load_script_granted(
-        &self,
-        file: &str,
-        source: &str,
-        object: ObjectId,
-        grants: Option<Rc<ModGrants>>,
-    ) -> Result<ScriptId, LuaError> {
-        let registered = Rc::default();
-        let script = self.run_script(file, source, object, grants, registered)?;
-        Ok(self.scripts.insert(script))
-    }
-
-    /// Unloads `script`: every listener it registered goes (messages,
-    /// partial keys, hooks, table rows, slots and whole tables; a reply or
-    /// an answer to a request it still waits for is dropped unheard), and
-    /// its environment — its globals, functions and what they capture —
-    /// is left to the collector: nothing of it runs again. Its object
-    /// stays, with what is stored on it and what others registered there.
-    /// Safe from inside a listener (the script's own too): the running
-    /// send skips its remaining listeners. `false`: no such script.
-    pub fn unload(&self, script: ScriptId) -> bool {
-        self.scripts.unload(self.hub(), script).is_some()
-    }
-
-    /// Swaps `script` for `source`, in place: the same file, object,
-    /// grants and id. See [`ScriptRuntime::reload`]: the new version loads
-    /// beside the old one; if it fails (its syntax, its top level, a
-    /// refused registration) what it registered goes, the old version runs
-    /// on unchanged and the error names the new source's line; once it
-    /// loaded, the old version is unloaded ([`LuaRuntime::unload`]). What
-    /// is stored on the object survives.
-    pub fn reload(&self, script: ScriptId, source: &str) -> Result<(), LuaError> {
-        self.scripts
-            .reload(self.hub(), script, |old, registered| {
-                self.run_script(
-                    &old.file,
-                    source,
-                    old.object,
-                    old.grants.clone(),
-                    registered,
-                )
-            })
-            .map(drop)
-            .map_err(|e| match e {
-                ReloadError::NotLoaded(id) => LuaError::NotLoaded(id),
-                ReloadError::Load(e) => e,
-            })
-    }
-
     /// Runs `source` as `file` on `object` in a fresh environment, noting
     /// what it registers in `registered`. A failing top level is returned
     /// (and not filed as well); what it registered before failing stays.
@@ -383,24 +330,9 @@ impl LuaRuntime {
         }
     }
 
-    /// Compiles `source` without running it: what a host checks before it
-    /// replaces a running script with a new version (`gantry run --watch`).
-    pub fn check_syntax(&self, file: &str, source: &str) -> Result<(), LuaError> {
-        self.lua
-            .load(source)
-            .set_name(format!("@{file}"))
-            .set_mode(mlua::chunk::ChunkMode::Text)
-            .into_function()
-            .map(|_| ())
-            .map_err(|e| ScriptError::from_message(file, error_text(&e)).into())
-    }
-
     /// Reads a global of a loaded script.
     pub fn global<T: FromLua>(&self, script: ScriptId, name: &str) -> Result<T, LuaError> {
-        let loaded = self
-            .scripts
-            .get(script)
-            .ok_or(LuaError::NotLoaded(script))?;
+        let loaded = self.scripts.get(script).ok_or(NotLoaded(script))?;
         Ok(loaded.env.raw_get(name)?)
     }
 
@@ -417,38 +349,57 @@ impl LuaRuntime {
     }
 }
 
-impl ScriptRuntime for LuaRuntime {
-    fn extension(&self) -> &'static str {
-        "lua"
+impl LanguageRuntime for LuaRuntime {
+    type Error = LuaError;
+    const EXTENSION: &'static str = "lua";
+
+    /// Compiles `source` without running it: what a host checks before it
+    /// replaces a running script with a new version (`gantry run --watch`).
+    fn check_syntax(&self, file: &str, source: &str) -> Result<(), LuaError> {
+        self.lua
+            .load(source)
+            .set_name(format!("@{file}"))
+            .set_mode(mlua::chunk::ChunkMode::Text)
+            .into_function()
+            .map(|_| ())
+            .map_err(|e| ScriptError::from_message(file, error_text(&e)).into())
     }
 
-    fn check(&self, file: &str, source: &str) -> Result<(), RuntimeError> {
-        Ok(self.check_syntax(file, source)?)
-    }
-
-    fn load(&self, file: &str, source: &str, object: ObjectId) -> Result<ScriptId, RuntimeError> {
-        Ok(self.load_script(file, source, object)?)
-    }
-
-    fn load_granted(
+    /// [`LuaRuntime::load_script`] for a script of a mod with `grants`:
+    /// every API call the script (and each module it requires) makes is
+    /// checked against them; `None`: it may use everything.
+    fn load_script_granted(
         &self,
         file: &str,
         source: &str,
         object: ObjectId,
         grants: Option<Rc<ModGrants>>,
-    ) -> Result<ScriptId, RuntimeError> {
-        Ok(self.load_script_granted(file, source, object, grants)?)
+    ) -> Result<ScriptId, LuaError> {
+        let registered = Rc::default();
+        let script = self.run_script(file, source, object, grants, registered)?;
+        Ok(self.scripts.insert(script))
     }
 
-    fn unload(&self, script: ScriptId) -> bool {
-        LuaRuntime::unload(self, script)
+    /// Unloads `script` (see [`ScriptRuntime::unload`](gantry_host::face::ScriptRuntime::unload)). Its environment —
+    /// its globals, functions and what they capture — is no longer
+    /// referenced and goes with the next garbage collection.
+    fn unload_script(&self, script: ScriptId) -> bool {
+        self.scripts.unload(self.hub(), script).is_some()
     }
 
-    fn reload(&self, script: ScriptId, source: &str) -> Result<(), RuntimeError> {
-        Ok(LuaRuntime::reload(self, script, source)?)
+    /// Swaps `script` for `source` in place (see [`ScriptRuntime::reload`](gantry_host::face::ScriptRuntime::reload)):
+    /// the new version runs in a fresh environment on the same object,
+    /// with the same file name and grants.
+    fn reload_script(&self, script: ScriptId, source: &str) -> Result<(), LuaError> {
+        self.scripts
+            .reload(self.hub(), script, |old, registered| {
+                let grants = old.grants.clone();
+                self.run_script(&old.file, source, old.object, grants, registered)
+            })
+            .map(drop)
     }
 
-    fn output(&self) -> &ScriptOutput {
+    fn script_output(&self) -> &ScriptOutput {
         &self.shared.output
     }
 }

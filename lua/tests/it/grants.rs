@@ -206,3 +206,35 @@ fn a_script_loaded_without_grants_may_use_everything() {
     );
     assert_eq!(f.printed(), vec!["heard\t1", "heard\t2"]);
 }
+
+#[test]
+fn a_listener_answers_for_its_own_mod_whoever_sent_what_it_heard() {
+    let f = Fixture::new();
+    load_ui(
+        &f,
+        r#"
+        ListenMessage("Quest.Start", nil, function(n)
+            print(pcall(NotifyMessage, "Quest.End", n))
+            NotifyMessage("Ui.Open", n)
+        end)
+        "#,
+    );
+    f.load(
+        "core.lua",
+        r#"
+        ListenMessage("Ui.Open", nil, function(n) NotifyMessage("Quest.Done", n) end)
+        ListenMessage("Quest.Done", nil, function(n) print("done", n) end)
+        ListenMessage("Quest.End", nil, function(n) print("ended", n) end)
+        NotifyMessage("Quest.Start", 4)
+        "#,
+    );
+    let printed = f.printed();
+    assert_eq!(printed.len(), 2, "{printed:?}");
+    assert!(
+        printed[0].starts_with("false\t")
+            && printed[0]
+                .contains("mod \"ui\" may not send \"Quest.End\": its grants send to Ui only"),
+        "{printed:?}"
+    );
+    assert_eq!(printed[1], "done\t4");
+}

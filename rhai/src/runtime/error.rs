@@ -6,7 +6,7 @@
 use rhai::{EvalAltResult, ParseError, Position};
 use thiserror::Error;
 
-pub use gantry_host::face::{ScriptError, ScriptId};
+pub use gantry_host::face::{NotLoaded, ScriptError};
 
 /// An error of `file` at Rhai's `position` (line and column, when known).
 pub fn at(file: &str, position: Position, message: impl Into<String>) -> ScriptError {
@@ -172,8 +172,8 @@ pub enum RhaiError {
     #[error("{0}")]
     Script(#[from] ScriptError),
     /// No script of this id is loaded (never was, or was unloaded).
-    #[error("{0} is not loaded")]
-    NotLoaded(ScriptId),
+    #[error(transparent)]
+    NotLoaded(#[from] NotLoaded),
     /// The runtime could not do what was asked (no such object, busy engine).
     #[error("Rhai runtime: {0}")]
     Setup(String),

@@ -81,10 +81,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
-use gantry_host::face::runtime::RuntimeError;
-use gantry_host::face::{
-    Loaded, ModGrants, Registrations, ReloadError, ScriptOutput, ScriptRuntime, Scripts,
-};
+use gantry_host::face::{LanguageRuntime, Loaded, ModGrants, Registrations, ScriptOutput, Scripts};
 use gantry_host::{Hub, ObjectId};
 use rhai::Dynamic;
 
@@ -271,69 +268,6 @@ impl RhaiRuntime {
         self.load_script_granted(file, source, object, None)
     }
 
-    /// [`RhaiRuntime::load_script`] for a script of a mod with `grants`:
-    /// every API call the script makes is checked against them; `None`:
-    /// it may use everything.
-    pub fn load_script_granted(
-        &self,
-        file: &str,
-        source: &str,
-        object: ObjectId,
-        grants: Option<Rc<ModGrants>>,
-    ) -> Result<ScriptId, RhaiError> {
-        let script = loader::load(&self.shared, file, source, object, grants, Rc::default())?;
-        Ok(self.scripts.insert(RhaiScript(script)))
-    }
-
-    /// Unloads `script`: every listener it registered goes (messages,
-    /// partial keys, hooks, table rows, slots and whole tables; a reply it
-    /// still waits for is dropped unheard), and its environment — the
-    /// compiled script, its top-level variables and closures — is dropped
-    /// once no call of it runs: nothing of it runs again. A stored-array
-    /// writer it kept open publishes as it goes. Its object stays, with
-    /// what is stored on it and what others registered there. Safe from
-    /// inside a listener (the script's own too): the running send skips
-    /// its remaining listeners. `false`: no such script.
-    pub fn unload(&self, script: ScriptId) -> bool {
-        match self.scripts.unload(self.hub(), script) {
-            Some(script) => {
-                self.drop_on_stack(script);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Swaps `script` for `source`, in place: the same file, object,
-    /// grants and id. See [`ScriptRuntime::reload`]: the new version loads
-    /// beside the old one; if it fails (its syntax, its top level, a
-    /// refused registration) what it registered goes, the old version runs
-    /// on unchanged and the error names the new source's line; once it
-    /// loaded, the old version is unloaded ([`RhaiRuntime::unload`]). What
-    /// is stored on the object survives.
-    pub fn reload(&self, script: ScriptId, source: &str) -> Result<(), RhaiError> {
-        let old = self
-            .scripts
-            .reload(self.hub(), script, |RhaiScript(old), registered| {
-                let grants = old.grants.clone();
-                loader::load(
-                    &self.shared,
-                    &old.file,
-                    source,
-                    old.object,
-                    grants,
-                    registered,
-                )
-                .map(RhaiScript)
-            })
-            .map_err(|e| match e {
-                ReloadError::NotLoaded(id) => RhaiError::NotLoaded(id),
-                ReloadError::Load(e) => e,
-            })?;
-        self.drop_on_stack(old);
-        Ok(())
-    }
-
     /// How many script environments are alive: the loaded scripts, and
     /// unloaded ones something still holds (a call of theirs running, a
     /// reply they wait for). A host checks with it that unloading frees.
@@ -347,17 +281,6 @@ impl RhaiRuntime {
         if let Err(e) = self.shared.limits.stack.run(move || drop(script)) {
             tracing::warn!("cannot reserve the script stack to drop a script: {e}");
         }
-    }
-
-    /// Compiles `source` without running it: what a host checks before it
-    /// replaces a running script with a new version (`gantry run --watch`).
-    pub fn check_syntax(&self, file: &str, source: &str) -> Result<(), RhaiError> {
-        self.shared
-            .engine
-            .borrow()
-            .compile(source)
-            .map(|_| ())
-            .map_err(|e| error::from_parse(file, &e).into())
     }
 
     /// A top-level variable of a loaded script, after its top level ran.
@@ -408,38 +331,66 @@ impl RhaiRuntime {
     }
 }
 
-impl ScriptRuntime for RhaiRuntime {
-    fn extension(&self) -> &'static str {
-        "rhai"
+impl LanguageRuntime for RhaiRuntime {
+    type Error = RhaiError;
+    const EXTENSION: &'static str = "rhai";
+
+    /// Compiles `source` without running it: what a host checks before it
+    /// replaces a running script with a new version (`gantry run --watch`).
+    fn check_syntax(&self, file: &str, source: &str) -> Result<(), RhaiError> {
+        self.shared
+            .engine
+            .borrow()
+            .compile(source)
+            .map(|_| ())
+            .map_err(|e| error::from_parse(file, &e).into())
     }
 
-    fn check(&self, file: &str, source: &str) -> Result<(), RuntimeError> {
-        Ok(self.check_syntax(file, source)?)
-    }
-
-    fn load(&self, file: &str, source: &str, object: ObjectId) -> Result<ScriptId, RuntimeError> {
-        Ok(self.load_script(file, source, object)?)
-    }
-
-    fn load_granted(
+    /// [`RhaiRuntime::load_script`] for a script of a mod with `grants`:
+    /// every API call the script makes is checked against them; `None`:
+    /// it may use everything.
+    fn load_script_granted(
         &self,
         file: &str,
         source: &str,
         object: ObjectId,
         grants: Option<Rc<ModGrants>>,
-    ) -> Result<ScriptId, RuntimeError> {
-        Ok(self.load_script_granted(file, source, object, grants)?)
+    ) -> Result<ScriptId, RhaiError> {
+        let script = loader::load(&self.shared, file, source, object, grants, Rc::default())?;
+        Ok(self.scripts.insert(RhaiScript(script)))
     }
 
-    fn unload(&self, script: ScriptId) -> bool {
-        RhaiRuntime::unload(self, script)
+    /// Unloads `script` (see
+    /// [`ScriptRuntime::unload`](gantry_host::face::ScriptRuntime::unload)).
+    /// Its environment — the compiled script, its top-level variables and
+    /// closures — is dropped once no call of it runs, on the script stack;
+    /// a stored-array writer it kept in a variable publishes as it goes.
+    fn unload_script(&self, script: ScriptId) -> bool {
+        match self.scripts.unload(self.hub(), script) {
+            Some(script) => {
+                self.drop_on_stack(script);
+                true
+            }
+            None => false,
+        }
     }
 
-    fn reload(&self, script: ScriptId, source: &str) -> Result<(), RuntimeError> {
-        Ok(RhaiRuntime::reload(self, script, source)?)
+    /// Swaps `script` for `source` in place (see
+    /// [`ScriptRuntime::reload`](gantry_host::face::ScriptRuntime::reload)):
+    /// the new version compiles and runs with a fresh scope on the same
+    /// object, with the same file name and grants.
+    fn reload_script(&self, script: ScriptId, source: &str) -> Result<(), RhaiError> {
+        let old = self
+            .scripts
+            .reload(self.hub(), script, |RhaiScript(old), registered| {
+                let (file, object, grants) = (&old.file, old.object, old.grants.clone());
+                loader::load(&self.shared, file, source, object, grants, registered).map(RhaiScript)
+            })?;
+        self.drop_on_stack(old);
+        Ok(())
     }
 
-    fn output(&self) -> &ScriptOutput {
+    fn script_output(&self) -> &ScriptOutput {
         &self.shared.output
     }
 }

@@ -139,3 +139,37 @@ fn a_rhai_script_loaded_without_grants_may_use_everything() {
     );
     assert_eq!(f.printed(), vec!["heard 1"]);
 }
+
+#[test]
+fn a_listener_answers_for_its_own_mod_whoever_sent_what_it_heard() {
+    let f = Fixture::new();
+    load_ui(
+        &f,
+        r#"
+        ListenMessage("Quest.Start", (), |n| {
+            try { NotifyMessage("Quest.End", n); } catch (e) { print(`ui refused: ${e}`); }
+            NotifyMessage("Ui.Open", n);
+        });
+        "#,
+    );
+    f.load(
+        "core.rhai",
+        r#"
+        ListenMessage("Ui.Open", (), |n| {
+            NotifyMessage("Quest.Done", n);
+        });
+        ListenMessage("Quest.Done", (), |n| print(`done ${n}`));
+        ListenMessage("Quest.End", (), |n| print(`ended ${n}`));
+        NotifyMessage("Quest.Start", 4);
+        "#,
+    );
+    let printed = f.printed();
+    assert_eq!(printed.len(), 2, "{printed:?}");
+    assert!(
+        printed[0].starts_with("ui refused: ")
+            && printed[0]
+                .contains("mod \"ui\" may not send \"Quest.End\": its grants send to Ui only"),
+        "{printed:?}"
+    );
+    assert_eq!(printed[1], "done 4");
+}
