@@ -296,3 +296,53 @@ fn a_derived_message_carrying_a_struct_is_sent_and_heard_whole() {
         Param::new("at", Type::Any)
     );
 }
+
+/// A round began.
+#[derive(gantry_host::Message)]
+#[message(key = "Round.Began")]
+struct RoundBegan;
+
+/// A score changed: a tuple struct names its parameters with `gantry(name)`.
+#[derive(gantry_host::Message)]
+#[message(key = "Score.Changed")]
+struct ScoreChanged(
+    #[gantry(name = "player")] ObjectId,
+    #[gantry(name = "score")] i64,
+);
+
+#[test]
+fn unit_and_tuple_messages_carry_nothing_and_their_named_fields() {
+    let hub = Hub::new();
+    let began = hub.declare_message::<RoundBegan>().unwrap();
+    let changed = hub.declare_message::<ScoreChanged>().unwrap();
+    let rounds = Rc::new(RefCell::new(0));
+    let count = rounds.clone();
+    let _rounds = began
+        .listen(&hub, Source::Global, move |_: RoundBegan| {
+            *count.borrow_mut() += 1
+        })
+        .unwrap();
+    let scores = Rc::new(RefCell::new(Vec::new()));
+    let into = scores.clone();
+    let _scores = changed
+        .listen(&hub, Source::Global, move |ScoreChanged(_, score)| {
+            into.borrow_mut().push(score)
+        })
+        .unwrap();
+    began.send(&hub, Source::Global, RoundBegan).unwrap();
+    let player = world_object(&hub);
+    changed
+        .send(&hub, Source::Global, ScoreChanged(player, 30))
+        .unwrap();
+    assert_eq!(*rounds.borrow(), 1);
+    assert_eq!(*scores.borrow(), vec![30]);
+    let table = hub.table();
+    assert!(table.keys["Round.Began"].params.is_empty());
+    assert_eq!(
+        table.keys["Score.Changed"].params,
+        vec![
+            Param::new("player", Type::Object),
+            Param::new("score", Type::Int)
+        ]
+    );
+}
