@@ -190,3 +190,41 @@ fn a_malformed_grants_table_stops_the_run_naming_the_field() {
     );
     assert!(!text(&out.stdout).contains("opened"));
 }
+
+#[test]
+fn check_holds_each_mod_of_a_game_to_its_own_grants() {
+    let game = tempfile::tempdir().unwrap();
+    for (folder, manifest, script, source) in [
+        (
+            "ui",
+            GRANTED,
+            "ui.lua",
+            "NotifyMessage(\"Quest.Start\", 1)\n",
+        ),
+        (
+            "core",
+            "[mod]\nname = \"core\"\n",
+            "core.lua",
+            "NotifyMessage(\"Quest.Start\", 1)\nListenMessage(\"Quest.Start\", nil, function(n) end)\n",
+        ),
+    ] {
+        let dir = game.path().join("mods").join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        write(&dir, "mod.toml", manifest);
+        write(&dir, script, source);
+    }
+    let out = gantry("check", game.path());
+    let stdout = text(&out.stdout);
+    let grants: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("not-granted"))
+        .collect();
+    assert_eq!(
+        grants,
+        [format!(
+            "{}: error not-granted: mod \"ui\" may not send \"Quest.Start\": its grants send to Ui only",
+            game.path().join("mods/ui/ui.lua:1:15").display()
+        )],
+        "{stdout}"
+    );
+}
