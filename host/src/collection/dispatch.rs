@@ -179,7 +179,10 @@ pub(crate) fn on_send<'a, D: Deliver>(
 
 /// A table sent to collection listeners: made here, in this frame, and
 /// handed to `deliver` by reference (a publish is a couple of hundred
-/// bytes: returned by value it was copied twice per send).
+/// bytes: returned by value it was copied twice per send). Inlined into
+/// the send's table branch, so the delivery it is handed is never built
+/// in memory either.
+#[inline]
 fn on_send_table<'a, D: Deliver>(
     hub: &'a Hub,
     key: Key,
