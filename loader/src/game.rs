@@ -190,7 +190,18 @@ impl Game {
                 candidates.push(candidate);
                 found.push((name, folder.dir, label, manifest));
             }
-            let resolved = order::resolve(&candidates);
+            let mut resolved = order::resolve(&candidates);
+            // A mod the game disabled is there, just not wanted: say so.
+            for refusal in &mut resolved.refused {
+                if let Some(missing) = refusal.chain.last()
+                    && !policy.enables(missing)
+                {
+                    refusal.reason = refusal.reason.replace(
+                        "which is not in the game",
+                        &format!("which is disabled in {}", layout::GAME_FILE),
+                    );
+                }
+            }
             findings.extend(resolved.warnings.into_iter().map(|w| (false, w)));
             refused = resolved.refused;
             let mut found: Vec<Option<_>> = found.into_iter().map(Some).collect();

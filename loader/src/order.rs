@@ -324,7 +324,7 @@ mod tests {
                     Need {
                         name: name.to_owned(),
                         requirement: (!req.is_empty()).then(|| VersionReq::parse(req).unwrap()),
-                        at: format!("mods/x/mod.toml:2:1"),
+                        at: "mods/x/mod.toml:2:1".to_owned(),
                     }
                 })
                 .collect(),

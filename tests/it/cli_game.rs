@@ -257,7 +257,7 @@ const SAVER: &str =
 /// saved state is replayed before that tick), then stores one more.
 const QUEST: &str = "local world = self:World()\n\
                      local done = 0\n\
-                     ListenMessage(\"Quest.Progress\", world, function(n) done = n end)\n\
+                     ListenWorldMessage(world, \"Quest.Progress\", nil, function(n) done = n end)\n\
                      ListenMessage(\"Game.Tick\", nil, function(n)\n\
                        print(\"found\", done)\n\
                        StoreObjectMessage(world, \"Quest.Progress\", done + 1)\n\

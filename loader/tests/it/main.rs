@@ -1,1 +1,5 @@
-//! The loader's tests, one binary.
+//! The loader's tests, one binary: the library API as a game uses it,
+//! and the Rust host example played as CI runs it.
+
+mod game_api;
+mod game_host_example;
