@@ -141,7 +141,7 @@ pub trait MessageType: Sized + 'static {
 /// The send a derived message picks at compile time, by its tuple: a
 /// tuple of fixed kinds takes the typed path, any other the values path.
 /// The derive calls `(&&Probe::<Args>::new()).send_args(..)`: method
-/// lookup tries `&&Probe` first, which only [`ViaTyped`] has, and only
+/// lookup tries `&&Probe` first, which only `ViaTyped` has, and only
 /// for a [`TypedArgs`](crate::TypedArgs) tuple.
 #[doc(hidden)]
 pub mod probe {
