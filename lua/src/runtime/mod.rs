@@ -2,7 +2,11 @@
 //!
 //! A map of the module:
 //! - [`LuaRuntime`]: create it on a [`Hub`], load scripts (each attached to
-//!   a hub object as `self`), read errors.
+//!   a hub object as `self`), unload or reload one in place (see
+//!   [`ScriptRuntime::unload`](gantry_host::face::ScriptRuntime::unload):
+//!   what it registered goes, its object and what is stored there stay),
+//!   read what scripts print and their errors (the host's
+//!   [`ScriptRuntime`](gantry_host::face::ScriptRuntime) trait).
 //! - `loader`: the load-time rewrite into baked calls, then the top level.
 //! - `api`: the script API's core, reached by generic and baked functions.
 //! - `listen`: Lua functions as hub listeners and hook listeners; owners.

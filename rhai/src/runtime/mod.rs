@@ -2,7 +2,11 @@
 //!
 //! A map of the module:
 //! - [`RhaiRuntime`]: create it on a [`Hub`], load scripts (each attached to
-//!   a hub object, its `SELF`), read errors.
+//!   a hub object, its `SELF`), unload or reload one in place (see
+//!   [`ScriptRuntime::unload`](gantry_host::face::ScriptRuntime::unload):
+//!   what it registered goes, its object and what is stored there stay),
+//!   read what scripts print and their errors (the host's
+//!   [`ScriptRuntime`](gantry_host::face::ScriptRuntime) trait).
 //! - `loader`: the load-time bake into per-key functions, then the top level.
 //! - `register`: the generic, object and baked functions on the engine.
 //! - `api`: the script API's core, reached by generic and baked functions.
