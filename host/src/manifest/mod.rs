@@ -33,7 +33,15 @@
 //! [keys."Quest.Log"]
 //! kind = "table"                 # a stored table of rows: one array of structs
 //! params = ["quests: array<Quest>"]
+//!
+//! [grants]                       # optional: what the mod may reach, by key subtree
+//! send = ["Quest"]               # `Quest` covers `Quest.Start`, not `QuestLog`
+//! listen = ["Game", "Quest"]     # a field left out grants nothing
+//! hook = []
+//! store = ["Quest"]
 //! ```
+//!
+//! Without `[grants]` a mod may use everything; see [`grants`].
 //!
 //! Types are written as the signature table writes them (one grammar,
 //! [`Type`]'s): `any`, `nil`, `bool`, `int`, `float`, `string`,
