@@ -179,3 +179,21 @@ fn a_refused_call_names_the_mod_the_key_and_the_grant_it_lacks() {
             .is_err()
     );
 }
+
+#[test]
+fn a_grant_listing_more_keys_than_allowed_is_refused_naming_its_field() {
+    let keys: Vec<String> = (0..=manifest::grants::MAX_GRANT_KEYS)
+        .map(|i| format!("\"K{i}\""))
+        .collect();
+    let text = format!(
+        "[mod]\nname = \"ui\"\n[grants]\nsend = [{}]\n",
+        keys.join(", ")
+    );
+    assert_eq!(
+        shown_errors(&text),
+        format!(
+            "mod.toml:4:8: more than {} keys in grants.send",
+            manifest::grants::MAX_GRANT_KEYS
+        )
+    );
+}
