@@ -152,16 +152,15 @@ impl Hub {
         // A key the table holds to another kind (a hook sent or stored, a
         // declared event stored) is refused before anything is recorded:
         // a branch on the compiled signature, no lookup.
-        if let Some(sig) = &slot.sig {
-            let function = dispatch_function(kind);
-            if function.contradicts(sig.kind, sig.declared, !sig.params.is_empty()) {
-                return Err(Refused::WrongKind {
-                    key: s.keys.name(key).to_string(),
-                    kind: sig.kind,
-                    declared: sig.declared,
-                    function,
-                });
-            }
+        if let Some(sig) = &slot.sig
+            && sig.refused >> kind as u8 & 1 != 0
+        {
+            return Err(Refused::WrongKind {
+                key: s.keys.name(key).to_string(),
+                kind: sig.kind,
+                declared: sig.declared,
+                function: dispatch_function(kind),
+            });
         }
         let new_site = match caller {
             Caller::Rust(loc) => note_rust_site(slot, loc),
@@ -509,7 +508,7 @@ pub(crate) enum Refused {
 /// The function a dispatch of `kind` stands for, as a refusal names it: a
 /// send is a `NotifyMessage`, a store (or a writer's publish) a
 /// `StoreObjectMessage`, and a hook run a `RunHook`.
-fn dispatch_function(kind: Kind) -> ApiFunction {
+pub(super) fn dispatch_function(kind: Kind) -> ApiFunction {
     match kind {
         Kind::Event => ApiFunction::NotifyMessage,
         Kind::Store | Kind::Collection => ApiFunction::StoreObjectMessage,

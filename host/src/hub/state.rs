@@ -38,6 +38,10 @@ pub(super) struct SlotSig {
     /// The kind the table has for the key: a store or collection publish
     /// that the table already knows as such records nothing new.
     pub(super) kind: Kind,
+    /// Bit `kind as u8`: a dispatch of that kind contradicts the key's
+    /// kind and is refused (see `ApiFunction::contradicts`). Worked out
+    /// when the signature is mirrored, so admission pays one bit test.
+    pub(super) refused: u8,
 }
 
 impl SlotSig {
@@ -167,6 +171,16 @@ pub(super) fn refresh_sig(s: &mut State, key: Key) {
     let name = s.keys.name(key).clone();
     let structs = &s.table.structs;
     let sig = s.table.get(&name).map(|e| SlotSig {
+        refused: [Kind::Event, Kind::Store, Kind::Collection, Kind::Hook]
+            .into_iter()
+            .filter(|&dispatched| {
+                super::admission::dispatch_function(dispatched).contradicts(
+                    e.kind,
+                    e.origin == crate::signature::Origin::Declared,
+                    !e.params.is_empty(),
+                )
+            })
+            .fold(0, |bits, dispatched| bits | 1 << dispatched as u8),
         params: e.params.iter().map(|p| p.ty.clone()).collect(),
         nested_floats: e
             .params
