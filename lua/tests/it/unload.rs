@@ -113,6 +113,27 @@ fn unloading_leaves_the_object_and_what_others_registered_on_it() {
 }
 
 #[test]
+fn what_a_required_module_registered_goes_with_the_script() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("helper.lua"),
+        r#"ListenMessage("Tick", nil, function() print("module tick") end)
+        return {}"#,
+    )
+    .unwrap();
+    let f = Fixture::with(LuaOptions {
+        mod_dir: Some(dir.path().to_owned()),
+        ..Default::default()
+    });
+    let (id, _) = f.load("main.lua", r#"local helper = require("helper")"#);
+    f.hub.send_str("Tick", Source::Global, ()).unwrap();
+    assert_eq!(f.printed(), ["module tick"]);
+    assert!(f.rt.unload(id));
+    f.hub.send_str("Tick", Source::Global, ()).unwrap();
+    assert_eq!(f.printed(), Vec::<String>::new());
+}
+
+#[test]
 fn what_is_stored_on_the_object_survives_unload_and_reload() {
     let f = Fixture::new();
     let (id, object) = f.load(
