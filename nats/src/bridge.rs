@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use async_nats::Subject;
 use bytes::Bytes;
 use gantry_host::face::Faced;
 use gantry_host::{
@@ -112,6 +113,7 @@ struct Shared {
     /// Sends dropped in the current run of a full buffer.
     dropping: Cell<u64>,
     scratch: RefCell<Vec<u8>>,
+    global_subjects: RefCell<HashMap<Key, Subject>>,
 }
 
 /// The export listener runs before every other listener of its key, so it
@@ -163,6 +165,7 @@ impl Bridge {
             stats: Cell::new(BridgeStats::default()),
             dropping: Cell::new(0),
             scratch: RefCell::new(Vec::new()),
+            global_subjects: RefCell::new(HashMap::new()),
         });
         let mut listeners = Vec::new();
         for subtree in &export {
@@ -279,7 +282,7 @@ impl Bridge {
             return Err(BridgeError::NotExported { key: key.into() });
         }
         let payload = self.shared.encode(key, args)?;
-        let subject = self.shared.subjects.of(&Lane::Once, key);
+        let subject = self.shared.subjects.of(&Lane::Once, key).into();
         if self.shared.push(key, Out::Publish { subject, payload }) {
             Ok(())
         } else {
@@ -339,6 +342,18 @@ impl Drop for Bridge {
 }
 
 impl Shared {
+    /// The subject a key's sends go out on; a global one is made once.
+    fn subject(&self, handle: Key, lane: &Lane, key: &str) -> Subject {
+        if *lane != Lane::Global {
+            return self.subjects.of(lane, key).into();
+        }
+        self.global_subjects
+            .borrow_mut()
+            .entry(handle)
+            .or_insert_with(|| self.subjects.of(lane, key).into())
+            .clone()
+    }
+
     fn exports(&self, key: &str) -> bool {
         self.export.iter().any(|root| in_subtree(key, root))
     }
@@ -490,7 +505,7 @@ impl Shared {
             }
         } else {
             Out::Publish {
-                subject: self.subjects.of(&lane, &key),
+                subject: self.subject(m.key, &lane, &key),
                 payload,
             }
         };
@@ -557,10 +572,14 @@ impl Shared {
                 reply,
             } => {
                 let Some((lane, key)) = self.subjects.parse(&subject) else {
-                    return self.refuse(BridgeEvent::Outside { subject });
+                    return self.refuse(BridgeEvent::Outside {
+                        subject: subject.to_string(),
+                    });
                 };
                 if !self.imports(key) {
-                    return self.refuse(BridgeEvent::Outside { subject });
+                    return self.refuse(BridgeEvent::Outside {
+                        subject: subject.to_string(),
+                    });
                 }
                 self.deliver(hub, key, lane, &payload, reply, false)
             }
@@ -640,7 +659,7 @@ impl Shared {
                                     shared.push(
                                         &key_name,
                                         Out::Publish {
-                                            subject: reply,
+                                            subject: reply.into(),
                                             payload,
                                         },
                                     );

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use async_nats::Subject;
 use async_nats::jetstream::{self, kv};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -19,15 +20,11 @@ use crate::event::BridgeEvent;
 
 /// Sent from the game thread to the network thread.
 pub(crate) enum Out {
-    Publish {
-        subject: String,
-        payload: Bytes,
-    },
+    /// A subject is a cheap clone (shared bytes): the game thread keeps
+    /// one per key instead of formatting it per send.
+    Publish { subject: Subject, payload: Bytes },
     /// A stored message: the cluster's latest value of `key`.
-    Put {
-        key: String,
-        payload: Bytes,
-    },
+    Put { key: String, payload: Bytes },
     Request {
         id: u64,
         subject: String,
@@ -39,7 +36,7 @@ pub(crate) enum Out {
 /// Sent from the network thread to the game thread.
 pub(crate) enum In {
     Message {
-        subject: String,
+        subject: Subject,
         payload: Bytes,
         reply: Option<String>,
     },
@@ -364,7 +361,7 @@ async fn listen(
             &incoming,
             &shared,
             In::Message {
-                subject: message.subject.to_string(),
+                subject: message.subject,
                 payload: message.payload,
                 reply: message.reply.map(|r| r.to_string()),
             },

@@ -1,0 +1,212 @@
+//! The bridge against raw `async-nats`, in the same run, on one loopback
+//! `nats-server`: throughput of one key with one remote listener, and the
+//! latency one message takes from send to listener.
+//!
+//! - `throughput/raw`: publish → subscribe of the same bytes the bridge
+//!   puts on the wire, one client each side.
+//! - `throughput/bridge`: `Hub::send` on node A → A's listener on node B,
+//!   both pumped as a game loop would.
+//! - `latency/*`: one message at a time, sent and awaited; the median is
+//!   the p50, and the bridge's minus raw's is what the bridge adds.
+//!
+//! Without `nats-server` on the PATH (or /usr/sbin) it prints a
+//! `skipped:` line and measures nothing.
+
+use std::cell::Cell;
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use futures_util::StreamExt;
+use gantry_host::{Hub, ListenOptions, Source, Value};
+use gantry_nats::{Bridge, BridgeConfig};
+
+const PATIENCE: Duration = Duration::from_secs(10);
+
+struct Server(Child, tempfile::TempDir, u16);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn server() -> Option<Server> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let binary = std::env::split_paths(&path)
+        .chain(["/usr/sbin".into()])
+        .map(|d| d.join("nats-server"))
+        .find(|p| p.is_file())?;
+    let port = TcpListener::bind("127.0.0.1:0")
+        .ok()?
+        .local_addr()
+        .ok()?
+        .port();
+    let dir = tempfile::tempdir().ok()?;
+    let child = Command::new(binary)
+        .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let server = Server(child, dir, port);
+    let deadline = Instant::now() + PATIENCE;
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Some(server)
+}
+
+struct Nodes {
+    a: (Hub, Bridge),
+    b: (Hub, Bridge),
+    heard: Rc<Cell<u64>>,
+}
+
+impl Nodes {
+    fn start(url: &str) -> Nodes {
+        let config = BridgeConfig::new(url)
+            .cluster("bench")
+            .share("Chat")
+            .buffer(8192);
+        let node = || {
+            let hub = Hub::new();
+            let bridge = Bridge::start(&hub, config.clone()).unwrap();
+            (hub, bridge)
+        };
+        let (a, b) = (node(), node());
+        let heard = Rc::new(Cell::new(0));
+        let sink = heard.clone();
+        b.0.listen_message(
+            "Chat.Say",
+            Source::Global,
+            ListenOptions::new(),
+            move |_| sink.set(sink.get() + 1),
+        )
+        .unwrap()
+        .detach();
+        let deadline = Instant::now() + PATIENCE;
+        while !(a.1.is_ready() && b.1.is_ready()) {
+            assert!(Instant::now() < deadline, "bridges did not connect");
+            a.1.pump(&a.0);
+            b.1.pump(&b.0);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Nodes { a, b, heard }
+    }
+
+    /// Sends `n` messages from A and pumps both until B heard them all.
+    fn run(&self, n: u64) -> Duration {
+        let key = self.a.0.key("Chat.Say").unwrap();
+        let start_heard = self.heard.get();
+        let start = Instant::now();
+        let mut sent = 0;
+        while self.heard.get() - start_heard < n {
+            // At most 2048 in flight end to end: B's incoming buffer
+            // (8192) never overflows, as a game's per-tick sends would not.
+            while sent < n && sent - (self.heard.get() - start_heard) < 2048 {
+                self.a.0.send(key, Source::Global, ("hello", 42)).unwrap();
+                sent += 1;
+            }
+            self.a.1.pump(&self.a.0);
+            self.b.1.pump(&self.b.0);
+            assert!(
+                start.elapsed() < PATIENCE,
+                "bridge lost messages: {:?}",
+                self.b.1.stats()
+            );
+        }
+        start.elapsed()
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let Some(server) = server() else {
+        println!("skipped: nats-server not found (install nats-server to run it)");
+        return;
+    };
+    let url = format!("nats://127.0.0.1:{}", server.2);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // The raw clients drop their subscriptions inside the runtime.
+    let _inside = runtime.enter();
+    // The very bytes the bridge sends for ("hello", 42).
+    let mut payload = Vec::new();
+    gantry_nats::wire::encode(1, &[Value::str("hello"), Value::Int(42)], &mut payload).unwrap();
+    let payload = bytes::Bytes::from(payload);
+    let (publisher, mut subscriber) = runtime.block_on(async {
+        let publisher = async_nats::connect(&url).await.unwrap();
+        let receiver = async_nats::connect(&url).await.unwrap();
+        let subscriber = receiver.subscribe("raw.Chat.Say").await.unwrap();
+        receiver.flush().await.unwrap();
+        (publisher, subscriber)
+    });
+    let nodes = Nodes::start(&url);
+
+    let mut group = c.benchmark_group("throughput");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("raw", |b| {
+        b.iter_custom(|n| {
+            runtime.block_on(async {
+                let start = Instant::now();
+                let send = async {
+                    for _ in 0..n {
+                        publisher
+                            .publish("raw.Chat.Say", payload.clone())
+                            .await
+                            .unwrap();
+                    }
+                    publisher.flush().await.unwrap();
+                };
+                let receive = async {
+                    for _ in 0..n {
+                        tokio::time::timeout(PATIENCE, subscriber.next())
+                            .await
+                            .expect("raw lost messages");
+                    }
+                };
+                tokio::join!(send, receive);
+                start.elapsed()
+            })
+        })
+    });
+    group.bench_function("bridge", |b| b.iter_custom(|n| nodes.run(n)));
+    group.finish();
+
+    let mut group = c.benchmark_group("latency");
+    group.bench_function("raw", |b| {
+        b.iter_custom(|n| {
+            runtime.block_on(async {
+                let mut total = Duration::ZERO;
+                for _ in 0..n {
+                    let start = Instant::now();
+                    publisher
+                        .publish("raw.Chat.Say", payload.clone())
+                        .await
+                        .unwrap();
+                    tokio::time::timeout(PATIENCE, subscriber.next())
+                        .await
+                        .expect("raw lost a message");
+                    total += start.elapsed();
+                }
+                total
+            })
+        })
+    });
+    group.bench_function("bridge", |b| {
+        b.iter_custom(|n| (0..n).map(|_| nodes.run(1)).sum())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
