@@ -7,6 +7,10 @@
 //! starts by printing p50/p99 over a fixed number of samples (skipped when
 //! a filter selects only other groups).
 //!
+//! `lsp_10k_lines_editing`: rename of a key used hundreds of times, inlay
+//! hints for a screen, semantic tokens of the whole file, beside a full
+//! parse of it.
+//!
 //! `lsp_check_10k_lines`: `gantry check` of the same script as a mod with
 //! a 300-key `mod.toml`, and without it (the baseline).
 //!
@@ -193,6 +197,15 @@ impl Client {
         }
     }
 
+    /// A new statement begun at the start of the last line (one letter
+    /// typed, then deleted), then key completion far above it.
+    fn new_statement_and_complete(&mut self, toggle: &mut bool) -> usize {
+        let last_line = Position::new(LINES as u32 - 1, 0);
+        *toggle = !*toggle;
+        self.edit(last_line, if *toggle { Some("x") } else { None });
+        self.completion(Position::new(CURSOR_LINE as u32 - 1, 34))
+    }
+
     fn edit_and_diagnose(&mut self, toggle: &mut bool) -> usize {
         let at = Position::new(2, 10);
         *toggle = !*toggle;
@@ -251,6 +264,20 @@ fn percentiles() {
         client.wait_diagnostics(client.version);
     }
     report("completion after a one-character edit", &mut completion);
+    let mut new_statement = Vec::new();
+    for i in 0..200 {
+        let start = Instant::now();
+        let items = client.new_statement_and_complete(&mut toggle);
+        if i >= 20 {
+            new_statement.push(start.elapsed());
+        }
+        assert!(items >= 20, "completion offers the Player keys ({items})");
+        client.wait_diagnostics(client.version);
+    }
+    report(
+        "completion after a new statement at the end of the file",
+        &mut new_statement,
+    );
     let mut diagnostics = Vec::new();
     for _ in 0..100 {
         let start = Instant::now();
@@ -363,8 +390,76 @@ fn benches(c: &mut Criterion) {
             total
         })
     });
+    group.bench_function("completion_after_new_statement_edit", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let start = Instant::now();
+                black_box(client.new_statement_and_complete(&mut toggle));
+                total += start.elapsed();
+                client.wait_diagnostics(client.version);
+            }
+            total
+        })
+    });
     group.bench_function("diagnostics_after_edit", |b| {
         b.iter(|| client.edit_and_diagnose(&mut toggle))
+    });
+    group.finish();
+}
+
+/// The requests that read a whole script, on the same file, beside a full
+/// parse in the same run: rename of a key used hundreds of times (target
+/// 50 ms), inlay hints for a screen of 60 lines (5 ms), semantic tokens of
+/// the whole file (30 ms).
+fn editing_benches(c: &mut Criterion) {
+    use gantry_lsp::analysis::rename::{Script, plan_rename};
+    use gantry_lsp::analysis::{SourceFile, inlay, semantic};
+
+    let (dir, text) = setup();
+    let lines = gantry_lsp::text::LineIndex::new(&text);
+    let calls = gantry_lsp::syntax::scan(gantry_host::Language::Lua, &text);
+    let table = gantry_lsp::table::LoadedTable::load(&dir.path().join(".gantry/signatures.json"));
+    let file = SourceFile {
+        text: &text,
+        lines: &lines,
+        language: gantry_host::Language::Lua,
+        calls: &calls,
+        parsed: None,
+    };
+    let key = "Player.Event2";
+    let uses: Vec<lsp_types::Range> = gantry_lsp::index::index_calls(&text, &lines, &calls)
+        .into_iter()
+        .filter(|c| c.key == key)
+        .map(|c| c.range)
+        .collect();
+    assert!(uses.len() >= 300, "{} uses", uses.len());
+    let path = dir.path().join("main.lua");
+    let mut group = c.benchmark_group("lsp_10k_lines_editing");
+    group.sample_size(20);
+    group.bench_function("full_parse_baseline", |b| {
+        b.iter(|| gantry_lua::syntax::parse(black_box(&text), None))
+    });
+    group.bench_function(format!("rename_key_used_{}_times", uses.len()), |b| {
+        b.iter(|| {
+            let scripts = [Script {
+                path: &path,
+                text: &text,
+                lines: &lines,
+                calls: uses.clone(),
+            }];
+            let edits = plan_rename(key, Some("Player.Renamed"), &scripts, &[], false).unwrap();
+            assert_eq!(edits[&path].len(), uses.len());
+            edits
+        })
+    });
+    let screen = lines.line_range(&text, CURSOR_LINE - 30).start
+        ..lines.line_range(&text, CURSOR_LINE + 30).end;
+    group.bench_function("inlay_hints_for_a_screen", |b| {
+        b.iter(|| inlay::inlay_hints(&file, &table.table, black_box(screen.clone())))
+    });
+    group.bench_function("semantic_tokens_whole_file", |b| {
+        b.iter(|| semantic::semantic_tokens(&file, Some(&table.table)))
     });
     group.finish();
 }
@@ -419,6 +514,7 @@ fn main() {
     }
     let mut criterion = Criterion::default().configure_from_args();
     benches(&mut criterion);
+    editing_benches(&mut criterion);
     nesting_benches(&mut criterion);
     check_benches(&mut criterion);
     criterion.final_summary();

@@ -117,6 +117,24 @@ pub struct Parsed {
     rhai_spans: Vec<Range<usize>>,
 }
 
+/// Whether the last parse is still exact about the top-level statement at
+/// byte `offset`, edits since starting at byte `edits`: the statement and
+/// the one after it end before the edits, and the parse found no error in
+/// either. The text before the edits is what that parse read, and the
+/// statement after holds the tokens that ended the one at `offset` — so a
+/// line typed at the end of a 10,000-line script does not reparse it for a
+/// completion at its top.
+fn ahead_of_edits(tree: &gantry_lua::syntax::Tree, offset: usize, edits: usize) -> bool {
+    let root = tree.root_node();
+    let Some(statement) = root.first_child_for_byte(offset.saturating_sub(1)) else {
+        return false;
+    };
+    let Some(next) = statement.next_sibling() else {
+        return false;
+    };
+    next.end_byte() < edits && !statement.has_error() && !next.has_error()
+}
+
 impl std::fmt::Debug for Parsed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Parsed")
@@ -272,6 +290,9 @@ impl Parsed {
         let Some(unparsed) = &self.unparsed else {
             return Some(gantry_lua::syntax::around(tree, text, offset));
         };
+        if ahead_of_edits(tree, offset, unparsed.start) {
+            return Some(gantry_lua::syntax::around(tree, text, offset));
+        }
         if let Some(edited) = gantry_lua::syntax::scan_edited(tree, text, unparsed.clone(), offset)
         {
             return Some(edited);

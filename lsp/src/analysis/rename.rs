@@ -79,8 +79,8 @@ fn in_line_comment(text: &str, at: usize) -> bool {
     before.contains("--") || before.contains("//")
 }
 
-/// The dotted prefixes of `key` a script might build it from: `"Quest."`
-/// for `Quest.Start`.
+/// The dotted prefixes of `key` a script might build it from by joining
+/// strings: `"Quest."` for `Quest.Start`.
 fn prefixes(key: &str) -> Vec<&str> {
     key.match_indices('.').map(|(i, _)| &key[..=i]).collect()
 }
@@ -146,9 +146,13 @@ pub fn plan_rename(
                 refused.push(place(literal.start));
             }
         }
+        // `"Quest." .. kind` (Lua) or `"Quest." + kind` (Rhai) may build
+        // the key at run time.
         for prefix in prefixes(key) {
             for (literal, _) in quoted(script.text, prefix) {
-                if !in_line_comment(script.text, literal.start) {
+                let after = script.text[literal.end..].trim_start_matches([' ', '\t']);
+                let joined = after.starts_with("..") || after.starts_with('+');
+                if joined && !in_line_comment(script.text, literal.start) {
                     refused.push(place(literal.start));
                 }
             }

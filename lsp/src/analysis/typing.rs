@@ -59,9 +59,8 @@ fn is_open_string(written: &str) -> bool {
 /// The parameter list of a function literal: `(a, b)` of `function(a, b)`,
 /// `|a, b|` of a Rhai closure.
 fn parameter_list(function: &str) -> Option<std::ops::Range<usize>> {
-    if function.starts_with('|') {
-        let end = function[1..].find('|')? + 2;
-        return Some(0..end);
+    if let Some(rest) = function.strip_prefix('|') {
+        return Some(0..rest.find('|')? + 2);
     }
     let open = function.find('(')?;
     let close = open + function[open..].find(')')? + 1;
