@@ -25,12 +25,17 @@ use gantry_nats::{Bridge, BridgeConfig};
 
 const PATIENCE: Duration = Duration::from_secs(10);
 
-struct Server(Child, tempfile::TempDir, u16);
+struct Server {
+    child: Child,
+    /// The server's JetStream store, removed with it.
+    _dir: tempfile::TempDir,
+    port: u16,
+}
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -53,7 +58,11 @@ fn server() -> Option<Server> {
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    let server = Server(child, dir, port);
+    let server = Server {
+        child,
+        _dir: dir,
+        port,
+    };
     let deadline = Instant::now() + PATIENCE;
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
         if Instant::now() > deadline {
@@ -132,7 +141,7 @@ fn bench(c: &mut Criterion) {
         println!("skipped: nats-server not found (install nats-server to run it)");
         return;
     };
-    let url = format!("nats://127.0.0.1:{}", server.2);
+    let url = format!("nats://127.0.0.1:{}", server.port);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
