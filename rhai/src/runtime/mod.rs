@@ -254,6 +254,16 @@ impl RhaiRuntime {
         self.shared.limits.clock.set_call_budget(budget);
     }
 
+    /// Charges every outermost call into this runtime to a mod's per-frame
+    /// budget (`None`, the default: none), shared with the mod's other
+    /// runtimes: once the frame's budget is spent, the call under way
+    /// stops and the mod's later calls that frame stop at their first
+    /// operation, with the text of [`gantry_host::reports::Spent`], until
+    /// [`gantry_host::reports::FrameBudget::new_frame`].
+    pub fn set_frame_budget(&self, frame: Option<gantry_host::reports::FrameBudget>) {
+        self.shared.limits.clock.set_frame(frame);
+    }
+
     /// A handle another thread (a Ctrl-C handler) uses to stop the script
     /// call running now: it fails at its next operation with an
     /// `interrupted` error. See [`Interrupter`].

@@ -159,6 +159,7 @@ impl Limits {
                 format!("time limit exceeded: the call ran longer than {limit:?}")
             }
             Stop::Interrupted => "interrupted: the host stopped the script".to_owned(),
+            Stop::Frame(text) => text,
         })
     }
 }

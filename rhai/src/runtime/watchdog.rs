@@ -24,6 +24,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
+use gantry_host::reports::FrameBudget;
+
 /// [`Watch::signal`] when the host interrupted; any other non-zero value
 /// is the sequence number of the outermost call that ran out of time.
 const INTERRUPT: u64 = u64::MAX;
@@ -50,10 +52,13 @@ struct Watch {
 }
 
 /// Why a call was stopped by the clock or the host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Stop {
     TimeUp(Duration),
     Interrupted,
+    /// The mod's frame budget ran out (in this call, or before it): the
+    /// text of [`gantry_host::reports::Spent`].
+    Frame(String),
 }
 
 /// The runtime thread's side: starts and ends outermost calls, reads the
@@ -74,6 +79,14 @@ pub(crate) struct Clock {
     countdown: Cell<u32>,
     /// The running call has spent its budget.
     over: Cell<bool>,
+    /// The mod's per-frame budget (see [`Clock::set_frame`]).
+    frame: RefCell<Option<FrameBudget>>,
+    /// When the running call started (with a frame budget).
+    call_start: Cell<Option<Instant>>,
+    /// The deadline is what is left of the frame's budget.
+    deadline_is_frame: Cell<bool>,
+    /// The frame's budget was spent before this call.
+    skip: Cell<bool>,
 }
 
 impl Clock {
@@ -88,6 +101,10 @@ impl Clock {
             deadline: Cell::new(None),
             countdown: Cell::new(CHECK_EVERY),
             over: Cell::new(false),
+            frame: RefCell::new(None),
+            call_start: Cell::new(None),
+            deadline_is_frame: Cell::new(false),
+            skip: Cell::new(false),
         };
         clock.set_limit(limit)?;
         Ok(clock)
@@ -136,10 +153,44 @@ impl Clock {
         if self.watch.drowsy.load(Ordering::SeqCst) {
             self.wake();
         }
-        if let Some(budget) = self.call_budget.get() {
+        if self.frame.borrow().is_some() {
+            self.begin_frame();
+        } else if let Some(budget) = self.call_budget.get() {
             self.deadline.set(Some(Instant::now() + budget));
             self.countdown.set(CHECK_EVERY);
         }
+    }
+
+    /// [`Clock::begin`] with a frame budget: a mod that spent this frame's
+    /// budget has the call stop at its first operation; else the deadline
+    /// is the nearer of the call budget and what is left of the frame's.
+    #[cold]
+    fn begin_frame(&self) {
+        let Some(frame) = self.frame.borrow().clone() else {
+            return;
+        };
+        let now = Instant::now();
+        self.call_start.set(Some(now));
+        self.countdown.set(CHECK_EVERY);
+        if frame.is_spent() {
+            self.skip.set(true);
+            self.over.set(true);
+            self.deadline.set(Some(now));
+            return;
+        }
+        let left = frame.remaining();
+        let (budget, is_frame) = match self.call_budget.get() {
+            Some(call) if call <= left => (call, false),
+            _ => (left, true),
+        };
+        self.deadline_is_frame.set(is_frame);
+        self.deadline.set(Some(now + budget));
+    }
+
+    /// Charges every outermost call to a mod's per-frame budget (`None`:
+    /// none); see [`FrameBudget`].
+    pub fn set_frame(&self, frame: Option<FrameBudget>) {
+        *self.frame.borrow_mut() = frame;
     }
 
     #[cold]
@@ -158,6 +209,13 @@ impl Clock {
         self.watch.call.store(0, Ordering::Relaxed);
         self.deadline.set(None);
         self.over.set(false);
+        if let Some(started) = self.call_start.take() {
+            if let Some(frame) = &*self.frame.borrow() {
+                frame.charge(started.elapsed());
+            }
+            self.skip.set(false);
+            self.deadline_is_frame.set(false);
+        }
         let signal = self.watch.signal.load(Ordering::Relaxed);
         if signal != 0 || self.interrupt_seen.get() {
             self.clear(signal);
@@ -205,7 +263,7 @@ impl Clock {
     #[cold]
     pub fn stop(&self) -> Option<Stop> {
         match self.watch.signal.load(Ordering::Relaxed) {
-            0 if self.over.get() => self.call_budget.get().map(Stop::TimeUp),
+            0 if self.over.get() => self.over_stop(),
             0 => None,
             INTERRUPT => {
                 self.interrupt_seen.set(true);
@@ -221,6 +279,22 @@ impl Clock {
                 );
                 None
             }
+        }
+    }
+
+    /// The stop of a call past its deadline: the frame's, or its own.
+    fn over_stop(&self) -> Option<Stop> {
+        let frame = self.frame.borrow().clone();
+        match frame {
+            Some(frame) if self.skip.get() => Some(Stop::Frame(frame.skipped())),
+            Some(frame) if self.deadline_is_frame.get() => {
+                let ran = self
+                    .call_start
+                    .get()
+                    .map_or(Duration::ZERO, |s| s.elapsed());
+                Some(Stop::Frame(frame.spend(None, ran)))
+            }
+            _ => self.call_budget.get().map(Stop::TimeUp),
         }
     }
 

@@ -89,3 +89,39 @@ fn a_reloaded_script_keeps_only_the_sites_of_its_new_text() {
         .collect();
     assert_eq!(lines, [3]);
 }
+
+#[test]
+fn a_mod_past_its_frame_budget_has_its_other_calls_skipped_and_the_spender_kept() {
+    use gantry_host::reports::FrameBudget;
+
+    let f = Fixture::with(RhaiOptions {
+        budget: None,
+        time_limit: Some(Duration::from_secs(5)),
+        ..RhaiOptions::default()
+    });
+    let frame = FrameBudget::new("orcs", Duration::from_millis(3));
+    f.rt.set_frame_budget(Some(frame.clone()));
+    f.load(
+        "spin.rhai",
+        "ListenMessage(\"Game.Tick\", (), || {\n    loop { }\n});\nListenMessage(\"Game.Tick\", (), || print(\"skipped?\"));\n",
+    );
+    let tick = f.hub.key("Game.Tick").unwrap();
+    for _ in 0..2 {
+        frame.new_frame();
+        f.hub.send(tick, Source::Global, ()).unwrap();
+        assert!(f.printed().is_empty(), "the later listener was skipped");
+        let spender = frame.spender().expect("the frame's spender");
+        assert_eq!(spender.mod_name, "orcs");
+        assert!(spender.time >= Duration::from_millis(3), "{spender:?}");
+        let errors = f.errors();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        for error in &errors {
+            assert!(
+                error.contains("mod `orcs` spent its frame budget of 3000 µs"),
+                "{errors:?}"
+            );
+        }
+    }
+    frame.new_frame();
+    assert_eq!(frame.remaining(), Duration::from_millis(3));
+}
