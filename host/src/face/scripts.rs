@@ -148,14 +148,20 @@ impl<T: Loaded> Scripts<T> {
     /// should it fail (a syntax error, a failing top level, a refused
     /// registration), what it registered so far is removed and the old
     /// version stays, unchanged; once it succeeds, the old version's
-    /// registrations go and the new one takes the id. Returns the old
-    /// version for the runtime to drop.
+    /// registrations go and the new one takes the id. Returns the versions
+    /// it replaced, for the runtime to drop.
+    ///
+    /// The new version's top level may set off host code that unloads or
+    /// reloads the same script: an unload then wins (the new version is
+    /// unloaded too, and comes back with the old one); a version another
+    /// reload put in place meanwhile is replaced like the old one, so that
+    /// one version listens, never two.
     pub fn reload<E: From<NotLoaded>>(
         &self,
         hub: &Hub,
         id: ScriptId,
         load: impl FnOnce(&T, Rc<Registrations>) -> Result<T, E>,
-    ) -> Result<T, E> {
+    ) -> Result<Vec<T>, E> {
         let old = self.get(id).ok_or(NotLoaded(id))?;
         let fresh = Rc::new(Registrations::default());
         let new = match load(&old, fresh.clone()) {
@@ -165,12 +171,23 @@ impl<T: Loaded> Scripts<T> {
                 return Err(e);
             }
         };
-        // The new version's top level may have unloaded the old one.
-        if self.live.borrow_mut().insert(id, new).is_none() {
-            tracing::debug!(%id, "a script unloaded during its reload is loaded again");
-        }
         old.registrations().unload(hub);
-        Ok(old)
+        let mut replaced = vec![old];
+        let mut live = self.live.borrow_mut();
+        let Some(current) = live.get_mut(&id) else {
+            drop(live);
+            tracing::debug!(%id, "unloaded while its new version loaded");
+            new.registrations().unload(hub);
+            replaced.push(new);
+            return Ok(replaced);
+        };
+        let current = std::mem::replace(current, new);
+        drop(live);
+        if !std::ptr::eq(current.registrations(), replaced[0].registrations()) {
+            current.registrations().unload(hub);
+            replaced.push(current);
+        }
+        Ok(replaced)
     }
 
     /// Forgets every script, for the runtime to drop them (when it goes).

@@ -226,6 +226,44 @@ fn a_reload_swaps_the_listeners_and_globals_under_the_same_id() {
 }
 
 #[test]
+fn a_reload_or_unload_set_off_by_the_new_top_level_leaves_at_most_one_version() {
+    let f = Rc::new(Fixture::new());
+    let (id, _) = f.load(
+        "hud.lua",
+        r#"ListenMessage("Tick", nil, function() print("v1") end)"#,
+    );
+    let weak = Rc::downgrade(&f);
+    let _again = f
+        .hub
+        .listen("Again", Source::Global, move || {
+            if let Some(f) = weak.upgrade() {
+                let v3 = r#"ListenMessage("Tick", nil, function() print("v3") end)"#;
+                f.rt.reload(id, v3).unwrap();
+            }
+        })
+        .unwrap();
+    let v2 = "ListenMessage(\"Tick\", nil, function() print(\"v2\") end)\nNotifyMessage(\"Again\")";
+    f.rt.reload(id, v2).unwrap();
+    f.hub.send_str("Tick", Source::Global, ()).unwrap();
+    assert_eq!(f.printed(), ["v2"], "the reload asked first ends last");
+
+    let weak = Rc::downgrade(&f);
+    let _gone = f
+        .hub
+        .listen("Gone", Source::Global, move || {
+            if let Some(f) = weak.upgrade() {
+                assert!(f.rt.unload(id));
+            }
+        })
+        .unwrap();
+    let v4 = "ListenMessage(\"Tick\", nil, function() print(\"v4\") end)\nNotifyMessage(\"Gone\")";
+    f.rt.reload(id, v4).unwrap();
+    f.hub.send_str("Tick", Source::Global, ()).unwrap();
+    assert_eq!(f.printed(), Vec::<String>::new(), "the unload wins");
+    assert!(!f.rt.unload(id));
+}
+
+#[test]
 fn a_reply_to_an_unloaded_script_is_dropped_unheard() {
     let f = Fixture::new();
     let buyer = f.spawn();

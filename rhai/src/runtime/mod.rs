@@ -289,10 +289,10 @@ impl RhaiRuntime {
         self.shared.alive.get()
     }
 
-    /// Drops a script here, on the script stack: its variables may nest
+    /// Drops scripts here, on the script stack: their variables may nest
     /// as deep as the size limits allow (see `stack`).
-    fn drop_on_stack(&self, script: RhaiScript) {
-        if let Err(e) = self.shared.limits.stack.run(move || drop(script)) {
+    fn drop_on_stack<T>(&self, scripts: T) {
+        if let Err(e) = self.shared.limits.stack.run(move || drop(scripts)) {
             tracing::warn!("cannot reserve the script stack to drop a script: {e}");
         }
     }
@@ -394,13 +394,13 @@ impl LanguageRuntime for RhaiRuntime {
     /// the new version compiles and runs with a fresh scope on the same
     /// object, with the same file name and grants.
     fn reload_script(&self, script: ScriptId, source: &str) -> Result<(), RhaiError> {
-        let old = self
+        let replaced = self
             .scripts
             .reload(self.hub(), script, |RhaiScript(old), registered| {
                 let (file, object, grants) = (&old.file, old.object, old.grants.clone());
                 loader::load(&self.shared, file, source, object, grants, registered).map(RhaiScript)
             })?;
-        self.drop_on_stack(old);
+        self.drop_on_stack(replaced);
         Ok(())
     }
 
