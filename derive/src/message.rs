@@ -123,7 +123,9 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
         return Ok(quote! {
             #as_struct
 
-            impl #g::typed::MessageType for #ident {
+            #[automatically_derived]
+        #[allow(clippy::unused_unit)]
+        impl #g::typed::MessageType for #ident {
                 type Kind = #g::typed::kinds::Hook;
                 type Args = (Self,);
                 const KEY: &'static str = #key;
@@ -185,6 +187,8 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
         Style::Unit => (quote!(Self), quote!(Self)),
     };
     Ok(quote! {
+        #[automatically_derived]
+        #[allow(clippy::unused_unit)]
         impl #g::typed::MessageType for #ident {
             type Kind = #g::typed::kinds::#kind;
             type Args = (#(#types,)*);

@@ -36,6 +36,7 @@ pub fn impls(input: &DeriveInput, shape: &Shape) -> syn::Result<TokenStream> {
     let indexes = 0..shape.fields.len();
     let g = quote!(::gantry_host);
     Ok(quote! {
+        #[automatically_derived]
         impl #g::typed::StructType for #ident {
             const NAME: &'static str = #name;
             const DOC: &'static str = #doc;
@@ -51,6 +52,7 @@ pub fn impls(input: &DeriveInput, shape: &Shape) -> syn::Result<TokenStream> {
             }
         }
 
+        #[automatically_derived]
         impl #g::typed::FieldType for #ident {
             fn ty() -> #g::Type {
                 #g::typed::struct_type::<Self>()
@@ -60,6 +62,7 @@ pub fn impls(input: &DeriveInput, shape: &Shape) -> syn::Result<TokenStream> {
             }
         }
 
+        #[automatically_derived]
         impl #g::IntoValue for #ident {
             fn into_value(self) -> #g::Value {
                 #g::typed::struct_value(
@@ -69,6 +72,7 @@ pub fn impls(input: &DeriveInput, shape: &Shape) -> syn::Result<TokenStream> {
             }
         }
 
+        #[automatically_derived]
         impl #g::FromValue for #ident {
             fn declared_type() -> #g::Type {
                 #g::typed::struct_type::<Self>()
