@@ -88,7 +88,7 @@ pub(crate) fn on_store<'a, D: Deliver>(
         values: rows,
         mirror,
     };
-    let mut publish = Publish::new(
+    let mut publish = Visitor::new(
         hub,
         key,
         rows,
@@ -117,7 +117,7 @@ pub(crate) fn on_write<'a, D: Deliver>(
         return deliver.deliver(&mut Alone);
     }
     let update = Update::new(rows.len() as i32, prev_total as i32, spans.ranges());
-    let mut publish = Publish::new(
+    let mut publish = Visitor::new(
         hub,
         key,
         rows.into(),
@@ -197,7 +197,7 @@ fn on_send_table<'a, D: Deliver>(
     let update = Update::new(n, n, &[]);
     // No row is gone (the count stands), so no stand-in is ever built: no
     // element name to hold.
-    let mut publish = Publish::new(hub, key, rows.into(), None, update, targets, true);
+    let mut publish = Visitor::new(hub, key, rows.into(), None, update, targets, true);
     deliver.deliver(&mut publish)
 }
 
@@ -247,7 +247,8 @@ fn replay(hub: &Hub, entry: &Rc<Entry>, listen: &CollectionListen) {
             mirror: mirror.as_deref(),
         };
         let element = element_of(rows.values);
-        let mut visitor = Visitor::new(hub, key, rows, element, update, once);
+        let mut visitor =
+            Visitor::new(hub, key, rows, element, update, Targets::Ordered(&[]), once);
         if visitor.wakes(listen.selector) {
             visitor.visit(entry, listen, depth);
         }
@@ -290,14 +291,12 @@ impl<'a> From<&'a Rc<Vec<Value>>> for Rows<'a> {
     }
 }
 
-/// One publish of a table: the visitor, and the collection listeners it
+/// One publish of a table: the visitor with the collection listeners it
 /// may reach in delivery order, called in their places among the
 /// dispatch's message listeners (the deliverer drives it through
-/// [`Interleaved`]).
-pub(crate) struct Publish<'a> {
-    visitor: Visitor<'a>,
-    ordered: Ordered<'a>,
-}
+/// [`Interleaved`]). One struct, made where it is used: a visitor moved
+/// into a wrapper was a 176-byte copy per publish.
+pub(crate) type Publish<'a> = Visitor<'a>;
 
 /// The collection listeners a publish may reach, in delivery order, and
 /// how far the publish has called them. Small and with no room of its
@@ -354,24 +353,7 @@ impl<'a> Ordered<'a> {
     }
 }
 
-impl<'a> Publish<'a> {
-    /// Inlined: made in its caller's return slot, not copied there.
-    #[inline]
-    fn new(
-        hub: &'a Hub,
-        key: Key,
-        rows: Rows<'a>,
-        element: Option<Rc<str>>,
-        update: Update,
-        targets: Targets<'a>,
-        transient: bool,
-    ) -> Self {
-        Publish {
-            visitor: Visitor::new(hub, key, rows, element, update, transient),
-            ordered: Ordered::of(targets),
-        }
-    }
-
+impl Visitor<'_> {
     /// Calls the listeners from the next one on while `ahead` says they
     /// come first.
     #[inline]
@@ -381,8 +363,8 @@ impl<'a> Publish<'a> {
                 return;
             }
             self.ordered.take(list);
-            if self.visitor.wakes(c.selector) {
-                self.visitor.visit(&c.entry, &c.listen, depth);
+            if self.wakes(c.selector) {
+                self.visit(&c.entry, &c.listen, depth);
             }
         }
     }
@@ -398,34 +380,36 @@ impl Interleaved for Publish<'_> {
     /// one list's (no message listener beside them, the common case, has
     /// placed none yet).
     fn rest(&mut self) -> usize {
-        let Publish { visitor, ordered } = self;
+        let Visitor { ordered, .. } = self;
         match ordered {
             Ordered::Lane(ordered, at) => {
-                for (c, depth) in &ordered[*at..] {
-                    if visitor.wakes(c.selector) {
-                        visitor.visit(&c.entry, &c.listen, *depth);
+                let (ordered, from) = (*ordered, *at);
+                *at = ordered.len();
+                for (c, depth) in &ordered[from..] {
+                    if self.wakes(c.selector) {
+                        self.visit(&c.entry, &c.listen, *depth);
                     }
                 }
-                *at = ordered.len();
             }
             Ordered::Lists(lists, cursors) if lists.len() == 1 => {
                 let (list, depth) = &lists[0];
                 let collections = &list.extras.collections;
-                for c in &collections[cursors[0] as usize..] {
-                    if visitor.wakes(c.selector) {
-                        visitor.visit(&c.entry, &c.listen, *depth);
+                let from = cursors[0] as usize;
+                cursors[0] = collections.len() as u32;
+                for c in &collections[from..] {
+                    if self.wakes(c.selector) {
+                        self.visit(&c.entry, &c.listen, *depth);
                     }
                 }
-                cursors[0] = collections.len() as u32;
             }
             Ordered::Lists(..) => self.call_while(|_, _| true),
         }
-        self.visitor.called
+        self.called
     }
 }
 
 /// One dispatch's state: the table, the update, the lazily built stand-in.
-struct Visitor<'a> {
+pub(crate) struct Visitor<'a> {
     hub: &'a Hub,
     key: Key,
     rows: &'a Rc<Vec<Value>>,
@@ -439,16 +423,20 @@ struct Visitor<'a> {
     woken: (i32, i32),
     stand_in: OnceCell<Value>,
     called: usize,
+    /// The collection listeners a publish may reach (none for a replay,
+    /// which visits its one listener itself).
+    ordered: Ordered<'a>,
 }
 
 impl<'a> Visitor<'a> {
-    #[inline]
+    #[inline(always)]
     fn new(
         hub: &'a Hub,
         key: Key,
         rows: Rows<'a>,
         element: Option<Rc<str>>,
         update: Update,
+        targets: Targets<'a>,
         transient: bool,
     ) -> Self {
         let woken = match update.ranges() {
@@ -468,6 +456,7 @@ impl<'a> Visitor<'a> {
             woken,
             stand_in: OnceCell::new(),
             called: 0,
+            ordered: Ordered::of(targets),
         }
     }
 
