@@ -498,9 +498,9 @@ impl Shared {
             }
             return;
         }
-        let out = if stored && lane == Lane::Global {
+        let out = if stored {
             Out::Put {
-                key: key.to_string(),
+                key: crate::subject::stored_key(&lane, &key),
                 payload,
             }
         } else {
@@ -560,11 +560,14 @@ impl Shared {
                 }
                 true
             }
-            In::Stored { key, payload } => {
-                if !self.imports(&key) || gantry_host::key::validate_key(&key).is_err() {
-                    return self.refuse(BridgeEvent::Outside { subject: key });
+            In::Stored { key: at, payload } => {
+                let Some((lane, key)) = crate::subject::parse_stored_key(&at) else {
+                    return self.refuse(BridgeEvent::Outside { subject: at });
+                };
+                if !self.imports(key) {
+                    return self.refuse(BridgeEvent::Outside { subject: at });
                 }
-                self.deliver(hub, &key, Lane::Global, &payload, None, true)
+                self.deliver(hub, key, lane, &payload, None, true)
             }
             In::Message {
                 subject,

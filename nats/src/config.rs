@@ -87,6 +87,11 @@ pub struct BridgeConfig {
     /// How long a request waits for an answer from another node.
     #[serde(default = "default_request_timeout_ms")]
     pub request_timeout_ms: u64,
+    /// The name the game's run world has in the cluster (see
+    /// [`crate::Bridge::name_world`]): a host that runs its scripts in one
+    /// world names it with this, so that world sends and world stores
+    /// (a shard's events) cross to the same world on every node.
+    pub world: Option<String>,
     /// This node's name, shown by the server (`nats server report`).
     pub name: Option<String>,
     /// A NATS credentials file (`.creds`: JWT and nkey seed).
@@ -124,6 +129,7 @@ impl BridgeConfig {
             buffer: DEFAULT_BUFFER,
             max_payload: DEFAULT_MAX_PAYLOAD,
             request_timeout_ms: default_request_timeout_ms(),
+            world: None,
             name: None,
             credentials: None,
             token: None,
@@ -151,6 +157,11 @@ impl BridgeConfig {
     /// Exports and imports the same subtree: the usual shared key.
     pub fn share(self, subtree: &str) -> Self {
         self.export(subtree).import(subtree)
+    }
+
+    pub fn world(mut self, name: impl Into<String>) -> Self {
+        self.world = Some(name.into());
+        self
     }
 
     pub fn buffer(mut self, buffer: usize) -> Self {
@@ -207,6 +218,9 @@ impl BridgeConfig {
     /// Checks every field; what [`crate::Bridge::start`] does first.
     pub fn checked(self) -> Result<Self, ConfigError> {
         check_name("cluster", &self.cluster)?;
+        if let Some(world) = &self.world {
+            check_name("world", world)?;
+        }
         if !["nats://", "tls://", "ws://", "wss://"]
             .iter()
             .any(|scheme| self.url.starts_with(scheme))

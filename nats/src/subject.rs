@@ -100,6 +100,30 @@ impl Subjects {
     }
 }
 
+/// Where a stored message is kept in the cluster's KV bucket: a global
+/// one under its key, a named world's under `<key>.w-<world>` (`-` is in
+/// no key, so the two never meet, and the subtree's `<root>.>` watch
+/// hears both). A once is never kept there.
+pub fn stored_key(lane: &Lane, key: &str) -> String {
+    match lane {
+        Lane::World(world) => format!("{key}.w-{world}"),
+        _ => key.to_owned(),
+    }
+}
+
+/// The lane and key of a KV entry's key, if it names a valid key.
+pub fn parse_stored_key(at: &str) -> Option<(Lane, &str)> {
+    let (lane, key) = match at.rsplit_once(".w-") {
+        Some((key, world)) => {
+            check_name("world", world).ok()?;
+            (Lane::World(world.to_owned()), key)
+        }
+        None => (Lane::Global, at),
+    };
+    validate_key(key).ok()?;
+    Some((lane, key))
+}
+
 /// Is `key` in the subtree `root` (the key itself or under it)?
 pub fn in_subtree(key: &str, root: &str) -> bool {
     key == root
@@ -146,6 +170,13 @@ mod tests {
         assert_eq!(s.parse("other.Chat"), None);
         assert_eq!(s.parse("mygame.Chat-x"), None);
         assert_eq!(s.parse("mygamex.Chat"), None);
+        let world = Lane::World("arena".into());
+        assert_eq!(stored_key(&world, "World.Event"), "World.Event.w-arena");
+        assert_eq!(
+            parse_stored_key("World.Event.w-arena"),
+            Some((world, "World.Event"))
+        );
+        assert_eq!(parse_stored_key("X.w-"), None);
     }
 
     #[test]

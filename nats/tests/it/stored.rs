@@ -39,3 +39,39 @@ fn a_late_node_replays_the_clusters_latest_stored_value() {
     let late = c.record("World");
     assert_eq!(strings(&late), ["dusk"]);
 }
+
+#[test]
+fn a_world_event_stored_on_a_named_world_reaches_a_late_node_on_its_world() {
+    let server = server_or_skip!();
+    let a = Node::start(sharing(&server, &["World"]));
+    let world_a = a.hub.create_world();
+    a.bridge.name_world(world_a, "realm").unwrap();
+    ready(&[&a]);
+    let key = a.hub.key("World.Event").unwrap();
+    a.hub.store(key, world_a, ("the dragon wakes",)).unwrap();
+    // A global store of the same key is another value.
+    a.hub.store(key, Source::Global, ("elsewhere",)).unwrap();
+    assert!(pump_until(&[&a], || a.bridge.waiting() == 0));
+
+    let b = Node::start(sharing(&server, &["World"]));
+    let world_b = b.hub.create_world();
+    b.bridge.name_world(world_b, "realm").unwrap();
+    ready(&[&b]);
+    let b_key = b.hub.key("World.Event").unwrap();
+    assert!(
+        pump_until(&[&b], || b.hub.stored(b_key, world_b).is_some()
+            && b.hub.stored(b_key, Source::Global).is_some()),
+        "a: {:?}, b: {:?} world {:?} global {:?} stats {:?}",
+        a.bridge.take_events(),
+        b.bridge.take_events(),
+        b.hub.stored(b_key, world_b),
+        b.hub.stored(b_key, Source::Global),
+        (b.bridge.stats(), a.bridge.stats()),
+    );
+    let text = |source: Source| -> String {
+        let stored = b.hub.stored(b_key, source).unwrap();
+        stored[0].as_str().unwrap().to_owned()
+    };
+    assert_eq!(text(Source::World(world_b)), "the dragon wakes");
+    assert_eq!(text(Source::Global), "elsewhere");
+}
