@@ -171,6 +171,13 @@ impl ReportStream {
         hub.on_report(move |report| stream.push_report(report));
     }
 
+    /// A sink for a runtime's errors (`rt.on_error(stream.error_sink())`),
+    /// which [`ReportStream::push_error`]s each.
+    pub fn error_sink(&self) -> impl Fn(&ScriptError) + 'static {
+        let stream = self.clone();
+        move |error| stream.push_error(error)
+    }
+
     /// How to tell a file's mod (`mods/goblins/a.lua` → `goblins`), for
     /// [`ReportItem::mod_name`].
     pub fn set_mod_of(&self, f: impl Fn(&str) -> Option<String> + 'static) {

@@ -13,6 +13,7 @@ mod fast_lane;
 mod grants;
 mod plain_structs;
 mod requests;
+mod report_stream;
 mod rewrite;
 mod robustness;
 mod router;
