@@ -1,5 +1,5 @@
-//! The listeners of one channel — a (key, scope) pair, or a key's hook
-//! listeners — kept so that a mod registering or removing a hundred
+//! The listeners of one channel — a (key, scope) pair, or a feature's own
+//! channel of a key — kept so that a mod registering or removing a hundred
 //! thousand of them stays linear.
 //!
 //! Registration order lives in a B-tree keyed by (order, registration),
@@ -13,8 +13,8 @@
 //! after a change pays one O(N) copy — what delivering to N listeners
 //! costs anyway.
 //!
-//! What the features keep beside a snapshot (the collection entries of a
-//! channel, say) is a slot of the snapshot the core fills through
+//! What the features keep beside a snapshot (their own entries with what
+//! they read of them, say) is a slot of the snapshot the core fills through
 //! [`Slots`] and never looks into: the core is generic over it, and the
 //! hub's state names the features that fill it (`hub::seam::Features`).
 
@@ -74,8 +74,9 @@ impl<S: Slots> List<S> {
 }
 
 /// Where an entry sorts in its channel: lower order first, then
-/// registration. Both tiers and hooks order a channel this way (hooks
-/// store their priority as an order, see `listener::order_of_priority`).
+/// registration. Every channel orders this way, a feature's too (one that
+/// orders by a priority keeps it as an order, see
+/// `listener::order_of_priority`).
 fn position(entry: &Entry) -> (i32, u64) {
     (entry.order, entry.seq)
 }

@@ -76,8 +76,8 @@ impl Deliver for DownReached<'_, '_> {
     }
 }
 
-/// A delivery down gathered lists, with nobody to answer (a store's, a
-/// writer's publish).
+/// A delivery down gathered lists, with nobody to answer (what a feature
+/// dispatches itself down the lists it gathered).
 pub(crate) struct DownLists<'a, 'c> {
     pub hub: &'a Hub,
     pub key: Key,
@@ -104,9 +104,9 @@ impl Deliver for DownLists<'_, '_> {
     }
 }
 
-/// Nobody beside the message listeners (every send that is not a table,
-/// every key without a collection listener): both calls are empty and
-/// inlined, so its delivery loop is the message loop alone.
+/// Nobody beside the message listeners (every send no feature takes part
+/// in): both calls are empty and inlined, so its delivery loop is the
+/// message loop alone.
 pub(crate) struct Alone;
 
 impl Interleaved for Alone {
@@ -375,7 +375,7 @@ impl Hub {
 
     /// Phase 2: call the gathered listeners in delivery order, with the
     /// listeners a feature calls itself (`beside`) in their places. `only`
-    /// limits delivery to one message listener (a replay).
+    /// limits delivery to one message listener (one that just arrived).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn deliver(
         &self,
