@@ -63,9 +63,19 @@ pub fn doc_of(attrs: &[Attribute]) -> String {
     lines.join(" ")
 }
 
-/// `#[gantry(name = "..")]` on a field or a struct, if given.
-pub fn renamed(attrs: &[Attribute]) -> syn::Result<Option<String>> {
-    let mut name = None;
+/// What `#[gantry(..)]` says on a field or a struct.
+#[derive(Default)]
+pub struct Gantry {
+    /// `name = ".."`: the name in the table.
+    pub name: Option<String>,
+    /// `row` (a struct only): also a table row ([`Row`]) whose `Vec` a
+    /// stored table keeps as its mirror.
+    pub row: bool,
+}
+
+/// `#[gantry(name = "..", row)]`; `row` only where `row_allowed`.
+pub fn gantry(attrs: &[Attribute], row_allowed: bool) -> syn::Result<Gantry> {
+    let mut out = Gantry::default();
     for attr in attrs {
         if !attr.path().is_ident("gantry") {
             continue;
@@ -73,14 +83,24 @@ pub fn renamed(attrs: &[Attribute]) -> syn::Result<Option<String>> {
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("name") {
                 let text: LitStr = meta.value()?.parse()?;
-                name = Some(text.value());
+                out.name = Some(text.value());
                 Ok(())
+            } else if row_allowed && meta.path.is_ident("row") {
+                out.row = true;
+                Ok(())
+            } else if row_allowed {
+                Err(meta.error("unknown `gantry` attribute: expected `name = \"...\"` or `row`"))
             } else {
                 Err(meta.error("unknown `gantry` attribute: expected `name = \"...\"`"))
             }
         })?;
     }
-    Ok(name)
+    Ok(out)
+}
+
+/// `#[gantry(name = "..")]` on a field, if given.
+pub fn renamed(attrs: &[Attribute]) -> syn::Result<Option<String>> {
+    Ok(gantry(attrs, false)?.name)
 }
 
 /// The struct's fields, or an error naming what cannot derive.

@@ -81,7 +81,10 @@ pub fn derive_message(input: TokenStream) -> TokenStream {
 /// declares itself (name, doc, fields with their types, and the structs
 /// those hold) and converts to and from a value, so it can be a message
 /// parameter, a field of another struct, or an element of an array.
-/// `#[gantry(name = "..")]` renames the struct or a field in the table.
+/// `#[gantry(name = "..")]` renames the struct or a field in the table;
+/// `#[gantry(row)]` on the struct also makes it a `Row`, whose `Vec`
+/// `Hub::store_rows` stores as a table read at compiled offsets (what
+/// `table_row!` does for a struct that does not derive).
 ///
 /// ```
 /// use gantry_host::{FromValue, Hub, IntoValue, Type};

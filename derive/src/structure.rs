@@ -22,7 +22,8 @@ pub fn derive(input: &DeriveInput) -> syn::Result<TokenStream> {
 /// message derives: its payload is a struct).
 pub fn impls(input: &DeriveInput, shape: &Shape) -> syn::Result<TokenStream> {
     let ident = &input.ident;
-    let name = attrs::renamed(&input.attrs)?.unwrap_or_else(|| ident.to_string());
+    let container = attrs::gantry(&input.attrs, true)?;
+    let name = container.name.unwrap_or_else(|| ident.to_string());
     if !is_struct_name(&name) {
         return Err(attrs::error(&format!(
             "struct name `{name}` is not an identifier"
@@ -35,7 +36,42 @@ pub fn impls(input: &DeriveInput, shape: &Shape) -> syn::Result<TokenStream> {
     let docs: Vec<_> = shape.fields.iter().map(|f| &f.doc).collect();
     let indexes = 0..shape.fields.len();
     let g = quote!(::gantry_host);
+    let row = container.row.then(|| {
+        let names = &names;
+        let members = &members;
+        quote! {
+            // SAFETY: the offsets and types come from the struct's own
+            // fields (`offset_of!` and an accessor), and the value is built
+            // from the same fields, under the same names, in the same order.
+            #[automatically_derived]
+            unsafe impl #g::Row for #ident {
+                const NAME: &'static str = #name;
+                fn fields() -> &'static [#g::RowField] {
+                    static FIELDS: ::std::sync::OnceLock<::std::vec::Vec<#g::RowField>> =
+                        ::std::sync::OnceLock::new();
+                    FIELDS.get_or_init(|| ::std::vec![#(
+                        #g::RowField::of(
+                            #names,
+                            ::std::mem::offset_of!(#ident, #members),
+                            |row: &#ident| &row.#members,
+                        )
+                    ),*])
+                }
+                fn to_row_value(&self) -> #g::Value {
+                    #g::typed::struct_value(
+                        #name,
+                        ::std::vec![#((
+                            #names,
+                            #g::IntoValue::into_value(::std::clone::Clone::clone(&self.#members)),
+                        )),*],
+                    )
+                }
+            }
+        }
+    });
     Ok(quote! {
+        #row
+
         #[automatically_derived]
         impl #g::typed::StructType for #ident {
             const NAME: &'static str = #name;

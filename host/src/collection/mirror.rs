@@ -74,9 +74,10 @@ pub unsafe trait Row: 'static + Sized {
 ///
 /// It also implements [`StructType`](crate::StructType), so the struct
 /// declares itself with the types of the fields named
-/// ([`Hub::declare_struct`]); a struct that derives
-/// [`Struct`](derive@crate::Struct) has that already and takes
-/// `table_row!` only for the mirror.
+/// ([`Hub::declare_struct`]). A struct that derives
+/// [`Struct`](derive@crate::Struct) has that already: it says
+/// `#[gantry(row)]` to be a row too, instead of `table_row!` (the two
+/// would implement the same traits twice).
 ///
 /// ```
 /// use gantry_host::{Hub, Type};

@@ -346,3 +346,53 @@ fn unit_and_tuple_messages_carry_nothing_and_their_named_fields() {
         ]
     );
 }
+
+/// A slot of a hotbar: a struct of the table and a Rust row at once.
+#[derive(gantry_host::Struct, Debug, Clone, PartialEq)]
+#[gantry(row, name = "HotbarSlot")]
+struct Hotbar {
+    index: i64,
+    #[gantry(name = "label")]
+    name: String,
+}
+
+/// The hotbar's slots.
+#[derive(gantry_host::Message)]
+#[message(key = "Ui.Hotbar", kind = "store")]
+struct HotbarTable {
+    slots: Vec<Hotbar>,
+}
+
+#[test]
+fn a_derived_row_struct_is_stored_as_rows_and_read_back_as_rust() {
+    let hub = Hub::new();
+    let table = hub.declare_message::<HotbarTable>().unwrap();
+    let slots = vec![
+        Hotbar {
+            index: 0,
+            name: "sword".into(),
+        },
+        Hotbar {
+            index: 1,
+            name: "bow".into(),
+        },
+    ];
+    hub.store_rows(table.key(), Source::Global, slots.clone())
+        .unwrap();
+    let labels: Vec<String> = hub
+        .read_table(table.key(), Source::Global, |view| {
+            assert_eq!(view.typed_rows::<Hotbar>(), Some(slots.as_slice()));
+            (0..view.len())
+                .map(|i| view.row(i).unwrap().get("label").unwrap().to_string())
+                .collect()
+        })
+        .unwrap();
+    assert_eq!(labels, ["\"sword\"", "\"bow\""]);
+    assert_eq!(
+        hub.table().structs.get("HotbarSlot").unwrap().fields,
+        vec![
+            Param::new("index", Type::Int),
+            Param::new("label", Type::String)
+        ]
+    );
+}
