@@ -49,16 +49,12 @@ pub fn rhai_type(ty: &Type) -> &'static str {
     }
 }
 
-/// How rhai prints a registered type name in definitions (its
-/// "shorthands"). Only the names this module registers are listed; the
-/// engine test checks each of them.
+/// How a type is written in the definitions: as Rhai's own definitions
+/// write its standard types (`Array`, `Map`, `FnPtr`, never the
+/// shorthands `array`, `map`, `Fn`), so the two read alike in an editor.
+/// The engine test registers these names in a path, which Rhai prints so.
 fn printed_type(registered: &'static str) -> &'static str {
-    match registered {
-        "Map" => "map",
-        "Array" => "array",
-        "FnPtr" => "Fn",
-        other => other,
-    }
+    registered
 }
 
 /// The Rhai-side rendering of a type for doc comments: keeps struct names and
@@ -916,8 +912,12 @@ mod tests {
 
     impl Sink for Register<'_> {
         fn function(&mut self, f: &FnDef<'_>) {
-            let mut info: Vec<String> = f.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
-            info.push(f.returns.to_owned());
+            let mut info: Vec<String> = f
+                .params
+                .iter()
+                .map(|(n, t)| format!("{n}: {}", rust_type(t)))
+                .collect();
+            info.push(rust_type(f.returns));
             let mut reg = FuncRegistration::new(f.name.concat())
                 .in_global_namespace()
                 .with_params_info(info);
@@ -926,6 +926,16 @@ mod tests {
             }
             let arg_types: Vec<TypeId> = f.params.iter().map(|(_, t)| type_id(t)).collect();
             reg.set_into_module_raw(self.module, arg_types, self.func.clone());
+        }
+    }
+
+    /// A standard type's name in a path (`gantry::Map`): Rhai prints a
+    /// path's last segment as written, where it would print the bare name
+    /// or the Rust type by its shorthand (`map`, `array`, `Fn`).
+    fn rust_type(name: &str) -> String {
+        match name {
+            "Map" | "Array" | "FnPtr" => format!("gantry::{name}"),
+            other => other.to_owned(),
         }
     }
 

@@ -209,7 +209,7 @@ fn declared_names_docs_responders_and_structs_show_in_both_outputs() {
         "/// `Quest.Start` (event) (id: string, reward: int) — A quest begins.",
         "fn NotifyMessage__Quest__Start(id: String, reward: int) -> ();",
         "fn Request__Quest__IsActive(obj: Object, id: String) -> ",
-        "/// handler: |id: String, rsp: Responder|\nfn ListenMessage__Quest__IsActive(owner: ?, handler: Fn) -> int;",
+        "/// handler: |id: String, rsp: Responder|\nfn ListenMessage__Quest__IsActive(owner: ?, handler: FnPtr) -> int;",
     ] {
         assert!(rhai.contains(expected), "missing {expected}\n{rhai}");
     }

@@ -217,7 +217,7 @@ fn rhai_definitions_parse_and_bake_every_naming_corner() {
         text.contains("fn NotifyMessage__0(fn_: int, this_: String) -> ();"),
         "{text}"
     );
-    assert!(text.contains("fn NotifyMessage__UI__2D__Show(slot: map, end: bool) -> ();"));
+    assert!(text.contains("fn NotifyMessage__UI__2D__Show(slot: Map, end: bool) -> ();"));
     assert!(
         errors.is_empty(),
         "not rhai's definition syntax: {errors:#?}"
@@ -256,7 +256,7 @@ fn rhai_definitions_cover_every_kind_of_key() {
     }
     let text = &rhai_definitions(&table)[1].1;
     assert!(text.contains(
-        "fn SendObjectMessage__Shop__Buy(obj: Object, item: map, count: int, reply: Fn) -> ();"
+        "fn SendObjectMessage__Shop__Buy(obj: Object, item: Map, count: int, reply: FnPtr) -> ();"
     ));
     assert!(
         text.contains("/// handler: |row: int, item: Map /* Item */|"),
@@ -319,7 +319,7 @@ fn rhai_definitions_use_the_runtimes_types() {
     let mut wrong = Vec::new();
     for (expect, why) in [
         (
-            "fn Add(items: StoredArray, item: map) -> ();",
+            "fn Add(items: StoredArray, item: Map) -> ();",
             "Add returns ()",
         ),
         (
@@ -361,10 +361,14 @@ struct Defs {
 }
 
 /// Rhai prints a type the runtime registered by its Rust name in lower
-/// case (`string`); the generator writes the registered names.
+/// case (`string`, `map`, `array`, `Fn`); the generator writes the names
+/// Rhai's own definitions write (`String`, `Map`, `Array`, `FnPtr`).
 fn normalize(ty: &str) -> String {
     match ty.trim() {
         "string" | "ImmutableString" => "String".to_owned(),
+        "map" => "Map".to_owned(),
+        "array" => "Array".to_owned(),
+        "Fn" => "FnPtr".to_owned(),
         "" => "()".to_owned(),
         other => other.to_owned(),
     }
