@@ -20,21 +20,22 @@
 //! time and bounded memory.
 //!
 //! ```
-//! use gantry_host::{Hub, Source, reports::ReportStream};
+//! use gantry_host::reports::{ItemKind, ReportStream};
+//! use gantry_host::{Hub, KeyDecl, Source, Type};
 //!
 //! let hub = Hub::new();
 //! let reports = ReportStream::new();
 //! reports.collect_from(&hub);
-//! hub.listen_str("Demo.Key", Source::Global, |_: i64| -> Result<(), String> {
-//!     Err("out of arrows".into())
-//! })
-//! .unwrap();
+//! hub.declare("Demo.Hit", KeyDecl::event().param("damage", Type::Int))
+//!     .unwrap();
 //! for _ in 0..3 {
-//!     hub.send_str("Demo.Key", Source::Global, (1i64,)).unwrap();
+//!     // Refused, and reported: the key carries an int.
+//!     let _ = hub.send_str("Demo.Hit", Source::Global, ("lots",));
 //!     reports.end_frame();
 //! }
 //! let items = reports.drain();
 //! assert_eq!(items.len(), 1);
+//! assert_eq!(items[0].kind, ItemKind::Mismatch);
 //! assert_eq!(items[0].count, 3);
 //! ```
 
