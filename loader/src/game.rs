@@ -106,6 +106,42 @@ pub struct Game {
     tick: Key,
     ticks: u32,
     said_findings: bool,
+    policy_watch: PolicyWatch,
+}
+
+/// Watches game.toml as the loader watches scripts: a new version is read
+/// once it has looked the same for two polls in a row.
+struct PolicyWatch {
+    seen: Option<(Option<std::time::SystemTime>, u64)>,
+    read: Option<(Option<std::time::SystemTime>, u64)>,
+}
+
+impl PolicyWatch {
+    fn new(root: &Path) -> Self {
+        let now = Self::stamp(root);
+        Self {
+            seen: now,
+            read: now,
+        }
+    }
+
+    fn stamp(root: &Path) -> Option<(Option<std::time::SystemTime>, u64)> {
+        let meta = std::fs::metadata(root.join(layout::GAME_FILE)).ok()?;
+        Some((meta.modified().ok(), meta.len()))
+    }
+
+    fn poll(&mut self, root: &Path) -> Option<Result<GamePolicy, LoaderError>> {
+        let now = Self::stamp(root);
+        if now != self.seen {
+            self.seen = now;
+            return None;
+        }
+        if now == self.read {
+            return None;
+        }
+        self.read = now;
+        Some(layout::read_policy(root))
+    }
 }
 
 impl Game {
@@ -321,6 +357,7 @@ impl Game {
             tick,
             ticks: 0,
             said_findings: false,
+            policy_watch: PolicyWatch::new(root),
         })
     }
 
@@ -517,9 +554,15 @@ impl Game {
         self.ctx.say(Event::StepEnd);
     }
 
-    /// Reloads what changed on disk since the last poll: each mod's
-    /// manifest and scripts; a mod whose folder is gone is unloaded.
+    /// Reloads what changed on disk since the last poll: game.toml (a mod
+    /// it disables is unloaded), each mod's manifest and scripts; a mod
+    /// whose folder is gone is unloaded.
     pub fn poll(&mut self) {
+        if self.is_game
+            && let Some(policy) = self.policy_watch.poll(&self.root)
+        {
+            self.apply_policy(policy);
+        }
         let mut gone = Vec::new();
         for (at, unit) in self.mods.iter_mut().enumerate() {
             if !unit.dir.is_dir() {
@@ -534,6 +577,30 @@ impl Game {
             self.ctx
                 .say(Event::Progress(&format!("[unloaded mod {}]", unit.name)));
         }
+    }
+
+    /// A game.toml read again while watching: each loaded mod it no longer
+    /// enables is unloaded. One that cannot be used is said, and the mods
+    /// stay as they are.
+    fn apply_policy(&mut self, policy: Result<GamePolicy, LoaderError>) {
+        let policy = match policy {
+            Ok(policy) => policy,
+            Err(e) => {
+                self.ctx.error(&format!("{e}; the mods stay as they are"));
+                self.ctx.say(Event::StepEnd);
+                return;
+            }
+        };
+        let disabled: Vec<String> = self
+            .mods
+            .iter()
+            .filter(|m| !policy.enables(&m.name))
+            .map(|m| m.name.clone())
+            .collect();
+        for name in disabled {
+            self.unload(&name);
+        }
+        self.policy = policy;
     }
 
     /// Unloads the mod `name`: everything its scripts registered or

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use crate::support::{gantry, stderr, stdout};
+use crate::support::{Watching, gantry, stderr, stdout};
 
 /// Writes mod `name` into `game/mods/<name>/`: its manifest's `[mod]`
 /// lines (`extra`, after the name) and its scripts.
@@ -319,4 +319,37 @@ fn a_save_from_a_newer_gantry_is_kept_aside_not_overwritten() {
     let err = stderr(&output);
     assert!(err.contains("saved by a newer gantry (version 99"), "{err}");
     assert_eq!(stdout(&output).trim(), "found\t0");
+}
+
+#[test]
+fn a_mod_disabled_in_game_toml_while_watching_is_unloaded_with_its_listeners() {
+    let game = tempfile::tempdir().unwrap();
+    add_mod(
+        game.path(),
+        "core",
+        "",
+        &[(
+            "main.lua",
+            "ListenMessage(\"Game.Tick\", nil, function(n) if n % 5 == 0 then print(\"core tick\") end end)\n",
+        )],
+    );
+    add_mod(
+        game.path(),
+        "chatty",
+        "",
+        &[(
+            "main.lua",
+            "ListenMessage(\"Game.Tick\", nil, function(n) if n % 5 == 0 then print(\"chatty tick\") end end)\n",
+        )],
+    );
+    let run = Watching::start_with(game.path(), &["--no-table"]);
+    run.wait_for("chatty tick");
+    crate::support::write(game.path(), "game.toml", "disabled = [\"chatty\"]\n");
+    run.wait_for("[unloaded mod chatty]");
+    // Its listener went with it: the other mod ticks on alone.
+    run.wait_for("core tick");
+    let after = run.wait_for("core tick");
+    assert!(!after.contains(&"chatty tick".to_owned()), "{after:?}");
+    let (status, stderr) = run.interrupt();
+    assert_eq!(status.code(), Some(0), "{stderr}");
 }
