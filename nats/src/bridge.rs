@@ -85,6 +85,7 @@ pub struct Bridge {
     listeners: Vec<ListenerId>,
     incoming: RefCell<mpsc::Receiver<In>>,
     net: Arc<NetShared>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 /// A host's event sink.
@@ -211,15 +212,39 @@ impl Bridge {
             kv_filters,
         };
         // The thread ends by itself once the bridge (the only sender) is
-        // gone: it is not joined, so dropping a bridge never waits.
-        drop(net::spawn(plan, out_rx, in_tx, net.clone())?);
+        // gone: dropping a bridge never waits for it ([`Bridge::close`]
+        // does, within a bound).
+        let thread = net::spawn(plan, out_rx, in_tx, net.clone())?;
         Ok(Bridge {
             shared,
             hub: hub.clone(),
             listeners,
             incoming: RefCell::new(in_rx),
             net,
+            thread: Some(thread),
         })
+    }
+
+    /// Stops the bridge, giving what waits in the buffer up to `within`
+    /// to reach the server (a game's last sends before it exits). True
+    /// when everything left; false when the time ran out (the rest is
+    /// dropped, as it would be by dropping the bridge).
+    pub fn close(mut self, within: Duration) -> bool {
+        let thread = self.thread.take();
+        // The listeners go and the last sender to the network thread with
+        // them: it sends what is left, flushes and ends.
+        drop(self);
+        let Some(thread) = thread else {
+            return true;
+        };
+        let deadline = Instant::now() + within;
+        while !thread.is_finished() {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        thread.join().is_ok()
     }
 
     /// This node's id, as its payloads carry it.

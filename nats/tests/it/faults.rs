@@ -99,3 +99,19 @@ fn a_configuration_error_is_named_before_anything_starts() {
     let err = Bridge::start(&hub, bad).err().expect("refused");
     assert!(err.to_string().contains("`my.game`"), "{err}");
 }
+
+#[test]
+fn a_closing_node_delivers_its_last_sends_before_it_goes() {
+    let server = server_or_skip!();
+    let a = Node::start(sharing(&server, &["Chat"]));
+    let b = Node::start(sharing(&server, &["Chat"]));
+    let heard_by_b = b.record("Chat");
+    ready(&[&a, &b]);
+    for i in 0..50 {
+        a.hub
+            .send_str("Chat.Say", Source::Global, (format!("last {i}"),))
+            .unwrap();
+    }
+    assert!(a.bridge.close(PATIENCE));
+    assert!(pump_until(&[&b], || heard_by_b.borrow().len() == 50));
+}
