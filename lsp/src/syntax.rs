@@ -396,6 +396,26 @@ GMP.NotifyWorldMessage(self, "D.Six", { 1, 2 })
     }
 
     #[test]
+    fn a_statement_begun_below_leaves_the_calls_above_as_a_reparse_finds_them() {
+        // Typed at the end, then a line that joins the statement before
+        // it (`(` continues a call in Lua): the calls above read the same
+        // as after a full reparse either way.
+        for typed in ["x", "(1)", "--[[", "NotifyMessage(\"Z."] {
+            let mut text = SCRIPT.to_owned();
+            let mut lines = LineIndex::new(&text);
+            let mut parsed = Parsed::new(Language::Lua, &text);
+            let end = text.len();
+            edit(&mut text, &mut lines, &mut parsed, end, 0, typed);
+            assert!(parsed.is_unparsed(), "{typed}");
+            for key in ["A.One", "B.Two", "C.Four", "D.Six"] {
+                let at = text.find(key).unwrap() + 2;
+                let around = parsed.scan_around(&text, at).expect("a Lua document");
+                assert_eq!(around.calls, reparsed_around(&text, at).0, "{typed} {key}");
+            }
+        }
+    }
+
+    #[test]
     fn typing_does_not_reparse_and_a_completion_reads_the_edited_statement() {
         let mut text = SCRIPT.to_owned();
         let mut lines = LineIndex::new(&text);
