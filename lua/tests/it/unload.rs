@@ -377,3 +377,25 @@ fn an_unloaded_scripts_environment_is_collected() {
         "{before} bytes before the load, {loaded} loaded, {unloaded} unloaded"
     );
 }
+
+#[test]
+fn a_reloaded_script_keeps_its_mods_grants() {
+    use gantry_host::face::ModGrants;
+    use gantry_host::manifest::{Grant, Grants};
+    let f = Fixture::new();
+    let grants = ModGrants::of("ui", Some(Grants::none().with(Grant::Send, ["Ui"])));
+    let id =
+        f.rt.load_granted("ui.lua", r#"NotifyMessage("Ui.Open")"#, f.spawn(), grants)
+            .unwrap();
+    let error =
+        f.rt.reload(
+            id,
+            "NotifyMessage(\"Ui.Open\")\nNotifyMessage(\"Quest.Start\")\n",
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("ui.lua:2:") && error.contains("may not send \"Quest.Start\""),
+        "{error}"
+    );
+}
