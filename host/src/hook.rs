@@ -13,8 +13,8 @@ use std::rc::Rc;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use crate::channel::Channel;
-use crate::hub::{Gathered, Hub, HubError, ListenSpec};
+use crate::channel::{Channel, List, Slots};
+use crate::hub::{Hub, HubError, ListenSpec};
 use crate::key::{Key, Keys, parent_key};
 use crate::listener::{
     Callback, Entry, FeatureListener, ListenOptions, ListenerError, ListenerHandle, ListenerId,
@@ -32,6 +32,37 @@ pub type HookFn = dyn Fn(&mut HookCall<'_>) -> Result<(), ListenerError>;
 /// A hook listener as its entry holds it: kept apart from its key's tiers
 /// (in [`Hooks`]), called by a hook run only, never by a send.
 pub(crate) struct HookListen(pub(crate) Rc<HookFn>);
+
+/// What a hook channel keeps beside each snapshot: each entry's hook
+/// function, in entry order, found once when the snapshot is made, so a
+/// hook run calls them without asking each entry what it holds.
+pub(crate) struct HookSlots;
+
+impl Slots for HookSlots {
+    type List = Box<[Option<Rc<HookFn>>]>;
+    type Lane = ();
+
+    fn list(entries: &[Rc<Entry>]) -> Self::List {
+        entries
+            .iter()
+            .map(|e| e.feature::<HookListen>().map(|h| h.0.clone()))
+            .collect()
+    }
+
+    /// No message deliverer reads a hook channel.
+    fn not_for_messages(list: &Self::List) -> usize {
+        list.len()
+    }
+
+    /// Hook runs keep no lanes.
+    fn lane(_: &[(Rc<List<Self>>, u32)]) {}
+}
+
+/// The hook listener lists one run visits, with their depth.
+type HookLists = SmallVec<[(Rc<List<HookSlots>>, u32); 6]>;
+
+/// A hook listener of a run, in priority order, with its function.
+type Ordered<'l> = (&'l Rc<Entry>, &'l Option<Rc<HookFn>>);
 
 impl FeatureListener for HookListen {
     fn kept_apart(&self) -> bool {
@@ -228,11 +259,11 @@ impl Hub {
             self.record_hook_payload(key, payload);
         }
         let mut result = HookResult::default();
-        let mut order: SmallVec<[(&Rc<Entry>, u32); 16]> = SmallVec::new();
+        let mut order: SmallVec<[Ordered<'_>; 16]> = SmallVec::new();
         for (list, depth) in &lists {
-            for entry in list.entries.iter() {
+            for (entry, f) in list.entries.iter().zip(list.extras.iter()) {
                 if *depth == 0 || entry.partial {
-                    order.push((entry, *depth));
+                    order.push((entry, f));
                 }
             }
         }
@@ -250,7 +281,7 @@ impl Hub {
                 Delivery::Hook,
             );
         }
-        for (entry, _) in order {
+        for (entry, f) in order {
             if !entry.callable() {
                 if entry.alive.get() {
                     self.drop_listener(entry.id, crate::trace::DropReason::OwnerGone);
@@ -272,7 +303,7 @@ impl Hub {
                     continue;
                 }
             }
-            let Some(HookListen(f)) = entry.feature::<HookListen>() else {
+            let Some(f) = f else {
                 continue;
             };
             let mut call = HookCall {
@@ -334,7 +365,7 @@ pub(crate) struct Hooks {
 /// The hook listeners of one key.
 #[derive(Default)]
 struct HookChannel {
-    listeners: Channel<crate::hub::seam::Features>,
+    listeners: Channel<HookSlots>,
     /// How many of them listen partially (hear the keys under it too).
     partial: u32,
 }
@@ -388,8 +419,8 @@ impl Hooks {
 
     /// The hook listener lists a run of `key` reaches: the key's own, and
     /// the partial ones of each level above it, with their depth.
-    fn lists(&mut self, keys: &Keys, key: Key) -> Gathered {
-        let mut out = Gathered::new();
+    fn lists(&mut self, keys: &Keys, key: Key) -> HookLists {
+        let mut out = HookLists::new();
         let mut current = Some(key);
         let mut depth = 0;
         while let Some(k) = current {
