@@ -63,7 +63,10 @@ pub struct TlsConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BridgeConfig {
-    /// The NATS server (`nats://host:port`).
+    /// The NATS server (`nats://host:port`); NATS's own default, a
+    /// server on this machine, when left out (`gantry run --bridge URL`
+    /// names another).
+    #[serde(default = "default_url")]
     pub url: String,
     /// Names the cluster's subject space: nodes of one game share it,
     /// several games can share one server.
@@ -104,6 +107,12 @@ pub struct BridgeConfig {
     pub tls: TlsConfig,
 }
 
+/// The URL a `[bridge]` table without one connects to.
+pub const DEFAULT_URL: &str = "nats://127.0.0.1:4222";
+
+fn default_url() -> String {
+    DEFAULT_URL.to_owned()
+}
 fn default_cluster() -> String {
     DEFAULT_CLUSTER.to_owned()
 }
@@ -137,6 +146,12 @@ impl BridgeConfig {
             password: None,
             tls: TlsConfig::default(),
         }
+    }
+
+    /// Another server (`gantry run --bridge URL` over a `[bridge]` table).
+    pub fn with_url(mut self, url: impl Into<String>) -> Self {
+        self.url = url.into();
+        self
     }
 
     pub fn cluster(mut self, cluster: impl Into<String>) -> Self {
@@ -264,13 +279,23 @@ mod tests {
     }
 
     #[test]
+    fn a_table_without_a_url_connects_to_this_machine_unless_told() {
+        let mut table = toml::Table::new();
+        table.insert("export".into(), toml::Value::Array(vec!["Chat".into()]));
+        let config = BridgeConfig::from_toml_table(table).unwrap();
+        assert_eq!(config.url, DEFAULT_URL);
+        let config = config.with_url("nats://10.0.0.2:4222").checked().unwrap();
+        assert_eq!(config.url, "nats://10.0.0.2:4222");
+    }
+
+    #[test]
     fn a_bad_subtree_is_named() {
         let err = BridgeConfig::new("nats://x:1")
             .export("Chat.>")
             .checked()
             .unwrap_err();
         assert!(err.to_string().contains("`Chat.>`"), "{err}");
-        let err = BridgeConfig::from_toml_str("url = \"nats://x\"\nexprot = []").unwrap_err();
+        let err = BridgeConfig::from_toml_str("exprot = []").unwrap_err();
         assert!(err.to_string().contains("exprot"), "{err}");
     }
 }
