@@ -7,12 +7,12 @@ use semver::{Version, VersionReq};
 use crate::order::{Candidate, Need};
 
 /// The resolver's view of `manifest`, and what in it cannot be read (a
-/// version or requirement that is not semver), each at its line. A
-/// requirement that cannot be read is no requirement the mod could meet:
-/// it is kept as one nothing matches, so the mod is refused, not loaded
-/// against a dependency it did not ask for.
+/// version that is not semver), each at its line. A requirement that
+/// cannot be read is no requirement the mod could meet: the mod is
+/// refused (`broken`), not loaded against a dependency it did not ask for.
 pub(crate) fn candidate(manifest: &Manifest) -> (Candidate, Vec<String>) {
     let mut problems = Vec::new();
+    let mut broken = None;
     let version = manifest
         .module
         .version
@@ -34,14 +34,14 @@ pub(crate) fn candidate(manifest: &Manifest) -> (Candidate, Vec<String>) {
                     "{}:{}:{}",
                     manifest.file, dependency.line, dependency.column
                 );
-                let requirement = dependency.requirement.as_deref().map(|text| {
-                    VersionReq::parse(text).unwrap_or_else(|e| {
-                        problems.push(format!(
-                            "{at}: mod.{field}: `{text}` is not a version requirement ({e})"
-                        ));
-                        // `<0.0.0-0` matches no version at all.
-                        VersionReq::parse("<0.0.0-0").unwrap_or(VersionReq::STAR)
-                    })
+                let requirement = dependency.requirement.as_deref().and_then(|text| {
+                    VersionReq::parse(text)
+                        .map_err(|e| {
+                            broken.get_or_insert(format!(
+                                "{at}: mod.{field}: `{text}` is not a version requirement ({e})"
+                            ));
+                        })
+                        .ok()
                 });
                 Need {
                     name: dependency.name.clone(),
@@ -60,6 +60,7 @@ pub(crate) fn candidate(manifest: &Manifest) -> (Candidate, Vec<String>) {
             file: manifest.file.clone(),
             depends,
             optional,
+            broken,
         },
         problems,
     )

@@ -25,6 +25,9 @@ pub struct Candidate {
     pub file: String,
     pub depends: Vec<Need>,
     pub optional: Vec<Need>,
+    /// Why the mod cannot load whatever the others are (a requirement
+    /// that cannot be read), if so.
+    pub broken: Option<String>,
 }
 
 /// One entry of `depends` or `optional`.
@@ -85,6 +88,10 @@ pub fn resolve(mods: &[Candidate]) -> Resolved {
     let mut after: Vec<Vec<usize>> = vec![Vec::new(); mods.len()];
     let mut queue = Vec::new();
     for (i, m) in mods.iter().enumerate() {
+        if let Some(reason) = &m.broken {
+            why[i] = Some((reason.clone(), vec![m.name.clone()]));
+            queue.push(i);
+        }
         for (n, need) in m.depends.iter().enumerate() {
             match by_name.get(need.name.as_str()) {
                 None => {
@@ -329,6 +336,7 @@ mod tests {
                 })
                 .collect(),
             optional: Vec::new(),
+            broken: None,
         }
     }
 

@@ -353,3 +353,24 @@ fn a_mod_disabled_in_game_toml_while_watching_is_unloaded_with_its_listeners() {
     let (status, stderr) = run.interrupt();
     assert_eq!(status.code(), Some(0), "{stderr}");
 }
+
+#[test]
+fn a_saved_message_the_changed_declaration_no_longer_takes_is_dropped_and_said() {
+    let game = tempfile::tempdir().unwrap();
+    add_mod(game.path(), "quest", SAVER, &[("main.lua", QUEST)]);
+    let saved = game.path().join(".gantry/saved");
+    std::fs::create_dir_all(&saved).unwrap();
+    // Saved when Quest.Progress carried a string; it carries an int now.
+    std::fs::write(
+        saved.join("quest.json"),
+        "{\"version\": 1, \"mod\": \"quest\", \"keys\": {\"Quest.Progress\": {\"world\": [\"half\"]}}}",
+    )
+    .unwrap();
+    let output = run(game.path(), &["--ticks", "1"]);
+    let err = stderr(&output);
+    assert_eq!(stdout(&output).trim(), "found\t0", "{err}");
+    assert!(
+        err.contains("the saved message of Quest.Progress no longer fits its declaration"),
+        "{err}"
+    );
+}

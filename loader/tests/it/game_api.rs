@@ -129,3 +129,44 @@ fn a_single_mod_whose_manifest_cannot_be_used_is_an_error_with_every_finding() {
         other => panic!("expected the manifest's findings, got {:?}", other.err()),
     }
 }
+
+#[test]
+fn persist_on_a_key_that_stores_nothing_is_a_finding_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mod.toml"),
+        "[mod]\nname = \"quest\"\n\n[keys.\"Quest.Start\"]\nkind = \"event\"\npersist = true\n",
+    )
+    .unwrap();
+    match Game::open(dir.path(), options()) {
+        Err(LoaderError::Manifest(errors)) => assert_eq!(
+            errors.to_string(),
+            "mod.toml:6:11: expected `persist` only on a key that stores (kind `store` or `once`), \
+             found event in keys.\"Quest.Start\".persist"
+        ),
+        other => panic!("expected the manifest's finding, got {:?}", other.err()),
+    }
+}
+
+#[test]
+fn a_dependency_that_is_not_a_version_requirement_refuses_the_mod_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    add_mod(dir.path(), "core", "version = \"1.0.0\"", "print(\"core\")");
+    add_mod(
+        dir.path(),
+        "quest",
+        "depends = [\"core >= one\"]",
+        "print(\"quest\")",
+    );
+    let (mut game, events) = open(dir.path());
+    game.load();
+    let said = events.borrow().join("\n");
+    assert!(
+        said.contains(
+            "mods/quest/mod.toml:3:12: mod.depends: `>= one` is not a version requirement"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("quest is not loaded"), "{said}");
+    assert!(!said.contains("print: quest"), "{said}");
+}
