@@ -367,6 +367,66 @@ SendObjectMessage(SELF, "Price", "axe", |v| print(`reply ${v}`));
 "#,
         expect: &["reply Price:axe"],
     },
+    Case {
+        name: "a listener that says it responds gets the responder last and may drop values",
+        lua: r#"
+ListenObjectMessage(self, "Trade", nil, function(item, rsp) rsp:Response(item .. " sold") end, { respond = true })
+SendObjectMessage(self, "Trade", "axe", 3, "gold", function(v) print("reply " .. v) end)
+"#,
+        rhai: r#"
+ListenObjectMessage(SELF, "Trade", (), |item, rsp| rsp.Response(`${item} sold`), #{ respond: true });
+SendObjectMessage(SELF, "Trade", "axe", 3, "gold", |v| print(`reply ${v}`));
+"#,
+        expect: &["reply axe sold"],
+    },
+    Case {
+        name: "a responding listener taking only the responder answers a request of values",
+        lua: r#"
+ListenObjectMessage(self, "Trade", nil, function(rsp) rsp:Response("done") end, { respond = true })
+SendObjectMessage(self, "Trade", "axe", 3, function(v) print("reply " .. v) end)
+"#,
+        rhai: r#"
+ListenObjectMessage(SELF, "Trade", (), |rsp| rsp.Response("done"), #{ respond: true });
+SendObjectMessage(SELF, "Trade", "axe", 3, |v| print(`reply ${v}`));
+"#,
+        expect: &["reply done"],
+    },
+    Case {
+        name: "a responding listener asking for the key gets it first and the responder last",
+        lua: r#"
+ListenObjectMessage(self, "Trade", nil, function(key, rsp) rsp:Response(key) end, { respond = true, key = true })
+SendObjectMessage(self, "Trade", "axe", 3, function(v) print("reply " .. v) end)
+"#,
+        rhai: r#"
+ListenObjectMessage(SELF, "Trade", (), |key, rsp| rsp.Response(key), #{ respond: true, key: true });
+SendObjectMessage(SELF, "Trade", "axe", 3, |v| print(`reply ${v}`));
+"#,
+        expect: &["reply Trade"],
+    },
+    Case {
+        name: "a responding listener hears a plain send like any other",
+        lua: r#"
+ListenMessage("Trade", nil, function(item, n) print(item .. " " .. n) end, { respond = true })
+NotifyMessage("Trade", "axe", 3)
+"#,
+        rhai: r#"
+ListenMessage("Trade", (), |item, n| print(`${item} ${n}`), #{ respond: true });
+NotifyMessage("Trade", "axe", 3);
+"#,
+        expect: &["axe 3"],
+    },
+    Case {
+        name: "respond must be true or false",
+        lua: r#"
+ListenMessage("Trade", nil, function() end, { respond = "yes" })
+"#,
+        rhai: r#"
+ListenMessage("Trade", (), || (), #{ respond: "yes" });
+"#,
+        expect: &[
+            "error: {file}:2: ListenMessage `Trade`: option `respond` must be true or false, got \"yes\"",
+        ],
+    },
 ];
 
 #[test]

@@ -26,7 +26,7 @@ use crate::{
 
 use super::error::{ApiError, Call};
 use super::grants::ModGrants;
-use super::options::{hook_options, listen_options, message_listen_options};
+use super::options::{Delivery, hook_options, listen_options, message_listen_options};
 use super::sites::{KeyRef, SiteBook, Sites};
 use super::{param_types, row_type};
 
@@ -153,9 +153,9 @@ pub trait Face {
     fn takes(&self, f: &Self::Function) -> Option<usize>;
     fn hold(&self, owner: &Self::Value, f: Self::Function) -> Result<(Owner, Self::Held), String>;
     fn declares(&self, held: &Self::Held) -> Declares;
-    /// The hub callback of a message listener; `with_key`: the sent key
-    /// goes first, before the message's values.
-    fn message_callback(&self, held: &Self::Held, with_key: bool) -> Rc<MessageFn>;
+    /// The hub callback of a message listener, handing it a dispatch as
+    /// `delivery` says (the sent key first, the responder last).
+    fn message_callback(&self, held: &Self::Held, delivery: Delivery) -> Rc<MessageFn>;
     fn table_callback(&self, held: &Self::Held) -> Rc<TableFn>;
     fn row_callback(&self, held: &Self::Held) -> Rc<RowFn>;
     fn hook_callback(&self, held: &Self::Held) -> Rc<HookFn>;
@@ -312,7 +312,11 @@ pub fn call_api<F: Face>(
             let owner = take(args, 0);
             let f = listener(face, &call(), fixed + 2, &take(args, 1))?;
             // Options first: a refused call leaves no trace under its owner.
-            let (options, with_key) = message_listen_options(face, &call(), take(args, 2))?;
+            let (options, delivery) = message_listen_options(face, &call(), take(args, 2))?;
+            let with_key = delivery.key;
+            // A listener that says how it is handed a dispatch is a message
+            // listener, called by its callback only.
+            let plain = delivery == Delivery::default();
             // The key passed first is one parameter more the key "carries".
             let takes = face
                 .takes(&f)
@@ -330,7 +334,7 @@ pub fn call_api<F: Face>(
             // A function taking one parameter more than a collection
             // message carries gets the update after the table.
             // A listener asking for the key is a message listener.
-            if !with_key && row_type(&params).is_some() && declares != Declares::Other {
+            if plain && row_type(&params).is_some() && declares != Declares::Other {
                 let callback = face.table_callback(&held);
                 return hub
                     .listen_table_raw(&key.text, source, options, Some(site), callback)
@@ -343,12 +347,12 @@ pub fn call_api<F: Face>(
                 [Type::Array(element)] => **element == Type::Any,
                 _ => false,
             };
-            let id = if !with_key && unknown && declares == Declares::Two {
+            let id = if plain && unknown && declares == Declares::Two {
                 // On a key that carries nothing known yet (or an empty
                 // list), a function of two may be either: what is sent
                 // decides, dispatch by dispatch.
                 let table = face.table_callback(&held);
-                let message = face.message_callback(&held, false);
+                let message = face.message_callback(&held, Delivery::default());
                 hub.listen_table_or_message_raw(
                     &key.text,
                     source,
@@ -358,15 +362,14 @@ pub fn call_api<F: Face>(
                     message,
                 )
             } else {
-                let callback = face.message_callback(&held, with_key);
+                let callback = face.message_callback(&held, delivery);
                 let spec = ListenSpec::message(source, options, ListenerParams::Dynamic, callback)
                     .site(site)
                     .with_responder();
                 hub.listen_raw(&key.text, spec)
             }
             .map_err(|e| fail(e.into()))?;
-            // A listener given the key is called by its callback only.
-            if !with_key {
+            if plain {
                 face.listening(id, &held)?;
             }
             Ok(F::number(id.get() as i64))

@@ -1,6 +1,6 @@
 //! The options of a listen (`{times=, order=, match=}`) and of a hook
 //! listen (`{priority=, match=}`): one rule and one message for every
-//! language (`key` too, for a message listen). Absent or nil options are the defaults; anything but an
+//! language (`key` and `respond` too, for a message listen). Absent or nil options are the defaults; anything but an
 //! options table is refused naming the call and key; an integer option is a
 //! 32-bit integer (an integral float counts); `match` is `"exact"` or
 //! `"partial"`.
@@ -23,29 +23,55 @@ pub fn listen_options<F: Face>(
     }
 }
 
-/// The options of a message listen: those of [`listen_options`] and `key`,
-/// which passes the key that was sent as the listener's first argument (a
-/// partial listener's way to tell which key fired). Returns the options and
-/// whether `key` was asked for.
+/// How a message listener is handed a dispatch, beyond its values: the
+/// options `key` and `respond` of a message listen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// `key = true`: the key that was sent goes first (a partial
+    /// listener's way to tell which key fired).
+    pub key: bool,
+    /// `respond = true`: the listener answers requests, and the responder
+    /// goes in its last declared parameter (after the first `n - 1`
+    /// values), so it may drop trailing values of a request. Without it the
+    /// responder follows every value, for a listener with room for it.
+    pub respond: bool,
+}
+
+/// The options of a message listen: those of [`listen_options`], `key` and
+/// `respond` (see [`Delivery`]).
 pub fn message_listen_options<F: Face>(
     face: &F,
     call: &Call,
     value: F::Value,
-) -> Result<(ListenOptions, bool), F::Error> {
-    let names = ["times", "order", "match", "key"];
+) -> Result<(ListenOptions, Delivery), F::Error> {
+    let names = ["times", "order", "match", "key", "respond"];
     let Some(table) = options_table(face, call, value, &names)? else {
-        return Ok((ListenOptions::new(), false));
+        return Ok((ListenOptions::new(), Delivery::default()));
     };
     let options = listen_options_of(face, call, &table)?;
-    let value = face.option(&table, "key")?;
+    let delivery = Delivery {
+        key: bool_option(face, call, &table, "key")?,
+        respond: bool_option(face, call, &table, "respond")?,
+    };
+    Ok((options, delivery))
+}
+
+/// A true-or-false option (`key`, `respond`); absent is false.
+fn bool_option<F: Face>(
+    face: &F,
+    call: &Call,
+    table: &F::Options,
+    name: &'static str,
+) -> Result<bool, F::Error> {
+    let value = face.option(table, name)?;
     if F::is_nil(&value) {
-        return Ok((options, false));
+        return Ok(false);
     }
     match face.to_value(&value, Some(&Type::Bool)) {
-        Ok(Value::Bool(with_key)) => Ok((options, with_key)),
+        Ok(Value::Bool(on)) => Ok(on),
         _ => Err(face.raise(ApiError::BadOption {
             call: call.clone(),
-            option: "key",
+            option: name,
             expected: "true or false",
             got: F::describe(&value),
         })),

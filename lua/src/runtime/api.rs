@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use gantry_host::collection::{RowFn, TableFn};
 use gantry_host::face::call::{TableShape, Values};
+use gantry_host::face::options::Delivery;
 use gantry_host::face::reply::{on_answer, request_during_send};
 use gantry_host::face::{
     ApiError, Call, Declares, Face, KeyRef, ModGrants, Registrations, SiteBook, Sites, Unbind,
@@ -234,9 +235,9 @@ impl Face for LuaCall<'_> {
         }
     }
 
-    fn message_callback(&self, held: &Held, with_key: bool) -> Rc<MessageFn> {
+    fn message_callback(&self, held: &Held, delivery: Delivery) -> Rc<MessageFn> {
         let takes = Takes::new(held.params, held.vararg);
-        message_callback(&self.ctx.shared, held.target.clone(), takes, with_key)
+        message_callback(&self.ctx.shared, held.target.clone(), takes, delivery)
     }
 
     fn table_callback(&self, held: &Held) -> Rc<TableFn> {

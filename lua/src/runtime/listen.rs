@@ -18,6 +18,7 @@ use gantry_host::listener::{HookFn, MessageFn};
 use gantry_host::{ListenerError, Message, Owner, Type, Value};
 use mlua::{AnyUserData, Function, Lua, MultiValue, Table, Value as LuaValue};
 
+use gantry_host::face::options::Delivery;
 use gantry_host::face::{STRUCT_FIELD, takes_too_many};
 
 use super::convert::{from_value, to_value};
@@ -167,6 +168,20 @@ impl Takes {
     fn responder_after(self, args: usize) -> bool {
         self.0 > args
     }
+
+    /// Makes room for a responder in the function's last parameter,
+    /// dropping the values beyond the others (a function of none has no
+    /// room; one of any number takes it after every value).
+    fn room_for_responder(self, values: &mut MultiValue) -> bool {
+        if self.0 == usize::MAX {
+            return true;
+        }
+        let Some(before) = self.0.checked_sub(1) else {
+            return false;
+        };
+        values.truncate(before);
+        true
+    }
 }
 
 /// The hub callback of a Lua message listener. A request's responder is
@@ -174,15 +189,16 @@ impl Takes {
 /// for it (`takes`): one that cannot take it holds no responder, so a
 /// request it leaves unanswered is reported when the send ends (as the
 /// other faces do), not whenever the collector frees a responder nobody
-/// could use.
+/// could use. A listener that said it responds (`delivery.respond`) gets it
+/// in its last parameter whatever the request carries.
 pub(crate) fn message_callback(
     shared: &Rc<Shared>,
     target: Target,
     takes: Takes,
-    with_key: bool,
+    delivery: Delivery,
 ) -> Rc<MessageFn> {
     let weak: Weak<Shared> = Rc::downgrade(shared);
-    let key_first = usize::from(with_key);
+    let key_first = usize::from(delivery.key);
     Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
         let carries = m.args.len() + key_first;
         if let Some(takes) = takes.beyond(carries, m.responder.is_some()) {
@@ -194,8 +210,8 @@ pub(crate) fn message_callback(
             )));
         }
         run_listener(&weak, &target, |_, lua, f| {
-            if with_key {
-                call_with_key(lua, f, m, takes)
+            if delivery.key || (delivery.respond && m.responder.is_some()) {
+                call_delivered(lua, f, m, takes, delivery)
             } else {
                 call_with_message(lua, f, m, takes)
             }
@@ -203,23 +219,39 @@ pub(crate) fn message_callback(
     })
 }
 
-/// Calls a listener that asked for the key: the sent key, then the
-/// message's values, then a request's responder if it has room for it.
-fn call_with_key(lua: &Lua, f: &Function, m: &Message<'_>, takes: Takes) -> mlua::Result<()> {
+/// Calls a listener as its `delivery` asks: the sent key first if it asked
+/// for it, then the message's values, then a request's responder — in the
+/// last declared parameter for a listener that said it responds (the
+/// values it has no room for dropped), otherwise after every value when it
+/// has room for it.
+fn call_delivered(
+    lua: &Lua,
+    f: &Function,
+    m: &Message<'_>,
+    takes: Takes,
+    delivery: Delivery,
+) -> mlua::Result<()> {
     let mut all = MultiValue::with_capacity(m.args.len() + 2);
-    all.push_back(LuaValue::String(lua.create_string(&*m.key_name())?));
+    if delivery.key {
+        all.push_back(LuaValue::String(lua.create_string(&*m.key_name())?));
+    }
     for a in m.args {
         all.push_back(from_value(lua, a)?);
     }
-    if let Some(responder) = m.responder
-        && takes.responder_after(m.args.len() + 1)
-    {
-        all.push_back(LuaValue::UserData(lua.create_userdata(
-            ResponderHandle {
-                responder: responder.clone(),
-                key: m.key_name(),
-            },
-        )?));
+    if let Some(responder) = m.responder {
+        let room = if delivery.respond {
+            takes.room_for_responder(&mut all)
+        } else {
+            takes.responder_after(all.len())
+        };
+        if room {
+            all.push_back(LuaValue::UserData(lua.create_userdata(
+                ResponderHandle {
+                    responder: responder.clone(),
+                    key: m.key_name(),
+                },
+            )?));
+        }
     }
     f.call::<()>(all)
 }

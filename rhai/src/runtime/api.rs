@@ -10,6 +10,7 @@ use std::rc::Rc;
 
 use gantry_host::collection::{RowFn, TableFn};
 use gantry_host::face::call::{TableShape, Values};
+use gantry_host::face::options::Delivery;
 use gantry_host::face::reply::{on_answer, request_during_send};
 use gantry_host::face::{
     ApiError, Call, Declares, Face, KeyRef, ModGrants, SiteBook, Sites, Unbind, call_api,
@@ -214,8 +215,8 @@ impl Face for RhaiCall<'_> {
         }
     }
 
-    fn message_callback(&self, f: &FnPtr, with_key: bool) -> Rc<MessageFn> {
-        message_callback(self.shared, &self.script, f.clone(), self.line, with_key)
+    fn message_callback(&self, f: &FnPtr, delivery: Delivery) -> Rc<MessageFn> {
+        message_callback(self.shared, &self.script, f.clone(), self.line, delivery)
     }
 
     fn table_callback(&self, f: &FnPtr) -> Rc<TableFn> {

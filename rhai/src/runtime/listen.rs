@@ -12,6 +12,7 @@ use gantry_host::{ListenerError, Message, Type, Value};
 use rhai::{AST, Array, Dynamic, FnPtr, INT, Map, NativeCallContext};
 
 use super::api::Args;
+use gantry_host::face::options::Delivery;
 use gantry_host::face::{MAX_DEPTH, STRUCT_FIELD, takes_too_many};
 
 use super::convert::{from_value, to_value};
@@ -257,9 +258,10 @@ pub(crate) fn message_callback(
     script: &Rc<Script>,
     f: FnPtr,
     listen_line: u32,
-    with_key: bool,
+    delivery: Delivery,
 ) -> Rc<MessageFn> {
     let handler = Handler::new(shared, script, f, listen_line);
+    let with_key = delivery.key;
     // The arity rule, at the first call of a listener registered before its
     // key was known: the overload taking the fewest is the one called.
     let fewest = handler.arities.iter().copied().min();
@@ -282,6 +284,9 @@ pub(crate) fn message_callback(
                 }
                 args.extend(m.args.iter().map(from_value));
                 if let Some(responder) = m.responder {
+                    if delivery.respond {
+                        room_for_responder(&handler.arities, &mut args);
+                    }
                     args.push(Dynamic::from(ResponderHandle {
                         responder: responder.clone(),
                         key: m.key_name(),
@@ -291,6 +296,20 @@ pub(crate) fn message_callback(
             })
             .map(|_| ())
     })
+}
+
+/// Makes room for a responder in the last parameter of a listener that
+/// said it responds: keeps the values before it of the overload with the
+/// most parameters that still fits (`arities`, see [`declared_arities`]),
+/// dropping the rest. A native function pointer takes every value.
+fn room_for_responder(arities: &[usize], args: &mut Args) {
+    let fits = arities
+        .iter()
+        .copied()
+        .filter(|&n| n >= 1 && n <= args.len() + 1);
+    if let Some(n) = fits.max() {
+        args.truncate(n - 1);
+    }
 }
 
 /// The hub callback of a Rhai hook listener: `fn(payload, ctx)`. The
