@@ -246,20 +246,41 @@ async fn run(
             let _ = client.flush().await;
             return;
         };
-        match next {
-            Out::Publish { subject, payload } => {
-                if let Err(e) = client.publish(subject, payload).await {
-                    shared.push(BridgeEvent::Failed {
-                        reason: format!("publish: {e}"),
-                    });
-                }
+        handle(next, &client, &mut kv_rx, &incoming, &shared).await;
+        // What else waits goes out without a select per message, while
+        // the connection stands (the flag is read without a lock).
+        for _ in 0..256 {
+            if !shared.connected.load(Ordering::SeqCst) {
+                break;
             }
-            Out::Put { key, payload } => {
-                let store = match tokio::time::timeout(
-                    Duration::from_secs(5),
-                    kv_rx.wait_for(Option::is_some),
-                )
-                .await
+            match out.try_recv() {
+                Ok(next) => handle(next, &client, &mut kv_rx, &incoming, &shared).await,
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// Sends one message from the game thread.
+async fn handle(
+    next: Out,
+    client: &async_nats::Client,
+    kv_rx: &mut watch::Receiver<Option<kv::Store>>,
+    incoming: &mpsc::Sender<In>,
+    shared: &NetShared,
+) {
+    match next {
+        Out::Publish { subject, payload } => {
+            if let Err(e) = client.publish(subject, payload).await {
+                shared.push(BridgeEvent::Failed {
+                    reason: format!("publish: {e}"),
+                });
+            }
+        }
+        Out::Put { key, payload } => {
+            let store =
+                match tokio::time::timeout(Duration::from_secs(5), kv_rx.wait_for(Option::is_some))
+                    .await
                 {
                     Ok(Ok(store)) => store.clone(),
                     _ => {
@@ -267,38 +288,37 @@ async fn run(
                             key,
                             reason: "the cluster's store (JetStream) is not available".into(),
                         });
-                        continue;
+                        return;
                     }
                 };
-                if let Some(store) = store
-                    && let Err(e) = store.put(&key, payload).await
-                {
-                    shared.push(BridgeEvent::NotSent {
-                        key,
-                        reason: format!("storing in the cluster: {e}"),
-                    });
-                }
-            }
-            Out::Request {
-                id,
-                subject,
-                payload,
-                timeout,
-            } => {
-                let client = client.clone();
-                let incoming = incoming.clone();
-                tokio::spawn(async move {
-                    let request = async_nats::Request::new()
-                        .payload(payload)
-                        .timeout(Some(timeout));
-                    let answer = client
-                        .send_request(subject, request)
-                        .await
-                        .ok()
-                        .map(|m| m.payload);
-                    let _ = incoming.send(In::Reply { id, answer }).await;
+            if let Some(store) = store
+                && let Err(e) = store.put(&key, payload).await
+            {
+                shared.push(BridgeEvent::NotSent {
+                    key,
+                    reason: format!("storing in the cluster: {e}"),
                 });
             }
+        }
+        Out::Request {
+            id,
+            subject,
+            payload,
+            timeout,
+        } => {
+            let client = client.clone();
+            let incoming = incoming.clone();
+            tokio::spawn(async move {
+                let request = async_nats::Request::new()
+                    .payload(payload)
+                    .timeout(Some(timeout));
+                let answer = client
+                    .send_request(subject, request)
+                    .await
+                    .ok()
+                    .map(|m| m.payload);
+                let _ = incoming.send(In::Reply { id, answer }).await;
+            });
         }
     }
 }
