@@ -327,7 +327,29 @@ pub struct SignatureTable {
 /// every site it still has, so an edited file's shifted lines do not pile
 /// up beside the old ones. Equal whatever it holds, as [`PendingNames`].
 #[derive(Debug, Clone, Default)]
-pub(crate) struct FreshFiles(BTreeMap<(Language, String), Option<u64>>);
+pub(crate) struct FreshFiles(BTreeMap<String, Vec<(Language, Option<u64>)>>);
+
+impl FreshFiles {
+    /// The entry of `file` in `language`, if it recorded this session.
+    /// (Looked up by `&str`: a listener registering records its site,
+    /// and a hundred thousand of them allocate nothing here.)
+    fn get(&self, language: Language, file: &str) -> Option<Option<u64>> {
+        let languages = self.0.get(file)?;
+        languages
+            .iter()
+            .find(|(l, _)| *l == language)
+            .map(|&(_, hash)| hash)
+    }
+
+    /// Notes `file` in `language` as recorded, with its source's hash.
+    fn note(&mut self, language: Language, file: &str, hash: Option<u64>) {
+        let languages = self.0.entry(file.to_owned()).or_default();
+        match languages.iter_mut().find(|(l, _)| *l == language) {
+            Some(entry) => entry.1 = hash,
+            None => languages.push((language, hash)),
+        }
+    }
+}
 
 impl PartialEq for FreshFiles {
     fn eq(&self, _: &Self) -> bool {
@@ -613,10 +635,9 @@ impl SignatureTable {
 
     /// [`Self::record_site`] for a valid key.
     fn insert_site(&mut self, key: &str, site: Site) -> bool {
-        let file = (site.language, site.file.clone());
-        if !self.fresh.0.contains_key(&file) {
+        if self.fresh.get(site.language, &site.file).is_none() {
             self.forget_file_sites(site.language, &site.file);
-            self.fresh.0.insert(file, None);
+            self.fresh.note(site.language, &site.file, None);
         }
         self.keys
             .entry(key.to_owned())
@@ -632,7 +653,8 @@ impl SignatureTable {
     /// whether any site went.
     pub fn restart_file_sites(&mut self, language: Language, file: &str, source: &str) -> bool {
         let hash = source_hash(source);
-        let seen = self.fresh.0.insert((language, file.to_owned()), Some(hash));
+        let seen = self.fresh.get(language, file);
+        self.fresh.note(language, file, Some(hash));
         if seen == Some(Some(hash)) {
             return false;
         }
