@@ -374,3 +374,30 @@ fn a_saved_message_the_changed_declaration_no_longer_takes_is_dropped_and_said()
         "{err}"
     );
 }
+
+#[test]
+fn a_mod_whose_folder_is_removed_while_watching_is_unloaded_and_the_rest_ticks_on() {
+    let game = tempfile::tempdir().unwrap();
+    for name in ["core", "gone"] {
+        add_mod(
+            game.path(),
+            name,
+            "",
+            &[(
+                "main.lua",
+                &format!(
+                    "ListenMessage(\"Game.Tick\", nil, function(n) if n % 5 == 0 then print(\"{name} tick\") end end)\n"
+                ),
+            )],
+        );
+    }
+    let run = Watching::start_with(game.path(), &["--no-table"]);
+    run.wait_for("gone tick");
+    std::fs::remove_dir_all(game.path().join("mods/gone")).unwrap();
+    run.wait_for("[unloaded mod gone]");
+    run.wait_for("core tick");
+    let after = run.wait_for("core tick");
+    assert!(!after.contains(&"gone tick".to_owned()), "{after:?}");
+    let (status, stderr) = run.interrupt();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
