@@ -401,3 +401,37 @@ fn a_mod_whose_folder_is_removed_while_watching_is_unloaded_and_the_rest_ticks_o
     let (status, stderr) = run.interrupt();
     assert_eq!(status.code(), Some(0), "{stderr}");
 }
+
+#[test]
+fn a_script_of_a_games_mod_reloads_while_watching_and_its_state_is_saved_every_few_seconds() {
+    let game = tempfile::tempdir().unwrap();
+    std::fs::write(game.path().join("game.toml"), "save_every = 1\n").unwrap();
+    add_mod(
+        game.path(),
+        "quest",
+        SAVER,
+        &[(
+            "main.lua",
+            "StoreObjectMessage(self:World(), \"Quest.Progress\", 7)\nprint(\"quest v1\")\n",
+        )],
+    );
+    let run = Watching::start_with(game.path(), &["--no-table"]);
+    run.wait_for("quest v1");
+    crate::support::write(
+        &game.path().join("mods/quest"),
+        "main.lua",
+        "print(\"quest v2\")\n",
+    );
+    run.wait_for("[reloading mods/quest/main.lua]");
+    run.wait_for("quest v2");
+    // Saved while the run goes on, not only at its exit.
+    let saved = game.path().join(".gantry/saved/quest.json");
+    let started = std::time::Instant::now();
+    while !saved.exists() && started.elapsed() < std::time::Duration::from_secs(8) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&saved).expect("saved while watching");
+    assert!(text.contains("\"world\""), "{text}");
+    let (status, stderr) = run.interrupt();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
