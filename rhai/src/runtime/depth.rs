@@ -53,6 +53,12 @@ impl Walk {
             let Some(inner) = value.read_lock::<Dynamic>() else {
                 return false;
             };
+            // A captured number or string ends the walk here, before the
+            // bookkeeping of shared parts (which allocates): the common
+            // case of every listener call (`total += v`).
+            if !nests(&inner) {
+                return false;
+            }
             let address = &*inner as *const Dynamic as usize;
             if self.seen.get(&address).is_some_and(|&d| d >= depth) {
                 return false;
