@@ -435,3 +435,59 @@ fn a_script_of_a_games_mod_reloads_while_watching_and_its_state_is_saved_every_f
     let (status, stderr) = run.interrupt();
     assert_eq!(status.code(), Some(0), "{stderr}");
 }
+
+/// A mod that sends `Quest.Start` at load, and a listener that says so.
+fn sender_game(grants: &str) -> tempfile::TempDir {
+    let game = tempfile::tempdir().unwrap();
+    add_mod(
+        game.path(),
+        "ear",
+        "",
+        &[(
+            "main.lua",
+            "ListenMessage(\"Quest\", nil, function(id) print(\"heard\", id) end, { match = \"partial\" })\n",
+        )],
+    );
+    add_mod(
+        game.path(),
+        "quest",
+        &format!("depends = [\"ear\"]\n{grants}"),
+        &[("main.lua", "NotifyMessage(\"Quest.Start\", \"wolves\")\n")],
+    );
+    game
+}
+
+#[test]
+fn game_toml_narrows_a_mods_grants_and_a_call_outside_them_reaches_no_listener() {
+    let game = sender_game("\n[grants]\nsend = [\"Quest\"]\n");
+    let output = run(game.path(), &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output).trim(), "heard\twolves");
+    std::fs::write(
+        game.path().join("game.toml"),
+        "[grants.quest]\nsend = [\"Ui\"]\n",
+    )
+    .unwrap();
+    let output = run(game.path(), &[]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert_eq!(stdout(&output).trim(), "");
+    assert!(err.contains("[quest] mods/quest/main.lua:1:"), "{err}");
+    assert!(
+        err.contains("mod \"quest\" may not send \"Quest.Start\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn with_require_grants_a_mod_without_grants_may_use_nothing() {
+    let game = sender_game("");
+    std::fs::write(game.path().join("game.toml"), "require_grants = true\n").unwrap();
+    let output = run(game.path(), &[]);
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("mod \"quest\" may not send \"Quest.Start\""),
+        "{err}"
+    );
+}
