@@ -448,8 +448,10 @@ fn lua_a_hundred_thousand_listeners_on_one_key_register_and_hear_a_send() {
          print(heard)\n",
     );
     assert_eq!(f.printed(), ["100000"]);
-    // Registering was quadratic: 80,000 took 28 s in a release build.
-    assert!(started.elapsed().as_secs() < 8, "{:?}", started.elapsed());
+    // Registering was quadratic: 80,000 took 28 s in a release build, and
+    // 100,000 would take minutes in a debug one. Linear, it takes about 3 s
+    // in a debug build; the bound leaves room for a loaded machine.
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
 }
 
 mod hostile_calls;
