@@ -19,6 +19,7 @@ mod interrupt;
 mod limits;
 mod run;
 mod table_cmd;
+mod test_cmd;
 mod tools;
 mod trace_out;
 mod why;
@@ -128,6 +129,17 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Run the mod's tests (DIR/tests/*.lua, *.rhai), each case in a fresh
+    /// game with the mod loaded; exits 1 when a case fails.
+    Test {
+        /// The mod folder.
+        dir: PathBuf,
+        /// Also write the results as JUnit XML to FILE (for CI).
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        #[command(flatten)]
+        limits: limits::LimitArgs,
+    },
     /// Serve the language server over stdio.
     Lsp,
     /// Print the signature table of a mod folder (DIR/.gantry/signatures.json).
@@ -205,6 +217,7 @@ fn main() -> ExitCode {
             limits,
         } => explain::run_then_explain(dir, key, table, ticks, limits),
         Command::Doc { out } => doc_cmd::run(&out),
+        Command::Test { dir, junit, limits } => test_cmd::run(&dir, junit, &limits),
         Command::Lsp => tools::lsp(),
         Command::Table { dir, table, json } => table_cmd::run(&dir, table.as_deref(), json),
     };
