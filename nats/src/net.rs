@@ -60,7 +60,11 @@ const MAX_STATUS: usize = 64;
 pub(crate) struct NetShared {
     pub connected: AtomicBool,
     /// Subscribed and flushed: a peer's send from now on is heard.
+    /// Cleared at each (re)connection until the client's subscriptions,
+    /// which it sends again then, are flushed through the server.
     pub ready: AtomicBool,
+    subscribed: AtomicBool,
+    reconnected: tokio::sync::Notify,
     pub incoming_dropped: AtomicU64,
     status: Mutex<VecDeque<BridgeEvent>>,
 }
@@ -164,6 +168,8 @@ async fn options(
             async move {
                 match event {
                     async_nats::Event::Connected => {
+                        shared.ready.store(false, Ordering::SeqCst);
+                        shared.reconnected.notify_one();
                         let _ = state.send(true);
                         shared.connected.store(true, Ordering::SeqCst);
                         shared.push(BridgeEvent::Connected);
@@ -217,6 +223,17 @@ async fn run(
         shared.clone(),
         max,
     ));
+    // After a reconnection, ready again once a flush has gone through the
+    // server behind the subscriptions the client sent again.
+    let (again, ready_shared) = (client.clone(), shared.clone());
+    tokio::spawn(async move {
+        loop {
+            ready_shared.reconnected.notified().await;
+            if ready_shared.subscribed.load(Ordering::SeqCst) && again.flush().await.is_ok() {
+                ready_shared.ready.store(true, Ordering::SeqCst);
+            }
+        }
+    });
     let (kv_tx, mut kv_rx) = watch::channel(None::<kv::Store>);
     tokio::spawn(stored(
         client.clone(),
@@ -369,6 +386,7 @@ async fn listen(
             }),
         }
     }
+    shared.subscribed.store(true, Ordering::SeqCst);
     if client.flush().await.is_ok() {
         shared.ready.store(true, Ordering::SeqCst);
     }
