@@ -28,7 +28,7 @@ pub fn play(dir: &Path, ticks: u32) -> Result<Vec<String>, Box<dyn Error>> {
         let line = match event {
             Event::Print(text) => text.to_owned(),
             Event::Report(text) | Event::Error(text) => {
-                let from = names.mod_of(text).unwrap_or("game");
+                let from = names.mod_of(text).unwrap_or_else(|| "game".to_owned());
                 format!("error in {from}: {text}")
             }
             Event::Warning(text) => format!("warning: {text}"),

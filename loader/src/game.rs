@@ -1,7 +1,8 @@
 //! A game as the loader runs it: its mods in dependency order on one hub,
 //! ticked, watched, and saved.
 
-use std::collections::{BTreeMap, HashMap};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::rc::{Rc, Weak};
 
@@ -64,17 +65,18 @@ pub struct Options {
 #[derive(Debug, Clone, Default)]
 pub struct ModNames {
     /// `(mods/core/, core)`, for a game's mods; empty for a single mod.
-    labels: Rc<Vec<(String, String)>>,
+    labels: Rc<RefCell<Vec<(String, String)>>>,
 }
 
 impl ModNames {
     /// The mod whose file `text` starts with (`mods/core/main.lua:3: …`
     /// is about `core`); `None` for a single mod's texts.
-    pub fn mod_of(&self, text: &str) -> Option<&str> {
+    pub fn mod_of(&self, text: &str) -> Option<String> {
         self.labels
+            .borrow()
             .iter()
             .find(|(label, _)| text.starts_with(label.as_str()))
-            .map(|(_, name)| name.as_str())
+            .map(|(_, name)| name.clone())
     }
 }
 
@@ -107,6 +109,12 @@ pub struct Game {
     ticks: u32,
     said_findings: bool,
     policy_watch: PolicyWatch,
+    /// Every folder of `mods/` met so far, loaded or not: a folder that
+    /// appears while watching is new.
+    known_folders: BTreeSet<String>,
+    /// New folders waiting for their `mod.toml` to settle, by its stamp.
+    pending: BTreeMap<String, Option<(Option<std::time::SystemTime>, u64)>>,
+    print: Rc<dyn Fn(&str)>,
 }
 
 /// Watches game.toml as the loader watches scripts: a new version is read
@@ -158,12 +166,14 @@ impl Game {
         let mut findings = Vec::new();
         let mut refused = Vec::new();
         let mut labels = Vec::new();
+        let mut known_folders = BTreeSet::new();
         let mut policy = GamePolicy::default();
         // (name, dir, label, manifest) in load order.
         let mut units: Vec<(String, PathBuf, String, Option<Manifest>)> = Vec::new();
         if is_game {
             policy = layout::read_policy(root)?;
             let (folders, problems) = layout::mod_folders(root)?;
+            known_folders.extend(folders.iter().map(|f| f.folder.clone()));
             findings.extend(problems.into_iter().map(|p| (true, p)));
             let mut candidates = Vec::new();
             let mut found: Vec<(String, PathBuf, String, Manifest)> = Vec::new();
@@ -323,7 +333,7 @@ impl Game {
             }
         });
         let names = ModNames {
-            labels: Rc::new(labels),
+            labels: Rc::new(RefCell::new(labels)),
         };
         let mut mods = Vec::new();
         for (name, dir, label, manifest) in declared {
@@ -358,6 +368,9 @@ impl Game {
             ticks: 0,
             said_findings: false,
             policy_watch: PolicyWatch::new(root),
+            known_folders,
+            pending: BTreeMap::new(),
+            print,
         })
     }
 
@@ -563,6 +576,9 @@ impl Game {
         {
             self.apply_policy(policy);
         }
+        if self.is_game {
+            self.poll_new_mods();
+        }
         let mut gone = Vec::new();
         for (at, unit) in self.mods.iter_mut().enumerate() {
             if !unit.dir.is_dir() {
@@ -577,6 +593,144 @@ impl Game {
             self.ctx
                 .say(Event::Progress(&format!("[unloaded mod {}]", unit.name)));
         }
+    }
+
+    /// Loads the mods whose folders appeared in `mods/` since the last
+    /// poll, once their `mod.toml` has looked the same for two polls. A new
+    /// mod loads when what it depends on is loaded and matches; otherwise,
+    /// or when it cannot be read, it is said once and not loaded.
+    fn poll_new_mods(&mut self) {
+        let Ok((folders, _)) = layout::mod_folders(&self.root) else {
+            return;
+        };
+        for folder in folders {
+            if self.known_folders.contains(&folder.folder) {
+                continue;
+            }
+            let stamp = std::fs::metadata(folder.dir.join(manifest::MANIFEST_FILE))
+                .ok()
+                .map(|m| (m.modified().ok(), m.len()));
+            match self.pending.get(&folder.folder) {
+                Some(seen) if *seen == stamp => {
+                    self.pending.remove(&folder.folder);
+                    self.known_folders.insert(folder.folder.clone());
+                    self.add_mod(&folder);
+                    self.ctx.say(Event::StepEnd);
+                }
+                _ => {
+                    self.pending.insert(folder.folder.clone(), stamp);
+                }
+            }
+        }
+    }
+
+    /// Adds the mod in `folder` to the running game, if it can run.
+    fn add_mod(&mut self, folder: &layout::ModFolder) {
+        let label = format!("{}/{}/", layout::MODS_DIR, folder.folder);
+        let mut manifest = match manifest::load(&folder.dir) {
+            Ok(Some(manifest)) => manifest,
+            Ok(None) => return,
+            Err(errors) => {
+                for text in crate::manifest_findings(&errors, &label) {
+                    self.ctx.error(&text);
+                }
+                return;
+            }
+        };
+        manifest.file = format!("{label}{}", manifest.file);
+        let name = manifest.module.name.clone();
+        if !self.policy.enables(&name) {
+            return;
+        }
+        if self.mods.iter().any(|m| m.name == name) {
+            self.ctx.error(&format!(
+                "{}: the mod name {name} is taken; not loaded",
+                manifest.file
+            ));
+            return;
+        }
+        // Its errors carry its name from now on, loaded or not.
+        self.names
+            .labels
+            .borrow_mut()
+            .push((label.clone(), name.clone()));
+        let (candidate, problems) = crate::needs::candidate(&manifest);
+        for problem in problems {
+            self.ctx.error(&problem);
+        }
+        let mut why = candidate.broken.clone();
+        for need in &candidate.depends {
+            if why.is_some() {
+                break;
+            }
+            let loaded = self.mods.iter().find(|m| m.name == need.name);
+            let version = loaded
+                .and_then(|m| m.manifest.as_ref())
+                .and_then(|m| m.module.version.as_deref())
+                .and_then(|v| semver::Version::parse(v).ok());
+            why = match (loaded, &need.requirement) {
+                (None, _) => Some(format!(
+                    "{}: {name} needs {}, which is not loaded",
+                    need.at, need.name
+                )),
+                (Some(_), Some(req)) if !version.as_ref().is_some_and(|v| req.matches(v)) => {
+                    Some(format!(
+                        "{}: {name} needs {} {req}, which does not match the loaded one",
+                        need.at, need.name
+                    ))
+                }
+                _ => None,
+            };
+        }
+        if let Some(why) = why {
+            self.ctx.error(&format!("{why}; {name} is not loaded"));
+            return;
+        }
+        if let Err(e) = manifest.declare_on(&self.ctx.hub) {
+            self.ctx.error(&format!(
+                "{}: declaring its keys: {e}; {name} is not loaded",
+                manifest.file
+            ));
+            return;
+        }
+        let narrowed = match self.policy.grants_for(&name) {
+            Ok(narrowed) => narrowed,
+            Err(e) => {
+                self.ctx.error(&format!("{e}; {name} is not loaded"));
+                return;
+            }
+        };
+        let grants = Grants::effective(
+            manifest.grants.as_ref(),
+            narrowed.as_ref(),
+            self.policy.require_grants,
+        );
+        let grants = ModGrants::of(&name, grants);
+        self.ctx
+            .say(Event::Progress(&format!("[loading mod {name}]")));
+        let mut unit = ModUnit::new(
+            name,
+            &folder.dir,
+            label,
+            Some(manifest),
+            grants,
+            self.print.clone(),
+        );
+        unit.load_all(&self.ctx, &|| false);
+        if !unit.persisted.is_empty() {
+            let replayed = crate::saved::replay(
+                &self.root,
+                &unit.name,
+                &unit.persisted,
+                &self.ctx.hub,
+                self.ctx.world,
+            );
+            for warning in replayed.warnings {
+                self.ctx
+                    .say(Event::Warning(&format!("{}{warning}", mod_tag(&unit))));
+            }
+        }
+        self.mods.push(unit);
     }
 
     /// A game.toml read again while watching: each loaded mod it no longer

@@ -491,3 +491,49 @@ fn with_require_grants_a_mod_without_grants_may_use_nothing() {
         "{err}"
     );
 }
+
+#[test]
+fn a_mod_folder_that_appears_while_watching_loads_when_its_dependency_runs() {
+    let game = tempfile::tempdir().unwrap();
+    add_mod(
+        game.path(),
+        "core",
+        "version = \"1.0.0\"",
+        &[("main.lua", "print(\"core up\")\n")],
+    );
+    let run = Watching::start_with(game.path(), &["--no-table"]);
+    run.wait_for("core up");
+    // Written aside, then moved in whole: the folder appears complete.
+    let staging = tempfile::tempdir_in(game.path()).unwrap();
+    add_mod(
+        staging.path(),
+        "late",
+        "depends = [\"core >= 1\"]",
+        &[("main.lua", "print(\"late up\")\n")],
+    );
+    add_mod(
+        staging.path(),
+        "orphan",
+        "depends = [\"nowhere\"]",
+        &[("main.lua", "print(\"orphan up\")\n")],
+    );
+    std::fs::rename(
+        staging.path().join("mods/late"),
+        game.path().join("mods/late"),
+    )
+    .unwrap();
+    run.wait_for("[loading mod late]");
+    run.wait_for("late up");
+    std::fs::rename(
+        staging.path().join("mods/orphan"),
+        game.path().join("mods/orphan"),
+    )
+    .unwrap();
+    run.wait_for_error("error: [orphan] mods/orphan/mod.toml:3:12: orphan needs nowhere, which is not loaded; orphan is not loaded");
+    let (status, _) = run.interrupt();
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "a mod that could not load fails the run"
+    );
+}
