@@ -105,15 +105,37 @@ if run then ListenMessage("Bench.Run", nil, function(n) run(n) end) end
 const CHUNK: u64 = 1000;
 
 fn setup(source: &str, listeners: usize) -> Setup {
-    setup_granted(source, listeners, None)
+    setup_with(source, listeners, None, LuaOptions::default())
 }
 
 /// [`setup`] with the script loaded as a mod's with `grants`.
 fn setup_granted(source: &str, listeners: usize, grants: Option<Rc<ModGrants>>) -> Setup {
+    setup_with(source, listeners, grants, LuaOptions::default())
+}
+
+/// [`setup`] for an instruction count: under callgrind a call runs some 50
+/// times slower, so the watchdog would arm the instruction hook after a
+/// fraction of a chunk (a game's call never runs that long) and count
+/// every VM instruction of both sides; it is kept off.
+fn setup_counted(source: &str, listeners: usize) -> Setup {
+    let options = LuaOptions {
+        watchdog_interval: Duration::from_secs(3600),
+        time_limit: None,
+        ..LuaOptions::default()
+    };
+    setup_with(source, listeners, None, options)
+}
+
+fn setup_with(
+    source: &str,
+    listeners: usize,
+    grants: Option<Rc<ModGrants>>,
+    options: LuaOptions,
+) -> Setup {
     let hub = Hub::new();
     let world = hub.create_world();
     let object = hub.spawn(world).unwrap();
-    let rt = LuaRuntime::new(hub, LuaOptions::default()).unwrap();
+    let rt = LuaRuntime::new(hub, options).unwrap();
     let source = source.replace("LISTENERS", &listeners.to_string()) + RUN_BY_MESSAGE;
     let id = rt
         .load_granted("bench.lua", &source, object, grants)
@@ -238,8 +260,50 @@ fn grants_sends_only() -> bool {
     true
 }
 
+/// `GANTRY_BENCH_BUS_SENDS=N`: runs only the baked sends and the pure-Lua
+/// bus at 1 and 8 listeners, N sends each, outside criterion, for an
+/// instruction count under callgrind (the inclusive cost of `bus_pure_1`
+/// and its siblings, divided by N).
+fn bus_sends_only() -> bool {
+    let Some(sends) = std::env::var("GANTRY_BENCH_BUS_SENDS")
+        .ok()
+        .and_then(|n| n.parse::<u64>().ok())
+    else {
+        return false;
+    };
+    bus_pure_1(&setup_counted(PURE_BUS, 1), sends);
+    bus_baked_1(&setup_counted(HUB_BAKED, 1), sends);
+    bus_pure_8(&setup_counted(PURE_BUS, 8), sends);
+    bus_baked_8(&setup_counted(HUB_BAKED, 8), sends);
+    true
+}
+
+#[inline(never)]
+fn bus_pure_1(setup: &Setup, iters: u64) -> Duration {
+    black_box(4u8); // Each body its own: never folded into one symbol.
+    lua_loop(setup, iters)
+}
+
+#[inline(never)]
+fn bus_baked_1(setup: &Setup, iters: u64) -> Duration {
+    black_box(5u8); // Each body its own: never folded into one symbol.
+    lua_loop(setup, iters)
+}
+
+#[inline(never)]
+fn bus_pure_8(setup: &Setup, iters: u64) -> Duration {
+    black_box(6u8); // Each body its own: never folded into one symbol.
+    lua_loop(setup, iters)
+}
+
+#[inline(never)]
+fn bus_baked_8(setup: &Setup, iters: u64) -> Duration {
+    black_box(7u8); // Each body its own: never folded into one symbol.
+    lua_loop(setup, iters)
+}
+
 fn bench(c: &mut Criterion) {
-    if grants_sends_only() {
+    if grants_sends_only() || bus_sends_only() {
         return;
     }
     let mut group = c.benchmark_group("lua_bus");
