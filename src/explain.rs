@@ -60,6 +60,7 @@ pub fn run_then_explain(
             why_on_stdout: true,
             limits,
             locked: false,
+            record: None,
         })?;
         outln!("== from the table and the scripts ==");
     }

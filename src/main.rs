@@ -74,6 +74,10 @@ enum Command {
         /// changed, and exit 1 if it would have (for CI, as `cargo --locked`).
         #[arg(long, conflicts_with = "no_table")]
         locked: bool,
+        /// Record every dispatch into the mods and what they send out to
+        /// FILE (JSON lines), for `gantry replay`.
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
         #[command(flatten)]
         limits: limits::LimitArgs,
     },
@@ -178,6 +182,7 @@ fn main() -> ExitCode {
             trace_key,
             why,
             locked,
+            record,
             limits,
         } => run::run(run::RunArgs {
             dir,
@@ -192,6 +197,7 @@ fn main() -> ExitCode {
             why_on_stdout: false,
             limits,
             locked,
+            record,
         }),
         Command::Check {
             dir,

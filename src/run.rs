@@ -82,6 +82,8 @@ pub struct RunArgs {
     /// Change no table file: say what the run would have changed, and
     /// fail if it would have (`--locked`).
     pub locked: bool,
+    /// Record the run's dispatches to this file (`--record`).
+    pub record: Option<PathBuf>,
 }
 
 /// The loader's options for this run: the limits, and which table.
@@ -157,8 +159,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         )
     });
     let why = (!args.why.is_empty()).then(|| Rc::new(WhyRecorder::new(hub.clone())));
-    if printer.is_some() || why.is_some() {
+    let record = match &args.record {
+        Some(path) => Some(Rc::new(
+            gantry_loader::record::Recorder::create(path, &game, tick_now.clone())
+                .with_context(|| format!("--record {}", path.display()))?,
+        )),
+        None => None,
+    };
+    if printer.is_some() || why.is_some() || record.is_some() {
         let recorder = why.clone();
+        let record = record.clone();
         hub.set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
             if let Some(printer) = &printer {
                 printer.on_event(event);
@@ -166,11 +176,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             if let Some(recorder) = &recorder {
                 recorder.on_event(event);
             }
+            if let Some(record) = &record {
+                record.on_event(event);
+            }
         })));
     }
     // Before the first script runs: a top level can loop too.
     let ctrl_c = CtrlC::install(game.interrupter())?;
     game.load_until(&|| ctrl_c.pressed());
+    if let Some(record) = &record {
+        record.loaded();
+    }
 
     let ticks = args.ticks.or((!args.watch).then_some(1));
     let tick_len = Duration::from_millis(args.tick_ms);
@@ -206,6 +222,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         game.tick(dt);
     }
     ctrl_c.finished();
+    if let Some(Err(error)) = record.as_ref().map(|r| r.finish()) {
+        errln!("error: --record {error}");
+    }
     game.save_state();
     let refused = finish_table(&mut game, dir, args.locked)?;
     if let Some(why) = &why {

@@ -37,6 +37,7 @@ pub mod layout;
 mod needs;
 pub mod order;
 pub mod saved;
+pub mod record;
 pub mod testing;
 mod unit;
 pub mod watch;

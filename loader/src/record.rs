@@ -1,0 +1,543 @@
+//! Recordings of a run, and their replay: how a player's bug report
+//! becomes a regression test.
+//!
+//! A recording is JSON lines, appended as the run goes, so a crash leaves
+//! a readable prefix:
+//!
+//! ```text
+//! {"gantry_recording":1,"mods":[{"name":"quest","version":"0.1.0"}],"table":"9f2c…"}
+//! {"t":0,"out":"Quest.Start","src":"object#3","args":["wolves",{"struct":"Reward","fields":{"gold":50}}]}
+//! {"t":1,"in":"Game.Tick","src":"global","args":[1,0.016666666666666666]}
+//! {"t":1,"out":"Quest.Done","src":"object#4","args":["wolves"]}
+//! {"end":true,"ticks":1}
+//! ```
+//!
+//! The header names the format's version, the mods and their versions and
+//! a hash of the signature table the run started with. Then one line per
+//! dispatch: an *input* (`in`) is one that enters the mods from outside
+//! (made by the host once the mods are loaded, outside any listener: the
+//! ticks, a game's events), an *output* (`out`) every other (what the
+//! mods send, their top levels' too, at tick 0). `t` is the tick. A run
+//! that ends cleanly writes `end`; a recording without it was cut.
+//!
+//! Values are JSON: `null`, booleans, integers, floats (always with a `.`
+//! or an exponent; `{"float":"nan"}` and `±inf` spelled so), strings,
+//! arrays, `{"struct":name,"fields":{…}}`, `{"object":id}`.
+//!
+//! The recorder is a tracer ([`gantry_host::Hub::set_tracer`]): without
+//! `--record` none is installed and recording costs nothing.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use gantry_host::face::Faced;
+use gantry_host::trace::Delivery;
+use gantry_host::value::StructValue;
+use gantry_host::{Caller, Hub, ObjectId, Source, TraceEvent, Value};
+use serde_json::{Map, Number, Value as Json, json};
+
+use crate::Game;
+
+/// The format's version, written in the header and checked on replay.
+pub const VERSION: u64 = 1;
+/// The largest recording replay reads, in bytes.
+pub const MAX_RECORDING_BYTES: u64 = 256 * 1024 * 1024;
+/// The largest one line of a recording may be, in bytes.
+pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// A dispatch as recorded: its tick, key, source and values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dispatch {
+    pub tick: u64,
+    pub key: String,
+    pub source: String,
+    pub args: Json,
+}
+
+impl std::fmt::Display for Dispatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{} from {}", self.key, self.args, self.source)
+    }
+}
+
+/// A value as a recording writes it.
+pub fn value_to_json(value: &Value) -> Json {
+    match value {
+        Value::Nil => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(n) => Json::from(*n),
+        Value::Float(x) => match Number::from_f64(*x) {
+            Some(n) => Json::Number(n),
+            None => json!({ "float": format!("{x}") }),
+        },
+        Value::Str(s) => Json::String(s.to_string()),
+        Value::Object(o) => json!({ "object": o.get() }),
+        Value::Struct(s) => {
+            let fields: Map<String, Json> = s
+                .fields
+                .iter()
+                .map(|(name, v)| (name.to_string(), value_to_json(v)))
+                .collect();
+            json!({ "struct": s.name.to_string(), "fields": fields })
+        }
+        Value::Array(items) => Json::Array(items.iter().map(value_to_json).collect()),
+    }
+}
+
+/// A recorded value read back; `None` when it is no value a recording
+/// writes.
+pub fn json_to_value(json: &Json) -> Option<Value> {
+    Some(match json {
+        Json::Null => Value::Nil,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) if !n.is_f64() => Value::Int(i),
+            _ => Value::Float(n.as_f64()?),
+        },
+        Json::String(s) => Value::str(s),
+        Json::Array(items) => Value::array(items.iter().map(json_to_value).collect::<Option<_>>()?),
+        Json::Object(map) => {
+            if let Some(text) = map.get("float").and_then(Json::as_str) {
+                Value::Float(text.parse().ok()?)
+            } else if let Some(id) = map.get("object").and_then(Json::as_u64) {
+                Value::Object(ObjectId::from_raw(id)?)
+            } else {
+                let name = map.get("struct")?.as_str()?;
+                let mut value = StructValue::new(name);
+                for (field, v) in map.get("fields")?.as_object()? {
+                    value.set(field, json_to_value(v)?);
+                }
+                Value::structure(value)
+            }
+        }
+    })
+}
+
+/// A stable hash of the signature table (FNV-1a of its JSON), so a replay
+/// can say the table changed since the recording.
+pub fn table_hash(hub: &Hub) -> String {
+    let text = serde_json::to_string(&hub.table_snapshot()).unwrap_or_default();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// The header line of a recording of `game`.
+fn header(game: &Game) -> Json {
+    let mods: Vec<Json> = game
+        .mods()
+        .iter()
+        .map(|m| json!({ "name": m.name, "version": m.version }))
+        .collect();
+    json!({ "gantry_recording": VERSION, "mods": mods, "table": table_hash(game.hub()) })
+}
+
+/// Tells inputs from outputs as the dispatches go by: an input is a
+/// dispatch at the outermost level once the mods are loaded.
+struct Classifier {
+    depth: Cell<usize>,
+    loaded: Cell<bool>,
+}
+
+impl Classifier {
+    fn new() -> Self {
+        Self {
+            depth: Cell::new(0),
+            loaded: Cell::new(false),
+        }
+    }
+
+    /// For a traced event: `Some(is_input)` for a dispatch.
+    fn on_event(&self, event: &TraceEvent<'_>) -> Option<bool> {
+        match event {
+            TraceEvent::Dispatch { delivery, .. } => {
+                let depth = self.depth.get();
+                self.depth.set(depth + 1);
+                Some(depth == 0 && self.loaded.get() && *delivery != Delivery::Replay)
+            }
+            TraceEvent::End { .. } | TraceEvent::HookDone { .. } => {
+                self.depth.set(self.depth.get().saturating_sub(1));
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Writes a recording while a game runs. Install [`Recorder::on_event`]
+/// in the hub's tracer; call [`Recorder::loaded`] once the mods are
+/// loaded and [`Recorder::finish`] at the end.
+pub struct Recorder {
+    hub: Hub,
+    tick: Rc<Cell<u32>>,
+    out: RefCell<Option<BufWriter<std::fs::File>>>,
+    classify: Classifier,
+    path: PathBuf,
+    /// The first write that failed (recording stops there).
+    failed: RefCell<Option<String>>,
+}
+
+impl Recorder {
+    /// Creates (or truncates) `path` and writes the header of `game`;
+    /// `tick` is the tick the host is in (0 while loading).
+    pub fn create(path: &Path, game: &Game, tick: Rc<Cell<u32>>) -> std::io::Result<Self> {
+        let mut file = BufWriter::new(std::fs::File::create(path)?);
+        writeln!(file, "{}", header(game))?;
+        file.flush()?;
+        Ok(Self {
+            hub: game.hub().clone(),
+            tick,
+            out: RefCell::new(Some(file)),
+            classify: Classifier::new(),
+            path: path.to_path_buf(),
+            failed: RefCell::new(None),
+        })
+    }
+
+    /// The mods are loaded: outermost dispatches from now on are inputs.
+    pub fn loaded(&self) {
+        self.classify.loaded.set(true);
+        self.flush();
+    }
+
+    /// The tracer's part: one line per dispatch.
+    pub fn on_event(&self, event: &TraceEvent<'_>) {
+        let Some(input) = self.classify.on_event(event) else {
+            return;
+        };
+        let TraceEvent::Dispatch {
+            key, source, args, ..
+        } = event
+        else {
+            return;
+        };
+        let line = json!({
+            "t": self.tick.get(),
+            if input { "in" } else { "out" }: key,
+            "src": self.hub.source_name(*source),
+            "args": Json::Array(args.iter().map(value_to_json).collect()),
+        });
+        if input {
+            // What came before an input is whole on disk: a crash loses
+            // at most the tick under way.
+            self.flush();
+        }
+        self.write(&line);
+    }
+
+    fn write(&self, line: &Json) {
+        let mut out = self.out.borrow_mut();
+        let Some(file) = out.as_mut() else { return };
+        if let Err(e) = writeln!(file, "{line}") {
+            *self.failed.borrow_mut() =
+                Some(format!("{}: {e}; recording stopped", self.path.display()));
+            *out = None;
+        }
+    }
+
+    fn flush(&self) {
+        let mut out = self.out.borrow_mut();
+        if let Some(file) = out.as_mut()
+            && let Err(e) = file.flush()
+        {
+            *self.failed.borrow_mut() =
+                Some(format!("{}: {e}; recording stopped", self.path.display()));
+            *out = None;
+        }
+    }
+
+    /// Writes the end line and flushes; the first write that failed, if any.
+    pub fn finish(&self) -> Result<(), String> {
+        self.write(&json!({ "end": true, "ticks": self.tick.get() }));
+        self.flush();
+        self.out.borrow_mut().take();
+        match self.failed.borrow().clone() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A recording read for replay.
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    /// The mods and versions it was made with.
+    pub mods: Vec<(String, Option<String>)>,
+    pub table: String,
+    pub lines: Vec<Line>,
+    /// Whether it ends with its `end` line; if not, where it was cut.
+    pub complete: bool,
+}
+
+/// One dispatch line of a recording.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    Input(Dispatch),
+    Output(Dispatch),
+}
+
+/// A recording that cannot be replayed.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordingError {
+    #[error("{path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("{path}: not a regular file")]
+    NotAFile { path: String },
+    #[error("{path}: over {MAX_RECORDING_BYTES} bytes, more than a recording may have")]
+    TooLarge { path: String },
+    #[error("{path}: not a gantry recording (its first line is no recording header)")]
+    NoHeader { path: String },
+    #[error("{path}: a recording of format version {found}; this gantry reads version {VERSION}")]
+    Version { path: String, found: u64 },
+    #[error("{path}:{line}: {what}")]
+    Line {
+        path: String,
+        line: usize,
+        what: String,
+    },
+}
+
+impl Recording {
+    /// Reads the recording at `path`: a regular file (never a FIFO) of at
+    /// most [`MAX_RECORDING_BYTES`]. A last line cut short (no newline,
+    /// not a record) or a missing `end` is a cut recording, not an error.
+    pub fn read(path: &Path) -> Result<Self, RecordingError> {
+        let name = path.display().to_string();
+        let read_err = |error| RecordingError::Read {
+            path: name.clone(),
+            error,
+        };
+        let meta = std::fs::metadata(path).map_err(read_err)?;
+        if !meta.is_file() {
+            return Err(RecordingError::NotAFile { path: name });
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .map_err(read_err)?
+            .take(MAX_RECORDING_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(read_err)?;
+        if bytes.len() as u64 > MAX_RECORDING_BYTES {
+            return Err(RecordingError::TooLarge { path: name });
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        Self::parse(&text, &name)
+    }
+
+    /// Parses a recording's text (`path` names it in errors).
+    pub fn parse(text: &str, path: &str) -> Result<Self, RecordingError> {
+        let ends_whole = text.ends_with('\n');
+        let all: Vec<&str> = text.lines().collect();
+        let mut lines = all.iter().enumerate();
+        let header: Json = lines
+            .next()
+            .and_then(|(_, l)| serde_json::from_str(l).ok())
+            .ok_or_else(|| RecordingError::NoHeader { path: path.into() })?;
+        let version = header
+            .get("gantry_recording")
+            .and_then(Json::as_u64)
+            .ok_or_else(|| RecordingError::NoHeader { path: path.into() })?;
+        if version != VERSION {
+            return Err(RecordingError::Version {
+                path: path.into(),
+                found: version,
+            });
+        }
+        let mut recording = Recording {
+            table: header
+                .get("table")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            ..Recording::default()
+        };
+        for m in header
+            .get("mods")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(name) = m.get("name").and_then(Json::as_str) {
+                let version = m.get("version").and_then(Json::as_str).map(str::to_owned);
+                recording.mods.push((name.to_owned(), version));
+            }
+        }
+        for (at, text) in lines {
+            let number = at + 1;
+            let last = number == all.len();
+            let bad = |what: String| RecordingError::Line {
+                path: path.into(),
+                line: number,
+                what,
+            };
+            if text.len() > MAX_LINE_BYTES {
+                return Err(bad(format!("a line over {MAX_LINE_BYTES} bytes")));
+            }
+            let json: Json = match serde_json::from_str(text) {
+                Ok(json) => json,
+                // A crash mid-write: the prefix before it is the recording.
+                Err(_) if last && !ends_whole => break,
+                Err(e) => return Err(bad(format!("not a record: {e}"))),
+            };
+            if json.get("end").is_some() {
+                recording.complete = true;
+                break;
+            }
+            let dispatch = |key: &Json| -> Result<Dispatch, RecordingError> {
+                Ok(Dispatch {
+                    tick: json
+                        .get("t")
+                        .and_then(Json::as_u64)
+                        .ok_or_else(|| bad("no tick `t`".into()))?,
+                    key: key
+                        .as_str()
+                        .ok_or_else(|| bad("its key is not a string".into()))?
+                        .to_owned(),
+                    source: json
+                        .get("src")
+                        .and_then(Json::as_str)
+                        .unwrap_or("global")
+                        .to_owned(),
+                    args: match json.get("args") {
+                        Some(args @ Json::Array(_)) => args.clone(),
+                        _ => return Err(bad("no `args` array".into())),
+                    },
+                })
+            };
+            if let Some(key) = json.get("in") {
+                recording.lines.push(Line::Input(dispatch(key)?));
+            } else if let Some(key) = json.get("out") {
+                recording.lines.push(Line::Output(dispatch(key)?));
+            } else {
+                return Err(bad("neither an `in`, an `out` nor the `end`".into()));
+            }
+        }
+        Ok(recording)
+    }
+}
+
+/// How a replay ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Every output the recording has was sent again, in order.
+    Equal { inputs: usize, outputs: usize },
+    /// The first difference: at tick `tick`, `expected` (`None`: nothing
+    /// more) against `got` (`None`: nothing).
+    Differs {
+        tick: u64,
+        expected: Option<Dispatch>,
+        got: Option<Dispatch>,
+    },
+}
+
+/// Replays `recording` on `game` (opened, not loaded): loads the mods,
+/// then sends each recorded input as the host did, comparing what the
+/// mods send (key and values) with what was recorded, in order. For a cut
+/// recording the prefix is compared: what the mods send after its last
+/// line is not a difference.
+pub fn replay(game: &mut Game, recording: &Recording) -> Verdict {
+    let hub = game.hub().clone();
+    let tick = Rc::new(Cell::new(0u64));
+    let produced: Rc<RefCell<VecDeque<Dispatch>>> = Rc::default();
+    let classify = Rc::new(Classifier::new());
+    let (keep, now, names, sort) = (
+        produced.clone(),
+        tick.clone(),
+        hub.clone(),
+        classify.clone(),
+    );
+    hub.set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
+        if sort.on_event(event) == Some(false)
+            && let TraceEvent::Dispatch {
+                key, source, args, ..
+            } = event
+        {
+            keep.borrow_mut().push_back(Dispatch {
+                tick: now.get(),
+                key: (*key).to_owned(),
+                source: names.source_name(*source),
+                args: Json::Array(args.iter().map(value_to_json).collect()),
+            });
+        }
+    })));
+    game.load();
+    classify.loaded.set(true);
+    let (mut inputs, mut outputs) = (0, 0);
+    let same = |a: &Dispatch, b: &Dispatch| a.key == b.key && a.args == b.args;
+    let verdict = 'replay: {
+        for line in &recording.lines {
+            match line {
+                Line::Output(expected) => {
+                    let got = produced.borrow_mut().pop_front();
+                    match got {
+                        Some(got) if same(expected, &got) => outputs += 1,
+                        got => {
+                            break 'replay Verdict::Differs {
+                                tick: expected.tick,
+                                expected: Some(expected.clone()),
+                                got,
+                            };
+                        }
+                    }
+                }
+                Line::Input(input) => {
+                    if let Some(extra) = produced.borrow_mut().pop_front() {
+                        break 'replay Verdict::Differs {
+                            tick: extra.tick,
+                            expected: None,
+                            got: Some(extra),
+                        };
+                    }
+                    tick.set(input.tick);
+                    send_input(&hub, input);
+                    inputs += 1;
+                }
+            }
+        }
+        if recording.complete
+            && let Some(extra) = produced.borrow_mut().pop_front()
+        {
+            break 'replay Verdict::Differs {
+                tick: extra.tick,
+                expected: None,
+                got: Some(extra),
+            };
+        }
+        Verdict::Equal { inputs, outputs }
+    };
+    hub.set_tracer(None);
+    verdict
+}
+
+/// Sends a recorded input as the host did: from its object if that is
+/// alive still, else globally. Values that cannot be read back are sent
+/// as nil (the comparison then says where it matters).
+fn send_input(hub: &Hub, input: &Dispatch) {
+    let Ok(key) = hub.key(&input.key) else {
+        return;
+    };
+    let mut args: Vec<Value> = input
+        .args
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|j| json_to_value(j).unwrap_or(Value::Nil))
+                .collect()
+        })
+        .unwrap_or_default();
+    let source = input
+        .source
+        .strip_prefix("object#")
+        .and_then(|id| id.parse().ok())
+        .and_then(ObjectId::from_raw)
+        .filter(|o| hub.is_alive(*o))
+        .map_or(Source::Global, Source::from);
+    let _ = hub.send_values(key, source, &mut args, Caller::Unrecorded);
+}
