@@ -115,7 +115,7 @@ pub fn shown(folder: &Path, path: &Path) -> String {
 }
 
 /// Reads the text file `path` of `folder` (`path` relative to it,
-/// absolute, or already beginning with `folder`: see [`place_in`]): the
+/// absolute, or already beginning with `folder`: see `place_in`): the
 /// file must resolve, symbolic links followed, to a regular
 /// file inside `folder`, of at most `limit` bytes, in UTF-8 (a leading
 /// byte-order mark is dropped). Never blocks on a FIFO or reads a device.

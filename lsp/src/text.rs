@@ -12,7 +12,7 @@ use lsp_types::{Position, Range};
 const BLOCK: usize = 1024;
 
 /// Where each line starts, so that a position converts in time bounded by
-/// [`BLOCK`], whatever the line's length: one long line holding thousands
+/// `BLOCK` (1,024 bytes), whatever the line's length: one long line holding thousands
 /// of calls (a minified or generated script) would otherwise cost its
 /// length per call converted.
 #[derive(Debug, Clone, PartialEq, Eq)]

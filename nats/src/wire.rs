@@ -12,7 +12,7 @@
 //! payload's own length justifies.
 //!
 //! Layout: `version (1) | node id (u64 LE) | count (varint) | value*`,
-//! where a value is a tag byte and its body (see [`Tag`]). The sender's node
+//! where a value is a tag byte and its body (see `Tag`). The sender's node
 //! id rides in the payload rather than in a NATS header because a
 //! JetStream KV entry (a stored message) keeps no headers: one envelope
 //! serves live, stored and once messages, and a node drops its own.

@@ -14,7 +14,7 @@
 //! - [`config`]: `.luarc.json` / `.emmyrc.json` pointing at the stubs.
 //! - [`luals`]: the same meta file as a LuaLS addon folder.
 //! - [`write`](mod@write): bringing the output folder up to date ([`write_stubs`]).
-//! - [`reference`]: the book's API reference page ([`api_reference`]).
+//! - [`mod@reference`]: the book's API reference page ([`api_reference`]).
 //! - `names`: identifiers and doc lines made safe for generated code.
 
 #![forbid(unsafe_code)]

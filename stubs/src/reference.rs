@@ -6,7 +6,7 @@
 //! the reference cannot list an argument the runtimes do not take. What
 //! the table cannot say — what a function is for, the errors only it
 //! raises, a working example in each language — is written by hand in
-//! [`doc`], one exhaustive `match`: a new `ApiFunction` does not compile
+//! `doc`, one exhaustive `match`: a new `ApiFunction` does not compile
 //! until it is documented.
 //!
 //! `gantry doc --out book/src/reference/` writes [`api_reference`] as

@@ -1,7 +1,7 @@
 //! Listening to a collection: whole table, update only, one slot, every
 //! changed row — typed for Rust, raw for the script faces.
 //!
-//! Every form registers an ordinary hub entry through [`Hub::listen_raw`],
+//! Every form registers an ordinary hub entry through `Hub::listen_raw`,
 //! so lifetime (owner, handle, `times`, object destruction), order and tiers
 //! work as for any listener, and a stored table is replayed on arrival.
 

@@ -15,8 +15,8 @@
 //! A map of the folder, in the order a send passes through it:
 //! - this file: [`Hub`] and [`HubInner`], checked mode, reports, the
 //!   signature table, keys; [`HubError`], [`Message`], [`Caller`].
-//! - `state`: per-key state — a key's [`Slot`] (channels, compiled
-//!   signature, call sites, lanes) — and the [`State`] behind one borrow.
+//! - `state`: per-key state — a key's `Slot` (channels, compiled
+//!   signature, call sites, lanes) — and the `State` behind one borrow.
 //! - `objects`: objects and worlds, named sources, and what goes with them.
 //! - `registration`: listen and unlisten ([`ListenSpec`]), owners, channels.
 //! - `admission`: phase 1 — arguments checked against the signature, what
