@@ -56,7 +56,8 @@ use shared::{Shared, error_text};
 /// How a runtime is set up.
 #[derive(Debug, Clone)]
 pub struct LuaOptions {
-    /// The Lua state's memory limit in bytes (`None`: unlimited).
+    /// The Lua state's memory limit in bytes (`None`: unlimited). 256 MiB
+    /// by default.
     ///
     /// Exceeding it stops the call with an error naming the script and
     /// line where the limit was hit, with one exception: a single
@@ -90,7 +91,8 @@ pub struct LuaOptions {
     /// load) needs a larger limit (`--time-limit`).
     /// `None`: unlimited.
     pub time_limit: Option<Duration>,
-    /// How long a call runs before the budget's hook is armed.
+    /// How long a call runs before the budget's hook is armed. 10 ms by
+    /// default.
     pub watchdog_interval: Duration,
     /// The wall-clock budget of one call from the host into Lua (a
     /// listener, hook, reply or top level, with what it calls), counted
@@ -106,13 +108,14 @@ pub struct LuaOptions {
     /// Rewrite literal-key calls into baked calls at load (on by default;
     /// off runs every call through the generic functions).
     pub rewrite: bool,
-    /// The mod folder `require` resolves in (`None`: no `require`).
+    /// The mod folder `require` resolves in (`None`, the default: no
+    /// `require`).
     pub mod_dir: Option<PathBuf>,
     /// The most rows `StoredArray:SetNum` may give a table (`None`:
     /// unlimited). A table's rows live in the hub's memory, outside the Lua
     /// state's `memory_limit`, and one `SetNum` could otherwise ask for
     /// gigabytes (`Add` and `Insert` grow a row at a time, under the
-    /// instruction budget).
+    /// instruction budget). 1,000,000 by default.
     pub max_table_rows: Option<usize>,
     /// The hub memory this runtime's scripts may hold (`None`: unlimited):
     /// the messages they store, the tables they write, their listeners and

@@ -108,7 +108,7 @@ pub struct RhaiOptions {
     /// instructions is (measured with `gantry run --budget`).
     pub budget: Option<u64>,
     /// Steps a script's top level may run (`None`: unlimited); the same
-    /// default as `budget`.
+    /// default as `budget`, 20,000,000.
     pub top_level_budget: Option<u64>,
     /// Wall-clock time one outermost call (a top level, or a listener,
     /// hook or reply the host runs) may take, with every handler call it
@@ -125,16 +125,19 @@ pub struct RhaiOptions {
     /// sets what a frame can afford (2 ms, say). `None` by default: then
     /// only `time_limit` applies, and the clock is never read.
     pub call_budget: Option<Duration>,
-    /// How deep script function calls may nest.
+    /// How deep script function calls may nest. 64 by default.
     pub max_call_depth: usize,
-    /// Longest string a script may build (bytes).
+    /// Longest string a script may build (bytes). 1 MiB by default.
     pub max_string_size: usize,
+    /// Most elements an array may hold. 100,000 by default.
     pub max_array_size: usize,
+    /// Most entries a map (object map) may hold. 100,000 by default.
     pub max_map_size: usize,
     /// Bake literal-key calls at load (on by default; off runs every call
     /// through the generic functions).
     pub rewrite: bool,
-    /// The mod folder `import` resolves in (`None`: no `import`).
+    /// The mod folder `import` resolves in (`None`, the default: no
+    /// `import`).
     pub mod_dir: Option<PathBuf>,
     /// The hub memory this runtime's scripts may hold, in bytes: the
     /// messages they store, the tables they write, their listeners and the
