@@ -18,6 +18,7 @@ mod folder;
 mod interrupt;
 mod limits;
 mod run;
+mod replay_cmd;
 mod table_cmd;
 mod test_cmd;
 mod tools;
@@ -144,6 +145,17 @@ enum Command {
         #[command(flatten)]
         limits: limits::LimitArgs,
     },
+    /// Replay a recording (`gantry run --record FILE`) on the mods in DIR
+    /// and compare what they send with what was recorded; exits 1 at the
+    /// first difference.
+    Replay {
+        /// The recording.
+        file: PathBuf,
+        /// The game folder or mod folder.
+        dir: PathBuf,
+        #[command(flatten)]
+        limits: limits::LimitArgs,
+    },
     /// Serve the language server over stdio.
     Lsp,
     /// Print the signature table of a mod folder (DIR/.gantry/signatures.json).
@@ -224,6 +236,7 @@ fn main() -> ExitCode {
         } => explain::run_then_explain(dir, key, table, ticks, limits),
         Command::Doc { out } => doc_cmd::run(&out),
         Command::Test { dir, junit, limits } => test_cmd::run(&dir, junit, &limits),
+        Command::Replay { file, dir, limits } => replay_cmd::run(&file, &dir, &limits),
         Command::Lsp => tools::lsp(),
         Command::Table { dir, table, json } => table_cmd::run(&dir, table.as_deref(), json),
     };

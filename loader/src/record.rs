@@ -59,7 +59,11 @@ pub struct Dispatch {
 
 impl std::fmt::Display for Dispatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}{} from {}", self.key, self.args, self.source)
+        let args: Vec<String> = match &self.args {
+            Json::Array(items) => items.iter().map(Json::to_string).collect(),
+            other => vec![other.to_string()],
+        };
+        write!(f, "{}({}) from {}", self.key, args.join(", "), self.source)
     }
 }
 
