@@ -12,6 +12,7 @@ mod cli_errors;
 mod cli_game;
 mod cli_grants;
 mod cli_lsp;
+mod cli_replay;
 mod cli_run;
 mod cli_stubs;
 mod cli_test;

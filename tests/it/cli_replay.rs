@@ -1,0 +1,164 @@
+//! `gantry run --record FILE` and `gantry replay FILE DIR`: a recorded
+//! session replays equal; a changed script fails the replay at the tick
+//! and key where the mods first send something else; a recording cut by a
+//! crash replays its prefix and says so; a file that is no recording is
+//! refused with its name, never read past its bound or blocked on.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use crate::support::{copy_dir, gantry, stderr, stdout};
+
+fn arena() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/arena"),
+        tmp.path(),
+    );
+    tmp
+}
+
+fn record(dir: &Path, file: &Path, ticks: u32) -> Output {
+    let out = gantry()
+        .arg("run")
+        .arg(dir)
+        .args(["--no-table", "--ticks", &ticks.to_string(), "--record"])
+        .arg(file)
+        .output()
+        .expect("gantry runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    out
+}
+
+fn replay(file: &Path, dir: &Path) -> Output {
+    gantry()
+        .arg("replay")
+        .arg(file)
+        .arg(dir)
+        .output()
+        .expect("gantry runs")
+}
+
+#[test]
+fn a_recording_of_the_arena_example_replays_equal() {
+    let game = arena();
+    let rec = tempfile::tempdir().unwrap();
+    let file = rec.path().join("play.rec");
+    record(game.path(), &file, 5);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with(r#"{"gantry_recording":1,"mods":"#),
+        "{text}"
+    );
+    assert_eq!(text.matches(r#""in":"Game.Tick""#).count(), 5, "{text}");
+    assert!(
+        text.contains(r#"{"t":2,"out":"Player.Hurt","src":"global","args":["ann",3]}"#),
+        "{text}"
+    );
+    assert!(text.ends_with("{\"end\":true,\"ticks\":5}\n"), "{text}");
+    let out = replay(&file, game.path());
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("replay: equal (5 inputs,"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_changed_script_fails_the_replay_at_the_tick_and_key_it_changed() {
+    let game = arena();
+    let rec = tempfile::tempdir().unwrap();
+    let file = rec.path().join("play.rec");
+    record(game.path(), &file, 5);
+    let armour = game.path().join("3_armour.lua");
+    let script = std::fs::read_to_string(&armour).unwrap();
+    std::fs::write(&armour, script.replace("math.min(2,", "math.min(1,")).unwrap();
+    let out = replay(&file, game.path());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("replay: differs at tick 2, key Player.Hurt"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"expected: Player.Hurt("ann", 3) from global"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"got:      Player.Hurt("ann", 4) from global"#),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_recording_cut_mid_line_replays_its_prefix_and_says_it_was_cut() {
+    let game = arena();
+    let rec = tempfile::tempdir().unwrap();
+    let file = rec.path().join("play.rec");
+    record(game.path(), &file, 5);
+    let text = std::fs::read_to_string(&file).unwrap();
+    // As a crash leaves it: the tick-3 input whole, a line half written.
+    let at = text.find(r#"{"t":3,"out""#).unwrap();
+    std::fs::write(&file, &text[..at + 12]).unwrap();
+    let out = replay(&file, game.path());
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(said.contains("replay: equal (3 inputs,"), "{said}");
+    assert!(
+        said.contains("was cut after tick 3 (no end line): its prefix replayed"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_file_that_is_no_recording_is_refused_with_its_name() {
+    let game = arena();
+    let rec = tempfile::tempdir().unwrap();
+    let file = rec.path().join("notes.txt");
+    std::fs::write(&file, "hello\n").unwrap();
+    let out = replay(&file, game.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("notes.txt: not a gantry recording"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(&file, "{\"gantry_recording\":99}\n").unwrap();
+    let out = replay(&file, game.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("format version 99"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_given_as_the_recording_is_refused_without_blocking() {
+    let game = arena();
+    let rec = tempfile::tempdir().unwrap();
+    let fifo = rec.path().join("play.rec");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = Instant::now();
+    let out = replay(&fifo, game.path());
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("play.rec: not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+}
