@@ -792,11 +792,17 @@ impl Game {
     /// on disk since it was read; what both changed keeps the file's
     /// version, each said in the result. `None` without a table file.
     pub fn save_table(&mut self) -> Result<Option<gantry_host::Saved>, LoaderError> {
-        let after = self.ctx.hub.table_snapshot();
+        let mut after = self.ctx.hub.table_snapshot();
         let Some(file) = &mut self.table_file else {
             return Ok(None);
         };
         let path = file.path().to_path_buf();
+        // This run saw the whole folder: a script it no longer holds
+        // (deleted, renamed) keeps no sites. Only for the folder's own
+        // table: one given elsewhere may be shared with other folders.
+        if path.starts_with(&self.root) {
+            after.forget_missing_files(&self.root);
+        }
         file.save(&after)
             .map(Some)
             .map_err(|error| LoaderError::SaveTable { path, error })

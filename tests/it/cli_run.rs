@@ -944,3 +944,62 @@ fn run_the_arena_example_mod() {
         assert!(table.contains(key), "{key} missing from {table}");
     }
 }
+
+/// The call sites a run leaves in `.gantry/signatures.json`, one
+/// `file:line` per site, sorted.
+fn table_sites(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join(".gantry/signatures.json")).unwrap();
+    let table: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut sites = Vec::new();
+    for entry in table["keys"].as_object().unwrap().values() {
+        for site in entry["sites"].as_array().into_iter().flatten() {
+            sites.push(format!("{}:{}", site["file"].as_str().unwrap(), site["line"]));
+        }
+    }
+    sites.sort();
+    sites
+}
+
+#[test]
+fn editing_one_line_and_running_again_changes_only_that_lines_sites() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "goblin.lua",
+        "NotifyMessage(\"Goblin.Seen\", 1)\nNotifyMessage(\"Goblin.Hit\", 2)\n",
+    );
+    write(dir.path(), "watch.rhai", "ListenMessage(\"Goblin.Seen\", (), |n| {});\n");
+    let o = run(dir.path(), &["--ticks", "0"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let before = table_sites(dir.path());
+    assert!(before.contains(&"goblin.lua:2".to_owned()), "{before:?}");
+
+    // A line inserted above the second send moves its site: it is not added.
+    write(
+        dir.path(),
+        "goblin.lua",
+        "NotifyMessage(\"Goblin.Seen\", 1)\n-- a comment\nNotifyMessage(\"Goblin.Hit\", 2)\n",
+    );
+    let o = run(dir.path(), &["--ticks", "0"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let after = table_sites(dir.path());
+    let gone: Vec<_> = before.iter().filter(|s| !after.contains(s)).collect();
+    let new: Vec<_> = after.iter().filter(|s| !before.contains(s)).collect();
+    assert_eq!(gone, ["goblin.lua:2"]);
+    assert_eq!(new, ["goblin.lua:3"]);
+}
+
+#[test]
+fn a_deleted_script_leaves_no_sites_in_the_table_after_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.lua", "NotifyMessage(\"Door.Opened\", 1)\n");
+    write(dir.path(), "b.lua", "ListenMessage(\"Door.Opened\", nil, function(n) end)\n");
+    let o = run(dir.path(), &["--ticks", "0"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(table_sites(dir.path()), ["a.lua:1", "b.lua:1"]);
+
+    std::fs::remove_file(dir.path().join("b.lua")).unwrap();
+    let o = run(dir.path(), &["--ticks", "0"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(table_sites(dir.path()), ["a.lua:1"]);
+}
