@@ -434,8 +434,20 @@ fn describe_generic(sink: &mut dyn Sink, limits: Limits) {
             ApiFunction::UnbindMessage => describe(&[("id_or_owner", "?")], "int"),
             ApiFunction::ListenMessage
             | ApiFunction::ListenWorldMessage
-            | ApiFunction::ListenObjectMessage
-            | ApiFunction::ListenHook => {
+            | ApiFunction::ListenObjectMessage => {
+                describe(&[("owner", "?"), ("handler", "FnPtr")], "int");
+                sink.function(&FnDef {
+                    name: &[function.name()],
+                    params: &[
+                        head,
+                        &[("owner", "?"), ("handler", "FnPtr"), ("opts", "Map")],
+                    ]
+                    .concat(),
+                    returns: "int",
+                    comment: &[&comment, "\n", MESSAGE_OPTIONS],
+                });
+            }
+            ApiFunction::ListenHook => {
                 describe(&[("owner", "?"), ("handler", "FnPtr")], "int");
                 describe(
                     &[("owner", "?"), ("handler", "FnPtr"), ("opts", "Map")],
@@ -460,6 +472,10 @@ fn describe_generic(sink: &mut dyn Sink, limits: Limits) {
         }
     }
 }
+
+/// What the options of a message listen may say, under its generic form.
+const MESSAGE_OPTIONS: &str = "/// `opts`: `#{ times, order, match, key, respond }`; `key: true` passes the \
+sent key first, `respond: true` puts a request's responder in the last parameter.";
 
 /// A fixed function: name, parameters, return type, doc comment.
 type Fixed = (

@@ -137,6 +137,8 @@ function GantryResponder:IsAnswered() end
 ---@field times? integer How many calls before it unlistens itself (-1: forever).
 ---@field order? integer Lower runs first; ties keep registration order.
 ---@field match? "exact"|"partial" `partial` also hears the keys below this one.
+---@field key? boolean A message listener gets the key that was sent first (which key a `partial` one heard).
+---@field respond? boolean A message listener answers requests: the responder goes in its last parameter, after the values it declares room for.
 
 ---Options of a hook listener.
 ---@class GantryHookOptions
