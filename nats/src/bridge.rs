@@ -114,6 +114,7 @@ struct Shared {
     /// Sends dropped in the current run of a full buffer.
     dropping: Cell<u64>,
     scratch: RefCell<Vec<u8>>,
+    net: Arc<NetShared>,
     global_subjects: RefCell<HashMap<Key, Subject>>,
 }
 
@@ -148,6 +149,7 @@ impl Bridge {
         let import = outermost(&config.import);
         let (out_tx, out_rx) = mpsc::channel(config.buffer);
         let (in_tx, in_rx) = mpsc::channel(config.buffer);
+        let net = Arc::new(NetShared::default());
         let shared = Rc::new(Shared {
             node: node_id(),
             subjects: subjects.clone(),
@@ -166,6 +168,7 @@ impl Bridge {
             stats: Cell::new(BridgeStats::default()),
             dropping: Cell::new(0),
             scratch: RefCell::new(Vec::new()),
+            net: net.clone(),
             global_subjects: RefCell::new(HashMap::new()),
         });
         let mut listeners = Vec::new();
@@ -202,7 +205,6 @@ impl Bridge {
             kv_filters.push(subtree.clone());
             kv_filters.push(format!("{subtree}.>"));
         }
-        let net = Arc::new(NetShared::default());
         let plan = Plan {
             bucket: format!("gantry_{}", config.cluster),
             queue: format!("{}-once", config.cluster),
@@ -321,14 +323,7 @@ impl Bridge {
     /// files what happened on the network. Never waits.
     pub fn pump(&self, hub: &Hub) -> Pumped {
         let shared = &self.shared;
-        for event in self.net.take() {
-            match event {
-                BridgeEvent::Connected => shared.end_dropping(),
-                BridgeEvent::Oversized { .. } => shared.count(|s| s.refused += 1),
-                _ => {}
-            }
-            shared.event(event);
-        }
+        shared.absorb_status();
         let dropped_in = self.net.incoming_dropped.load(Ordering::Relaxed);
         let mut stats = shared.stats.get();
         if dropped_in > stats.dropped_incoming {
@@ -439,6 +434,9 @@ impl Shared {
                 true
             }
             Err(_) => {
+                // What the network said first (a disconnection) is filed
+                // before the drop it explains.
+                self.absorb_status();
                 let n = self.dropping.get() + 1;
                 self.dropping.set(n);
                 self.count(|s| s.dropped_sends += 1);
@@ -451,6 +449,19 @@ impl Shared {
                 }
                 false
             }
+        }
+    }
+
+    /// Files what the network thread reported since last asked, in the
+    /// order it happened.
+    fn absorb_status(&self) {
+        for event in self.net.take() {
+            match event {
+                BridgeEvent::Connected => self.end_dropping(),
+                BridgeEvent::Oversized { .. } => self.count(|s| s.refused += 1),
+                _ => {}
+            }
+            self.event(event);
         }
     }
 

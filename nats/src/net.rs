@@ -179,8 +179,8 @@ async fn options(
                         // can: nothing sent after the game sees
                         // "disconnected" is taken from the buffer.
                         let _ = state.send(false);
-                        shared.connected.store(false, Ordering::SeqCst);
                         shared.push(BridgeEvent::Disconnected);
+                        shared.connected.store(false, Ordering::SeqCst);
                     }
                     async_nats::Event::ServerError(e) => shared.push(BridgeEvent::Failed {
                         reason: format!("server error: {e}"),
