@@ -435,8 +435,8 @@ pub enum Verdict {
     /// more) against `got` (`None`: nothing).
     Differs {
         tick: u64,
-        expected: Option<Dispatch>,
-        got: Option<Dispatch>,
+        expected: Option<Box<Dispatch>>,
+        got: Option<Box<Dispatch>>,
     },
 }
 
@@ -484,8 +484,8 @@ pub fn replay(game: &mut Game, recording: &Recording) -> Verdict {
                         got => {
                             break 'replay Verdict::Differs {
                                 tick: expected.tick,
-                                expected: Some(expected.clone()),
-                                got,
+                                expected: Some(Box::new(expected.clone())),
+                                got: got.map(Box::new),
                             };
                         }
                     }
@@ -495,7 +495,7 @@ pub fn replay(game: &mut Game, recording: &Recording) -> Verdict {
                         break 'replay Verdict::Differs {
                             tick: extra.tick,
                             expected: None,
-                            got: Some(extra),
+                            got: Some(Box::new(extra)),
                         };
                     }
                     tick.set(input.tick);
@@ -510,7 +510,7 @@ pub fn replay(game: &mut Game, recording: &Recording) -> Verdict {
             break 'replay Verdict::Differs {
                 tick: extra.tick,
                 expected: None,
-                got: Some(extra),
+                got: Some(Box::new(extra)),
             };
         }
         Verdict::Equal { inputs, outputs }

@@ -51,6 +51,9 @@ const MAX_KEPT_SENDS: usize = 100_000;
 /// The seconds a tick of a test stands for.
 const TEST_DT: f64 = 1.0 / 60.0;
 
+/// A send of the mod's kept for `sent`: its key and values.
+type Sent = (String, Vec<Value>);
+
 /// One case's outcome.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaseResult {
@@ -240,7 +243,7 @@ fn run_once(
     // What the mod sends, kept for `sent`: every dispatch nested in one
     // the test made (its own sends are the outermost), the runner's keys
     // and the tick aside.
-    let kept: Rc<RefCell<Vec<(String, Vec<Value>)>>> = Rc::default();
+    let kept: Rc<RefCell<Vec<Sent>>> = Rc::default();
     let keep = kept.clone();
     let depth = Cell::new(0usize);
     hub.set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| match event {
