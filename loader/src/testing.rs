@@ -31,7 +31,11 @@ use gantry_host::{Caller, KeyDecl, Source, TraceEvent, Type, Value};
 use gantry_lua::runtime::LuaRuntime;
 use gantry_rhai::RhaiRuntime;
 
+use crate::record::{self, Recording, Verdict};
 use crate::{Event, Game, Options, TICK_KEY, TableChoice};
+
+/// A recording kept among the tests runs as a case.
+pub const REPLAY_EXTENSION: &str = ".gantry-rec";
 
 /// The largest test script read, in bytes.
 pub const MAX_TEST_BYTES: u64 = 1024 * 1024;
@@ -91,7 +95,8 @@ pub fn test_files(root: &Path) -> (Vec<PathBuf>, Vec<String>) {
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !(name.ends_with(".lua") || name.ends_with(".rhai")) {
+        if !(name.ends_with(".lua") || name.ends_with(".rhai") || name.ends_with(REPLAY_EXTENSION))
+        {
             continue;
         }
         // symlink_metadata: a link is never followed out of the folder,
@@ -140,6 +145,9 @@ pub fn run_file(root: &Path, options: &Options, file: &Path) -> Vec<CaseResult> 
             seconds: 0.0,
         }]
     };
+    if label.ends_with(REPLAY_EXTENSION) {
+        return vec![replay_case(root, options, file, label)];
+    }
     let source = match read_bounded(file) {
         Ok(source) => source,
         Err(text) => return failed(format!("{label}: {text}")),
@@ -176,6 +184,42 @@ pub fn run_file(root: &Path, options: &Options, file: &Path) -> Vec<CaseResult> 
         });
     }
     results
+}
+
+/// A recording (`gantry run --record`) kept in `tests/` as a case: it
+/// passes when the mod sends what was recorded.
+fn replay_case(root: &Path, options: &Options, file: &Path, label: String) -> CaseResult {
+    let started = std::time::Instant::now();
+    let outcome = (|| {
+        let recording = Recording::read(file).map_err(|e| e.to_string())?;
+        let mut options = options.clone();
+        options.table = TableChoice::Off;
+        let mut game = Game::open(root, options).map_err(|e| e.to_string())?;
+        game.on_event(|_| {});
+        match record::replay(&mut game, &recording) {
+            Verdict::Equal { .. } => Ok(()),
+            Verdict::Differs {
+                tick,
+                expected,
+                got,
+            } => {
+                let say = |d: Option<Box<record::Dispatch>>| {
+                    d.map_or_else(|| "nothing".to_owned(), |d| d.to_string())
+                };
+                Err(format!(
+                    "{label}: differs at tick {tick}: expected {}, got {}",
+                    say(expected),
+                    say(got)
+                ))
+            }
+        }
+    })();
+    CaseResult {
+        file: label.clone(),
+        name: "replays as recorded".to_owned(),
+        outcome,
+        seconds: started.elapsed().as_secs_f64(),
+    }
 }
 
 /// Reads a regular file of at most [`MAX_TEST_BYTES`], never following a
@@ -320,11 +364,11 @@ fn run_once(
     } else {
         let runtime =
             RhaiRuntime::new(hub.clone(), options.rhai.clone()).map_err(|e| e.to_string())?;
-        let text = format!("{}{source}", rhai_prelude(want));
+        let text = format!("{}{}", rhai_prelude(want), mark_expect_lines(source));
         runtime
             .load_script(label, &text, object)
             .map(drop)
-            .map_err(|e| e.to_string())
+            .map_err(|e| expectation_at_its_line(label, &e.to_string()))
     };
     hub.set_tracer(None);
     loaded?;
@@ -333,6 +377,50 @@ fn run_once(
     }
     let names = names.borrow().clone();
     Ok(names)
+}
+
+/// What a failed Rhai `expect_eq` throws before its line: a Rhai error
+/// names the line of the `throw` (the runner's), so the case's line rides
+/// in the text.
+const EXPECT_MARK: &str = "gantry-expect@";
+
+/// Each `expect_eq(` of a Rhai script given its line: `expect_eq_at(4, `.
+/// Lines keep their numbers.
+fn mark_expect_lines(source: &str) -> String {
+    const CALL: &str = "expect_eq(";
+    let mut out = String::with_capacity(source.len());
+    for (at, line) in source.split_inclusive('\n').enumerate() {
+        let mut rest = line;
+        while let Some(found) = rest.find(CALL) {
+            let before = &rest[..found];
+            let joined = before
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_');
+            out.push_str(before);
+            if joined {
+                out.push_str(CALL);
+            } else {
+                out.push_str(&format!("expect_eq_at({}, ", at + 1));
+            }
+            rest = &rest[found + CALL.len()..];
+        }
+        out.push_str(rest);
+    }
+    out
+}
+
+/// A Rhai error of a failed `expect_eq` said at the case's line
+/// (`tests/quest.rhai:4: expected 2, got 1`); any other as it is.
+fn expectation_at_its_line(label: &str, text: &str) -> String {
+    let Some(at) = text.find(EXPECT_MARK) else {
+        return text.to_owned();
+    };
+    let rest = &text[at + EXPECT_MARK.len()..];
+    match rest.split_once(':') {
+        Some((line, what)) if line.parse::<u32>().is_ok() => format!("{label}:{line}: {what}"),
+        _ => text.to_owned(),
+    }
 }
 
 /// A Lua error without its stack traceback: the first lines name the
@@ -402,6 +490,7 @@ fn rhai_prelude(want: Option<&str>) -> String {
     format!(
         "{test} \
          fn expect_eq(got, want) {{ if type_of(got) != type_of(want) || got != want {{ throw `expected ${{want}}, got ${{got}}`; }} }} \
+         fn expect_eq_at(line, got, want) {{ if type_of(got) != type_of(want) || got != want {{ throw `{EXPECT_MARK}${{line}}:expected ${{want}}, got ${{got}}`; }} }} \
          fn tick(n) {{ NotifyMessage({tick}, n); }} \
          fn sent(key) {{ GMP::Request(Spawn().World(), {sent}, key) }} ",
         tick = literal(TICK_REQUEST),

@@ -43,14 +43,20 @@ fn the_quest_example_passes_its_own_tests_in_both_languages() {
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(
-        text.contains("ok   tests/giver.lua: the first tick starts the wolves quest"),
+        text.contains(
+            "ok   tests/starts_on_the_first_tick.lua: the first tick starts the wolves quest"
+        ),
         "{text}"
     );
     assert!(
-        text.contains("ok   tests/log.rhai: a started quest is done at once"),
+        text.contains("ok   tests/the_log_finishes.rhai: a started quest is done at once"),
         "{text}"
     );
-    assert!(text.contains("5 passed, 0 failed"), "{text}");
+    assert!(
+        text.contains("ok   tests/first_ticks.gantry-rec: replays as recorded"),
+        "{text}"
+    );
+    assert!(text.contains("6 passed, 0 failed"), "{text}");
 }
 
 #[test]
@@ -194,5 +200,56 @@ fn a_fifo_and_a_link_out_of_tests_are_skipped_and_said_not_read() {
         out.status.code(),
         Some(1),
         "skipped scripts fail the run: {text}"
+    );
+}
+
+#[test]
+fn a_failed_rhai_expectation_and_a_lua_error_are_said_at_their_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    greeter(tmp.path());
+    write(
+        tmp.path(),
+        "tests/lines.rhai",
+        "// one\ntest(\"counts\", || {\n    tick(2);\n    expect_eq(sent(\"Counted\").len(), 3);\n});\n",
+    );
+    write(
+        tmp.path(),
+        "tests/lines.lua",
+        "test(\"indexes nil\", function()\n  local t = nil\n  return t.x\nend)\n",
+    );
+    let out = test(tmp.path(), &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("tests/lines.rhai:4: expected 3, got 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tests/lines.lua:3: attempt to index a nil value"),
+        "{text}"
+    );
+    assert!(text.contains("0 passed, 2 failed"), "{text}");
+}
+
+#[test]
+fn a_kept_recording_the_mod_no_longer_matches_fails_as_a_case() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quest"),
+        tmp.path(),
+    );
+    let giver = tmp.path().join("giver.lua");
+    let script = std::fs::read_to_string(&giver).unwrap();
+    std::fs::write(&giver, script.replace("gold = 50", "gold = 5")).unwrap();
+    let out = test(tmp.path(), &[]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL tests/first_ticks.gantry-rec: replays as recorded"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tests/first_ticks.gantry-rec: differs at tick 1: expected Quest.Start("),
+        "{text}"
     );
 }
