@@ -1,16 +1,18 @@
 //! One mod as the loader runs it: its folder, its manifest, its runtimes
 //! and the scripts they loaded, each on an object of its own.
 //!
-//! A script's object is what the mod registered and stored through: its
-//! listeners, its stored messages and what it owns go with the object, so
-//! reloading a script is destroying its object and loading the new
-//! version on a fresh one, and unloading the mod is destroying them all.
+//! A script's object is what the mod registered and stored through.
+//! Reloading a script swaps it in place on the same object (the runtime's
+//! `reload`): its listeners and environment are the new version's, what it
+//! stored on the object stays. Removing a script, or unloading the mod,
+//! unloads it and destroys its object, with its listeners, its stored
+//! messages and what it owns.
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use gantry_host::ObjectId;
-use gantry_host::face::{ModGrants, ScriptRuntime};
+use gantry_host::face::{ModGrants, ScriptId, ScriptRuntime};
 use gantry_host::files::FileError;
 use gantry_host::manifest::Manifest;
 
@@ -24,6 +26,9 @@ pub(crate) struct Loaded {
     /// Its name in errors and sites (`main.lua`, `mods/core/main.lua`).
     pub file: String,
     pub object: ObjectId,
+    /// The runtime's id of the loaded script; `None` when its first load
+    /// failed (nothing to reload in place: the next version starts anew).
+    id: Option<ScriptId>,
     source: String,
 }
 
@@ -120,8 +125,14 @@ impl ModUnit {
         Some(self.engines[at].as_ref())
     }
 
-    /// Loads `source` as `file` on a fresh object; the object on success.
-    fn load(&mut self, ctx: &Context, file: &str, source: &str) -> Option<ObjectId> {
+    /// Loads `source` as `file` on a fresh object: the object, and the
+    /// script's id if it loaded.
+    fn load(
+        &mut self,
+        ctx: &Context,
+        file: &str,
+        source: &str,
+    ) -> Option<(ObjectId, Option<ScriptId>)> {
         let shown = format!("{}{file}", self.label);
         let object = match ctx.hub.spawn(ctx.world) {
             Ok(object) => object,
@@ -138,15 +149,16 @@ impl ModUnit {
             ctx.error(&error.to_string());
         }
         self.end_step(ctx);
-        Some(object)
+        Some((object, result.ok()))
     }
 
     /// First load of a script.
     fn add(&mut self, ctx: &Context, file: &str, source: String) {
-        if let Some(object) = self.load(ctx, file, &source) {
+        if let Some((object, id)) = self.load(ctx, file, &source) {
             self.scripts.push(Loaded {
                 file: format!("{}{file}", self.label),
                 object,
+                id,
                 source,
             });
         }
@@ -203,50 +215,34 @@ impl ModUnit {
         }
     }
 
-    /// Replaces a running script with a new version. A version that does
-    /// not compile, or whose top level fails, is reported and the old one
-    /// keeps running (reloaded on a fresh object in the second case).
+    /// Replaces a running script with a new version, in place: the same
+    /// object, so what it stored there survives, and the runtime swaps the
+    /// script's listeners and environment. A version that does not compile
+    /// or whose top level fails is reported and the old one keeps running
+    /// untouched. A script whose first load failed has nothing to keep: its
+    /// object goes and the new version starts on a fresh one.
     fn reload(&mut self, ctx: &Context, file: &str, source: String) {
         let shown = format!("{}{file}", self.label);
         let Some(at) = self.scripts.iter().position(|s| s.file == shown) else {
             self.add(ctx, file, source);
             return;
         };
-        let checked = match self.engine_for(ctx, file) {
-            Some(engine) => engine.check(&shown, &source),
-            None => return,
+        let Some(id) = self.scripts[at].id else {
+            let old = self.scripts.remove(at);
+            ctx.say(Event::Progress(&format!("[reloading {shown}]")));
+            let _ = ctx.hub.destroy(old.object);
+            self.add(ctx, file, source);
+            return;
         };
-        if let Err(error) = checked {
-            ctx.error(&format!("{error} (the previous version keeps running)"));
+        let Some(engine) = self.engine_for(ctx, file) else {
             return;
-        }
-        let old = self.scripts.remove(at);
+        };
         ctx.say(Event::Progress(&format!("[reloading {shown}]")));
-        // Its listeners, what it stored and what it owns go with its object.
-        let _ = ctx.hub.destroy(old.object);
-        let failures = ctx.errors();
-        let object = self.load(ctx, file, &source);
-        if ctx.errors() > failures {
-            if let Some(object) = object {
-                let _ = ctx.hub.destroy(object);
-            }
-            ctx.say(Event::Note(&format!(
-                "{shown}: the previous version keeps running"
-            )));
-            if let Some(object) = self.load(ctx, file, &old.source) {
-                self.scripts.insert(at, Loaded { object, ..old });
-            }
-            return;
-        }
-        if let Some(object) = object {
-            self.scripts.insert(
-                at,
-                Loaded {
-                    file: shown,
-                    object,
-                    source,
-                },
-            );
+        let reloaded = engine.reload(id, &source);
+        self.end_step(ctx);
+        match reloaded {
+            Ok(()) => self.scripts[at].source = source,
+            Err(error) => ctx.error(&format!("{error} (the previous version keeps running)")),
         }
     }
 
@@ -269,7 +265,7 @@ impl ModUnit {
         let shown = format!("{}{file}", self.label);
         if let Some(at) = self.scripts.iter().position(|s| s.file == shown) {
             let old = self.scripts.remove(at);
-            let _ = ctx.hub.destroy(old.object);
+            self.forget(ctx, &old);
             ctx.say(Event::Progress(&format!("[unloaded {shown}]")));
         }
     }
@@ -277,10 +273,21 @@ impl ModUnit {
     /// Removes everything the mod registered or stored: every script's
     /// object goes, with its listeners and stored messages.
     pub fn unload(&mut self, ctx: &Context) {
-        for script in self.scripts.drain(..) {
-            let _ = ctx.hub.destroy(script.object);
+        for script in std::mem::take(&mut self.scripts) {
+            self.forget(ctx, &script);
         }
         self.engines.clear();
+    }
+
+    /// Unloads a script (its environment goes) and destroys its object
+    /// (which existed for it alone), with what was stored on it.
+    fn forget(&mut self, ctx: &Context, script: &Loaded) {
+        if let Some(id) = script.id
+            && let Some(engine) = self.engine_for(ctx, &script.file)
+        {
+            engine.unload(id);
+        }
+        let _ = ctx.hub.destroy(script.object);
     }
 
     /// Declares a `mod.toml` read again while watching, its keys over the

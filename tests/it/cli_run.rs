@@ -953,7 +953,11 @@ fn table_sites(dir: &Path) -> Vec<String> {
     let mut sites = Vec::new();
     for entry in table["keys"].as_object().unwrap().values() {
         for site in entry["sites"].as_array().into_iter().flatten() {
-            sites.push(format!("{}:{}", site["file"].as_str().unwrap(), site["line"]));
+            sites.push(format!(
+                "{}:{}",
+                site["file"].as_str().unwrap(),
+                site["line"]
+            ));
         }
     }
     sites.sort();
@@ -968,7 +972,11 @@ fn editing_one_line_and_running_again_changes_only_that_lines_sites() {
         "goblin.lua",
         "NotifyMessage(\"Goblin.Seen\", 1)\nNotifyMessage(\"Goblin.Hit\", 2)\n",
     );
-    write(dir.path(), "watch.rhai", "ListenMessage(\"Goblin.Seen\", (), |n| {});\n");
+    write(
+        dir.path(),
+        "watch.rhai",
+        "ListenMessage(\"Goblin.Seen\", (), |n| {});\n",
+    );
     let o = run(dir.path(), &["--ticks", "0"]);
     assert!(o.status.success(), "{}", err(&o));
     let before = table_sites(dir.path());
@@ -993,7 +1001,11 @@ fn editing_one_line_and_running_again_changes_only_that_lines_sites() {
 fn a_deleted_script_leaves_no_sites_in_the_table_after_the_next_run() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a.lua", "NotifyMessage(\"Door.Opened\", 1)\n");
-    write(dir.path(), "b.lua", "ListenMessage(\"Door.Opened\", nil, function(n) end)\n");
+    write(
+        dir.path(),
+        "b.lua",
+        "ListenMessage(\"Door.Opened\", nil, function(n) end)\n",
+    );
     let o = run(dir.path(), &["--ticks", "0"]);
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(table_sites(dir.path()), ["a.lua:1", "b.lua:1"]);
