@@ -36,9 +36,9 @@ pub fn run(dir: &Path, junit: Option<PathBuf>, limits: &LimitArgs) -> anyhow::Re
     for file in &files {
         for case in testing::run_file(dir, &options, file) {
             match &case.outcome {
-                Ok(()) => outln!("ok   {}: {}", case.file, case.name),
+                Ok(()) => outln!("ok   {}: {}", case.file, one_line(&case.name)),
                 Err(text) => {
-                    outln!("FAIL {}: {}", case.file, case.name);
+                    outln!("FAIL {}: {}", case.file, one_line(&case.name));
                     for line in text.lines() {
                         outln!("     {line}");
                     }
@@ -58,6 +58,19 @@ pub fn run(dir: &Path, junit: Option<PathBuf>, limits: &LimitArgs) -> anyhow::Re
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A case's name on one line: its control characters escaped.
+fn one_line(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// The results as JUnit XML: one `testsuite` per test script.
