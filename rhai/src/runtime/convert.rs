@@ -58,6 +58,13 @@ fn to_value_at(
     if depth >= MAX_DEPTH {
         return Err(Fail(format!("values nested deeper than {MAX_DEPTH}")));
     }
+    // Integers first and by their type test: the common argument of a
+    // send, and a failed `as_bool` names the value's type on every call.
+    if value.is_int()
+        && let Ok(i) = value.as_int()
+    {
+        return Ok(Value::Int(i));
+    }
     if value.is_unit() {
         return Ok(Value::Nil);
     }

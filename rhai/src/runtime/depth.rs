@@ -25,17 +25,20 @@ use rhai::{Array, Dynamic, FnPtr, Map};
 /// only when reached deeper than before, so a cycle (`f = || f`) ends and
 /// a shared part costs once per depth it is reached at.
 pub(crate) fn deeper_than(value: &Dynamic, limit: usize) -> bool {
-    Walk {
-        limit,
-        seen: HashMap::new(),
+    // Every listener call checks its result and captures: a plain value
+    // is answered before any walk is set up.
+    if !nests(value) {
+        return false;
     }
-    .deeper(value, 0)
+    Walk { limit, seen: None }.deeper(value, 0)
 }
 
 struct Walk {
     limit: usize,
-    /// The deepest each shared variable was reached at, by its address.
-    seen: HashMap<usize, usize>,
+    /// The deepest each shared variable was reached at, by its address;
+    /// made at the first shared part that nests (a map's hasher costs as
+    /// much as the rest of a shallow walk).
+    seen: Option<HashMap<usize, usize>>,
 }
 
 impl Walk {
@@ -60,10 +63,11 @@ impl Walk {
                 return false;
             }
             let address = &*inner as *const Dynamic as usize;
-            if self.seen.get(&address).is_some_and(|&d| d >= depth) {
+            let seen = self.seen.get_or_insert_with(HashMap::new);
+            if seen.get(&address).is_some_and(|&d| d >= depth) {
                 return false;
             }
-            self.seen.insert(address, depth);
+            seen.insert(address, depth);
             return self.deeper(&inner, depth);
         }
         if let Some(items) = value.read_lock::<Array>() {
