@@ -416,6 +416,44 @@ NotifyMessage("Trade", "axe", 3);
         expect: &["axe 3"],
     },
     Case {
+        name: "listening returns a connection that prints as its key and id and unbinds",
+        lua: r#"
+local conn = ListenMessage("Quest.Start", nil, function() print("heard") end)
+print(tostring(conn))
+print(tostring(conn == conn))
+NotifyMessage("Quest.Start")
+print(tostring(conn:Unbind()) .. " " .. tostring(conn:Unbind()))
+NotifyMessage("Quest.Start")
+"#,
+        rhai: r#"
+let conn = ListenMessage("Quest.Start", (), || print("heard"));
+print(`${conn}`);
+print(`${conn == conn}`);
+NotifyMessage("Quest.Start");
+print(`${conn.unbind()} ${conn.unbind()}`);
+NotifyMessage("Quest.Start");
+"#,
+        expect: &["Connection(Quest.Start#1)", "true", "heard", "true false"],
+    },
+    Case {
+        name: "a connection unbinds through UnbindMessage only on its own key",
+        lua: r#"
+local conn = ListenMessage("Quest.Start", nil, function() print("heard") end)
+print(tostring(UnbindMessage("Quest.End", conn)))
+NotifyMessage("Quest.Start")
+print(tostring(UnbindMessage("Quest.Start", conn)))
+NotifyMessage("Quest.Start")
+"#,
+        rhai: r#"
+let conn = ListenMessage("Quest.Start", (), || print("heard"));
+print(`${UnbindMessage("Quest.End", conn)}`);
+NotifyMessage("Quest.Start");
+print(`${UnbindMessage("Quest.Start", conn)}`);
+NotifyMessage("Quest.Start");
+"#,
+        expect: &["0", "heard", "1"],
+    },
+    Case {
         name: "respond must be true or false",
         lua: r#"
 ListenMessage("Trade", nil, function() end, { respond = "yes" })

@@ -192,6 +192,13 @@ pub trait Face {
         writer: StoredArray<'static>,
     ) -> Result<Self::Out, Self::Error>;
 
+    /// What listening returns: a handle of the listener `id` on `key`
+    /// (by default its id as a number).
+    fn connection(&self, key: &str, id: ListenerId) -> Result<Self::Out, Self::Error> {
+        let _ = key;
+        Ok(Self::number(id.get() as i64))
+    }
+
     fn nothing() -> Self::Out;
     fn number(n: i64) -> Self::Out;
     fn boolean(b: bool) -> Self::Out;
@@ -336,10 +343,10 @@ pub fn call_api<F: Face>(
             // A listener asking for the key is a message listener.
             if plain && row_type(&params).is_some() && declares != Declares::Other {
                 let callback = face.table_callback(&held);
-                return hub
+                let id = hub
                     .listen_table_raw(&key.text, source, options, Some(site), callback)
-                    .map(|id| F::number(id.get() as i64))
-                    .map_err(|e| fail(e.into()));
+                    .map_err(|e| fail(e.into()))?;
+                return face.connection(&key.text, id);
             }
             // An empty table stored first says it is a list, not of what.
             let unknown = match params.as_slice() {
@@ -372,7 +379,7 @@ pub fn call_api<F: Face>(
             if plain {
                 face.listening(id, &held)?;
             }
-            Ok(F::number(id.get() as i64))
+            face.connection(&key.text, id)
         }
         ApiFunction::ListenRowMessage => {
             // `owner, index, fn [, opts]`
@@ -389,7 +396,7 @@ pub fn call_api<F: Face>(
             let id = hub
                 .listen_rows_raw(&key.text, source, index, options, Some(site), callback)
                 .map_err(|e| fail(e.into()))?;
-            Ok(F::number(id.get() as i64))
+            face.connection(&key.text, id)
         }
         ApiFunction::UnbindMessage => {
             let target = take(args, 0);
@@ -427,7 +434,7 @@ pub fn call_api<F: Face>(
             let id = hub
                 .listen_hook_raw(&key.text, options, Some(site), callback)
                 .map_err(|e| fail(e.into()))?;
-            Ok(F::number(id.get() as i64))
+            face.connection(&key.text, id)
         }
         ApiFunction::RunHook => {
             record();

@@ -27,6 +27,7 @@ use mlua::{Function, Lua, MultiValue, Table, Value as LuaValue, thread::ThreadSt
 use super::collection;
 use super::convert::{from_value, object_source_of_arg, to_value, world_of_arg};
 use super::error::ScriptError;
+use super::handles::ConnectionHandle;
 use super::listen::{
     Takes, Target, existing_owner, hook_callback, message_callback, resolve_owner,
 };
@@ -279,6 +280,9 @@ impl Face for LuaCall<'_> {
     fn unbind_target(&self, value: &LuaValue) -> Unbind {
         match value {
             LuaValue::Integer(id) => Unbind::Id(*id),
+            LuaValue::UserData(ud) if ud.is::<ConnectionHandle>() => ud
+                .borrow::<ConnectionHandle>()
+                .map_or(Unbind::Neither, |c| Unbind::Id(c.id.get() as i64)),
             LuaValue::Nil => Unbind::Neither,
             owner => Unbind::Owner(existing_owner(&self.ctx.shared, owner)),
         }
@@ -410,6 +414,18 @@ impl Face for LuaCall<'_> {
         )]))
     }
 
+    fn connection(&self, key: &str, id: ListenerId) -> mlua::Result<MultiValue> {
+        // The script's listener, to take back when it unloads.
+        (self.ctx.registered).listened(self.ctx.hub(), id);
+        let handle = ConnectionHandle {
+            key: Rc::from(key),
+            id,
+        };
+        Ok(MultiValue::from_vec(vec![LuaValue::UserData(
+            self.lua.create_userdata(handle)?,
+        )]))
+    }
+
     fn nothing() -> MultiValue {
         MultiValue::new()
     }
@@ -439,12 +455,6 @@ fn call(
         args.make_contiguous(),
         sites,
     )?;
-    // A listen returns its listener's id: the script's, to take back.
-    if function.role() == Some(Role::Listen)
-        && let Some(LuaValue::Integer(id)) = out.front()
-    {
-        (ctx.registered).listened(ctx.hub(), ListenerId::from_raw(*id as u64));
-    }
     Ok(out)
 }
 

@@ -12,7 +12,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use gantry_host::{ObjectId, Responder, Source, WorldId};
+use gantry_host::{ListenerId, ObjectId, Responder, Source, WorldId};
 use mlua::{
     AnyUserData, FromLuaMulti, IntoLuaMulti, Lua, MetaMethod, MultiValue, UserData,
     UserDataMethods, Value as LuaValue,
@@ -166,6 +166,35 @@ impl UserData for ResponderHandle {
         );
         method(methods, "rsp", "IsAnswered", |_, this: &Self, ()| {
             Ok(this.responder.is_answered())
+        });
+    }
+}
+
+/// A listener's connection, what listening returns: `conn:Unbind()`
+/// removes the listener, `UnbindMessage(key, conn)` too; it prints as its
+/// key and id (`Connection(Quest.Start#12)`) and compares equal to any
+/// handle of the same listener.
+#[derive(Debug, Clone)]
+pub struct ConnectionHandle {
+    pub key: Rc<str>,
+    pub id: ListenerId,
+}
+
+impl UserData for ConnectionHandle {
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        method(methods, "conn", "Unbind", |lua, this: &Self, ()| {
+            Ok(shared_of(lua)?.hub.unlisten_key(&this.key, this.id))
+        });
+        method(methods, "conn", "Id", |_, this: &Self, ()| {
+            Ok(this.id.get() as i64)
+        });
+        methods.add_meta_method(MetaMethod::Eq, |_, this, other: AnyUserData| {
+            Ok(other
+                .borrow::<ConnectionHandle>()
+                .is_ok_and(|o| o.id == this.id))
+        });
+        methods.add_meta_method(MetaMethod::ToString, |_, this, ()| {
+            Ok(format!("Connection({}#{})", this.key, this.id.get()))
         });
     }
 }

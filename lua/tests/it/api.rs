@@ -77,7 +77,7 @@ fn listen_options_times_order_and_partial_match() {
 }
 
 #[test]
-fn listen_returns_an_id_that_unbind_message_removes() {
+fn listen_returns_a_connection_that_unbind_message_removes() {
     let f = Fixture::new();
     f.load(
         "a.lua",
@@ -85,7 +85,7 @@ fn listen_returns_an_id_that_unbind_message_removes() {
         local id = ListenMessage("Ping", nil, function() print("ping") end)
         local owner = {}
         ListenMessage("Ping", owner, function() print("owned") end)
-        assert(math.type(id) == "integer")
+        assert(tostring(id) == "Connection(Ping#" .. id:Id() .. ")")
         NotifyMessage("Ping")
         print(UnbindMessage("Ping", id), UnbindMessage("Ping", owner))
         NotifyMessage("Ping")

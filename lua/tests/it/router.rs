@@ -335,7 +335,7 @@ fn unbind_message_removes_a_hook_listener_by_id_or_owner() {
             local owner = {}
             ListenHook("Shop.Buy", owner, function() print("by owner") end)
             ListenHook("Shop.Buy", nil, function() print("stays") end)
-            print(math.type(id), RunHook("Shop.Buy", 1).ran)
+            print(math.type(id:Id()), RunHook("Shop.Buy", 1).ran)
             print(UnbindMessage("Shop.Buy", 999999), UnbindMessage("Shop.Buy", id), UnbindMessage("Shop.Buy", owner))
             print(RunHook("Shop.Buy", 1).ran)
             "#,

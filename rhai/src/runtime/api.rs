@@ -24,7 +24,7 @@ use gantry_host::{
 use rhai::{Dynamic, FnPtr, INT, ImmutableString, Map, NativeCallContext};
 
 use super::convert::{from_value, to_value};
-use super::handles::{NamedHandle, ObjectHandle, WorldHandle, fail};
+use super::handles::{ConnectionHandle, NamedHandle, ObjectHandle, WorldHandle, fail};
 use super::listen::{
     declared_arities, hook_callback, message_callback, row_callback, table_callback,
 };
@@ -62,14 +62,7 @@ pub(crate) fn call(
         script,
         line,
     };
-    let out = call_api(&face, function, key, &mut args, sites)?;
-    // A listen returns its listener's id: the script's, to take back.
-    if function.role() == Some(Role::Listen)
-        && let Ok(id) = out.as_int()
-    {
-        (face.script.registered).listened(&shared.hub, ListenerId::from_raw(id as u64));
-    }
-    Ok(out)
+    call_api(&face, function, key, &mut args, sites)
 }
 
 impl Face for RhaiCall<'_> {
@@ -256,6 +249,9 @@ impl Face for RhaiCall<'_> {
         if let Ok(id) = value.as_int() {
             return Unbind::Id(id);
         }
+        if let Some(c) = value.read_lock::<ConnectionHandle>() {
+            return Unbind::Id(c.id.get() as i64);
+        }
         match value.clone().try_cast::<ObjectHandle>() {
             Some(o) => Unbind::Owner(Some(Owner::Object(o.0))),
             None => Unbind::Neither,
@@ -342,6 +338,15 @@ impl Face for RhaiCall<'_> {
             self.script.file.clone(),
             self.line,
         )))
+    }
+
+    fn connection(&self, key: &str, id: ListenerId) -> Result<Dynamic, Self::Error> {
+        // The script's listener, to take back when it unloads.
+        (self.script.registered).listened(&self.shared.hub, id);
+        Ok(Dynamic::from(ConnectionHandle {
+            key: Rc::from(key),
+            id,
+        }))
     }
 
     fn nothing() -> Dynamic {

@@ -7,7 +7,7 @@
 use std::cell::Cell;
 use std::rc::{Rc, Weak};
 
-use gantry_host::{ObjectId, Responder, Source, WorldId};
+use gantry_host::{ListenerId, ObjectId, Responder, Source, WorldId};
 use rhai::{Dynamic, Engine, EvalAltResult, INT};
 
 use super::shared::Shared;
@@ -41,6 +41,22 @@ pub struct HookCtx {
     pub cancelled: Rc<Cell<bool>>,
 }
 
+/// A listener's connection, what listening returns: `conn.unbind()`
+/// removes the listener, `UnbindMessage(key, conn)` too; it prints as its
+/// key and id (`Connection(Quest.Start#12)`) and compares equal to any
+/// handle of the same listener. Rhai type name `Connection`.
+#[derive(Clone, Debug)]
+pub struct ConnectionHandle {
+    pub key: Rc<str>,
+    pub id: ListenerId,
+}
+
+impl ConnectionHandle {
+    fn text(&self) -> String {
+        format!("Connection({}#{})", self.key, self.id.get())
+    }
+}
+
 /// Registers the handle types and their methods.
 pub(crate) fn register(engine: &mut Engine, shared: &Weak<Shared>) {
     engine.register_type_with_name::<ObjectHandle>("Object");
@@ -48,6 +64,22 @@ pub(crate) fn register(engine: &mut Engine, shared: &Weak<Shared>) {
     engine.register_type_with_name::<NamedHandle>("Named");
     engine.register_type_with_name::<ResponderHandle>("Responder");
     engine.register_type_with_name::<HookCtx>("HookCtx");
+    engine.register_type_with_name::<ConnectionHandle>("Connection");
+
+    let weak = shared.clone();
+    engine.register_fn("unbind", move |c: &mut ConnectionHandle| -> bool {
+        weak.upgrade()
+            .is_some_and(|s| s.hub.unlisten_key(&c.key, c.id))
+    });
+    engine.register_fn("Id", |c: &mut ConnectionHandle| c.id.get() as INT);
+    engine.register_fn("==", |a: ConnectionHandle, b: ConnectionHandle| {
+        a.id == b.id
+    });
+    engine.register_fn("!=", |a: ConnectionHandle, b: ConnectionHandle| {
+        a.id != b.id
+    });
+    engine.register_fn("to_string", |c: &mut ConnectionHandle| c.text());
+    engine.register_fn("to_debug", |c: &mut ConnectionHandle| c.text());
 
     let weak = shared.clone();
     engine.register_fn("World", move |o: &mut ObjectHandle| -> Dynamic {

@@ -534,7 +534,7 @@ fn a_row_listener_dies_with_its_owner_and_unbinds_by_id() {
         r#"
         let owner = GMP::Spawn();
         ListenRowMessage(SELF, "Inv.Items", owner, GMP::ALL_ROWS, |row, item| print(`owned ${row}`));
-        let lid = ListenRowMessage(SELF, "Inv.Items", (), 0, |row, item| print(`mine ${row}`), #{ times: 5 });
+        let lid = ListenRowMessage(SELF, "Inv.Items", (), 0, |row, item| print(`mine ${row}`), #{ times: 5 }).Id();
         fn drop_owner(o) { GMP::Destroy(o); }
         "#,
     );

@@ -328,7 +328,15 @@ fn unbind_message_removes_a_hook_listener_by_id_or_owner() {
         );
         assert_eq!(
             f.printed(),
-            ["by id", "by owner", "stays", "i64 3", "0 1 1", "stays", "1"],
+            [
+                "by id",
+                "by owner",
+                "stays",
+                "Connection 3",
+                "0 1 1",
+                "stays",
+                "1"
+            ],
             "rewrite {rewrite}"
         );
     });
