@@ -162,3 +162,54 @@ fn a_fifo_given_as_the_recording_is_refused_without_blocking() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_run_killed_mid_way_leaves_a_recording_whose_prefix_replays() {
+    let game = arena();
+    let rec = tempfile::tempdir().unwrap();
+    let file = rec.path().join("crash.rec");
+    let mut child = gantry()
+        .arg("run")
+        .arg(game.path())
+        .args(["--no-table", "--watch", "--tick-ms", "20", "--record"])
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(8);
+    // Each tick's input is on disk before the tick runs: wait for four.
+    while std::fs::read_to_string(&file).map_or(0, |t| t.matches(r#""in":"Game.Tick""#).count()) < 4
+    {
+        assert!(Instant::now() < deadline, "the watching run never ticked");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains(r#""end""#), "{text}");
+    let out = replay(&file, game.path());
+    let said = stdout(&out);
+    assert!(out.status.success(), "{said}{}", stderr(&out));
+    assert!(said.contains("replay: equal ("), "{said}");
+    assert!(
+        said.contains("(no end line): its prefix replayed"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_recording_that_cannot_be_created_stops_the_run_naming_the_flag() {
+    let game = arena();
+    let out = gantry()
+        .arg("run")
+        .arg(game.path())
+        .args(["--no-table", "--record"])
+        .arg(game.path().join("no/such/folder/play.rec"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = stderr(&out);
+    assert!(said.contains("--record "), "{said}");
+    assert!(said.contains("play.rec"), "{said}");
+}
