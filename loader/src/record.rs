@@ -545,3 +545,50 @@ fn send_input(hub: &Hub, input: &Dispatch) {
         .map_or(Source::Global, Source::from);
     let _ = hub.send_values(key, source, &mut args, Caller::Unrecorded);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(value: Value) -> Value {
+        let text = value_to_json(&value).to_string();
+        json_to_value(&serde_json::from_str(&text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn every_kind_of_value_reads_back_as_it_was_written() {
+        let reward = StructValue::new("Reward")
+            .with("gold", 50i64)
+            .with("item", "sword");
+        for value in [
+            Value::Nil,
+            Value::Bool(true),
+            Value::Int(-7),
+            Value::Float(1.0),
+            Value::Float(f64::INFINITY),
+            Value::Float(f64::NAN),
+            Value::str("wolves"),
+            Value::Object(ObjectId::from_raw(3).unwrap()),
+            Value::structure(reward),
+            Value::array(vec![Value::Int(1), Value::Float(2.5)]),
+        ] {
+            assert_eq!(round_trip(value.clone()), value);
+        }
+    }
+
+    #[test]
+    fn a_recording_cut_before_its_first_dispatch_is_an_empty_cut_recording() {
+        let text =
+            "{\"gantry_recording\":1,\"mods\":[],\"table\":\"0\"}\n{\"t\":1,\"in\":\"Game.Ti";
+        let recording = Recording::parse(text, "r.rec").unwrap();
+        assert!(recording.lines.is_empty());
+        assert!(!recording.complete);
+    }
+
+    #[test]
+    fn a_broken_line_before_the_last_is_an_error_naming_its_line() {
+        let text = "{\"gantry_recording\":1}\nnot json\n{\"end\":true}\n";
+        let error = Recording::parse(text, "r.rec").unwrap_err().to_string();
+        assert!(error.starts_with("r.rec:2: not a record"), "{error}");
+    }
+}
