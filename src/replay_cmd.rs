@@ -56,6 +56,13 @@ pub fn run(file: &Path, dir: &Path, limits: &LimitArgs) -> anyhow::Result<ExitCo
     if record::table_hash(game.hub()) != recording.table {
         errln!("note: the signature table changed since the recording");
     }
+    if record::saved_state_hash(dir) != recording.saved {
+        errln!(
+            "note: the saved state in {} is not the one the recording started from \
+             (a run saves its own at exit): the replay may differ from tick 0",
+            dir.join(gantry_loader::saved::SAVED_DIR).display()
+        );
+    }
     let verdict = record::replay(&mut game, &recording);
     drop(game);
     match verdict {

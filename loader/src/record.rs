@@ -120,16 +120,53 @@ pub fn json_to_value(json: &Json) -> Option<Value> {
     })
 }
 
-/// A stable hash of the signature table (FNV-1a of its JSON), so a replay
-/// can say the table changed since the recording.
-pub fn table_hash(hub: &Hub) -> String {
-    let text = serde_json::to_string(&hub.table_snapshot()).unwrap_or_default();
+/// FNV-1a, 64 bits: stable across runs and builds.
+fn fnv(bytes: impl IntoIterator<Item = u8>) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.bytes() {
+    for byte in bytes {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
-    format!("{hash:016x}")
+    hash
+}
+
+/// A stable hash of the signature table (of its JSON), so a replay can
+/// say the table changed since the recording.
+pub fn table_hash(hub: &Hub) -> String {
+    let text = serde_json::to_string(&hub.table_snapshot()).unwrap_or_default();
+    format!("{:016x}", fnv(text.bytes()))
+}
+
+/// A hash of the saved state a game loads before its first tick (the
+/// regular files of `GAME/.gantry/saved/`, names and contents, each read
+/// up to 64 MiB); `None` when there is none. The state is an input the
+/// loader replays, so a replay from another state may differ from tick 0.
+pub fn saved_state_hash(root: &Path) -> Option<String> {
+    const MAX_READ: u64 = 64 * 1024 * 1024;
+    let dir = root.join(crate::saved::SAVED_DIR);
+    if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file()))
+        .collect();
+    if files.is_empty() {
+        return None;
+    }
+    files.sort();
+    let mut all = Vec::new();
+    for file in files {
+        all.extend(file.file_name()?.to_string_lossy().bytes());
+        all.push(0);
+        if let Ok(f) = std::fs::File::open(&file) {
+            let _ = f.take(MAX_READ).read_to_end(&mut all);
+        }
+        all.push(0);
+    }
+    Some(format!("{:016x}", fnv(all)))
 }
 
 /// The header line of a recording of `game`.
@@ -139,7 +176,12 @@ fn header(game: &Game) -> Json {
         .iter()
         .map(|m| json!({ "name": m.name, "version": m.version }))
         .collect();
-    json!({ "gantry_recording": VERSION, "mods": mods, "table": table_hash(game.hub()) })
+    json!({
+        "gantry_recording": VERSION,
+        "mods": mods,
+        "table": table_hash(game.hub()),
+        "saved": saved_state_hash(game.root()),
+    })
 }
 
 /// Tells inputs from outputs as the dispatches go by: an input is a
@@ -274,6 +316,8 @@ pub struct Recording {
     /// The mods and versions it was made with.
     pub mods: Vec<(String, Option<String>)>,
     pub table: String,
+    /// The hash of the saved state it started from ([`saved_state_hash`]).
+    pub saved: Option<String>,
     pub lines: Vec<Line>,
     /// Whether it ends with its `end` line; if not, where it was cut.
     pub complete: bool,
@@ -359,6 +403,10 @@ impl Recording {
                 .and_then(Json::as_str)
                 .unwrap_or_default()
                 .to_owned(),
+            saved: header
+                .get("saved")
+                .and_then(Json::as_str)
+                .map(str::to_owned),
             ..Recording::default()
         };
         for m in header

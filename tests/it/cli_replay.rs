@@ -213,3 +213,32 @@ fn a_recording_that_cannot_be_created_stops_the_run_naming_the_flag() {
     assert!(said.contains("--record "), "{said}");
     assert!(said.contains("play.rec"), "{said}");
 }
+
+#[test]
+fn a_replay_from_another_saved_state_than_the_recordings_says_so() {
+    // The three_mods game persists the player's gold: the recorded run
+    // starts with none saved and saves its own at exit.
+    let game = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/three_mods"),
+        game.path(),
+    );
+    let rec = tempfile::tempdir().unwrap();
+    let file = rec.path().join("play.rec");
+    record(game.path(), &file, 5);
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(r#""saved":null}"#)
+    );
+    let out = replay(&file, game.path());
+    let said = stderr(&out);
+    assert!(
+        said.contains("is not the one the recording started from"),
+        "{said}{}",
+        stdout(&out)
+    );
+}
