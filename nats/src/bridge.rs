@@ -206,6 +206,7 @@ impl Bridge {
             kv_filters.push(format!("{subtree}.>"));
         }
         let plan = Plan {
+            probe: format!("{}-probe.{:x}", config.cluster, shared.node),
             bucket: format!("gantry_{}", config.cluster),
             queue: format!("{}-once", config.cluster),
             config,

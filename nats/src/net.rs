@@ -97,6 +97,9 @@ pub(crate) struct Plan {
     /// KV keys watched (imported subtrees).
     pub kv_filters: Vec<String>,
     pub bucket: String,
+    /// A subject only this node listens on: its own message coming back
+    /// through the server proves its subscriptions are in effect.
+    pub probe: String,
 }
 
 pub(crate) fn spawn(
@@ -225,12 +228,36 @@ async fn run(
     ));
     // After a reconnection, ready again once a flush has gone through the
     // server behind the subscriptions the client sent again.
-    let (again, ready_shared) = (client.clone(), shared.clone());
+    let (again, ready_shared, probe) = (client.clone(), shared.clone(), plan.probe.clone());
     tokio::spawn(async move {
+        let Ok(mut echo) = again.subscribe(probe.clone()).await else {
+            return;
+        };
         loop {
             ready_shared.reconnected.notified().await;
-            if ready_shared.subscribed.load(Ordering::SeqCst) && again.flush().await.is_ok() {
-                ready_shared.ready.store(true, Ordering::SeqCst);
+            while !ready_shared.subscribed.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            // Published after every subscription on this connection: when
+            // it comes back, the server has taken them all.
+            loop {
+                if again.publish(probe.clone(), Bytes::new()).await.is_ok()
+                    && matches!(
+                        tokio::time::timeout(Duration::from_millis(200), echo.next()).await,
+                        Ok(Some(_))
+                    )
+                {
+                    // Stale echoes of earlier probes are drained.
+                    while let Ok(Some(_)) =
+                        tokio::time::timeout(Duration::from_millis(1), echo.next()).await
+                    {
+                    }
+                    ready_shared.ready.store(true, Ordering::SeqCst);
+                    break;
+                }
+                if !ready_shared.connected.load(Ordering::SeqCst) {
+                    break;
+                }
             }
         }
     });
@@ -386,10 +413,8 @@ async fn listen(
             }),
         }
     }
+    // Ready once the probe comes back (see `run`).
     shared.subscribed.store(true, Ordering::SeqCst);
-    if client.flush().await.is_ok() {
-        shared.ready.store(true, Ordering::SeqCst);
-    }
     let mut all = futures_util::stream::select_all(subscribers);
     while let Some(message) = all.next().await {
         if oversized(&shared, &message.subject, message.payload.len(), max) {

@@ -45,7 +45,14 @@ fn a_node_does_not_hear_its_own_sends_back() {
     a.hub
         .send_str("Chat.Say", Source::Global, ("once only",))
         .unwrap();
-    assert!(pump_until(&[&a, &b], || heard_by_b.borrow().len() == 1));
+    assert!(
+        pump_until(&[&a, &b], || heard_by_b.borrow().len() == 1),
+        "a: {:?} {:?}, b: {:?} {:?}",
+        a.bridge.stats(),
+        a.bridge.take_events(),
+        b.bridge.stats(),
+        b.bridge.take_events()
+    );
     pump_for(&[&a, &b], Duration::from_millis(300));
 
     assert_eq!(strings(&heard_by_a), ["once only"]);
