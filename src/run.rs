@@ -208,7 +208,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             if ctrl_c.pressed() {
                 break;
             }
+            if let Some(record) = &record {
+                record.loading();
+            }
             game.poll();
+            if let Some(record) = &record {
+                record.loaded();
+            }
             // The persisted keys, now and then: a crash loses little.
             if saved_at.elapsed() >= game.save_every() {
                 game.save_state();

@@ -246,6 +246,12 @@ impl Recorder {
         })
     }
 
+    /// Scripts load (a reload while watching): outermost dispatches are
+    /// their top levels' sends, outputs, until [`Recorder::loaded`].
+    pub fn loading(&self) {
+        self.classify.loaded.set(false);
+    }
+
     /// The mods are loaded: outermost dispatches from now on are inputs.
     pub fn loaded(&self) {
         self.classify.loaded.set(true);

@@ -242,3 +242,38 @@ fn a_replay_from_another_saved_state_than_the_recordings_says_so() {
         stdout(&out)
     );
 }
+
+#[test]
+fn a_script_reloaded_while_recording_records_its_top_levels_sends_as_the_mods() {
+    let game = tempfile::tempdir().unwrap();
+    crate::support::write(game.path(), "boot.lua", "NotifyMessage(\"Boot.Said\", 1)\n");
+    let rec = tempfile::tempdir().unwrap();
+    let file = rec.path().join("watch.rec");
+    let mut child = gantry()
+        .arg("run")
+        .arg(game.path())
+        .args(["--no-table", "--watch", "--tick-ms", "20", "--record"])
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(8);
+    let wait_for = |want: &str| {
+        while !std::fs::read_to_string(&file).is_ok_and(|t| t.contains(want)) {
+            assert!(Instant::now() < deadline, "never recorded {want}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for(r#""in":"Game.Tick""#);
+    crate::support::write(game.path(), "boot.lua", "NotifyMessage(\"Boot.Said\", 2)\n");
+    wait_for(r#""Boot.Said","src":"global","args":[2]"#);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains(r#""out":"Boot.Said","src":"global","args":[2]"#),
+        "{text}"
+    );
+    assert!(!text.contains(r#""in":"Boot.Said""#), "{text}");
+}
