@@ -259,6 +259,19 @@ local GantryResponder = {}
 ---@return boolean
 function GantryResponder:IsAnswered() end
 
+---A listener's connection, what listening returns: `UnbindMessage(key, conn)`
+---takes it too. Prints as `Connection(Key#id)`.
+---@class GantryConnection
+local GantryConnection = {}
+
+---Removes the listener; whether it was still there.
+---@return boolean
+function GantryConnection:Unbind() end
+
+---The listener's integer id (what `UnbindMessage` also takes).
+---@return integer
+function GantryConnection:Id() end
+
 ---What `RunHook` returns first: how the run went.
 ---@class GantryHookResult
 ---@field ran integer How many listeners ran.
@@ -507,7 +520,8 @@ fn generic_returns(function: ApiFunction) -> &'static [&'static str] {
     match shape::shape_into(function, &entry, &mut slots) {
         Returns::Nothing => &[],
         Returns::Removed => &["boolean"],
-        Returns::Unbound | Returns::ListenerId => &["integer"],
+        Returns::Unbound => &["integer"],
+        Returns::ListenerId => &["GantryConnection"],
         Returns::Response => &["any"],
         Returns::HookResult => &["GantryHookResult", "any"],
         Returns::StoredArray => &["any"],
@@ -618,7 +632,7 @@ impl<'a> KeyForm<'a> {
             Returns::Nothing => {}
             Returns::Removed => f("boolean"),
             Returns::Unbound => f("integer"),
-            Returns::ListenerId => f("integer"),
+            Returns::ListenerId => f("GantryConnection"),
             Returns::Response => {
                 let response = entry.response.as_deref().unwrap_or_default();
                 if response.is_empty() {

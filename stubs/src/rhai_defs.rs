@@ -323,7 +323,7 @@ pub(crate) fn returns_type(returns: Returns, entry: &KeyEntry) -> &'static str {
         Returns::Nothing => "()",
         Returns::Removed => "bool",
         Returns::Unbound => "int",
-        Returns::ListenerId => "int",
+        Returns::ListenerId => "Connection",
         Returns::Response => match entry.response.as_deref().unwrap_or_default() {
             [] => "()",
             [one] => rhai_type(&one.ty),
@@ -435,7 +435,7 @@ fn describe_generic(sink: &mut dyn Sink, limits: Limits) {
             ApiFunction::ListenMessage
             | ApiFunction::ListenWorldMessage
             | ApiFunction::ListenObjectMessage => {
-                describe(&[("owner", "?"), ("handler", "FnPtr")], "int");
+                describe(&[("owner", "?"), ("handler", "FnPtr")], "Connection");
                 sink.function(&FnDef {
                     name: &[function.name()],
                     params: &[
@@ -443,21 +443,21 @@ fn describe_generic(sink: &mut dyn Sink, limits: Limits) {
                         &[("owner", "?"), ("handler", "FnPtr"), ("opts", "Map")],
                     ]
                     .concat(),
-                    returns: "int",
+                    returns: "Connection",
                     comment: &[&comment, "\n", MESSAGE_OPTIONS],
                 });
             }
             ApiFunction::ListenHook => {
-                describe(&[("owner", "?"), ("handler", "FnPtr")], "int");
+                describe(&[("owner", "?"), ("handler", "FnPtr")], "Connection");
                 describe(
                     &[("owner", "?"), ("handler", "FnPtr"), ("opts", "Map")],
-                    "int",
+                    "Connection",
                 );
             }
             ApiFunction::ListenRowMessage => {
                 describe(
                     &[("owner", "?"), ("index", "int"), ("handler", "FnPtr")],
-                    "int",
+                    "Connection",
                 );
                 describe(
                     &[
@@ -466,7 +466,7 @@ fn describe_generic(sink: &mut dyn Sink, limits: Limits) {
                         ("handler", "FnPtr"),
                         ("opts", "Map"),
                     ],
-                    "int",
+                    "Connection",
                 );
             }
         }
@@ -490,7 +490,7 @@ type Fixed = (
 /// `rhai/src/runtime/handles.rs`, `writer.rs`; `Response`:
 /// [`describe_handles`]), and `This()`. The test `rhai_runtime` holds them
 /// to what the runtime registers.
-const HANDLE_METHODS: [Fixed; 22] = [
+const HANDLE_METHODS: [Fixed; 24] = [
     (
         "World",
         &[("obj", "Object")],
@@ -510,6 +510,18 @@ const HANDLE_METHODS: [Fixed; 22] = [
         &[("named", "Named")],
         "?",
         "/// The object of a named source (`()` when it has none).",
+    ),
+    (
+        "unbind",
+        &[("conn", "Connection")],
+        "bool",
+        "/// Removes the listener; whether it was still there.",
+    ),
+    (
+        "Id",
+        &[("conn", "Connection")],
+        "int",
+        "/// The listener's integer id (what `UnbindMessage` also takes).",
     ),
     (
         "IsAnswered",
@@ -964,6 +976,7 @@ mod tests {
         struct Named;
         struct Responder;
         struct HookCtx;
+        struct Connection;
         struct StoredArray;
         struct StoredRow;
         match registered {
@@ -979,6 +992,7 @@ mod tests {
             "Named" => TypeId::of::<Named>(),
             "Responder" => TypeId::of::<Responder>(),
             "HookCtx" => TypeId::of::<HookCtx>(),
+            "Connection" => TypeId::of::<Connection>(),
             "StoredArray" => TypeId::of::<StoredArray>(),
             "StoredRow" => TypeId::of::<StoredRow>(),
             _ => TypeId::of::<Dynamic>(),

@@ -197,7 +197,7 @@ fn declared_names_docs_responders_and_structs_show_in_both_outputs() {
         r#"---@overload fun(key: "Quest.Start", id: string, reward: integer)"#,
         r#"---| "Quest.Start" # event (id: string, reward: int) — A quest begins."#,
         "---One quest of the log.\n---@class Quest\n---@field id string\n---@field reward integer\n",
-        r#"---@overload fun(key: "Quest.IsActive", owner: any, fn: (fun(id: string, rsp: GantryResponder.Quest.IsActive): any?), opts?: GantryListenOptions): integer"#,
+        r#"---@overload fun(key: "Quest.IsActive", owner: any, fn: (fun(id: string, rsp: GantryResponder.Quest.IsActive): any?), opts?: GantryListenOptions): GantryConnection"#,
         "---@field Response fun(self: GantryResponder.Quest.IsActive, active: boolean): boolean",
         r#"---@overload fun(obj: GantrySource, key: "Quest.IsActive", id: string): boolean"#,
         r#"---@overload fun(obj: GantrySource, key: "Quest.First", quest: Quest)"#,
@@ -209,7 +209,7 @@ fn declared_names_docs_responders_and_structs_show_in_both_outputs() {
         "/// `Quest.Start` (event) (id: string, reward: int) — A quest begins.",
         "fn NotifyMessage__Quest__Start(id: String, reward: int) -> ();",
         "fn Request__Quest__IsActive(obj: Object, id: String) -> ",
-        "/// handler: |id: String, rsp: Responder|\nfn ListenMessage__Quest__IsActive(owner: ?, handler: FnPtr) -> int;",
+        "/// handler: |id: String, rsp: Responder|\nfn ListenMessage__Quest__IsActive(owner: ?, handler: FnPtr) -> Connection;",
     ] {
         assert!(rhai.contains(expected), "missing {expected}\n{rhai}");
     }

@@ -126,6 +126,19 @@ local GantryResponder = {}
 ---@return boolean
 function GantryResponder:IsAnswered() end
 
+---A listener's connection, what listening returns: `UnbindMessage(key, conn)`
+---takes it too. Prints as `Connection(Key#id)`.
+---@class GantryConnection
+local GantryConnection = {}
+
+---Removes the listener; whether it was still there.
+---@return boolean
+function GantryConnection:Unbind() end
+
+---The listener's integer id (what `UnbindMessage` also takes).
+---@return integer
+function GantryConnection:Id() end
+
 ---What `RunHook` returns first: how the run went.
 ---@class GantryHookResult
 ---@field ran integer How many listeners ran.
@@ -291,56 +304,56 @@ function OnceObjectMessage(obj, key, key_args) end
 function RemoveStoredObjectMessage(obj, key, key_args) end
 
 ---Listens to global messages; returns the listener id.
----@overload fun(key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): integer
----@overload fun(key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): integer
----@overload fun(key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): integer
----@overload fun(key: "Inv.Items", owner: any, fn: (fun(items: Item[], update: GantryUpdate): any?), opts?: GantryListenOptions): integer
----@overload fun(key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): integer
----@overload fun(key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): integer
----@overload fun(key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): integer
----@overload fun(key: never, ...: any): integer
+---@overload fun(key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(key: "Inv.Items", owner: any, fn: (fun(items: Item[], update: GantryUpdate): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(key: never, ...: any): GantryConnection
 ---@param key GantryKey.ListenMessage
 ---@param key_args never What follows the key is the key's own: see its overload.
----@return integer
+---@return GantryConnection
 function ListenMessage(key, key_args) end
 
 ---Listens to a world's messages; returns the listener id.
----@overload fun(world: GantryWorldSource, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorldSource, key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorldSource, key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorldSource, key: "Inv.Items", owner: any, fn: (fun(items: Item[], update: GantryUpdate): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorldSource, key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorldSource, key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorldSource, key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): integer
----@overload fun(world: GantryWorldSource, key: never, ...: any): integer
+---@overload fun(world: GantryWorldSource, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(world: GantryWorldSource, key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(world: GantryWorldSource, key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(world: GantryWorldSource, key: "Inv.Items", owner: any, fn: (fun(items: Item[], update: GantryUpdate): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(world: GantryWorldSource, key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(world: GantryWorldSource, key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(world: GantryWorldSource, key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(world: GantryWorldSource, key: never, ...: any): GantryConnection
 ---@param world GantryWorldSource
 ---@param key GantryKey.ListenWorldMessage
 ---@param key_args never What follows the key is the key's own: see its overload.
----@return integer
+---@return GantryConnection
 function ListenWorldMessage(world, key, key_args) end
 
 ---Listens to an object's messages; returns the listener id.
----@overload fun(obj: GantrySource, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantrySource, key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantrySource, key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantrySource, key: "Inv.Items", owner: any, fn: (fun(items: Item[], update: GantryUpdate): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantrySource, key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantrySource, key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantrySource, key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantrySource, key: never, ...: any): integer
+---@overload fun(obj: GantrySource, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(obj: GantrySource, key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(obj: GantrySource, key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(obj: GantrySource, key: "Inv.Items", owner: any, fn: (fun(items: Item[], update: GantryUpdate): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(obj: GantrySource, key: "Player.Hurt", owner: any, fn: (fun(dmg: number, causer: GantryObject): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(obj: GantrySource, key: "Player.Score", owner: any, fn: (fun(score: integer, name: string): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(obj: GantrySource, key: "Shop.Buy", owner: any, fn: (fun(item: Item, count: integer, rsp: GantryResponder.Shop.Buy): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(obj: GantrySource, key: never, ...: any): GantryConnection
 ---@param obj GantrySource
 ---@param key GantryKey.ListenObjectMessage
 ---@param key_args never What follows the key is the key's own: see its overload.
----@return integer
+---@return GantryConnection
 function ListenObjectMessage(obj, key, key_args) end
 
 ---Listens to one row of a collection (or `GMP.AllRows`); `row < 0` means row `~row` is gone.
----@overload fun(obj: GantrySource, key: "Inv.Items", owner: any, index: integer, fn: (fun(row: integer, item: Item): any?), opts?: GantryListenOptions): integer
----@overload fun(obj: GantrySource, key: never, ...: any): integer
+---@overload fun(obj: GantrySource, key: "Inv.Items", owner: any, index: integer, fn: (fun(row: integer, item: Item): any?), opts?: GantryListenOptions): GantryConnection
+---@overload fun(obj: GantrySource, key: never, ...: any): GantryConnection
 ---@param obj GantrySource
 ---@param key GantryKey.ListenRowMessage
 ---@param key_args never What follows the key is the key's own: see its overload.
----@return integer
+---@return GantryConnection
 function ListenRowMessage(obj, key, key_args) end
 
 ---Removes a listener by id, or every listener of an owner.
@@ -359,11 +372,11 @@ function ListenRowMessage(obj, key, key_args) end
 function UnbindMessage(key, key_args) end
 
 ---Listens to a hook: `fn(payload, ctx)` may change the payload.
----@overload fun(key: "Combat.Hit", owner: any, fn: (fun(payload: Hit, ctx: GantryHookContext): any?), opts?: GantryHookOptions): integer
----@overload fun(key: never, ...: any): integer
+---@overload fun(key: "Combat.Hit", owner: any, fn: (fun(payload: Hit, ctx: GantryHookContext): any?), opts?: GantryHookOptions): GantryConnection
+---@overload fun(key: never, ...: any): GantryConnection
 ---@param key GantryKey.ListenHook
 ---@param key_args never What follows the key is the key's own: see its overload.
----@return integer
+---@return GantryConnection
 function ListenHook(key, key_args) end
 
 ---Runs a hook; returns the result and the (changed) payload.
