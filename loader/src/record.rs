@@ -232,7 +232,24 @@ pub struct Recorder {
 impl Recorder {
     /// Creates (or truncates) `path` and writes the header of `game`;
     /// `tick` is the tick the host is in (0 while loading).
+    ///
+    /// A file already there is replaced only if it is a recording: a
+    /// mistyped path never costs the user a script, and a FIFO or device is
+    /// never opened.
     pub fn create(path: &Path, game: &Game, tick: Rc<Cell<u32>>) -> std::io::Result<Self> {
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            let refuse = |why: &str| Err(std::io::Error::other(why.to_owned()));
+            if !meta.file_type().is_file() {
+                return refuse("not a regular file; nothing recorded");
+            }
+            let mut start = Vec::new();
+            std::fs::File::open(path)?
+                .take(64)
+                .read_to_end(&mut start)?;
+            if meta.len() > 0 && !start.starts_with(b"{\"gantry_recording\"") {
+                return refuse("exists and is not a recording; not overwritten");
+            }
+        }
         let mut file = BufWriter::new(std::fs::File::create(path)?);
         writeln!(file, "{}", header(game))?;
         file.flush()?;

@@ -277,3 +277,31 @@ fn a_script_reloaded_while_recording_records_its_top_levels_sends_as_the_mods() 
     );
     assert!(!text.contains(r#""in":"Boot.Said""#), "{text}");
 }
+
+#[test]
+fn recording_over_a_file_that_is_no_recording_is_refused_and_the_file_kept() {
+    let game = arena();
+    let script = game.path().join("1_inventory.lua");
+    let before = std::fs::read_to_string(&script).unwrap();
+    let out = gantry()
+        .arg("run")
+        .arg(game.path())
+        .args(["--no-table", "--record"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("exists and is not a recording; not overwritten"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), before);
+    // A recording is replaced by the next one.
+    let rec = tempfile::tempdir().unwrap();
+    let file = rec.path().join("play.rec");
+    record(game.path(), &file, 1);
+    record(game.path(), &file, 2);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.ends_with("{\"end\":true,\"ticks\":2}\n"), "{text}");
+}
