@@ -3,6 +3,7 @@
 //! failed`; `--junit FILE` writes the same as JUnit XML for CI. Exit 1 when
 //! a case failed (or a test script was skipped), 0 otherwise.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -17,6 +18,10 @@ use crate::out::{errln, outln};
 
 pub fn run(dir: &Path, junit: Option<PathBuf>, limits: &LimitArgs) -> anyhow::Result<ExitCode> {
     crate::folder::mod_folder(dir)?;
+    // Said before the tests run, not after.
+    if let Some(path) = &junit {
+        replaceable(path).with_context(|| format!("--junit {}", path.display()))?;
+    }
     let (mut lua, mut rhai) = (LuaOptions::default(), RhaiOptions::default());
     limits.apply(&mut lua, &mut rhai);
     let options = Options {
@@ -58,6 +63,24 @@ pub fn run(dir: &Path, junit: Option<PathBuf>, limits: &LimitArgs) -> anyhow::Re
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Whether the report may be written at `path`: nothing there, or an XML
+/// file (an older report). A mistyped path never costs the user a script,
+/// and a FIFO is never opened.
+fn replaceable(path: &Path) -> anyhow::Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    if !meta.file_type().is_file() {
+        anyhow::bail!("not a regular file; no report written");
+    }
+    let mut start = Vec::new();
+    std::fs::File::open(path)?.take(5).read_to_end(&mut start)?;
+    if meta.len() > 0 && start != b"<?xml" {
+        anyhow::bail!("exists and is not an XML report; not overwritten");
+    }
+    Ok(())
 }
 
 /// A case's name on one line: its control characters escaped.

@@ -253,3 +253,22 @@ fn a_kept_recording_the_mod_no_longer_matches_fails_as_a_case() {
         "{text}"
     );
 }
+
+#[test]
+fn a_junit_path_that_holds_a_script_is_refused_and_the_script_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quest"),
+        tmp.path(),
+    );
+    let script = tmp.path().join("giver.lua");
+    let before = std::fs::read_to_string(&script).unwrap();
+    let out = test(tmp.path(), &["--junit", script.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("exists and is not an XML report; not overwritten"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), before);
+}
