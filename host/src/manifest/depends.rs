@@ -15,6 +15,7 @@ use toml::Spanned;
 use toml::de::DeValue;
 
 use super::place::Lines;
+use super::read::found;
 use super::{MAX_NAME_BYTES, Problem};
 
 /// The most entries of one `depends` or `optional` list.
@@ -120,16 +121,4 @@ pub(super) fn read(
         });
     }
     out
-}
-
-pub(super) fn found(value: &DeValue<'_>) -> &'static str {
-    match value {
-        DeValue::String(_) => "a string",
-        DeValue::Integer(_) => "an integer",
-        DeValue::Float(_) => "a float",
-        DeValue::Boolean(_) => "a boolean",
-        DeValue::Datetime(_) => "a date",
-        DeValue::Array(_) => "an array",
-        DeValue::Table(_) => "a table",
-    }
 }

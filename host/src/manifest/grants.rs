@@ -25,6 +25,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::error::Problem;
+use super::read::found;
 use crate::key::validate_key;
 
 /// The most keys one grant field lists.
@@ -227,7 +228,7 @@ pub(super) fn read(value: &Spanned<DeValue<'_>>, findings: &mut Vec<Finding>) ->
             "grants".into(),
             Problem::WrongType {
                 expected: "a table",
-                found: found(value),
+                found: found(value.get_ref()),
             },
             None,
         ));
@@ -276,7 +277,7 @@ fn keys(
             field.to_owned(),
             Problem::WrongType {
                 expected: "an array of keys",
-                found: found(value),
+                found: found(value.get_ref()),
             },
             None,
         ));
@@ -304,7 +305,7 @@ fn keys(
             _ => {
                 let problem = Problem::WrongType {
                     expected: "a key string",
-                    found: found(item),
+                    found: found(item.get_ref()),
                 };
                 findings.push((item.span(), field.to_owned(), problem, None));
                 ok = false;
@@ -312,18 +313,6 @@ fn keys(
         }
     }
     ok.then_some(roots)
-}
-
-fn found(value: &Spanned<DeValue<'_>>) -> &'static str {
-    match value.get_ref() {
-        DeValue::String(_) => "a string",
-        DeValue::Integer(_) => "an integer",
-        DeValue::Float(_) => "a float",
-        DeValue::Boolean(_) => "a boolean",
-        DeValue::Datetime(_) => "a date",
-        DeValue::Array(_) => "an array",
-        DeValue::Table(_) => "a table",
-    }
 }
 
 #[cfg(test)]

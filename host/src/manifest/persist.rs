@@ -27,7 +27,7 @@ pub(super) fn read(
             field.to_owned(),
             Problem::WrongType {
                 expected: "a boolean",
-                found: super::depends::found(value.get_ref()),
+                found: super::read::found(value.get_ref()),
             },
             None,
         ));

@@ -646,15 +646,7 @@ impl<'t> Reader<'t> {
     }
 
     fn wrong_type(&mut self, value: &Spanned<DeValue<'_>>, field: &str, expected: &'static str) {
-        let found = match value.get_ref() {
-            DeValue::String(_) => "a string",
-            DeValue::Integer(_) => "an integer",
-            DeValue::Float(_) => "a float",
-            DeValue::Boolean(_) => "a boolean",
-            DeValue::Datetime(_) => "a date",
-            DeValue::Array(_) => "an array",
-            DeValue::Table(_) => "a table",
-        };
+        let found = found(value.get_ref());
         self.report(
             value.span(),
             field,
@@ -706,5 +698,18 @@ fn toml_key(name: &str) -> String {
         name.to_owned()
     } else {
         format!("{name:?}")
+    }
+}
+
+/// What a TOML value is, as a manifest error says it (`found a string`).
+pub(super) fn found(value: &DeValue<'_>) -> &'static str {
+    match value {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
     }
 }
