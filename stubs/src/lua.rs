@@ -717,12 +717,10 @@ pub(crate) fn function_doc(function: ApiFunction) -> &'static str {
             "Stores a message that the first delivery, live or replayed, consumes."
         }
         ApiFunction::RemoveStoredObjectMessage => "Removes a stored message.",
-        ApiFunction::ListenMessage => "Listens to global messages; returns the listener id.",
-        ApiFunction::ListenWorldMessage => {
-            "Listens to a world's messages; returns the listener id."
-        }
+        ApiFunction::ListenMessage => "Listens to global messages; returns its connection.",
+        ApiFunction::ListenWorldMessage => "Listens to a world's messages; returns its connection.",
         ApiFunction::ListenObjectMessage => {
-            "Listens to an object's messages; returns the listener id."
+            "Listens to an object's messages; returns its connection."
         }
         ApiFunction::ListenRowMessage => {
             "Listens to one row of a collection (or `GMP.AllRows`); `row < 0` means row `~row` is gone."

@@ -199,7 +199,7 @@ fn slot_meaning(slot: Slot<'_>) -> &'static str {
         }
         Slot::Reply => "optional: a function called with the response; it makes the send a request",
         Slot::IdOrOwner => {
-            "a listener id (what a listen returned), or an owner: every listener of that owner on the key goes"
+            "a connection (what a listen returned) or its integer id, or an owner: every listener of that owner on the key goes"
         }
     }
 }
@@ -211,7 +211,12 @@ fn returns_text(returns: Returns, lang: Lang) -> &'static str {
         (Returns::Nothing, Lang::Rhai) => "`()`",
         (Returns::Removed, _) => "`true` if a stored message was there to remove, else `false`",
         (Returns::Unbound, _) => "how many listeners went (an integer)",
-        (Returns::ListenerId, _) => "the listener's id (an integer), for `UnbindMessage`",
+        (Returns::ListenerId, Lang::Lua) => {
+            "a connection: `conn:Unbind()` removes the listener; `UnbindMessage` takes it or its integer id `conn:Id()`"
+        }
+        (Returns::ListenerId, Lang::Rhai) => {
+            "a connection: `conn.unbind()` removes the listener; `UnbindMessage` takes it or its integer id `conn.Id()`"
+        }
         (Returns::Response, Lang::Lua) => "the response's values, as the responder gave them",
         (Returns::Response, Lang::Rhai) => {
             "the response: its one value, or an array when it has several, `()` when none"

@@ -303,7 +303,7 @@ function OnceObjectMessage(obj, key, key_args) end
 ---@return boolean
 function RemoveStoredObjectMessage(obj, key, key_args) end
 
----Listens to global messages; returns the listener id.
+---Listens to global messages; returns its connection.
 ---@overload fun(key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): GantryConnection
 ---@overload fun(key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): GantryConnection
 ---@overload fun(key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): GantryConnection
@@ -317,7 +317,7 @@ function RemoveStoredObjectMessage(obj, key, key_args) end
 ---@return GantryConnection
 function ListenMessage(key, key_args) end
 
----Listens to a world's messages; returns the listener id.
+---Listens to a world's messages; returns its connection.
 ---@overload fun(world: GantryWorldSource, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): GantryConnection
 ---@overload fun(world: GantryWorldSource, key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): GantryConnection
 ---@overload fun(world: GantryWorldSource, key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): GantryConnection
@@ -332,7 +332,7 @@ function ListenMessage(key, key_args) end
 ---@return GantryConnection
 function ListenWorldMessage(world, key, key_args) end
 
----Listens to an object's messages; returns the listener id.
+---Listens to an object's messages; returns its connection.
 ---@overload fun(obj: GantrySource, key: "Debug.Dump", owner: any, fn: (fun(value: any, nothing: nil, flag: boolean, grid: number[][]): any?), opts?: GantryListenOptions): GantryConnection
 ---@overload fun(obj: GantrySource, key: "Fx.Equip", owner: any, fn: (fun(weapon: Weapon, end_: string): any?), opts?: GantryListenOptions): GantryConnection
 ---@overload fun(obj: GantrySource, key: "Game.Tick", owner: any, fn: (fun(n: integer, dt: number): any?), opts?: GantryListenOptions): GantryConnection
