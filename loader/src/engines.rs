@@ -53,38 +53,34 @@ pub(crate) fn start(
     print: &Rc<dyn Fn(&str)>,
     interrupters: &Interrupters,
 ) -> Result<Box<dyn ScriptRuntime>, crate::LoaderError> {
-    match extension {
+    let engine_error =
+        |language: &'static str, error: String| crate::LoaderError::Engine { language, error };
+    let (runtime, stop): (Box<dyn ScriptRuntime>, Interrupt) = match extension {
         "lua" => {
             let options = LuaOptions {
                 mod_dir: Some(dir.to_path_buf()),
                 ..lua.clone()
             };
-            let runtime =
-                LuaRuntime::new(hub.clone(), options).map_err(|e| crate::LoaderError::Engine {
-                    language: "Lua",
-                    error: e.to_string(),
-                })?;
-            let print = print.clone();
-            runtime.on_print(move |line| print(line));
+            let runtime = LuaRuntime::new(hub.clone(), options)
+                .map_err(|e| engine_error("Lua", e.to_string()))?;
             let stop = runtime.interrupter();
-            interrupters.add(Arc::new(move || stop.interrupt()));
-            Ok(Box::new(runtime))
+            (Box::new(runtime), Arc::new(move || stop.interrupt()))
         }
         _ => {
             let options = RhaiOptions {
                 mod_dir: Some(dir.to_path_buf()),
                 ..rhai.clone()
             };
-            let runtime =
-                RhaiRuntime::new(hub.clone(), options).map_err(|e| crate::LoaderError::Engine {
-                    language: "Rhai",
-                    error: e.to_string(),
-                })?;
-            let print = print.clone();
-            runtime.on_print(move |line| print(line));
+            let runtime = RhaiRuntime::new(hub.clone(), options)
+                .map_err(|e| engine_error("Rhai", e.to_string()))?;
             let stop = runtime.interrupter();
-            interrupters.add(Arc::new(move || stop.interrupt()));
-            Ok(Box::new(runtime))
+            (Box::new(runtime), Arc::new(move || stop.interrupt()))
         }
-    }
+    };
+    let print = print.clone();
+    runtime
+        .output()
+        .set_print(Rc::new(move |line: &str| print(line)));
+    interrupters.add(stop);
+    Ok(runtime)
 }
