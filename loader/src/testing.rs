@@ -421,7 +421,8 @@ fn mark_expect_lines(source: &str) -> String {
 /// (`tests/quest.rhai:4: expected 2, got 1`); any other as it is.
 fn expectation_at_its_line(label: &str, text: &str) -> String {
     let Some(at) = text.find(EXPECT_MARK) else {
-        return text.to_owned();
+        // The frames of the runner's own `test` (on line 1) say nothing.
+        return text.replace("in `test`: in the closure called at line 1: ", "");
     };
     let rest = &text[at + EXPECT_MARK.len()..];
     match rest.split_once(':') {

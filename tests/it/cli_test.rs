@@ -210,7 +210,7 @@ fn a_failed_rhai_expectation_and_a_lua_error_are_said_at_their_lines() {
     write(
         tmp.path(),
         "tests/lines.rhai",
-        "// one\ntest(\"counts\", || {\n    tick(2);\n    expect_eq(sent(\"Counted\").len(), 3);\n});\n",
+        "// one\ntest(\"counts\", || {\n    tick(2);\n    expect_eq(sent(\"Counted\").len(), 3);\n});\ntest(\"indexes\", || {\n    let a = [1];\n    a[5]\n});\n",
     );
     write(
         tmp.path(),
@@ -228,7 +228,7 @@ fn a_failed_rhai_expectation_and_a_lua_error_are_said_at_their_lines() {
         text.contains("tests/lines.lua:3: attempt to index a nil value"),
         "{text}"
     );
-    assert!(text.contains("0 passed, 2 failed"), "{text}");
+    assert!(text.contains("0 passed, 3 failed"), "{text}");
 }
 
 #[test]
