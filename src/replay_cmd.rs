@@ -21,9 +21,12 @@ pub fn run(file: &Path, dir: &Path, limits: &LimitArgs) -> anyhow::Result<ExitCo
     let recording = Recording::read(file)?;
     let (mut lua, mut rhai) = (LuaOptions::default(), RhaiOptions::default());
     limits.apply(&mut lua, &mut rhai);
+    // A run recorded without saved state is replayed without it, whatever
+    // the recorded run (or later ones) saved at exit.
     let options = Options {
         lua,
         rhai,
+        fresh: recording.saved.is_none(),
         ..Options::default()
     };
     let mut game = match Game::open(dir, options) {
@@ -56,7 +59,7 @@ pub fn run(file: &Path, dir: &Path, limits: &LimitArgs) -> anyhow::Result<ExitCo
     if record::table_hash(game.hub()) != recording.table {
         errln!("note: the signature table changed since the recording");
     }
-    if record::saved_state_hash(dir) != recording.saved {
+    if recording.saved.is_some() && record::saved_state_hash(dir) != recording.saved {
         errln!(
             "note: the saved state in {} is not the one the recording started from \
              (a run saves its own at exit): the replay may differ from tick 0",

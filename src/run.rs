@@ -97,7 +97,12 @@ fn options(args: &RunArgs) -> Options {
     } else {
         TableChoice::Default
     };
-    Options { lua, rhai, table }
+    Options {
+        lua,
+        rhai,
+        table,
+        fresh: false,
+    }
 }
 
 /// The loader's events printed: errors once per fault (in a game with

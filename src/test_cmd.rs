@@ -24,9 +24,12 @@ pub fn run(dir: &Path, junit: Option<PathBuf>, limits: &LimitArgs) -> anyhow::Re
     }
     let (mut lua, mut rhai) = (LuaOptions::default(), RhaiOptions::default());
     limits.apply(&mut lua, &mut rhai);
+    // Each case starts from the mod as shipped: not from the saved state
+    // a developer's own runs left in `.gantry/saved/`.
     let options = Options {
         lua,
         rhai,
+        fresh: true,
         ..Options::default()
     };
     let (files, skipped) = testing::test_files(dir);

@@ -59,6 +59,10 @@ pub struct Options {
     /// Every Rhai runtime's options (each mod's `mod_dir` is set to its folder).
     pub rhai: RhaiOptions,
     pub table: TableChoice,
+    /// Start without the saved state of persisted keys (`gantry test`'s
+    /// cases, a replay of a run that started without one): nothing is
+    /// replayed from `GAME/.gantry/saved/` before the first tick.
+    pub fresh: bool,
 }
 
 /// Which mod a text is about, from the file it starts with.
@@ -104,6 +108,8 @@ pub struct Game {
     names: ModNames,
     policy: GamePolicy,
     table_file: Option<TableFile>,
+    /// [`Options::fresh`].
+    fresh: bool,
     before: SignatureTable,
     tick: Key,
     ticks: u32,
@@ -363,6 +369,7 @@ impl Game {
             names,
             policy,
             table_file,
+            fresh: options.fresh,
             before,
             tick,
             ticks: 0,
@@ -487,7 +494,7 @@ impl Game {
             // After the scripts, before the first tick: the saved state
             // wins over what a top level stored as its default, and every
             // listener of the mod hears it.
-            if !unit.persisted.is_empty() {
+            if !unit.persisted.is_empty() && !self.fresh {
                 let replayed = crate::saved::replay(
                     &self.root,
                     &unit.name,
@@ -717,7 +724,7 @@ impl Game {
             self.print.clone(),
         );
         unit.load_all(&self.ctx, &|| false);
-        if !unit.persisted.is_empty() {
+        if !unit.persisted.is_empty() && !self.fresh {
             let replayed = crate::saved::replay(
                 &self.root,
                 &unit.name,
