@@ -36,6 +36,7 @@ mod game;
 pub mod layout;
 mod needs;
 pub mod order;
+pub mod profile;
 pub mod saved;
 pub mod record;
 pub mod testing;
