@@ -61,6 +61,8 @@ pub fn run_then_explain(
             limits,
             locked: false,
             record: None,
+            bridge: None,
+            profile: Default::default(),
         })?;
         outln!("== from the table and the scripts ==");
     }

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod out;
 
+mod bridge;
 mod contract;
 mod doc_cmd;
 mod error_printer;
@@ -17,8 +18,9 @@ mod explain;
 mod folder;
 mod interrupt;
 mod limits;
-mod run;
+mod profile_out;
 mod replay_cmd;
+mod run;
 mod table_cmd;
 mod test_cmd;
 mod tools;
@@ -79,6 +81,13 @@ enum Command {
         /// FILE (JSON lines), for `gantry replay`.
         #[arg(long, value_name = "FILE")]
         record: Option<PathBuf>,
+        /// Share keys with other game servers through the NATS server at
+        /// URL (nats://host:port): game.toml's [bridge] says which, and this
+        /// replaces its `url`.
+        #[arg(long, value_name = "URL")]
+        bridge: Option<String>,
+        #[command(flatten)]
+        profile: profile_out::ProfileArgs,
         #[command(flatten)]
         limits: limits::LimitArgs,
     },
@@ -195,7 +204,9 @@ fn main() -> ExitCode {
             why,
             locked,
             record,
+            bridge,
             limits,
+            profile,
         } => run::run(run::RunArgs {
             dir,
             ticks,
@@ -210,6 +221,8 @@ fn main() -> ExitCode {
             limits,
             locked,
             record,
+            bridge,
+            profile,
         }),
         Command::Check {
             dir,

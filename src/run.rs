@@ -30,6 +30,10 @@
 //! the mod uses one way only are said, with did-you-mean; `--locked`
 //! saves nothing and fails if the run would have changed the table
 //! ([`crate::contract`]).
+//!
+//! A game whose `game.toml` has a `[bridge]` table, or any run given
+//! `--bridge URL`, shares the keys it lists with other game servers over
+//! NATS ([`crate::bridge`]): peers' sends arrive before each tick.
 
 use std::cell::Cell;
 use std::path::PathBuf;
@@ -44,6 +48,7 @@ use gantry_loader::{Event, Game, LoaderError, Options, TableChoice};
 use gantry_lua::runtime::LuaOptions;
 use gantry_rhai::RhaiOptions;
 
+use crate::bridge::RunBridge;
 use crate::error_printer::ErrorPrinter;
 use crate::interrupt::{CtrlC, INTERRUPTED};
 use crate::limits::LimitArgs;
@@ -84,6 +89,11 @@ pub struct RunArgs {
     pub locked: bool,
     /// Record the run's dispatches to this file (`--record`).
     pub record: Option<PathBuf>,
+    /// The NATS server to bridge to (`--bridge URL`), over game.toml's
+    /// `[bridge] url`.
+    pub bridge: Option<String>,
+    /// Profile the ticks (`--profile`, `--profile-out`, `--spike-ms`).
+    pub profile: crate::profile_out::ProfileArgs,
 }
 
 /// The loader's options for this run: the limits, and which table.
@@ -131,6 +141,11 @@ fn print_events(game: &Game) -> Rc<ErrorPrinter> {
     errors
 }
 
+/// Whether dispatches are traced (`--trace`, `--trace-key`).
+fn printer_on(args: &RunArgs) -> bool {
+    args.trace || args.trace_key.is_some()
+}
+
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let dir = &args.dir;
     crate::folder::mod_folder(dir)?;
@@ -152,10 +167,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
+    // A bridge configuration that cannot be used stops the run before
+    // anything runs, naming the field.
+    let bridge_config = crate::bridge::config(&game, args.bridge.as_deref())?;
     let errors = print_events(&game);
     let hub = game.hub().clone();
     let tick_now = Rc::new(Cell::new(0u32));
-    let printer = (args.trace || args.trace_key.is_some()).then(|| {
+    let printer = printer_on(&args).then(|| {
         TracePrinter::new(
             hub.clone(),
             tick_now.clone(),
@@ -171,9 +189,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         )),
         None => None,
     };
-    if printer.is_some() || why.is_some() || record.is_some() {
+    let profiler = args.profile.start(&game, tick_now.clone())?;
+    if printer.is_some() || why.is_some() || record.is_some() || profiler.is_some() {
         let recorder = why.clone();
         let record = record.clone();
+        let profiler = profiler.clone();
         hub.set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
             if let Some(printer) = &printer {
                 printer.on_event(event);
@@ -184,10 +204,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             if let Some(record) = &record {
                 record.on_event(event);
             }
+            if let Some(profiler) = &profiler {
+                profiler.on_event(event);
+            }
         })));
     }
     // Before the first script runs: a top level can loop too.
     let ctrl_c = CtrlC::install(game.interrupter())?;
+    // Before the scripts too: its export listeners come first, and a top
+    // level's sends wait in its buffer until it connects.
+    let bridge = match bridge_config {
+        Some(config) => Some(RunBridge::start(&game, config, printer_on(&args))?),
+        None => None,
+    };
     game.load_until(&|| ctrl_c.pressed());
     if let Some(record) = &record {
         record.loaded();
@@ -230,12 +259,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
         tick_now.set(game.ticks() + 1);
+        if let Some(bridge) = &bridge {
+            bridge.pump(&game, game.ticks() + 1);
+        }
         game.tick(dt);
+    }
+    if let Some(bridge) = bridge {
+        bridge.close();
     }
     ctrl_c.finished();
     if let Some(Err(error)) = record.as_ref().map(|r| r.finish()) {
         errln!("error: --record {error}");
     }
+    let profile_failed = profiler.is_some_and(|p| args.profile.finish(&p));
     game.save_state();
     let refused = finish_table(&mut game, dir, args.locked)?;
     if let Some(why) = &why {
@@ -261,7 +297,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     for (error, times) in errors.repeats() {
         errln!("error: {error} ×{times}");
     }
-    let failed = errors.count() > 0 || game.failed() || refused;
+    let failed = errors.count() > 0 || game.failed() || refused || profile_failed;
     drop(game);
     // Ctrl-C is how a watching run ends; any other run it cuts short.
     if ctrl_c.pressed() && !args.watch {

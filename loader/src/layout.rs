@@ -41,6 +41,11 @@ pub fn is_game(root: &Path) -> bool {
 /// disabled = ["ui"]             # these do not
 /// save_every = 30               # seconds between saves of persisted keys while watching
 /// require_grants = false        # a mod without [grants] may use nothing
+///
+/// [bridge]                      # keys shared with other game servers (gantry-nats)
+/// cluster = "mygame"
+/// export = ["Chat"]
+/// import = ["Chat"]
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,6 +66,11 @@ pub struct GamePolicy {
     /// written for the grants' own reader.
     #[serde(default)]
     pub grants: Option<toml::Table>,
+    /// The `[bridge]` table, kept as written: the host that runs the game
+    /// reads it with the bridge's own configuration (`gantry run` with
+    /// `gantry-nats`), so the loader stays free of the network.
+    #[serde(default)]
+    pub bridge: Option<toml::Table>,
 }
 
 impl GamePolicy {
