@@ -11,7 +11,7 @@ use gantry_stubs::{lua_stubs, rhai_definitions, stub_files};
 use gantry_test_support::signature_table::sample_table;
 
 fn load(json: &str) -> SignatureTable {
-    SignatureTable::from_json(json, Path::new("audit11.json")).expect("loads")
+    SignatureTable::from_json(json, Path::new("signatures.json")).expect("loads")
 }
 
 /// Same table → byte-identical files, whatever order the keys and structs
@@ -40,7 +40,7 @@ fn the_same_table_gives_byte_identical_files_whatever_its_history() {
         ));
     }
     let c = load(&b.to_json());
-    let out = Path::new("/tmp/audit11-same-out");
+    let out = Path::new("/tmp/gantry-stubs-out");
     let files = stub_files(&a, out);
     assert_eq!(stub_files(&b, out), files);
     assert_eq!(stub_files(&c, out), files);
