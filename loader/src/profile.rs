@@ -202,6 +202,7 @@ impl Profiler {
             state.load_calls += 1;
             return;
         }
+        self.enter_tick(state, tick);
         let slot = (module, key.to_owned(), label.clone());
         let row = if state.rows.len() < MAX_ROWS || state.rows.contains_key(&slot) {
             state.rows.entry(slot).or_default()
@@ -249,13 +250,19 @@ impl Profiler {
                 nanos,
             );
         }
+        self.enter_tick(&mut state, tick);
+        state.tick_time += took;
+        state.current_time += took;
+    }
+
+    /// `tick` is under way: the one summed before it, if another, is over.
+    /// (A tick's first listener returns before its outermost dispatch ends.)
+    fn enter_tick(&self, state: &mut State, tick: u32) {
         if state.current != Some(tick) {
-            self.close_tick(&mut state);
+            self.close_tick(state);
             state.current = Some(tick);
             state.ticks += 1;
         }
-        state.tick_time += took;
-        state.current_time += took;
     }
 
     /// The tick summed so far is over: a spike if it took too long.
@@ -407,6 +414,15 @@ impl Profiler {
     pub fn write_flame_graph(&self, path: &Path) -> Result<(), ProfileError> {
         check_target(path)?;
         let lines = self.folded();
+        if lines.is_empty() {
+            // inferno draws nothing from no stacks; an empty run still
+            // gets a valid SVG that says so.
+            let svg = "<?xml version=\"1.0\" standalone=\"no\"?>\n\
+                <svg version=\"1.1\" width=\"1200\" height=\"60\" \
+                xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"30\">\
+                gantry profile: no listener ran in a tick</text></svg>\n";
+            return std::fs::write(path, svg).map_err(|source| io_error(path, source));
+        }
         let mut options = inferno::flamegraph::Options::default();
         options.title = "gantry profile: mod → key → listener → nested sends".to_owned();
         options.count_name = "ns".to_owned();
