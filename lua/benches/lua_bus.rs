@@ -383,6 +383,21 @@ fn bench(c: &mut Criterion) {
     });
     hooked.rt.lua().remove_hook();
 
+    // A runaway listener under a per-call budget of 2 ms (#33: it costs
+    // at most 3 ms of its tick): one tick is one host send reaching a
+    // listener that loops forever and one that returns at once; the
+    // baseline in the same run is the same tick without the runaway.
+    let (runaway, runaway_key) = budget_tick(true);
+    let (calm, calm_key) = budget_tick(false);
+    group.sample_size(20);
+    group.bench_function("call_budget/tick_with_runaway_listener_2ms", |b| {
+        b.iter(|| runaway.send(runaway_key, Source::Global, (1i64,)))
+    });
+    group.bench_function("call_budget/tick_without_it", |b| {
+        b.iter(|| calm.send(calm_key, Source::Global, (1i64,)))
+    });
+    group.sample_size(100);
+
     let from_rust = setup(LISTEN_ONLY, 0);
     let hub = from_rust.rt.hub().clone();
     let key = hub.key("Bench.FromRust").unwrap();
@@ -393,6 +408,32 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+}
+
+/// A hub whose `Bench.Tick` reaches a Lua listener that returns at once
+/// and, with `runaway`, one that loops forever, under a 2 ms call budget.
+/// The runtime is leaked: it must outlive the bench's closures.
+fn budget_tick(runaway: bool) -> (Hub, Key) {
+    let hub = Hub::new();
+    let world = hub.create_world();
+    let object = hub.spawn(world).unwrap();
+    let rt = LuaRuntime::new(
+        hub.clone(),
+        LuaOptions {
+            call_budget: Some(Duration::from_millis(2)),
+            ..LuaOptions::default()
+        },
+    )
+    .unwrap();
+    rt.on_error(|_| {});
+    let mut source = String::from("ListenMessage('Bench.Tick', nil, function(n) end)\n");
+    if runaway {
+        source.push_str("ListenMessage('Bench.Tick', nil, function(n) while true do end end)\n");
+    }
+    rt.load_script("tick.lua", &source, object).unwrap();
+    std::mem::forget(rt);
+    let key = hub.key("Bench.Tick").unwrap();
+    (hub, key)
 }
 
 criterion_group!(benches, bench);
