@@ -6,12 +6,14 @@
 
 mod architecture;
 mod book;
+mod cli_bridge;
 mod cli_check;
 mod cli_contract;
 mod cli_errors;
 mod cli_game;
 mod cli_grants;
 mod cli_lsp;
+mod cli_profile;
 mod cli_replay;
 mod cli_run;
 mod cli_stubs;
