@@ -6,7 +6,6 @@
 
 mod architecture;
 mod book;
-mod cli_bridge;
 mod cli_check;
 mod cli_contract;
 mod cli_errors;
