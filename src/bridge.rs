@@ -7,6 +7,7 @@
 //! tick pumps what peers sent into the hub before `Game.Tick`; nothing on
 //! the run's thread waits for the network, whether or not the server is up.
 
+use std::cell::RefCell;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -27,8 +28,9 @@ pub fn config(game: &Game, url: Option<&str>) -> anyhow::Result<Option<BridgeCon
     let table = game.policy().bridge.clone();
     let config = match (table, url) {
         (None, None) => return Ok(None),
+        // The TOML reader's message ends in a newline; the run's line does not.
         (Some(table), _) => BridgeConfig::from_toml_table(table)
-            .context(GAME_FILE)?
+            .map_err(|e| anyhow::anyhow!("{GAME_FILE}: {}", e.to_string().trim_end()))?
             .resolve_paths(game.root()),
         (None, Some(url)) => BridgeConfig::new(url),
     };
@@ -68,9 +70,19 @@ impl RunBridge {
         if let Some(name) = &world {
             bridge.name_world(game.world(), name)?;
         }
-        bridge.on_event(|event| match event {
-            BridgeEvent::Connected => errln!("note: {event}"),
-            _ => errln!("warning: {event}"),
+        // The client retries a lost server with backoff and reports each
+        // failed try alike: one line says it until something else happens.
+        let last = RefCell::new(String::new());
+        bridge.on_event(move |event| {
+            let text = event.to_string();
+            if *last.borrow() == text {
+                return;
+            }
+            match event {
+                BridgeEvent::Connected => errln!("note: {text}"),
+                _ => errln!("warning: {text}"),
+            }
+            *last.borrow_mut() = text;
         });
         // Reported before `on_event` was set (none yet, but cheap to keep
         // true if start ever files one).
@@ -86,11 +98,12 @@ impl RunBridge {
         let pumped = self.bridge.pump(game.hub());
         // Already said by `on_event`; the kept copies are not needed.
         drop(self.bridge.take_events());
-        if self.trace && (pumped.delivered > 0 || pumped.dropped > 0) {
+        // Only what reached the hub: a real drop is a warning already, and
+        // the pump also counts this node's own sends heard back, unsaid.
+        if self.trace && pumped.delivered > 0 {
             errln!(
-                "trace: tick {tick}: bridge: {} message(s) from the cluster delivered, {} dropped",
-                pumped.delivered,
-                pumped.dropped
+                "trace: [tick {tick}] bridge delivered {} message(s) from the cluster",
+                pumped.delivered
             );
         }
     }
