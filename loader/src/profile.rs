@@ -428,6 +428,9 @@ impl Profiler {
         options.count_name = "ns".to_owned();
         options.name_type = String::new();
         options.deterministic = true;
+        // Every frame is drawn, however thin beside a slow one: a search
+        // for a listener finds it (the stacks are bounded, so is the file).
+        options.min_width = 0.0;
         let mut svg = Vec::new();
         inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
             .map_err(|source| io_error(path, source))?;

@@ -224,3 +224,53 @@ fn profiling_beside_trace_and_record_keeps_all_three_working() {
         "the recording: {recorded}"
     );
 }
+
+#[test]
+fn a_slow_listener_reached_through_a_send_is_charged_and_not_its_sender() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "main.lua",
+        r#"ListenMessage("Game.Tick", nil, function(n)
+  NotifyMessage("Path.Find", n)
+end)
+ListenMessage("Path.Find", nil, function(n)
+  local start = os.clock()
+  while os.clock() - start < 0.02 do end
+end)
+"#,
+    );
+    let o = run(dir.path(), &["--profile"]);
+    let stderr = err(&o);
+    assert!(o.status.success(), "{stderr}");
+    let rows = table_rows(&stderr);
+    let columns =
+        |row: &str| -> Vec<String> { row.split_whitespace().map(str::to_owned).collect() };
+    let first = columns(&rows[0]);
+    assert_eq!(first[1..3], ["Path.Find", "main.lua:4"], "{stderr}");
+    let sender = rows
+        .iter()
+        .map(|r| columns(r))
+        .find(|c| c[2] == "main.lua:1")
+        .unwrap_or_else(|| panic!("the sender has a row: {stderr}"));
+    let sender_ms: f64 = sender[4].parse().unwrap();
+    let slow_ms: f64 = first[4].parse().unwrap();
+    assert!(slow_ms >= 57.0, "3 calls of 20 ms: {stderr}");
+    assert!(
+        sender_ms < slow_ms / 4.0,
+        "the sender's own time leaves out the time it caused: {stderr}"
+    );
+}
+
+#[test]
+fn a_run_in_which_no_listener_ran_still_writes_a_valid_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "main.lua", "print(\"no listener\")\n");
+    let svg = dir.path().join("empty.svg");
+    let o = run(dir.path(), &["--profile-out", svg.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", err(&o));
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("XML: {e}\n{text}"));
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    assert!(text.contains("no listener ran in a tick"), "{text}");
+}
