@@ -49,13 +49,24 @@ pub struct RunBridge {
     bridge: Bridge,
     url: String,
     trace: bool,
+    /// What it started with, and `--bridge`: a game.toml edited while
+    /// watching is compared with it.
+    config: BridgeConfig,
+    flag: Option<String>,
+    /// Whether the edit was said (once a run).
+    said_changed: bool,
 }
 
 impl RunBridge {
     /// Starts the bridge on the game's hub and names the game's world for
     /// the cluster when the configuration does. Returns at once: the
     /// client connects in the background.
-    pub fn start(game: &Game, config: BridgeConfig, trace: bool) -> anyhow::Result<Self> {
+    pub fn start(
+        game: &Game,
+        config: BridgeConfig,
+        flag: Option<&str>,
+        trace: bool,
+    ) -> anyhow::Result<Self> {
         if config.export.is_empty() && config.import.is_empty() {
             let why = if game.is_game() {
                 format!("{GAME_FILE} [bridge] lists no `export` or `import`")
@@ -66,6 +77,7 @@ impl RunBridge {
         }
         let url = config.url.clone();
         let world = config.world.clone();
+        let started = config.clone();
         let bridge = Bridge::start(game.hub(), config).context("--bridge")?;
         if let Some(name) = &world {
             bridge.name_world(game.world(), name)?;
@@ -89,7 +101,31 @@ impl RunBridge {
         for event in bridge.take_events() {
             errln!("warning: {event}");
         }
-        Ok(Self { bridge, url, trace })
+        Ok(Self {
+            bridge,
+            url,
+            trace,
+            config: started,
+            flag: flag.map(str::to_owned),
+            said_changed: false,
+        })
+    }
+
+    /// After a watching run re-read game.toml: a `[bridge]` that changed
+    /// is said once, since the bridge keeps what it started with (its
+    /// subscriptions and the peers' view of this node do not change
+    /// mid-run).
+    pub fn notice_policy(&mut self, game: &Game) {
+        if self.said_changed {
+            return;
+        }
+        let now = config(game, self.flag.as_deref()).ok().flatten();
+        if now.as_ref() != Some(&self.config) {
+            self.said_changed = true;
+            errln!(
+                "warning: bridge: {GAME_FILE} [bridge] changed; the bridge keeps what it started with until the run restarts"
+            );
+        }
     }
 
     /// Hands what peers sent since the last tick to the hub (bounded, never

@@ -213,8 +213,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let ctrl_c = CtrlC::install(game.interrupter())?;
     // Before the scripts too: its export listeners come first, and a top
     // level's sends wait in its buffer until it connects.
-    let bridge = match bridge_config {
-        Some(config) => Some(RunBridge::start(&game, config, printer_on(&args))?),
+    let mut bridge = match bridge_config {
+        Some(config) => Some(RunBridge::start(
+            &game,
+            config,
+            args.bridge.as_deref(),
+            printer_on(&args),
+        )?),
         None => None,
     };
     game.load_until(&|| ctrl_c.pressed());
@@ -246,6 +251,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 record.loading();
             }
             game.poll();
+            if let Some(bridge) = &mut bridge {
+                bridge.notice_policy(&game);
+            }
             if let Some(record) = &record {
                 record.loaded();
             }

@@ -111,6 +111,18 @@ fn shards(dir: &Path) -> (PathBuf, PathBuf) {
     (a, b)
 }
 
+/// A game folder of one mod, `chat`, whose script is `main_lua`.
+fn one_mod_game(game: &Path, main_lua: &str) {
+    let chat = game.join("mods/chat");
+    std::fs::create_dir_all(&chat).unwrap();
+    std::fs::write(
+        chat.join("mod.toml"),
+        "[mod]\nname = \"chat\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::write(chat.join("main.lua"), main_lua).unwrap();
+}
+
 /// Waits for every line of `want` on `run`'s stdout, in any order.
 fn wait_for_all(run: &Watching, want: &[&str]) {
     let mut missing: Vec<&str> = want.to_vec();
@@ -155,8 +167,7 @@ fn two_shards_hear_each_others_chat_and_a_later_shard_hears_the_stored_event() {
 fn a_bridge_table_with_an_unknown_field_stops_the_run_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let game = dir.path();
-    std::fs::create_dir_all(game.join("mods/chat")).unwrap();
-    std::fs::write(game.join("mods/chat/main.lua"), "print('ran')\n").unwrap();
+    one_mod_game(game, "print('ran')\n");
     std::fs::write(
         game.join("game.toml"),
         "[bridge]\ncluster = \"mygame\"\nexprot = [\"Chat\"]\n",
@@ -218,4 +229,21 @@ fn a_run_bridged_to_an_absent_server_keeps_ticking_and_says_so_at_exit() {
         err.contains(&format!("warning: bridge: not connected to {url} at exit")),
         "{err}"
     );
+}
+
+#[test]
+fn a_bridge_table_edited_while_watching_is_said_to_wait_for_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path();
+    one_mod_game(
+        game,
+        "ListenMessage(\"Game.Tick\", nil, function(n) if n == 1 then print(\"ticking\") end end)\n",
+    );
+    let table = |export: &str| format!("[bridge]\ncluster = \"mygame\"\nexport = [{export}]\n");
+    std::fs::write(game.join("game.toml"), table("\"Chat\"")).unwrap();
+    let url = format!("nats://127.0.0.1:{}", free_port());
+    let run = Watching::start_with(game, &["--bridge", &url]);
+    run.wait_for("ticking");
+    crate::support::write(game, "game.toml", &table("\"Chat\", \"Trade\""));
+    run.wait_for_error("warning: bridge: game.toml [bridge] changed");
 }
