@@ -57,16 +57,18 @@ impl ErrorPrinter {
     }
 }
 
+// The bench `report_printer` includes this file too, where `#[test]`s are
+// not compiled: the tests' imports live inside them.
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use std::cell::RefCell;
-    use std::rc::Rc;
 
     const REFUSED: &str = "a.lua:2: `K.A1` argument 1: expected int, got string; dispatch aborted";
 
     #[test]
     fn a_fault_carried_by_several_texts_and_repeated_across_steps_prints_once() {
+        use super::ErrorPrinter;
+        use std::cell::RefCell;
+        use std::rc::Rc;
         let printed = Rc::new(RefCell::new(Vec::new()));
         let sink = printed.clone();
         let printer = ErrorPrinter::new(move |e| sink.borrow_mut().push(e.to_owned()));
