@@ -75,6 +75,9 @@ pub use collection::{
     TableView, Update, with_removal,
 };
 pub use collection::{Row, RowField};
+/// Derives: a key declared by its Rust struct, and a struct of the table
+/// (see [`typed`]).
+pub use gantry_derive::{Message, Struct};
 pub use handoff::{LaneSnapshot, NoHandoff, SnapshotListener};
 pub use hook::{HookCall, HookOptions, HookResult};
 pub use hub::{Caller, Delivered, Hub, HubError, ListenSpec, Message};
@@ -96,8 +99,5 @@ pub use typed::{
     Arg, FieldType, FixedKind, Handler, HookPayload, IntoArgs, ListenerReturn, MessageKey,
     MessageType, SendKey, StructType, TypedArgs, TypedHookCall, TypedKey,
 };
-/// Derives: a key declared by its Rust struct, and a struct of the table
-/// (see [`typed`]).
-pub use gantry_derive::{Message, Struct};
 pub use types::{Mismatch, Param, StructDef, StructRegistry, Type};
 pub use value::{FromValue, IntoValue, ObjectId, StructValue, Value};
