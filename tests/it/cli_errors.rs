@@ -340,7 +340,8 @@ fn a_looping_listener_under_call_budget_us_is_stopped_at_its_line_each_tick_and_
     // Every tick ran the listener that stays within its budget.
     assert_eq!(stdout(&o).matches("tick ").count(), 3, "{}", stdout(&o));
     assert_eq!(
-        err.matches("loop.lua:2: call budget of 2000 µs exceeded").count(),
+        err.matches("loop.lua:2: call budget of 2000 µs exceeded")
+            .count(),
         2,
         "printed once, then in the ×3 summary: {err}"
     );

@@ -6,8 +6,8 @@
 //! Proptest keeps the seeds of past failures in `tests/proptest-regressions/`
 //! (`<module>.txt`), where it looks for a module of a `main.rs` tree.
 
-mod collections;
 mod call_sites;
+mod collections;
 mod compat;
 mod compile_errors;
 mod declared_messages;

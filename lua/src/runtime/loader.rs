@@ -107,9 +107,10 @@ pub(crate) fn run_chunk_keeping_env(
                 // Grants are decided here, once: a send outside them keeps
                 // the baked function, which refuses it, and never takes the
                 // fast lane past the check.
-                let granted = ctx.grants.as_ref().is_none_or(|grants| {
-                    grants.check(bake.function, key.key, &key.text).is_ok()
-                });
+                let granted = ctx
+                    .grants
+                    .as_ref()
+                    .is_none_or(|grants| grants.check(bake.function, key.key, &key.text).is_ok());
                 let f = match bake.function {
                     ApiFunction::Request => wrap_request(shared, f)?,
                     ApiFunction::NotifyMessage
