@@ -494,18 +494,7 @@ impl Game {
             // After the scripts, before the first tick: the saved state
             // wins over what a top level stored as its default, and every
             // listener of the mod hears it.
-            if !unit.persisted.is_empty() && !self.fresh {
-                let replayed = crate::saved::replay(
-                    &self.root,
-                    &unit.name,
-                    &unit.persisted,
-                    &self.ctx.hub,
-                    self.ctx.world,
-                );
-                for warning in replayed.warnings {
-                    self.ctx
-                        .say(Event::Warning(&format!("{}{warning}", mod_tag(unit))));
-                }
+            if replay_saved(&self.root, &self.ctx, unit, self.fresh) {
                 self.ctx.say(Event::StepEnd);
             }
         }
@@ -724,19 +713,7 @@ impl Game {
             self.print.clone(),
         );
         unit.load_all(&self.ctx, &|| false);
-        if !unit.persisted.is_empty() && !self.fresh {
-            let replayed = crate::saved::replay(
-                &self.root,
-                &unit.name,
-                &unit.persisted,
-                &self.ctx.hub,
-                self.ctx.world,
-            );
-            for warning in replayed.warnings {
-                self.ctx
-                    .say(Event::Warning(&format!("{}{warning}", mod_tag(&unit))));
-            }
-        }
+        replay_saved(&self.root, &self.ctx, &unit, self.fresh);
         self.mods.push(unit);
     }
 
@@ -814,6 +791,21 @@ impl Game {
             .map(Some)
             .map_err(|error| LoaderError::SaveTable { path, error })
     }
+}
+
+/// Replays a mod's saved state (its persisted keys, from
+/// `GAME/.gantry/saved/`) after its scripts loaded and before the first
+/// tick, saying what could not be replayed; unless the game starts
+/// `fresh`. Whether anything was tried.
+fn replay_saved(root: &Path, ctx: &Context, unit: &ModUnit, fresh: bool) -> bool {
+    if unit.persisted.is_empty() || fresh {
+        return false;
+    }
+    let replayed = crate::saved::replay(root, &unit.name, &unit.persisted, &ctx.hub, ctx.world);
+    for warning in replayed.warnings {
+        ctx.say(Event::Warning(&format!("{}{warning}", mod_tag(unit))));
+    }
+    true
 }
 
 /// `[quest] ` before a text about a game's mod that names no file of
