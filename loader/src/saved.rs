@@ -96,14 +96,32 @@ pub(crate) fn replay(
             ));
             continue;
         };
-        let stored = hub.key(&key).map_err(|e| e.to_string()).and_then(|k| {
-            hub.store_values(k, source, values, once, Caller::Unrecorded)
-                .map_err(|e| e.to_string())
-        });
-        if let Err(e) = stored {
-            out.warnings.push(format!(
+        let store = |values: Vec<Value>| {
+            hub.key(&key).map_err(|e| e.to_string()).and_then(|k| {
+                hub.store_values(k, source, values, once, Caller::Unrecorded)
+                    .map_err(|e| e.to_string())
+            })
+        };
+        let Err(e) = store(values.clone()) else {
+            continue;
+        };
+        // A declaration that lost trailing parameters keeps what still
+        // matches: the saved values it still carries, in their places.
+        let carried = hub
+            .table_snapshot()
+            .get(&key)
+            .map_or(values.len(), |entry| entry.params.len());
+        let migrated = (carried < values.len()).then(|| values[..carried].to_vec());
+        match migrated.map(store) {
+            Some(Ok(_)) => out.warnings.push(format!(
+                "{shown}: {key} now carries {carried} value(s): its saved message kept the first \
+                 {carried} and dropped {} ({})",
+                values.len() - carried,
+                describe(&values[carried..])
+            )),
+            _ => out.warnings.push(format!(
                 "{shown}: the saved message of {key} no longer fits its declaration ({e}); dropped"
-            ));
+            )),
         }
     }
     out
@@ -367,4 +385,18 @@ mod tests {
         let json = to_json(&value, 0).unwrap();
         assert_eq!(from_json(&json, 0).unwrap(), value);
     }
+}
+
+/// The values a migration dropped, as a warning names them (`"half", 3`).
+fn describe(values: &[Value]) -> String {
+    let mut text = values
+        .iter()
+        .take(4)
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if values.len() > 4 {
+        text.push_str(", …");
+    }
+    text.chars().take(200).collect()
 }

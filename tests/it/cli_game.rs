@@ -537,3 +537,24 @@ fn a_mod_folder_that_appears_while_watching_loads_when_its_dependency_runs() {
         "a mod that could not load fails the run"
     );
 }
+
+#[test]
+fn a_saved_message_keeps_the_values_a_shortened_declaration_still_carries() {
+    let game = tempfile::tempdir().unwrap();
+    add_mod(game.path(), "quest", SAVER, &[("main.lua", QUEST)]);
+    let saved = game.path().join(".gantry/saved");
+    std::fs::create_dir_all(&saved).unwrap();
+    // Saved when Quest.Progress also carried who made it; it no longer does.
+    std::fs::write(
+        saved.join("quest.json"),
+        "{\"version\": 1, \"mod\": \"quest\", \"keys\": {\"Quest.Progress\": {\"world\": [4, \"ann\"]}}}",
+    )
+    .unwrap();
+    let output = run(game.path(), &["--ticks", "1"]);
+    let err = stderr(&output);
+    assert_eq!(stdout(&output).trim(), "found\t4", "{err}");
+    assert!(
+        err.contains("Quest.Progress now carries 1 value(s): its saved message kept the first 1 and dropped 1"),
+        "{err}"
+    );
+}
