@@ -364,6 +364,20 @@ fn date_stamp(now: SystemTime) -> String {
     )
 }
 
+/// The values a migration dropped, as a warning names them (`"half", 3`).
+fn describe(values: &[Value]) -> String {
+    let mut text = values
+        .iter()
+        .take(4)
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if values.len() > 4 {
+        text.push_str(", …");
+    }
+    text.chars().take(200).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,18 +399,4 @@ mod tests {
         let json = to_json(&value, 0).unwrap();
         assert_eq!(from_json(&json, 0).unwrap(), value);
     }
-}
-
-/// The values a migration dropped, as a warning names them (`"half", 3`).
-fn describe(values: &[Value]) -> String {
-    let mut text = values
-        .iter()
-        .take(4)
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
-    if values.len() > 4 {
-        text.push_str(", …");
-    }
-    text.chars().take(200).collect()
 }
