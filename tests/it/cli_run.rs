@@ -597,13 +597,7 @@ fn a_small_budget_stops_a_mod_that_runs_fine_under_the_default_one() {
         "a.rhai",
         "let n = 0;\nfor i in 0..20000 { n += i; }\nprint(`sum ${n}`);\n",
     );
-    let run = |flags: &[&str]| {
-        gantry()
-            .args(["run", dir.path().to_str().unwrap(), "--no-table"])
-            .args(flags)
-            .output()
-            .unwrap()
-    };
+    let run = |flags: &[&str]| run(dir.path(), &[&["--no-table"], flags].concat());
     let default = run(&[]);
     assert!(
         default.status.success(),
@@ -725,13 +719,7 @@ fn a_small_memory_limit_stops_a_mod_storing_in_the_hub_at_its_line_not_an_abort(
         "b.rhai",
         "let half = \"x\";\nhalf.pad(500000, 'x');\nfor i in 0..100 {\n  StoreObjectMessage(SELF, `Hoard.R${i}`, `${half}${i}`);\n}\nprint(\"rhai kept all\");\n",
     );
-    let run = |flags: &[&str]| {
-        gantry()
-            .args(["run", dir.path().to_str().unwrap(), "--no-table"])
-            .args(flags)
-            .output()
-            .unwrap()
-    };
+    let run = |flags: &[&str]| run(dir.path(), &[&["--no-table"], flags].concat());
     // Under the defaults both mods keep what they store...
     let roomy = run(&[]);
     assert!(
