@@ -39,7 +39,7 @@ fn book_src() -> PathBuf {
 }
 
 /// Every page of the book, as (path relative to `book/src`, text).
-fn pages() -> Vec<(String, String)> {
+pub(super) fn pages() -> Vec<(String, String)> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
         let mut entries: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
@@ -64,16 +64,16 @@ fn pages() -> Vec<(String, String)> {
 
 /// One fenced block of a page.
 #[derive(Debug)]
-struct Fence {
+pub(super) struct Fence {
     /// The 1-based line of its opening fence.
-    line: usize,
-    lang: String,
-    attrs: Vec<String>,
-    code: String,
+    pub(super) line: usize,
+    pub(super) lang: String,
+    pub(super) attrs: Vec<String>,
+    pub(super) code: String,
 }
 
 impl Fence {
-    fn attr(&self, name: &str) -> Option<&str> {
+    pub(super) fn attr(&self, name: &str) -> Option<&str> {
         self.attrs.iter().find_map(|a| {
             a.strip_prefix(name)
                 .and_then(|rest| rest.strip_prefix('='))
@@ -82,7 +82,7 @@ impl Fence {
     }
 }
 
-fn fences(page: &str) -> Vec<Fence> {
+pub(super) fn fences(page: &str) -> Vec<Fence> {
     let mut out = Vec::new();
     let mut open: Option<Fence> = None;
     for (i, line) in page.lines().enumerate() {

@@ -6,6 +6,7 @@
 
 mod architecture;
 mod book;
+mod book_transcripts;
 mod cli_bridge;
 mod cli_check;
 mod cli_contract;
