@@ -429,12 +429,14 @@ fn a_broken_link_is_caught() {
 /// unescaped, and where it ends.
 fn string_literal(text: &str) -> Option<String> {
     let mut out = String::new();
-    let mut chars = text.chars();
+    let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '"' => return Some(out),
             '\\' => match chars.next()? {
                 'n' => out.push('\n'),
+                // A line continued: Rust drops the next line's indent.
+                '\n' => while chars.next_if(|c| c.is_whitespace()).is_some() {},
                 'u' => {
                     let code: String = chars.by_ref().skip(1).take_while(|c| *c != '}').collect();
                     out.push(char::from_u32(u32::from_str_radix(&code, 16).ok()?)?);
@@ -447,18 +449,66 @@ fn string_literal(text: &str) -> Option<String> {
     None
 }
 
-/// The format strings of every error the runtimes print: each
-/// `#[error("...")]` of the hub and both runtimes, and the hub's reports.
+/// Where a message the runtimes print is made: a marker and the files it
+/// is looked for in. The rule: the message literal of every call that
+/// makes an error or a line a user reads, and nothing else —
+/// - `#[error("...")]`: every error type of the hub and both runtimes;
+/// - `write!(f, "...")` in the hub's reports (`report.rs`), which
+///   `gantry run` prints as they are;
+/// - the errors a script sees, raised from Rust: `mlua::Error::runtime`,
+///   `mlua::Error::RuntimeError` and `error_here(lua, ...)` in Lua's
+///   runtime, `EvalAltResult::ErrorRuntime` and `fail(...)` in Rhai's;
+/// - the Lua sandbox's refusals (`sandbox.lua`): `error(...)` and the
+///   `string.format` messages it returns;
+/// - `tracing::error!`, which `gantry run` shows under its default log
+///   filter (`error`; `warn!` lines are seen only with `GANTRY_LOG`).
+const MESSAGE_MARKERS: &[(&str, fn(&str) -> bool)] = &[
+    ("#[error(", |_| true),
+    ("write!(", |file| file.ends_with("report.rs")),
+    ("Error::runtime(", |file| file.starts_with("lua/")),
+    ("Error::RuntimeError(", |file| file.starts_with("lua/")),
+    ("error_here(", |file| file.starts_with("lua/")),
+    ("EvalAltResult::ErrorRuntime(", |file| {
+        file.starts_with("rhai/")
+    }),
+    ("fail(", |file| file.starts_with("rhai/")),
+    ("error(", |file| file.ends_with("sandbox.lua")),
+    ("string_format(", |file| file.ends_with("sandbox.lua")),
+    ("tracing::error!(", |_| true),
+];
+
+/// The first string literal inside the call that starts at `args` (just
+/// after its opening parenthesis), unescaped: the call's message.
+fn first_literal(args: &str) -> Option<String> {
+    let mut depth = 1;
+    for (at, c) in args.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return None;
+                }
+            }
+            '"' => return string_literal(&args[at + 1..]),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The messages the runtimes print, as (file, format string), by
+/// [`MESSAGE_MARKERS`]: the hub, both runtimes, not their tests.
 fn error_formats() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            // The manifest (`mod.toml`) is not read by `gantry run` yet.
-            if path.is_dir() && !path.ends_with("manifest") {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() && name != "tests" {
                 walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
+            } else if (name.ends_with(".rs") && name != "tests.rs") || name.ends_with(".lua") {
                 out.push(path);
             }
         }
@@ -470,26 +520,28 @@ fn error_formats() -> Vec<(String, String)> {
     let mut formats = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
+        // A file's unit tests are not what a user sees.
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
         let name = file.strip_prefix(root).unwrap().display().to_string();
-        let is_report = name.ends_with("report.rs");
-        for marker in ["#[error(", "write!("] {
-            if marker == "write!(" && !is_report {
+        let name = name.replace('\\', "/");
+        for (marker, applies) in MESSAGE_MARKERS {
+            if !applies(&name) {
                 continue;
             }
             for (at, _) in text.match_indices(marker) {
-                let rest = &text[at + marker.len()..];
-                let rest = rest.trim_start();
-                let rest = if marker == "write!(" {
-                    rest.trim_start_matches("f,").trim_start()
-                } else {
-                    rest
-                };
-                if let Some(literal) = rest.strip_prefix('"').and_then(string_literal) {
+                // `fail(` must be the call, not the end of another name.
+                let before = text[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    continue;
+                }
+                if let Some(literal) = first_literal(&text[at + marker.len()..]) {
                     formats.push((name.clone(), literal));
                 }
             }
         }
     }
+    formats.sort();
+    formats.dedup();
     formats
 }
 
@@ -498,8 +550,17 @@ fn fixed_parts(format: &str) -> Vec<String> {
     let mut parts = Vec::new();
     let mut current = String::new();
     let mut depth = 0;
-    for c in format.chars() {
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
+            // Lua's `string.format` placeholders: `%d`, `%.0f`, `%s`.
+            '%' if chars
+                .peek()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '.') =>
+            {
+                parts.push(std::mem::take(&mut current));
+                while chars.next().is_some_and(|c| !c.is_ascii_alphabetic()) {}
+            }
             '{' => {
                 depth += 1;
                 parts.push(std::mem::take(&mut current));
