@@ -206,6 +206,16 @@ impl Client {
         self.completion(Position::new(CURSOR_LINE as u32 - 1, 34))
     }
 
+    /// One letter typed (then deleted) at the start of line `line`, then
+    /// key completion at `at`: an edit above the cursor when `line` is
+    /// above it, the issue's case (last line, completion at line 9) when
+    /// below.
+    fn edit_line_and_complete(&mut self, line: u32, at: Position, toggle: &mut bool) -> usize {
+        *toggle = !*toggle;
+        self.edit(Position::new(line, 0), if *toggle { Some("x") } else { None });
+        self.completion(at)
+    }
+
     fn edit_and_diagnose(&mut self, toggle: &mut bool) -> usize {
         let at = Position::new(2, 10);
         *toggle = !*toggle;
@@ -440,6 +450,7 @@ fn editing_benches(c: &mut Criterion) {
     group.bench_function("full_parse_baseline", |b| {
         b.iter(|| gantry_lua::syntax::parse(black_box(&text), None))
     });
+    edit_shape_benches(&mut group, dir.path(), &text);
     group.bench_function(format!("rename_key_used_{}_times", uses.len()), |b| {
         b.iter(|| {
             let scripts = [Script {
@@ -462,6 +473,52 @@ fn editing_benches(c: &mut Criterion) {
         b.iter(|| semantic::semantic_tokens(&file, Some(&table.table)))
     });
     group.finish();
+}
+
+/// Completion after one letter typed at the start of a line, for each
+/// place of the edit against the cursor: far above it (line 101 and the
+/// middle of the file, key completion at line 5,001), and the issue's own
+/// case — the last line, key completion at line 9 (in a `ListenMessage`).
+/// Diagnostics of each edit go out before the next (they are deferred
+/// until the client is quiet, so they are not timed).
+fn edit_shape_benches(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    dir: &Path,
+    text: &str,
+) {
+    let key = Position::new(CURSOR_LINE as u32 - 1, 34);
+    let line_9 = Position::new(8, "ListenMessage(\"World.".len() as u32);
+    let shapes = [
+        ("completion_after_edit_near_the_top", 100, key),
+        ("completion_after_edit_in_the_middle", 2_500, key),
+        ("completion_at_line_9_after_edit_on_last_line", LINES as u32 - 1, line_9),
+    ];
+    let mut client = Client::start(dir, text);
+    let mut toggle = false;
+    for (name, line, at) in shapes {
+        assert!(
+            client.edit_line_and_complete(line, at, &mut toggle) >= 20,
+            "{name}: completion offers the keys"
+        );
+        client.wait_diagnostics(client.version);
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let start = Instant::now();
+                    black_box(client.edit_line_and_complete(line, at, &mut toggle));
+                    total += start.elapsed();
+                    client.wait_diagnostics(client.version);
+                }
+                total
+            })
+        });
+        // Leave the file as it was for the next shape.
+        if toggle {
+            client.edit_line_and_complete(line, at, &mut toggle);
+            client.wait_diagnostics(client.version);
+        }
+    }
 }
 
 /// A `mod.toml` declaring 300 keys: the script's 100 and 200 more.
