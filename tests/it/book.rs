@@ -602,3 +602,54 @@ fn the_troubleshooting_page_has_every_error_the_runtimes_print() {
         missing.join("\n")
     );
 }
+
+/// The names of Lua's `GMP` helpers and handle methods, from the runtime's
+/// source: the first name of each `gmp.raw_set(` in `sandbox.rs`, and the
+/// method name after `methods, "receiver",` in the handle and writer files.
+fn lua_helpers_and_methods() -> BTreeSet<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("lua/src/runtime");
+    let mut names = BTreeSet::new();
+    let sandbox = std::fs::read_to_string(root.join("sandbox.rs")).unwrap();
+    for (at, _) in sandbox.match_indices("gmp.raw_set(") {
+        if let Some(name) = first_literal(&sandbox[at + "gmp.raw_set(".len()..]) {
+            names.insert(format!("GMP.{name}"));
+        }
+    }
+    for file in ["handles.rs", "collection.rs"] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        for (at, _) in text.match_indices("methods,") {
+            let rest = &text[at + "methods,".len()..];
+            let rest = rest.trim_start();
+            let Some(receiver) = rest.strip_prefix('"') else {
+                continue;
+            };
+            let Some(end) = receiver.find('"') else {
+                continue;
+            };
+            let after = receiver[end + 1..].trim_start().trim_start_matches(',');
+            if let Some(name) = after
+                .trim_start()
+                .strip_prefix('"')
+                .and_then(string_literal)
+            {
+                names.insert(format!(":{name}("));
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn every_lua_helper_and_handle_method_is_in_the_reference() {
+    let page = std::fs::read_to_string(book_src().join("reference/handles.md")).unwrap();
+    let names = lua_helpers_and_methods();
+    assert!(names.len() > 20, "only {names:?} found");
+    let missing: Vec<&String> = names
+        .iter()
+        .filter(|n| !page.contains(n.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "book/src/reference/handles.md lacks {missing:?}: add each with the chapter that shows it"
+    );
+}
