@@ -449,6 +449,9 @@ fn string_literal(text: &str) -> Option<String> {
     None
 }
 
+/// Whether a marker applies to a file (its path from the repository root).
+type AppliesTo = fn(&str) -> bool;
+
 /// Where a message the runtimes print is made: a marker and the files it
 /// is looked for in. The rule: the message literal of every call that
 /// makes an error or a line a user reads, and nothing else —
@@ -462,7 +465,7 @@ fn string_literal(text: &str) -> Option<String> {
 ///   `string.format` messages it returns;
 /// - `tracing::error!`, which `gantry run` shows under its default log
 ///   filter (`error`; `warn!` lines are seen only with `GANTRY_LOG`).
-const MESSAGE_MARKERS: &[(&str, fn(&str) -> bool)] = &[
+const MESSAGE_MARKERS: &[(&str, AppliesTo)] = &[
     ("#[error(", |_| true),
     ("write!(", |file| file.ends_with("report.rs")),
     ("Error::runtime(", |file| file.starts_with("lua/")),
