@@ -68,6 +68,11 @@ impl Stores {
         self.map.remove(at)
     }
 
+    /// Every stored message, in no order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&(Key, Source), &Stored)> {
+        self.map.iter()
+    }
+
     /// A number no store had before: each message stored gets one (a
     /// reset keeps counting, so a writer never mistakes a new store for
     /// the one it opened).
@@ -382,6 +387,27 @@ impl Hub {
             .stores
             .get(&(key, source))
             .map(|s| s.args.clone())
+    }
+
+    /// Every source holding a stored message of `key`, in source order,
+    /// with a named source's name: what a saver walks to keep a key's
+    /// messages on sources it cannot list (an object's named sources).
+    pub fn stored_everywhere(&self, key: Key) -> Vec<(Source, Option<Rc<str>>, Rc<[Value]>)> {
+        let state = self.inner.state.borrow();
+        let mut out: Vec<_> = state
+            .stores
+            .iter()
+            .filter(|((k, _), _)| *k == key)
+            .map(|((_, source), stored)| {
+                let name = match source {
+                    Source::Named(_, n) => state.name_list.get(n.0 as usize).cloned(),
+                    _ => None,
+                };
+                (*source, name, stored.args.clone())
+            })
+            .collect();
+        out.sort_by_key(|(source, _, _)| *source);
+        out
     }
 }
 

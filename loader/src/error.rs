@@ -47,6 +47,13 @@ pub enum LoaderError {
     },
     #[error("{what}: {error}")]
     Hub { what: String, error: HubError },
+    /// A name [`crate::Game::name_object`] cannot give.
+    #[error("cannot name {object} `{name}`: {reason}")]
+    StableName {
+        object: gantry_host::ObjectId,
+        name: String,
+        reason: String,
+    },
     #[error("starting {language}: {error}")]
     Engine {
         language: &'static str,

@@ -121,6 +121,10 @@ pub struct Game {
     /// New folders waiting for their `mod.toml` to settle, by its stamp.
     pending: BTreeMap<String, Option<(Option<std::time::SystemTime>, u64)>>,
     print: Rc<dyn Fn(&str)>,
+    /// The objects the game named to outlive the run ([`Game::name_object`]).
+    stable: BTreeMap<String, ObjectId>,
+    /// Saved messages on stable names no object holds yet.
+    unclaimed: Vec<crate::saved::Pending>,
 }
 
 /// Watches game.toml as the loader watches scripts: a new version is read
@@ -378,6 +382,8 @@ impl Game {
             known_folders,
             pending: BTreeMap::new(),
             print,
+            stable: BTreeMap::new(),
+            unclaimed: Vec::new(),
         })
     }
 
@@ -486,18 +492,101 @@ impl Game {
     /// Ctrl-C).
     pub fn load_until(&mut self, stop: &dyn Fn() -> bool) {
         self.say_findings();
-        for unit in &mut self.mods {
+        for at in 0..self.mods.len() {
             if stop() {
                 break;
             }
-            unit.load_all(&self.ctx, stop);
+            self.mods[at].load_all(&self.ctx, stop);
             // After the scripts, before the first tick: the saved state
             // wins over what a top level stored as its default, and every
             // listener of the mod hears it.
-            if replay_saved(&self.root, &self.ctx, unit, self.fresh) {
+            if self.replay_saved(at) {
                 self.ctx.say(Event::StepEnd);
             }
         }
+    }
+
+    /// Gives `object` a name that outlives the run, so what the mods'
+    /// persisted keys store on it, and on its named sources, is saved
+    /// and stored on the object named the same in the next run (an
+    /// object's number means nothing in the next run; a name does).
+    /// What a save holds for the name is stored on it now. A name is
+    /// one object's: giving it to another is refused, as is an object
+    /// that is gone, an empty name or one longer than
+    /// [`gantry_host::hub::MAX_SOURCE_NAME_BYTES`].
+    pub fn name_object(&mut self, object: ObjectId, name: &str) -> Result<(), LoaderError> {
+        let refuse = |reason: String| LoaderError::StableName {
+            object,
+            name: name.chars().take(64).collect(),
+            reason,
+        };
+        if name.is_empty() || name.len() > gantry_host::hub::MAX_SOURCE_NAME_BYTES {
+            return Err(refuse(format!(
+                "a name has 1 to {} bytes",
+                gantry_host::hub::MAX_SOURCE_NAME_BYTES
+            )));
+        }
+        if !self.ctx.hub.is_alive(object) {
+            return Err(refuse("the object is gone".into()));
+        }
+        match self.stable.get(name) {
+            Some(held) if *held != object && self.ctx.hub.is_alive(*held) => {
+                return Err(refuse(format!("the name is {held}'s")));
+            }
+            _ => {}
+        }
+        self.stable.insert(name.to_owned(), object);
+        self.claim_unclaimed();
+        Ok(())
+    }
+
+    /// Every object with a stable name now: the game's named objects and
+    /// each script's own object, by its file.
+    fn holders(&self, extra: Option<&ModUnit>) -> crate::saved::Holders {
+        let hub = &self.ctx.hub;
+        let game = self
+            .stable
+            .iter()
+            .filter(|(_, o)| hub.is_alive(**o))
+            .map(|(n, o)| (crate::saved::Holder::Game(n.clone()), *o));
+        let scripts = self
+            .mods
+            .iter()
+            .chain(extra)
+            .flat_map(|m| m.scripts.iter())
+            .filter(|s| hub.is_alive(s.object))
+            .map(|s| (crate::saved::Holder::Script(s.file.clone()), s.object));
+        game.chain(scripts).collect()
+    }
+
+    /// Stores the saved messages whose object has a holder now.
+    fn claim_unclaimed(&mut self) {
+        if self.unclaimed.is_empty() {
+            return;
+        }
+        let holders = self.holders(None);
+        let mut unclaimed = std::mem::take(&mut self.unclaimed);
+        for warning in crate::saved::claim(&mut unclaimed, &self.ctx.hub, self.ctx.world, &holders)
+        {
+            self.ctx.say(Event::Warning(&warning));
+        }
+        self.unclaimed = unclaimed;
+    }
+
+    /// Replays the saved state of the mod at `at` of the loaded mods.
+    fn replay_saved(&mut self, at: usize) -> bool {
+        let holders = self.holders(None);
+        let tried = replay_saved(
+            &self.root,
+            &self.ctx,
+            &self.mods[at],
+            self.fresh,
+            &holders,
+            &mut self.unclaimed,
+        );
+        // A later mod's script may hold what an earlier mod saved.
+        self.claim_unclaimed();
+        tried
     }
 
     /// Seconds between saves of the persisted keys while watching
@@ -511,34 +600,44 @@ impl Game {
     /// save was written.
     pub fn save_state(&mut self) -> bool {
         let mut ok = true;
+        let holders = self.holders(None);
         for unit in &self.mods {
-            if unit.persisted.is_empty() {
-                continue;
-            }
-            match crate::saved::save(
-                &self.root,
-                &unit.name,
-                &unit.persisted,
-                &self.ctx.hub,
-                self.ctx.world,
-            ) {
-                Ok(dropped) => {
-                    for text in dropped {
-                        self.ctx
-                            .say(Event::Warning(&format!("{}{text}", mod_tag(unit))));
-                    }
-                }
-                Err(e) => {
-                    ok = false;
-                    self.ctx.error(&format!(
-                        "{}saving the state of {}: {e}",
-                        mod_tag(unit),
-                        unit.name
-                    ));
-                }
-            }
+            ok &= self.save_unit(unit, &holders);
         }
         ok
+    }
+
+    /// Saves one mod's persisted keys; whether it was written.
+    fn save_unit(&self, unit: &ModUnit, holders: &crate::saved::Holders) -> bool {
+        if unit.persisted.is_empty() {
+            return true;
+        }
+        let saved = crate::saved::save(
+            &self.root,
+            &unit.name,
+            &unit.persisted,
+            &self.ctx.hub,
+            self.ctx.world,
+            holders,
+            &self.unclaimed,
+        );
+        match saved {
+            Ok(dropped) => {
+                for text in dropped {
+                    self.ctx
+                        .say(Event::Warning(&format!("{}{text}", mod_tag(unit))));
+                }
+                true
+            }
+            Err(e) => {
+                self.ctx.error(&format!(
+                    "{}saving the state of {}: {e}",
+                    mod_tag(unit),
+                    unit.name
+                ));
+                false
+            }
+        }
     }
 
     /// The ticks sent so far.
@@ -599,10 +698,14 @@ impl Game {
         let Ok((folders, _)) = layout::mod_folders(&self.root) else {
             return;
         };
+        // A folder gone is new again when it comes back.
+        self.known_folders
+            .retain(|known| folders.iter().any(|f| f.folder == *known));
         for folder in folders {
             if self.known_folders.contains(&folder.folder) {
                 continue;
             }
+
             let stamp = std::fs::metadata(folder.dir.join(manifest::MANIFEST_FILE))
                 .ok()
                 .map(|m| (m.modified().ok(), m.len()));
@@ -646,10 +749,11 @@ impl Game {
             return;
         }
         // Its errors carry its name from now on, loaded or not.
-        self.names
-            .labels
-            .borrow_mut()
-            .push((label.clone(), name.clone()));
+        let mut labels = self.names.labels.borrow_mut();
+        if !labels.iter().any(|(l, n)| *l == label && *n == name) {
+            labels.push((label.clone(), name.clone()));
+        }
+        drop(labels);
         let (candidate, problems) = crate::needs::candidate(&manifest);
         for problem in problems {
             self.ctx.error(&problem);
@@ -713,8 +817,9 @@ impl Game {
             self.print.clone(),
         );
         unit.load_all(&self.ctx, &|| false);
-        replay_saved(&self.root, &self.ctx, &unit, self.fresh);
         self.mods.push(unit);
+        self.replay_saved(self.mods.len() - 1);
+        self.refused.retain(|r| r.module != name_of_new(&self.mods));
     }
 
     /// A game.toml read again while watching: each loaded mod it no longer
@@ -735,10 +840,57 @@ impl Game {
             .filter(|m| !policy.enables(&m.name))
             .map(|m| m.name.clone())
             .collect();
+        // What a disabled mod stored is kept for when it comes back.
+        let holders = self.holders(None);
         for name in disabled {
+            if let Some(unit) = self.mods.iter().find(|m| m.name == name) {
+                self.save_unit(unit, &holders);
+            }
             self.unload(&name);
         }
-        self.policy = policy;
+        let before = std::mem::replace(&mut self.policy, policy);
+        self.load_enabled(&before);
+    }
+
+    /// Loads the mods of known folders that `before` did not enable and
+    /// the policy now does, and those refused at the start that may run
+    /// now (a dependency enabled), dependencies first.
+    fn load_enabled(&mut self, before: &GamePolicy) {
+        let Ok((folders, _)) = layout::mod_folders(&self.root) else {
+            return;
+        };
+        let mut waiting = Vec::new();
+        for folder in folders {
+            if !self.known_folders.contains(&folder.folder) {
+                continue;
+            }
+            let Ok(Some(manifest)) = manifest::load(&folder.dir) else {
+                continue;
+            };
+            let name = &manifest.module.name;
+            let newly = !before.enables(name) || self.refused.iter().any(|r| r.module == *name);
+            if newly && self.policy.enables(name) && !self.mods.iter().any(|m| m.name == *name) {
+                let needs: Vec<String> = manifest
+                    .module
+                    .depends
+                    .iter()
+                    .map(|d| d.name.clone())
+                    .collect();
+                waiting.push((name.clone(), needs, folder));
+            }
+        }
+        // Each pass loads those whose dependencies wait no more; what is
+        // left when a pass loads nothing is tried anyway, to say why not.
+        while !waiting.is_empty() {
+            let ready = waiting.iter().position(|(_, needs, _)| {
+                needs
+                    .iter()
+                    .all(|n| !waiting.iter().any(|(w, _, _)| w == n))
+            });
+            let (_, _, folder) = waiting.remove(ready.unwrap_or(0));
+            self.add_mod(&folder);
+            self.ctx.say(Event::StepEnd);
+        }
     }
 
     /// Unloads the mod `name`: everything its scripts registered or
@@ -797,15 +949,36 @@ impl Game {
 /// `GAME/.gantry/saved/`) after its scripts loaded and before the first
 /// tick, saying what could not be replayed; unless the game starts
 /// `fresh`. Whether anything was tried.
-fn replay_saved(root: &Path, ctx: &Context, unit: &ModUnit, fresh: bool) -> bool {
+fn replay_saved(
+    root: &Path,
+    ctx: &Context,
+    unit: &ModUnit,
+    fresh: bool,
+    holders: &crate::saved::Holders,
+    unclaimed: &mut Vec<crate::saved::Pending>,
+) -> bool {
     if unit.persisted.is_empty() || fresh {
         return false;
     }
-    let replayed = crate::saved::replay(root, &unit.name, &unit.persisted, &ctx.hub, ctx.world);
+    let replayed = crate::saved::replay(
+        root,
+        &unit.name,
+        &unit.persisted,
+        &ctx.hub,
+        ctx.world,
+        holders,
+    );
     for warning in replayed.warnings {
         ctx.say(Event::Warning(&format!("{}{warning}", mod_tag(unit))));
     }
+    unclaimed.retain(|p| p.owner != unit.name);
+    unclaimed.extend(replayed.pending);
     true
+}
+
+/// The name of the mod added last.
+fn name_of_new(mods: &[ModUnit]) -> String {
+    mods.last().map(|m| m.name.clone()).unwrap_or_default()
 }
 
 /// `[quest] ` before a text about a game's mod that names no file of

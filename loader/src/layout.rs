@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use gantry_host::files::{self, MIB};
-use gantry_host::manifest::{Grant, Grants};
+use gantry_host::manifest::Grants;
+use gantry_host::manifest::game::GameGrants;
 use serde::Deserialize;
 
 use crate::LoaderError;
@@ -21,7 +22,7 @@ use crate::LoaderError;
 pub const MODS_DIR: &str = "mods";
 
 /// A game's own file: which mods are enabled, and its policy.
-pub const GAME_FILE: &str = "game.toml";
+pub const GAME_FILE: &str = gantry_host::manifest::game::GAME_FILE;
 
 /// The most mods one game folder holds.
 pub const MAX_MODS: usize = 1000;
@@ -66,6 +67,10 @@ pub struct GamePolicy {
     /// written for the grants' own reader.
     #[serde(default)]
     pub grants: Option<toml::Table>,
+    /// `require_grants` and `[grants]` as read by the host's reader, the
+    /// one `gantry check` uses too ([`GameGrants`]).
+    #[serde(skip)]
+    pub game_grants: GameGrants,
     /// The `[bridge]` table, kept as written: the host that runs the game
     /// reads it with the bridge's own configuration (`gantry run` with
     /// `gantry-nats`), so the loader stays free of the network.
@@ -78,35 +83,7 @@ impl GamePolicy {
     /// of `send`, `listen`, `hook`, `store` a list of key subtrees; a field
     /// left out grants nothing), `None` when the game says nothing of it.
     pub fn grants_for(&self, name: &str) -> Result<Option<Grants>, String> {
-        let Some(table) = self.grants.as_ref().and_then(|g| g.get(name)) else {
-            return Ok(None);
-        };
-        let at = format!("{GAME_FILE}: grants.{name}");
-        let table = table
-            .as_table()
-            .ok_or_else(|| format!("{at}: expected a table of grants"))?;
-        let mut grants = Grants::none();
-        for (field, value) in table {
-            let grant = Grant::ALL
-                .into_iter()
-                .find(|g| g.field() == field)
-                .ok_or_else(|| {
-                    format!(
-                        "{at}: unknown field `{field}` (expected one of send, listen, hook, store)"
-                    )
-                })?;
-            let roots = value
-                .as_array()
-                .and_then(|items| {
-                    items
-                        .iter()
-                        .map(|i| i.as_str().map(str::to_owned))
-                        .collect::<Option<Vec<_>>>()
-                })
-                .ok_or_else(|| format!("{at}.{field}: expected an array of keys"))?;
-            grants = grants.with(grant, roots);
-        }
-        Ok(Some(grants))
+        Ok(self.game_grants.for_mod(name).cloned())
     }
 
     /// Whether the mod `name` is enabled.
@@ -125,8 +102,9 @@ pub fn read_policy(root: &Path) -> Result<GamePolicy, LoaderError> {
         Err(e) if e.is_not_found() => return Ok(GamePolicy::default()),
         Err(e) => return Err(LoaderError::GameFile(e)),
     };
-    let policy: GamePolicy = toml::from_str(&text)
+    let mut policy: GamePolicy = toml::from_str(&text)
         .map_err(|e| LoaderError::GameToml(format!("{GAME_FILE}: {}", e.to_string().trim())))?;
+    policy.game_grants = GameGrants::parse(&text).map_err(LoaderError::GameToml)?;
     let listed = policy.enabled.as_ref().map_or(0, Vec::len) + policy.disabled.len();
     if listed > 2 * MAX_MODS {
         return Err(LoaderError::GameToml(format!(

@@ -5,12 +5,15 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use std::ffi::OsStr;
+
 use gantry_host::files;
+use gantry_host::manifest::game::{GAME_FILE, GameGrants};
 use serde::Serialize;
 use thiserror::Error;
 
 use crate::analysis::diagnostics::{Code, KeyUse, Severity, check_calls};
-use crate::analysis::grants::check_grants;
+use crate::analysis::grants::{ModGrantsInfo, check_grants};
 use crate::index::index_calls;
 use crate::syntax::{language_of, scan_checked};
 use crate::table::{HostKey, LoadedTable, TableSources};
@@ -113,6 +116,14 @@ pub fn check_dir_with(
             .or_insert_with(|| LoadedTable::load_sources(&sources, &options.host));
         scripts.push((path, text, lines, calls, syntax, sources));
     }
+    // A mod of a game may use what the game's game.toml leaves it.
+    let mut game_files: Vec<FileDiagnostics> = Vec::new();
+    let mut sorted: Vec<&mut LoadedTable> = tables.values_mut().collect();
+    sorted.sort_by(|a, b| a.sources.cmp(&b.sources));
+    for table in sorted {
+        apply_game_grants(table, &mut game_files);
+    }
+    out.extend(game_files);
     let mut uses: HashMap<&TableSources, KeyUse> = HashMap::new();
     for (path, text, lines, calls, syntax, sources) in &scripts {
         let table = &tables[sources];
@@ -202,6 +213,59 @@ pub fn check_dir_with(
     }
     Ok(out)
 }
+
+/// Narrows the grants of a mod that sits in a game folder
+/// (`GAME/mods/<mod>/mod.toml`) as the game's `game.toml` does when the
+/// game runs: its `[grants.<mod>]` and `require_grants`, read by the
+/// loader's own reader ([`GameGrants`]), so a call the run would refuse
+/// is an error here, in the run's words. A `game.toml` that cannot be
+/// read is a finding of its own (once), and the mod's own grants stand.
+fn apply_game_grants(table: &mut LoadedTable, found: &mut Vec<FileDiagnostics>) {
+    let Some(dir) = &table.manifest_dir else {
+        return;
+    };
+    let Some(mods) = dir.parent() else {
+        return;
+    };
+    if mods.file_name() != Some(OsStr::new(MODS_DIR)) {
+        return;
+    }
+    let game = match mods.parent() {
+        Some(game) if !game.as_os_str().is_empty() => game,
+        _ => Path::new("."),
+    };
+    let path = game.join(GAME_FILE);
+    let mut finding = |code: Code, message: String| {
+        if !found.iter().any(|f| f.path == path) {
+            found.push(FileDiagnostics {
+                path: path.clone(),
+                diagnostics: vec![file_level(code, message)],
+            });
+        }
+    };
+    let text = match files::read_text_in(game, Path::new(GAME_FILE), files::MIB) {
+        Ok(text) => text,
+        Err(e) if e.is_not_found() => return,
+        Err(e) => return finding(Code::FileError, e.to_string()),
+    };
+    let policy = match GameGrants::parse(&text) {
+        Ok(policy) => policy,
+        Err(e) => return finding(Code::ManifestError, e),
+    };
+    let Ok(Some(manifest)) = gantry_host::manifest::load(dir) else {
+        return;
+    };
+    let name = manifest.module.name.as_str();
+    table.grants = policy
+        .effective(name, manifest.grants.as_ref())
+        .map(|grants| ModGrantsInfo {
+            module: name.into(),
+            grants,
+        });
+}
+
+/// The folder of a game's mods (the loader's `layout::MODS_DIR`).
+const MODS_DIR: &str = "mods";
 
 /// An error about a whole file, placed at its start.
 fn file_level(code: Code, message: String) -> CheckDiagnostic {

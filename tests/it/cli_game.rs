@@ -273,7 +273,11 @@ fn what_a_persisted_key_stores_survives_a_restart() {
         assert_eq!(stdout(&output).trim(), want, "{}", stderr(&output));
     }
     let saved = std::fs::read_to_string(game.path().join(".gantry/saved/quest.json")).unwrap();
-    assert!(saved.contains("\"version\": 1"), "{saved}");
+    assert!(saved.contains("\"version\": 2"), "{saved}");
+    assert!(
+        saved.contains("\"params\": [\n        \"done: int\""),
+        "{saved}"
+    );
 }
 
 #[test]
@@ -370,7 +374,11 @@ fn a_saved_message_the_changed_declaration_no_longer_takes_is_dropped_and_said()
     let err = stderr(&output);
     assert_eq!(stdout(&output).trim(), "found\t0", "{err}");
     assert!(
-        err.contains("the saved message of Quest.Progress no longer fits its declaration"),
+        err.contains(
+            "Quest.Progress changed since it was saved (now (done: int)); its saved message on world \
+             is dropped: `done: int` kept no value, and only an `any`, `nil` or array parameter can \
+             start empty; drops done (\"half\": int declared now)"
+        ),
         "{err}"
     );
 }
@@ -554,7 +562,265 @@ fn a_saved_message_keeps_the_values_a_shortened_declaration_still_carries() {
     let err = stderr(&output);
     assert_eq!(stdout(&output).trim(), "found\t4", "{err}");
     assert!(
-        err.contains("Quest.Progress now carries 1 value(s): its saved message kept the first 1 and dropped 1"),
+        err.contains(
+            "Quest.Progress changed since it was saved (now (done: int)); its saved message on world \
+             keeps done; drops #2 (\"ann\": no longer a parameter)"
+        ),
+        "{err}"
+    );
+}
+
+/// `gantry check GAME`'s lines about grants.
+fn check_grant_lines(game: &Path) -> (Output, Vec<String>) {
+    let output = gantry()
+        .arg("check")
+        .arg(game)
+        .env("GANTRY_LOG", "off")
+        .output()
+        .unwrap();
+    let lines = stdout(&output)
+        .lines()
+        .filter(|l| l.contains("not-granted"))
+        .map(str::to_owned)
+        .collect();
+    (output, lines)
+}
+
+/// The words of the run's refusal of quest's `Quest.Start`.
+fn run_refusal(game: &Path) -> String {
+    let err = stderr(&run(game, &[]));
+    let at = err
+        .find("mod \"quest\" may not send")
+        .unwrap_or_else(|| panic!("the run refuses the send: {err}"));
+    err[at..].lines().next().unwrap().to_owned()
+}
+
+#[test]
+fn check_holds_a_games_mod_to_the_grants_game_toml_leaves_it_in_the_runs_words() {
+    let game = sender_game("\n[grants]\nsend = [\"Quest\"]\n");
+    let (output, lines) = check_grant_lines(game.path());
+    assert!(lines.is_empty(), "its own grants allow it: {lines:?}");
+    assert!(output.status.success(), "{}", stdout(&output));
+    std::fs::write(
+        game.path().join("game.toml"),
+        "[grants.quest]\nsend = [\"Ui\"]\n",
+    )
+    .unwrap();
+    let (output, lines) = check_grant_lines(game.path());
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let refusal = run_refusal(game.path());
+    assert_eq!(
+        lines,
+        [format!(
+            "{}: error not-granted: {refusal}",
+            game.path().join("mods/quest/main.lua:1:15").display()
+        )]
+    );
+    // Its own `Quest` narrowed to the game's `Ui`: nothing is left.
+    assert!(
+        refusal.ends_with("its grants send no key (no `send` grant)"),
+        "{refusal}"
+    );
+}
+
+#[test]
+fn check_holds_a_mod_without_grants_to_nothing_when_the_game_requires_grants() {
+    let game = sender_game("");
+    let (_, lines) = check_grant_lines(game.path());
+    assert!(lines.is_empty(), "{lines:?}");
+    std::fs::write(game.path().join("game.toml"), "require_grants = true\n").unwrap();
+    let (output, lines) = check_grant_lines(game.path());
+    assert_eq!(output.status.code(), Some(1));
+    let refusal = run_refusal(game.path());
+    // The listening mod is held to nothing too.
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.ends_with(&format!("error not-granted: {refusal}"))),
+        "{lines:?} / {refusal}"
+    );
+}
+
+#[test]
+fn check_names_a_mistake_in_game_toml_grants() {
+    let game = sender_game("");
+    std::fs::write(game.path().join("game.toml"), "[grants.quest]\nsned = []\n").unwrap();
+    let output = gantry()
+        .arg("check")
+        .arg(game.path())
+        .env("GANTRY_LOG", "off")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).contains(
+            "game.toml:1:1: error manifest-error: game.toml: grants.quest: unknown field `sned` \
+             (expected one of send, listen, hook, store)"
+        ),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn a_mod_enabled_in_game_toml_while_watching_loads_without_a_restart() {
+    let game = tempfile::tempdir().unwrap();
+    std::fs::write(game.path().join("game.toml"), "disabled = [\"chatty\"]\n").unwrap();
+    for name in ["core", "chatty"] {
+        add_mod(
+            game.path(),
+            name,
+            "",
+            &[(
+                "main.lua",
+                &format!(
+                    "ListenMessage(\"Game.Tick\", nil, function(n) if n % 5 == 0 then print(\"{name} tick\") end end)\n"
+                ),
+            )],
+        );
+    }
+    let run = Watching::start_with(game.path(), &["--no-table"]);
+    let before = run.wait_for("core tick");
+    assert!(!before.contains(&"chatty tick".to_owned()), "{before:?}");
+    crate::support::write(game.path(), "game.toml", "disabled = []\n");
+    run.wait_for("[loading mod chatty]");
+    run.wait_for("chatty tick");
+    // And disabled again, it goes again.
+    crate::support::write(game.path(), "game.toml", "disabled = [\"chatty\"]\n");
+    run.wait_for("[unloaded mod chatty]");
+    let (status, stderr) = run.interrupt();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn a_mod_whose_folder_comes_back_while_watching_loads_again() {
+    let game = tempfile::tempdir().unwrap();
+    add_mod(
+        game.path(),
+        "core",
+        "",
+        &[("main.lua", "print(\"core up\")\n")],
+    );
+    add_mod(
+        game.path(),
+        "back",
+        "",
+        &[("main.lua", "print(\"back up\")\n")],
+    );
+    let run = Watching::start_with(game.path(), &["--no-table"]);
+    run.wait_for("back up");
+    let aside = tempfile::tempdir_in(game.path()).unwrap();
+    std::fs::rename(game.path().join("mods/back"), aside.path().join("back")).unwrap();
+    run.wait_for("[unloaded mod back]");
+    std::fs::rename(aside.path().join("back"), game.path().join("mods/back")).unwrap();
+    run.wait_for("[loading mod back]");
+    run.wait_for("back up");
+    let (status, stderr) = run.interrupt();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+/// A script that keeps its progress on a named source of its own object:
+/// it prints what it finds at the first tick, then stores one more.
+const SLOT: &str = "local slot = GMP.Named(self, \"slot\")\n\
+                    local done = 0\n\
+                    ListenObjectMessage(slot, \"Quest.Progress\", nil, function(n) done = n end)\n\
+                    ListenMessage(\"Game.Tick\", nil, function(n)\n\
+                      print(\"found\", done)\n\
+                      StoreObjectMessage(slot, \"Quest.Progress\", done + 1)\n\
+                    end)\n";
+
+#[test]
+fn what_a_script_stores_on_a_named_source_of_its_own_object_survives_a_restart() {
+    let game = tempfile::tempdir().unwrap();
+    add_mod(game.path(), "quest", SAVER, &[("main.lua", SLOT)]);
+    for want in ["found\t0", "found\t1", "found\t2"] {
+        let output = run(game.path(), &["--ticks", "1"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert_eq!(stdout(&output).trim(), want, "{}", stderr(&output));
+    }
+    let saved = std::fs::read_to_string(game.path().join(".gantry/saved/quest.json")).unwrap();
+    assert!(
+        saved.contains("\"script\": \"mods/quest/main.lua\"")
+            && saved.contains("\"source\": \"slot\""),
+        "{saved}"
+    );
+    // Renamed, the script is another script: it starts fresh, and what
+    // the old name saved waits, kept in the file.
+    std::fs::rename(
+        game.path().join("mods/quest/main.lua"),
+        game.path().join("mods/quest/quest.lua"),
+    )
+    .unwrap();
+    let output = run(game.path(), &["--ticks", "1"]);
+    assert_eq!(stdout(&output).trim(), "found\t0", "{}", stderr(&output));
+    let saved = std::fs::read_to_string(game.path().join(".gantry/saved/quest.json")).unwrap();
+    assert!(
+        saved.contains("\"script\": \"mods/quest/main.lua\""),
+        "{saved}"
+    );
+}
+
+#[test]
+fn a_saved_message_keeps_its_values_by_parameter_name_when_the_declaration_is_reordered() {
+    let game = tempfile::tempdir().unwrap();
+    let saver = "[keys.\"Quest.Progress\"]\nkind = \"store\"\nparams = [\"who: string\", \"done: int\"]\npersist = true\n";
+    add_mod(
+        game.path(),
+        "quest",
+        saver,
+        &[(
+            "main.lua",
+            "ListenWorldMessage(self:World(), \"Quest.Progress\", nil, function(who, n) print(who, n) end)\n",
+        )],
+    );
+    let saved = game.path().join(".gantry/saved");
+    std::fs::create_dir_all(&saved).unwrap();
+    std::fs::write(
+        saved.join("quest.json"),
+        "{\"version\": 2, \"mod\": \"quest\", \"keys\": {\"Quest.Progress\": {\
+         \"params\": [\"done: int\", \"who: string\", \"mood: string\"], \
+         \"stored\": [{\"on\": \"world\", \"args\": [4, \"ann\", \"glad\"]}]}}}",
+    )
+    .unwrap();
+    let output = run(game.path(), &["--ticks", "0"]);
+    let err = stderr(&output);
+    assert_eq!(stdout(&output).trim(), "ann\t4", "{err}");
+    assert!(
+        err.contains(
+            "Quest.Progress changed since it was saved (now (who: string, done: int)); its saved \
+             message on world keeps who, done; drops mood (\"glad\": no longer a parameter)"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_saved_message_whose_new_parameter_cannot_start_empty_is_dropped_saying_why() {
+    let game = tempfile::tempdir().unwrap();
+    let saver = "[keys.\"Quest.Progress\"]\nkind = \"store\"\nparams = [\"done: int\", \"who: string\", \"log: array<string>\"]\npersist = true\n";
+    add_mod(
+        game.path(),
+        "quest",
+        saver,
+        &[("main.lua", "print(\"up\")\n")],
+    );
+    let saved = game.path().join(".gantry/saved");
+    std::fs::create_dir_all(&saved).unwrap();
+    std::fs::write(
+        saved.join("quest.json"),
+        "{\"version\": 2, \"mod\": \"quest\", \"keys\": {\"Quest.Progress\": {\
+         \"params\": [\"done: int\"], \"stored\": [{\"on\": \"world\", \"args\": [4]}]}}}",
+    )
+    .unwrap();
+    let output = run(game.path(), &["--ticks", "0"]);
+    let err = stderr(&output);
+    assert!(
+        err.contains(
+            "Quest.Progress changed since it was saved (now (done: int, who: string, log: \
+             array<string>)); its saved message on world is dropped: `who: string` has no saved \
+             value, and only an `any`, `nil` or array parameter can start empty"
+        ),
         "{err}"
     );
 }

@@ -127,7 +127,7 @@ pub(crate) struct State {
     pub(super) objects: FxHashMap<ObjectId, ObjectInfo>,
     pub(super) worlds: FxHashMap<WorldId, Vec<ObjectId>>,
     pub(super) names: FxHashMap<Rc<str>, NameId>,
-    pub(super) name_list: Vec<Rc<str>>,
+    pub(crate) name_list: Vec<Rc<str>>,
     pub(crate) listeners: FxHashMap<ListenerId, Rc<Entry>>,
     pub(super) by_owner: FxHashMap<OwnerKey, Owned>,
     /// Stored and once messages (see [`crate::store`]).

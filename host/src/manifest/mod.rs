@@ -68,6 +68,7 @@ pub mod contract;
 mod declare;
 mod depends;
 mod error;
+pub mod game;
 pub mod grants;
 mod near;
 mod persist;
