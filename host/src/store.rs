@@ -26,6 +26,10 @@ use crate::trace::Delivery;
 use crate::typed::IntoArgs;
 use crate::value::Value;
 
+/// Where a message is stored (with a named source's name) and what:
+/// one item of [`Hub::stored_everywhere`].
+pub type StoredAt = (Source, Option<Rc<str>>, Rc<[Value]>);
+
 /// A stored message, replayed to listeners that arrive later.
 pub(crate) struct Stored {
     pub args: Rc<[Value]>,
@@ -392,7 +396,7 @@ impl Hub {
     /// Every source holding a stored message of `key`, in source order,
     /// with a named source's name: what a saver walks to keep a key's
     /// messages on sources it cannot list (an object's named sources).
-    pub fn stored_everywhere(&self, key: Key) -> Vec<(Source, Option<Rc<str>>, Rc<[Value]>)> {
+    pub fn stored_everywhere(&self, key: Key) -> Vec<StoredAt> {
         let state = self.inner.state.borrow();
         let mut out: Vec<_> = state
             .stores

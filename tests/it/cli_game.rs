@@ -824,3 +824,38 @@ fn a_saved_message_whose_new_parameter_cannot_start_empty_is_dropped_saying_why(
         "{err}"
     );
 }
+
+#[test]
+fn a_saved_struct_keeps_the_fields_its_declaration_still_has_by_name() {
+    let game = tempfile::tempdir().unwrap();
+    let saver = "[structs.Quest]\nfields = [\"id: string\", \"giver: string\"]\n\
+                 [keys.\"Quest.Current\"]\nkind = \"store\"\nparams = [\"quest: Quest\"]\npersist = true\n";
+    add_mod(
+        game.path(),
+        "quest",
+        saver,
+        &[(
+            "main.lua",
+            "ListenWorldMessage(self:World(), \"Quest.Current\", nil, function(q) print(q.id, q.giver, q.reward) end)\n",
+        )],
+    );
+    let saved = game.path().join(".gantry/saved");
+    std::fs::create_dir_all(&saved).unwrap();
+    std::fs::write(
+        saved.join("quest.json"),
+        "{\"version\": 2, \"mod\": \"quest\", \"keys\": {\"Quest.Current\": {\
+         \"params\": [\"quest: Quest\"], \"stored\": [{\"on\": \"world\", \"args\": \
+         [{\"struct\": \"Quest\", \"fields\": {\"id\": \"q1\", \"reward\": 3}}]}]}}}",
+    )
+    .unwrap();
+    let output = run(game.path(), &["--ticks", "0"]);
+    let err = stderr(&output);
+    assert_eq!(stdout(&output).trim(), "q1\tnil\tnil", "{err}");
+    assert!(
+        err.contains(
+            "Quest.Current changed since it was saved (now (quest: Quest)); its saved message on \
+             world keeps quest; drops quest.reward (3: no longer a field of Quest)"
+        ),
+        "{err}"
+    );
+}

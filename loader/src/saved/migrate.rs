@@ -261,6 +261,29 @@ mod tests {
     }
 
     #[test]
+    fn a_new_array_or_any_parameter_starts_empty_and_a_renamed_one_is_dropped() {
+        let now = entry(&[
+            ("n", Type::Int),
+            ("log", Type::Array(Box::new(Type::String))),
+            ("note", Type::Any),
+        ]);
+        let fitted = fit(
+            Some(&names(&["n", "who"])),
+            &[Value::Int(4), Value::str("ann")],
+            &now,
+            &StructRegistry::default(),
+        );
+        assert_eq!(
+            fitted.values,
+            Some(vec![Value::Int(4), Value::array(Vec::new()), Value::Nil])
+        );
+        assert_eq!(
+            fitted.describe(),
+            "keeps n; starts log, note empty; drops who (\"ann\": no longer a parameter)"
+        );
+    }
+
+    #[test]
     fn an_int_saved_where_a_float_is_declared_now_is_kept() {
         let now = entry(&[("n", Type::Float)]);
         let fitted = fit(

@@ -3,3 +3,4 @@
 
 mod game_api;
 mod game_host_example;
+mod saved_state;
