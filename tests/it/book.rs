@@ -456,8 +456,8 @@ type AppliesTo = fn(&str) -> bool;
 /// is looked for in. The rule: the message literal of every call that
 /// makes an error or a line a user reads, and nothing else —
 /// - `#[error("...")]`: every error type of the hub and both runtimes;
-/// - `write!(f, "...")` in the hub's reports (`report.rs`), which
-///   `gantry run` prints as they are;
+/// - `write!(f, "...")` in every `Display` impl (not `Debug`: the Rust
+///   programmer's view), the texts errors and reports are made of;
 /// - the errors a script sees, raised from Rust: `mlua::Error::runtime`,
 ///   `mlua::Error::RuntimeError` and `error_here(lua, ...)` in Lua's
 ///   runtime, `EvalAltResult::ErrorRuntime` and `fail(...)` in Rhai's;
@@ -467,7 +467,7 @@ type AppliesTo = fn(&str) -> bool;
 ///   filter (`error`; `warn!` lines are seen only with `GANTRY_LOG`).
 const MESSAGE_MARKERS: &[(&str, AppliesTo)] = &[
     ("#[error(", |_| true),
-    ("write!(", |file| file.ends_with("report.rs")),
+    ("write!(", |_| true),
     ("Error::runtime(", |file| file.starts_with("lua/")),
     ("Error::RuntimeError(", |file| file.starts_with("lua/")),
     ("error_here(", |file| file.starts_with("lua/")),
@@ -498,6 +498,17 @@ fn first_literal(args: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether the code before a `write!` ends inside an `impl ... Debug for`.
+fn in_debug_impl(before: &str) -> bool {
+    let start = before.rfind("impl ").max(before.rfind("impl<"));
+    start.is_some_and(|at| {
+        before[at..]
+            .lines()
+            .next()
+            .is_some_and(|line| line.contains("Debug for"))
+    })
 }
 
 /// The messages the runtimes print, as (file, format string), by
@@ -535,6 +546,9 @@ fn error_formats() -> Vec<(String, String)> {
                 // `fail(` must be the call, not the end of another name.
                 let before = text[..at].chars().next_back();
                 if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    continue;
+                }
+                if *marker == "write!(" && in_debug_impl(&text[..at]) {
                     continue;
                 }
                 if let Some(literal) = first_literal(&text[at + marker.len()..]) {
