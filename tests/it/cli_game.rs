@@ -859,3 +859,32 @@ fn a_saved_struct_keeps_the_fields_its_declaration_still_has_by_name() {
         "{err}"
     );
 }
+
+#[test]
+fn a_mod_refused_for_a_disabled_dependency_loads_once_the_dependency_is_enabled_while_watching() {
+    let game = tempfile::tempdir().unwrap();
+    std::fs::write(game.path().join("game.toml"), "disabled = [\"core\"]\n").unwrap();
+    add_mod(
+        game.path(),
+        "core",
+        "",
+        &[("main.lua", "print(\"core up\")\n")],
+    );
+    add_mod(
+        game.path(),
+        "quest",
+        "depends = [\"core\"]",
+        &[("main.lua", "print(\"quest up\")\n")],
+    );
+    let run = Watching::start_with(game.path(), &["--no-table"]);
+    run.wait_for_error("quest needs core, which is disabled in game.toml; quest is not loaded");
+    crate::support::write(game.path(), "game.toml", "disabled = []\n");
+    let lines = run.wait_for("quest up");
+    let core = lines.iter().position(|l| l == "core up");
+    let quest = lines.iter().position(|l| l == "[loading mod quest]");
+    assert!(
+        core.is_some() && core < quest,
+        "dependency first: {lines:?}"
+    );
+    run.interrupt();
+}
