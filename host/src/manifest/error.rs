@@ -149,6 +149,9 @@ pub enum Problem {
     /// A string longer than the manifest allows.
     #[error("longer than {limit} bytes")]
     TooLong { limit: usize },
+    /// A number outside the range the field takes.
+    #[error("`{text}` is out of range: {range}")]
+    OutOfRange { text: String, range: &'static str },
 }
 
 fn article(kind: &str) -> &'static str {

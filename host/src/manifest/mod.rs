@@ -15,6 +15,7 @@
 //! name = "questlog"              # required: lowercase letters, digits, `_`, `-`
 //! version = "0.1.0"              # optional
 //! description = "Keeps the quest log"   # optional
+//! tick_budget_ms = 2             # optional: its listeners' time per tick (see below)
 //!
 //! [structs.Quest]                # a struct: an identifier
 //! fields = ["id: string", "reward: int"]   # `name: type`, in this order
@@ -42,6 +43,12 @@
 //! ```
 //!
 //! Without `[grants]` a mod may use everything; see [`grants`].
+//!
+//! `tick_budget_ms` is what the mod says its listeners need per tick, at
+//! most [`MAX_TICK_BUDGET_MS`]: a run whose mod spends more in one tick
+//! is told which listener took the time. The game may set another
+//! (`game.toml`, `gantry run --tick-budget`); the manifest's is the
+//! mod's own word, used when the game says nothing of this mod.
 //!
 //! Types are written as the signature table writes them (one grammar,
 //! [`Type`]'s): `any`, `nil`, `bool`, `int`, `float`, `string`,
@@ -114,6 +121,10 @@ pub const MAX_DOC_BYTES: usize = 4096;
 /// bytes.
 pub const MAX_NAME_BYTES: usize = 128;
 
+/// The largest `tick_budget_ms`: a minute, past which a budget bounds
+/// nothing a tick does.
+pub const MAX_TICK_BUDGET_MS: f64 = 60_000.0;
+
 /// A parsed and checked `mod.toml`. Keys and structs are in file order;
 /// lines and columns are 1-based, columns in characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +151,8 @@ pub struct ModInfo {
     pub depends: Vec<Dependency>,
     /// `optional`: mods loaded before this one when they are there.
     pub optional: Vec<Dependency>,
+    /// `tick_budget_ms`: the time its listeners may take per tick.
+    pub tick_budget: Option<std::time::Duration>,
 }
 
 /// One `[structs.Name]` table.

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
+use std::time::Duration;
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -17,7 +18,8 @@ use super::near::nearest;
 use super::place::Lines;
 use super::{
     BUILTIN_TYPES, DeclaredKey, DeclaredStruct, MAX_DOC_BYTES, MAX_FIELDS, MAX_KEYS,
-    MAX_NAME_BYTES, MAX_PARAMS, MAX_STRUCTS, Manifest, ManifestKind, ModInfo, struct_named,
+    MAX_NAME_BYTES, MAX_PARAMS, MAX_STRUCTS, MAX_TICK_BUDGET_MS, Manifest, ManifestKind, ModInfo,
+    struct_named,
 };
 use crate::key::validate_key;
 use crate::types::{Param, Type, is_struct_name};
@@ -29,7 +31,14 @@ type Entry<'a, 'i> = (
 );
 
 const TOP_TABLES: [&str; 4] = ["mod", "structs", "keys", "grants"];
-const MOD_FIELDS: [&str; 5] = ["name", "version", "description", "depends", "optional"];
+const MOD_FIELDS: [&str; 6] = [
+    "name",
+    "version",
+    "description",
+    "depends",
+    "optional",
+    "tick_budget_ms",
+];
 const STRUCT_FIELDS: [&str; 2] = ["fields", "doc"];
 const KEY_FIELDS: [&str; 5] = ["kind", "params", "returns", "doc", "persist"];
 
@@ -237,7 +246,7 @@ impl<'t> Reader<'t> {
             table,
             "mod",
             &MOD_FIELDS,
-            "name, version, description, depends, optional",
+            "name, version, description, depends, optional, tick_budget_ms",
         );
         let mod_name = match table.get("name") {
             Some(v) => self.string(v, "mod.name", MAX_NAME_BYTES),
@@ -273,13 +282,50 @@ impl<'t> Reader<'t> {
             .and_then(|v| self.string(v, "mod.description", MAX_DOC_BYTES));
         let depends = self.dependencies(table, "depends");
         let optional = self.dependencies(table, "optional");
+        let tick_budget = table
+            .get("tick_budget_ms")
+            .and_then(|v| self.budget(v, "mod.tick_budget_ms"));
         Some(ModInfo {
             name: mod_name?,
             version,
             description,
             depends,
             optional,
+            tick_budget,
         })
+    }
+
+    /// A time budget in milliseconds (an integer or a float): more than
+    /// zero and at most [`MAX_TICK_BUDGET_MS`].
+    fn budget(&mut self, value: &Spanned<DeValue<'_>>, field: &str) -> Option<Duration> {
+        let ms = match value.get_ref() {
+            DeValue::Integer(n) => i64::from_str_radix(n.as_str(), n.radix())
+                .ok()
+                .map(|n| n as f64),
+            DeValue::Float(x) => x.as_str().parse::<f64>().ok(),
+            _ => {
+                self.wrong_type(value, field, "a number of milliseconds");
+                return None;
+            }
+        };
+        match ms {
+            Some(ms) if ms.is_finite() && ms > 0.0 && ms <= MAX_TICK_BUDGET_MS => {
+                Some(Duration::from_secs_f64(ms / 1e3))
+            }
+            _ => {
+                let text = self.lines.text(value.span()).unwrap_or_default().to_owned();
+                self.report(
+                    value.span(),
+                    field,
+                    Problem::OutOfRange {
+                        text,
+                        range: "more than 0 and at most 60000 milliseconds",
+                    },
+                    None,
+                );
+                None
+            }
+        }
     }
 
     fn declared_struct(

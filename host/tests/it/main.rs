@@ -18,6 +18,7 @@ mod keys;
 mod lanes;
 mod lifetime;
 mod manifest;
+mod manifest_budget;
 mod order;
 mod plain_structs;
 mod reentrancy;

@@ -279,7 +279,7 @@ fn an_unknown_table_or_top_level_field_is_an_error() {
     assert_eq!(
         shown(text),
         "mod.toml:1:2: unknown table `[modd]` (a manifest has [mod], [structs.*], [keys.*] and [grants]) (did you mean `mod`?)\n\
-         mod.toml:5:1: unknown field `extra` (expected one of name, version, description, depends, optional) in mod\n\
+         mod.toml:5:1: unknown field `extra` (expected one of name, version, description, depends, optional, tick_budget_ms) in mod\n\
          mod.toml:8:1: unknown field `feilds` (expected one of fields, doc) in structs.Quest (did you mean `fields`?)"
     );
 }
