@@ -1,11 +1,15 @@
 //! `gantry run --profile`, `--profile-out FILE.svg` and `--spike-ms`: the
 //! flags, and what the run prints and writes after it
-//! ([`gantry_loader::profile`] does the measuring).
+//! ([`gantry_loader::profile`] does the measuring); and the run's watch
+//! over its mods, `--tick-budget MS` and `--quarantine N`
+//! ([`gantry_loader::budget`], [`gantry_loader::quarantine`]).
 //!
 //! Neither flag given, no profiler exists and nothing is chained into the
-//! tracer: profiling off costs nothing.
+//! tracer: profiling off costs nothing; so do budgets and quarantine
+//! that neither the flags nor game.toml nor a mod.toml ask for.
 
 use std::cell::Cell;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
@@ -16,7 +20,7 @@ use gantry_loader::profile::{Profiler, check_target};
 
 use crate::out::{err, errln};
 
-/// How a run is profiled.
+/// How a run is profiled, and held to its budgets.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ProfileArgs {
     /// After the run, print to stderr where the ticks' time went: per mod,
@@ -31,9 +35,33 @@ pub struct ProfileArgs {
     /// With --profile, list the ticks that took longer than MS milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 5.0, requires = "profile")]
     pub spike_ms: f64,
+    /// Every mod's per-tick time budget in milliseconds, over game.toml's
+    /// and mod.toml's `tick_budget_ms`: a mod whose listeners take longer
+    /// in a tick is said, with the listener (file:line) and key that
+    /// took most.
+    #[arg(long, value_name = "MS")]
+    pub tick_budget: Option<f64>,
+    /// Quarantine a listener that fails N times in a row: it is
+    /// unlistened and said (mod, key, file:line, its last error); over
+    /// game.toml's `quarantine_after`. A call that succeeds starts the
+    /// count again.
+    #[arg(long, value_name = "N")]
+    pub quarantine: Option<NonZeroU32>,
 }
 
 impl ProfileArgs {
+    /// `--tick-budget` as a duration, checked.
+    pub fn tick_budget(&self) -> anyhow::Result<Option<Duration>> {
+        let Some(ms) = self.tick_budget else {
+            return Ok(None);
+        };
+        let max = gantry_loader::budget::MAX_BUDGET_MS;
+        if !(ms.is_finite() && ms > 0.0 && ms <= max) {
+            anyhow::bail!("--tick-budget {ms}: more than 0 and at most {max} milliseconds");
+        }
+        Ok(Some(Duration::from_secs_f64(ms / 1e3)))
+    }
+
     /// A profiler for the run when one is asked for, its flame graph's
     /// path checked now: a long run is not lost to a bad path.
     pub fn start(&self, game: &Game, tick: Rc<Cell<u32>>) -> anyhow::Result<Option<Rc<Profiler>>> {

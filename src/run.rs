@@ -96,8 +96,9 @@ pub struct RunArgs {
     pub profile: crate::profile_out::ProfileArgs,
 }
 
-/// The loader's options for this run: the limits, and which table.
-fn options(args: &RunArgs) -> Options {
+/// The loader's options for this run: the limits, which table, the tick
+/// budget and quarantine.
+fn options(args: &RunArgs) -> anyhow::Result<Options> {
     let (mut lua, mut rhai) = (LuaOptions::default(), RhaiOptions::default());
     args.limits.apply(&mut lua, &mut rhai);
     let table = if args.no_table {
@@ -107,12 +108,14 @@ fn options(args: &RunArgs) -> Options {
     } else {
         TableChoice::Default
     };
-    Options {
+    Ok(Options {
         lua,
         rhai,
         table,
         fresh: false,
-    }
+        tick_budget: args.profile.tick_budget()?,
+        quarantine_after: args.profile.quarantine,
+    })
 }
 
 /// The loader's events printed: errors once per fault (in a game with
@@ -160,7 +163,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     // A single mod's manifest is its contract: one that cannot be used
     // stops the run before anything runs, every finding said.
-    let mut game = match Game::open(dir, options(&args)) {
+    let mut game = match Game::open(dir, options(&args)?) {
         Ok(game) => game,
         Err(LoaderError::Manifest(errors)) => {
             return Ok(crate::contract::refuse_manifest(&errors, "nothing ran"));
@@ -194,7 +197,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         let recorder = why.clone();
         let record = record.clone();
         let profiler = profiler.clone();
-        hub.set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
+        // The game's: chained with its tick budgets and quarantine.
+        game.set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
             if let Some(printer) = &printer {
                 printer.on_event(event);
             }

@@ -17,6 +17,7 @@ use gantry_rhai::RhaiOptions;
 use crate::context::Context;
 use crate::engines::Interrupt;
 use crate::event::{Event, Sink};
+use crate::guard::{Guards, Watch};
 use crate::layout::{self, GamePolicy};
 use crate::order::{self, Refusal};
 use crate::unit::ModUnit;
@@ -63,6 +64,14 @@ pub struct Options {
     /// cases, a replay of a run that started without one): nothing is
     /// replayed from `GAME/.gantry/saved/` before the first tick.
     pub fresh: bool,
+    /// Every mod's per-tick budget for this run (`gantry run
+    /// --tick-budget`), over game.toml's and the mods' own
+    /// ([`crate::budget`]).
+    pub tick_budget: Option<std::time::Duration>,
+    /// Quarantine a listener after this many failures in a row (`gantry
+    /// run --quarantine`), over game.toml's `quarantine_after`
+    /// ([`crate::quarantine`]).
+    pub quarantine_after: Option<std::num::NonZeroU32>,
 }
 
 /// Which mod a text is about, from the file it starts with.
@@ -120,6 +129,10 @@ pub struct Game {
     known_folders: BTreeSet<String>,
     /// New folders waiting for their `mod.toml` to settle, by its stamp.
     pending: BTreeMap<String, Option<(Option<std::time::SystemTime>, u64)>>,
+    /// Tick budgets and quarantine, when asked for ([`crate::guard`]).
+    guards: Rc<Guards>,
+    /// [`Options::tick_budget`], [`Options::quarantine_after`].
+    run_watch: (Option<std::time::Duration>, Option<std::num::NonZeroU32>),
     print: Rc<dyn Fn(&str)>,
     /// The objects the game named to outlive the run ([`Game::name_object`]).
     stable: BTreeMap<String, ObjectId>,
@@ -171,6 +184,13 @@ impl Game {
     /// [`LoaderError::Manifest`]; in a game such a mod is refused (with
     /// the mods that need it) and the others open.
     pub fn open(root: &Path, options: Options) -> Result<Self, LoaderError> {
+        let game = Self::open_unwatched(root, options)?;
+        game.watch();
+        Ok(game)
+    }
+
+    /// [`Game::open`] but for the tick budgets and quarantine.
+    fn open_unwatched(root: &Path, options: Options) -> Result<Self, LoaderError> {
         folder::mod_folder(root)?;
         let is_game = layout::is_game(root);
         let mut findings = Vec::new();
@@ -331,7 +351,12 @@ impl Game {
         let world = hub.create_world();
         let ctx = Context::new(hub.clone(), world, options.lua, options.rhai);
         let weak: Weak<Context> = Rc::downgrade(&ctx);
+        let guards = Rc::new(Guards::default());
+        let watching = Rc::downgrade(&guards);
         hub.on_report(move |report| {
+            if let Some(guards) = watching.upgrade() {
+                guards.on_report(report);
+            }
             if let Some(ctx) = weak.upgrade() {
                 ctx.say(Event::Report(&report.to_string()));
             }
@@ -381,10 +406,46 @@ impl Game {
             policy_watch: PolicyWatch::new(root),
             known_folders,
             pending: BTreeMap::new(),
+            guards,
+            run_watch: (options.tick_budget, options.quarantine_after),
             print,
             stable: BTreeMap::new(),
             unclaimed: Vec::new(),
         })
+    }
+
+    /// Watches the tick budgets and quarantine the run, game.toml and
+    /// the mods' manifests ask for (again after any of them changed).
+    fn watch(&self) {
+        let (run_budget, run_quarantine) = self.run_watch;
+        let budgets = crate::budget::resolve(
+            run_budget,
+            &self.policy,
+            self.mods.iter().map(|m| {
+                let own = m.manifest.as_ref().and_then(|m| m.module.tick_budget);
+                (m.name.as_str(), own)
+            }),
+        );
+        let single = (!self.is_game)
+            .then(|| self.mods.first().map(|m| m.name.clone()))
+            .flatten();
+        let watch = Watch {
+            budgets,
+            quarantine_after: run_quarantine.or(self.policy.quarantine_after),
+        };
+        self.guards.configure(&self.ctx, &self.names, single, watch);
+    }
+
+    /// Installs a host's tracer (`None`: the host's off): what
+    /// [`Hub::set_tracer`] does, chained with the loader's own when the
+    /// game asks for tick budgets or quarantine. Use it, not the hub's.
+    pub fn set_tracer(&self, tracer: Option<Rc<gantry_host::TraceFn>>) {
+        self.guards.set_host(&self.ctx.hub, tracer);
+    }
+
+    /// The listeners quarantined so far ([`crate::quarantine`]).
+    pub fn quarantined(&self) -> Vec<crate::quarantine::Quarantined> {
+        self.guards.quarantined()
     }
 
     /// Where events go from now on (by default, to `tracing`).
@@ -652,10 +713,14 @@ impl Game {
         // Unrecorded: the tick's one site is the host's, not a line of
         // the loader's own source that moves with every edit.
         let mut args = [Value::Int(i64::from(self.ticks)), Value::Float(dt)];
+        self.guards.begin_tick();
         let _ = self
             .ctx
             .hub
             .send_values(self.tick, Source::Global, &mut args, Caller::Unrecorded);
+        for overrun in self.guards.end_tick(self.ticks) {
+            self.ctx.say(Event::Warning(&overrun.to_string()));
+        }
         for unit in &self.mods {
             unit.take_errors(&self.ctx);
         }
@@ -688,6 +753,8 @@ impl Game {
             self.ctx
                 .say(Event::Progress(&format!("[unloaded mod {}]", unit.name)));
         }
+        // game.toml, a mod.toml or the mods themselves may have changed.
+        self.watch();
     }
 
     /// Loads the mods whose folders appeared in `mods/` since the last

@@ -42,6 +42,11 @@ pub fn is_game(root: &Path) -> bool {
 /// disabled = ["ui"]             # these do not
 /// save_every = 30               # seconds between saves of persisted keys while watching
 /// require_grants = false        # a mod without [grants] may use nothing
+/// tick_budget_ms = 4            # each mod's listeners' time per tick, unless said below
+/// quarantine_after = 3          # a listener failing 3 times in a row is unlistened
+///
+/// [tick_budgets]                # per mod, over its mod.toml's `tick_budget_ms`
+/// ui = 1.5
 ///
 /// [bridge]                      # keys shared with other game servers (gantry-nats)
 /// cluster = "mygame"
@@ -63,6 +68,17 @@ pub struct GamePolicy {
     /// A mod without `[grants]` may use nothing.
     #[serde(default)]
     pub require_grants: bool,
+    /// Every mod's per-tick budget, unless its `mod.toml` or
+    /// `[tick_budgets]` says otherwise ([`crate::budget`]).
+    #[serde(default)]
+    pub tick_budget_ms: Option<crate::budget::BudgetMs>,
+    /// Per-tick budgets by mod name, over the mods' own.
+    #[serde(default)]
+    pub tick_budgets: std::collections::BTreeMap<String, crate::budget::BudgetMs>,
+    /// A listener that fails this many times in a row is unlistened and
+    /// said ([`crate::quarantine`]); off when absent.
+    #[serde(default)]
+    pub quarantine_after: Option<std::num::NonZeroU32>,
     /// Each mod's grants as the game narrows them (`[grants.ui]`), kept as
     /// written for the grants' own reader.
     #[serde(default)]

@@ -27,16 +27,19 @@
 
 #![forbid(unsafe_code)]
 
+pub mod budget;
 mod context;
 mod engines;
 mod error;
 mod event;
 pub mod folder;
 mod game;
+mod guard;
 pub mod layout;
 mod needs;
 pub mod order;
 pub mod profile;
+pub mod quarantine;
 pub mod record;
 pub mod saved;
 pub mod testing;

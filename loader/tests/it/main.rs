@@ -4,3 +4,5 @@
 mod game_api;
 mod game_host_example;
 mod saved_state;
+mod quarantine;
+mod tick_budgets;

@@ -1,0 +1,90 @@
+//! What `gantry run --record` costs: the Lua bus benchmark's send (a Lua
+//! script's `NotifyMessage` to one Lua listener, baked) in a mod the
+//! loader runs, without a recorder and with one writing to a buffered
+//! file, in the same run. The target: recording costs at most 10%, and
+//! nothing when off.
+//!
+//! As in the Lua bus benchmark, the sends are a Lua loop of at most
+//! [`CHUNK`] sends started by one hub message each, so entering Lua from
+//! Rust is paid once per 1,000 sends, as in a game's tick.
+
+use std::cell::Cell;
+use std::path::Path;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use gantry_host::{Key, Source, TraceEvent};
+use gantry_loader::record::Recorder;
+use gantry_loader::{Game, Options, TableChoice};
+
+/// The bus benchmark's baked send to one listener, run by a message.
+const SCRIPT: &str = r#"
+count = 0
+ListenMessage("Bench.Hit", nil, function(a, b) count = count + 1 end)
+function run(n)
+  for i = 1, n do NotifyMessage("Bench.Hit", i, 1.5) end
+end
+ListenMessage("Bench.Run", nil, function(n) run(n) end)
+"#;
+
+const CHUNK: u64 = 1000;
+
+fn open(dir: &Path) -> (Game, Key) {
+    std::fs::write(dir.join("bench.lua"), SCRIPT).unwrap();
+    let options = Options {
+        table: TableChoice::Off,
+        ..Options::default()
+    };
+    let mut game = Game::open(dir, options).expect("the mod opens");
+    game.load();
+    assert!(!game.failed(), "the bench script loads");
+    let run = game.hub().key("Bench.Run").unwrap();
+    (game, run)
+}
+
+fn sends(game: &Game, run: Key, iters: u64) -> Duration {
+    let hub = game.hub();
+    let start = Instant::now();
+    let mut left = iters;
+    while left > 0 {
+        let chunk = left.min(CHUNK);
+        hub.send(run, Source::Global, (chunk as i64,)).unwrap();
+        left -= chunk;
+    }
+    let elapsed = start.elapsed();
+    assert!(hub.take_reports().is_empty(), "the bench script failed");
+    elapsed
+}
+
+fn bench(c: &mut Criterion) {
+    let off_dir = tempfile::tempdir().unwrap();
+    let (off, off_run) = open(off_dir.path());
+
+    let on_dir = tempfile::tempdir().unwrap();
+    let (on, on_run) = open(on_dir.path());
+    let out = tempfile::tempdir().unwrap();
+    let tick = Rc::new(Cell::new(1u32));
+    let recorder = Rc::new(
+        Recorder::create(&out.path().join("bench.gantry-rec"), &on, tick).expect("a recording"),
+    );
+    recorder.loaded();
+    let tracer = recorder.clone();
+    on.hub()
+        .set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
+            tracer.on_event(event)
+        })));
+
+    let mut group = c.benchmark_group("record");
+    group.bench_function("lua_send_1_listener/off", |b| {
+        b.iter_custom(|iters| sends(&off, off_run, iters))
+    });
+    group.bench_function("lua_send_1_listener/recording", |b| {
+        b.iter_custom(|iters| sends(&on, on_run, iters))
+    });
+    group.finish();
+    recorder.finish().expect("the recording is written");
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
