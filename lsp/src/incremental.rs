@@ -57,6 +57,21 @@ impl LuaCalls {
         &self.calls
     }
 
+    /// The chunk-level local declarations of the last scan (statement
+    /// ranges shifted through the edits since), when every edit since lies
+    /// within `region`: those outside it are current. `None` when the
+    /// calls were never scanned from a tree or edits reach outside.
+    pub fn declarations_within(
+        &self,
+        region: &Range<usize>,
+    ) -> Option<&[(Range<usize>, ChunkLocals)]> {
+        self.base.as_ref()?;
+        match &self.dirty {
+            Some(dirty) if dirty.start < region.start || dirty.end > region.end => None,
+            _ => Some(&self.declarations),
+        }
+    }
+
     /// Whether edits happened since the last scan.
     pub fn is_stale(&self) -> bool {
         self.dirty.is_some() || self.base.is_none()

@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use gantry_host::{Language, ScannedCall};
-use gantry_lua::syntax::Around;
+use gantry_lua::syntax::{Around, ChunkLocals};
 use tree_sitter::{InputEdit, Point};
 
 use crate::incremental::{LuaCalls, Rescan, follow_edit};
@@ -99,6 +99,10 @@ fn rhai_syntax_error(text: &str) -> Option<SyntaxError> {
     })
 }
 
+/// The largest run of statements [`Parsed::closed_edits`] parses on its
+/// own; past it the whole document's incremental reparse is the cheaper way.
+const CLOSED_REGION_MAX: usize = 64 * 1024;
+
 /// A document's parse state and calls between edits.
 pub struct Parsed {
     language: Language,
@@ -133,6 +137,42 @@ fn ahead_of_edits(tree: &gantry_lua::syntax::Tree, offset: usize, edits: usize) 
         return false;
     };
     next.end_byte() < edits && !statement.has_error() && !next.has_error()
+}
+
+/// Whether every long bracket that `[`, `=` × n, `[` may open in `bytes`
+/// is closed in them. The region parsed on its own cannot tell: an
+/// unclosed `--[[` reads there as a line comment, while in the document it
+/// may run to a `]]` far below. Conservative: an opener inside a string or
+/// comment counts too (the region is then reparsed with the document).
+fn long_brackets_close(bytes: &[u8]) -> bool {
+    use gantry_lua::syntax::long_bracket_level;
+    // The start of the last closing bracket of each level seen.
+    let mut last_close: Vec<(usize, Option<usize>)> = Vec::new();
+    let mut at = 0;
+    while let Some(found) = bytes[at..].iter().position(|&b| b == b'[') {
+        let open = at + found;
+        at = open + 1;
+        let Some(level) = long_bracket_level(bytes, open) else {
+            continue;
+        };
+        let close = match last_close.iter().find(|(l, _)| *l == level) {
+            Some((_, close)) => *close,
+            None => {
+                let mut closer = vec![b'='; level + 2];
+                closer[0] = b']';
+                closer[level + 1] = b']';
+                let close = bytes
+                    .windows(closer.len())
+                    .rposition(|w| w == closer.as_slice());
+                last_close.push((level, close));
+                close
+            }
+        };
+        if close.is_none_or(|close| close < open + level + 2) {
+            return false;
+        }
+    }
+    true
 }
 
 impl std::fmt::Debug for Parsed {
@@ -293,12 +333,125 @@ impl Parsed {
         if ahead_of_edits(tree, offset, unparsed.start) {
             return Some(gantry_lua::syntax::around(tree, text, offset));
         }
+        if let Some(around) = self.below_closed_edits(text, offset) {
+            return Some(around);
+        }
         if let Some(edited) = gantry_lua::syntax::scan_edited(tree, text, unparsed.clone(), offset)
         {
             return Some(edited);
         }
         let fresh = gantry_lua::syntax::parse(text, Some(tree))?;
         Some(gantry_lua::syntax::around(&fresh, text, offset))
+    }
+
+    /// When the edits since the last parse are closed off from the rest of
+    /// the document: the bytes of the top-level statements they touched,
+    /// widened by one untouched statement on each side, with those bytes
+    /// parsed on their own. The last parse (with the edits applied through
+    /// `Tree::edit`) is then exact about every byte after the region.
+    ///
+    /// Closed means: the text before the region and after it is what the
+    /// last parse read; the statements on either side are clean in the last
+    /// parse and come out of the region's own parse with the same bytes and
+    /// kind, clean — so the edits neither joined them to another statement
+    /// nor left a comment, string or block open past the region (any of
+    /// those would make the region's parse end in an error or move its last
+    /// statement). Errors between the two are allowed: typing usually is
+    /// one until the word is done. `None` when that cannot be shown, or the
+    /// region is too large to be worth parsing on its own.
+    fn closed_edits(&self, text: &str) -> Option<(Range<usize>, gantry_lua::syntax::Tree)> {
+        let tree = self.tree.as_ref()?;
+        let edits = self.unparsed.as_ref()?;
+        let root = tree.root_node();
+        let mut touched = gantry_lua::syntax::top_level_statements(root, edits.clone());
+        let first = touched.next()?;
+        let last = touched.last().unwrap_or(first);
+        let before = first.prev_sibling();
+        let after = last.next_sibling()?;
+        let region = before.map_or(0, |n| n.start_byte())..after.end_byte();
+        if region.start > edits.start
+            || after.start_byte() <= edits.end
+            || region.end > text.len()
+            || region.len() > CLOSED_REGION_MAX
+            || after.has_error()
+            || before.is_some_and(|n| n.has_error())
+        {
+            return None;
+        }
+        if !long_brackets_close(&text.as_bytes()[region.clone()]) {
+            return None;
+        }
+        let start = before.map_or(Point::new(0, 0), |n| n.start_position());
+        let own =
+            gantry_lua::syntax::parse_range(text, region.clone(), start, after.end_position())?;
+        let own_root = own.root_node();
+        let same = |mine: Option<tree_sitter::Node<'_>>, theirs: tree_sitter::Node<'_>| {
+            mine.is_some_and(|n| {
+                n.byte_range() == theirs.byte_range()
+                    && n.kind_id() == theirs.kind_id()
+                    && !n.has_error()
+            })
+        };
+        let own_first = own_root.child(0);
+        let own_last = own_root.child(own_root.child_count().checked_sub(1)?);
+        if !same(own_last, after) || before.is_some_and(|b| !same(own_first, b)) {
+            return None;
+        }
+        Some((region, own))
+    }
+
+    /// [`Parsed::scan_around`] for an offset below edits closed off above
+    /// it ([`Parsed::closed_edits`]): the statement at `offset` is read from
+    /// the last parse, with the chunk-level locals of the statements above
+    /// it — those the edited region declares now, from its own parse, and
+    /// those the last scan found elsewhere. So one letter typed at the top
+    /// of a 10,000-line script costs a completion at its bottom the parse
+    /// of the letter's statement, not of the script.
+    fn below_closed_edits(&self, text: &str, offset: usize) -> Option<Around> {
+        let tree = self.tree.as_ref()?;
+        let edits = self.unparsed.as_ref()?;
+        if offset <= edits.end {
+            return None;
+        }
+        let (region, own) = self.closed_edits(text)?;
+        if offset <= region.end {
+            return None;
+        }
+        let kept = self.lua.declarations_within(&region)?;
+        let locals = |range: &dyn Fn(&Range<usize>) -> bool| {
+            kept.iter()
+                .filter(|(r, _)| range(r))
+                .fold(ChunkLocals::NONE, |acc, (_, names)| acc.union(*names))
+        };
+        let mut above = locals(&|r| r.end <= region.start);
+        let edited = gantry_lua::syntax::scan_statements(&own, text, region.clone(), above);
+        above = edited
+            .declarations
+            .iter()
+            .fold(above, |acc, (_, names)| acc.union(*names));
+        // The statement at `offset` as the whole walk picks it: the first
+        // ending at or after it, if it starts at or before it.
+        let root = tree.root_node();
+        let statement = gantry_lua::syntax::top_level_statements(root, offset..offset)
+            .find(|n| n.end_byte() >= offset)
+            .filter(|n| n.start_byte() <= offset);
+        let calls = match statement {
+            Some(statement) => {
+                let start = statement.start_byte();
+                above = above.union(locals(&|r| r.start >= region.end && r.end <= start));
+                let probe = (start + 1).min(statement.end_byte());
+                let scan = gantry_lua::syntax::scan_statements(tree, text, probe..probe, above);
+                scan.calls
+                    .into_iter()
+                    .filter(|c| statement.byte_range().contains(&c.call.start))
+                    .collect()
+            }
+            None => Vec::new(),
+        };
+        Some(Around {
+            calls,
+            in_comment: gantry_lua::syntax::comment_at(tree, text, offset),
+        })
     }
 
     /// Whether byte `offset` of a parsed Lua document is in a comment
@@ -330,6 +483,13 @@ impl Parsed {
             Language::Lua => match (&self.tree, &self.unparsed) {
                 (Some(tree), None) => open_at(tree),
                 (Some(tree), Some(edits)) if edits.start >= line_start => open_at(tree),
+                (Some(tree), Some(_))
+                    if self
+                        .closed_edits(text)
+                        .is_some_and(|(region, _)| region.end < line_start) =>
+                {
+                    open_at(tree)
+                }
                 (Some(tree), Some(_)) => {
                     gantry_lua::syntax::parse(text, Some(tree)).and_then(|fresh| open_at(&fresh))
                 }
@@ -444,6 +604,127 @@ GMP.NotifyWorldMessage(self, "D.Six", { 1, 2 })
         assert_eq!(parsed.calls(), gantry_lua::syntax::scan(&text));
     }
 
+    /// The script with its statements repeated so edits at its top are far
+    /// from a completion at its bottom.
+    fn long_script() -> String {
+        format!("local NotifyWorldMessage = 1\n{}", SCRIPT.repeat(6))
+    }
+
+    /// `Parsed::scan_around` and `Parsed::code_start` at `offset`, beside
+    /// what a full reparse gives.
+    fn assert_answers_like_a_reparse(
+        text: &str,
+        lines: &LineIndex,
+        parsed: &Parsed,
+        offset: usize,
+    ) {
+        let around = parsed.scan_around(text, offset).expect("a Lua document");
+        assert_eq!(
+            around.calls,
+            reparsed_around(text, offset).0,
+            "at {offset} in {text:?}"
+        );
+        let tree = gantry_lua::syntax::parse(text, None).expect("parses");
+        assert_eq!(
+            around.in_comment,
+            gantry_lua::syntax::comment_at(&tree, text, offset)
+        );
+        let line = lines.line_range(text, lines.line_of(offset));
+        let fresh = Parsed::new(Language::Lua, text);
+        assert_eq!(
+            parsed.code_start(text, line.clone()),
+            fresh.code_start(text, line)
+        );
+    }
+
+    #[test]
+    fn a_letter_typed_at_the_top_leaves_a_completion_at_the_bottom_unparsed() {
+        for typed in [
+            "x",
+            "l",
+            "local RunHook = 1\n",
+            "é",
+            "\n",
+            "--[[ ]]",
+            "NotifyMessage(\"Q.\", 1) ",
+        ] {
+            let mut text = long_script();
+            let mut lines = LineIndex::new(&text);
+            let mut parsed = Parsed::new(Language::Lua, &text);
+            let line_start = text.find("local function").unwrap();
+            edit(&mut text, &mut lines, &mut parsed, line_start, 0, typed);
+            for key in ["D.Six", "C.Five", "B.Three"] {
+                let at = text.rfind(key).unwrap() + 2;
+                assert!(
+                    parsed.below_closed_edits(&text, at).is_some(),
+                    "{typed:?}: answered without a reparse"
+                );
+                assert_answers_like_a_reparse(&text, &lines, &parsed, at);
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_or_comment_left_open_above_is_not_read_past() {
+        for typed in ["--[[", "function g() ", "[[", "do ", "NotifyMessage(\"Q."] {
+            // A closing bracket far below, which an opener above reaches.
+            let mut text = format!("{}-- ]]\n", long_script());
+            let mut lines = LineIndex::new(&text);
+            let mut parsed = Parsed::new(Language::Lua, &text);
+            let line_start = text.find("local function").unwrap();
+            edit(&mut text, &mut lines, &mut parsed, line_start, 0, typed);
+            let at = text.rfind("D.Six").unwrap() + 2;
+            if typed != "NotifyMessage(\"Q." {
+                assert!(parsed.below_closed_edits(&text, at).is_none(), "{typed:?}");
+            }
+            assert_answers_like_a_reparse(&text, &lines, &parsed, at);
+        }
+    }
+
+    #[test]
+    fn a_chunk_local_typed_above_shadows_the_api_below() {
+        let mut text = long_script();
+        let mut lines = LineIndex::new(&text);
+        let mut parsed = Parsed::new(Language::Lua, &text);
+        let line_start = text.find("local function").unwrap();
+        edit(
+            &mut text,
+            &mut lines,
+            &mut parsed,
+            line_start,
+            0,
+            "local NotifyMessage = print\n",
+        );
+        let at = text.rfind("C.Five").unwrap() + 2;
+        let around = parsed.below_closed_edits(&text, at).expect("closed edits");
+        assert!(
+            around
+                .calls
+                .iter()
+                .all(|c| c.literal_key() != Some("C.Five"))
+        );
+        assert_answers_like_a_reparse(&text, &lines, &parsed, at);
+        // And deleting it again brings the call back.
+        let local = text.find("local NotifyMessage = print\n").unwrap();
+        edit(
+            &mut text,
+            &mut lines,
+            &mut parsed,
+            local,
+            "local NotifyMessage = print\n".len(),
+            "",
+        );
+        let at = text.rfind("C.Five").unwrap() + 2;
+        let around = parsed.scan_around(&text, at).expect("a Lua document");
+        assert!(
+            around
+                .calls
+                .iter()
+                .any(|c| c.literal_key() == Some("C.Five"))
+        );
+        assert_answers_like_a_reparse(&text, &lines, &parsed, at);
+    }
+
     const PIECES: &[&str] = &[
         "x",
         "\"",
@@ -494,6 +775,37 @@ GMP.NotifyWorldMessage(self, "D.Six", { 1, 2 })
             let (expected, clean) = reparsed_around(&text, offset);
             if clean {
                 prop_assert_eq!(calls, expected, "in {:?} at {}", text, offset);
+            }
+        }
+
+        /// The same, with the edits anywhere in a longer script and the
+        /// completion anywhere too: above, inside or far below them.
+        #[test]
+        fn unparsed_edits_anywhere_answer_like_a_reparse_anywhere(
+            edits in prop::collection::vec(
+                (0usize..1200, 0usize..4, prop::collection::vec(prop::sample::select(PIECES), 0..2)),
+                1..4,
+            ),
+            cursors in prop::collection::vec(0usize..1500, 4),
+        ) {
+            let mut text = long_script();
+            let mut lines = LineIndex::new(&text);
+            let mut parsed = Parsed::new(Language::Lua, &text);
+            for (at, len, pieces) in edits {
+                edit(&mut text, &mut lines, &mut parsed, at, len, &pieces.concat());
+            }
+            let tree = gantry_lua::syntax::parse(&text, None).expect("parses");
+            if tree.root_node().has_error() {
+                return Ok(());
+            }
+            for cursor in cursors {
+                let offset = floor_char_boundary(&text, cursor.min(text.len()));
+                let around = parsed.scan_around(&text, offset).expect("a Lua document");
+                prop_assert_eq!(around.calls, reparsed_around(&text, offset).0, "in {:?} at {}", text, offset);
+                prop_assert_eq!(around.in_comment, gantry_lua::syntax::comment_at(&tree, &text, offset));
+                let line = lines.line_range(&text, lines.line_of(offset));
+                let fresh = Parsed::new(Language::Lua, &text);
+                prop_assert_eq!(parsed.code_start(&text, line.clone()), fresh.code_start(&text, line));
             }
         }
     }
