@@ -8,6 +8,7 @@ mod architecture;
 mod book;
 mod book_transcripts;
 mod cli_bridge;
+mod cli_budgets;
 mod cli_check;
 mod cli_contract;
 mod cli_errors;
