@@ -670,3 +670,58 @@ fn every_lua_helper_and_handle_method_is_in_the_reference() {
         "book/src/reference/handles.md lacks {missing:?}: add each with the chapter that shows it"
     );
 }
+
+/// The names of Rhai's `GMP` helpers and handle methods, from the
+/// runtime's source: the name of each `add_raw(module, "Name"` in
+/// `register.rs` (the key functions' names are not literals there), and of
+/// each `register_fn("Name"` of the handle and writer files that starts
+/// with a capital (Rhai's own `len`, `to_string` are Rhai's) or is
+/// `unbind`; `Commit` is registered in a loop with `commit`.
+fn rhai_helpers_and_methods() -> BTreeSet<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("rhai/src/runtime");
+    let mut names = BTreeSet::new();
+    let register = std::fs::read_to_string(root.join("register.rs")).unwrap();
+    for (at, _) in register.match_indices("add_raw(") {
+        let rest = register[at + "add_raw(".len()..].trim_start();
+        let Some(rest) = rest.strip_prefix("module,") else {
+            continue;
+        };
+        if let Some(name) = rest.trim_start().strip_prefix('"').and_then(string_literal) {
+            names.insert(name);
+        }
+    }
+    for file in ["handles.rs", "writer.rs"] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        for (at, _) in text.match_indices("register_fn(") {
+            let rest = text[at + "register_fn(".len()..].trim_start();
+            if let Some(name) = rest.strip_prefix('"').and_then(string_literal)
+                && (name.starts_with(|c: char| c.is_ascii_uppercase()) || name == "unbind")
+            {
+                names.insert(name);
+            }
+        }
+        if text.contains("[\"Commit\", \"commit\"]") {
+            names.extend(["Commit".to_owned(), "commit".to_owned()]);
+        }
+    }
+    names
+}
+
+#[test]
+fn every_rhai_helper_and_handle_method_is_in_the_reference() {
+    let page = std::fs::read_to_string(book_src().join("reference/handles.md")).unwrap();
+    let names = rhai_helpers_and_methods();
+    assert!(names.len() > 20, "only {names:?} found");
+    let missing: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            ![format!(".{n}("), format!("::{n}("), format!("`{n}()`")]
+                .iter()
+                .any(|form| page.contains(form.as_str()))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "book/src/reference/handles.md lacks Rhai's {missing:?}: add each with the chapter that shows it"
+    );
+}
