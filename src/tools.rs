@@ -78,7 +78,7 @@ pub fn stubs(
                 .with_context(|| format!("writing the LuaLS addon to {}", addon.display()))?,
         ),
         None => {
-            let report = gantry_stubs::write_stubs(&table, &out)
+            let report = gantry_stubs::write_stubs_in(&table, dir, &out)
                 .with_context(|| format!("writing stubs to {}", out.display()))?;
             (out, report)
         }

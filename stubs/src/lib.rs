@@ -13,6 +13,7 @@
 //!   `Engine::definitions`, held to it by a test ([`rhai_definitions`]).
 //! - [`config`]: `.luarc.json` / `.emmyrc.json` pointing at the stubs.
 //! - [`luals`]: the same meta file as a LuaLS addon folder.
+//! - [`options`]: the options a listen takes, for the stubs and the server.
 //! - [`write`](mod@write): bringing the output folder up to date ([`write_stubs`]).
 //! - [`mod@reference`]: the book's API reference page ([`api_reference`]).
 //! - `names`: identifiers and doc lines made safe for generated code.
@@ -25,6 +26,7 @@ pub mod config;
 pub mod lua;
 pub mod luals;
 mod names;
+pub mod options;
 pub mod reference;
 pub mod rhai_defs;
 pub mod shape;
@@ -62,9 +64,24 @@ pub struct StubFile {
 
 /// Every file `gantry stubs` writes into `out_dir`: the Lua meta file, the
 /// Rhai definitions, and `luarc.json` / `emmyrc.json` snippets whose
-/// `workspace.library` is the absolute path of the Lua folder (copy one into
-/// the workspace as `.luarc.json` / `.emmyrc.json`).
+/// `workspace.library` is the absolute path of the Lua folder. See
+/// [`stub_files_in`] for stubs inside a mod folder.
 pub fn stub_files(table: &SignatureTable, out_dir: &Path) -> Vec<StubFile> {
+    let lua_dir = std::path::absolute(out_dir.join(LUA_DIR))
+        .unwrap_or_else(|_| out_dir.join(LUA_DIR))
+        .to_string_lossy()
+        .replace('\\', "/");
+    files_with_library(table, &lua_dir)
+}
+
+/// [`stub_files`] for stubs written inside the mod folder `mod_dir`: the
+/// snippets' `workspace.library` is relative to it (copy one into the mod
+/// folder as `.luarc.json` / `.emmyrc.json`; see [`config::library_path`]).
+pub fn stub_files_in(table: &SignatureTable, mod_dir: &Path, out_dir: &Path) -> Vec<StubFile> {
+    files_with_library(table, &config::library_path(mod_dir, out_dir))
+}
+
+fn files_with_library(table: &SignatureTable, lua_dir: &str) -> Vec<StubFile> {
     let mut files = vec![StubFile {
         path: LUA_FILE.to_owned(),
         content: lua_stubs(table),
@@ -77,17 +94,13 @@ pub fn stub_files(table: &SignatureTable, out_dir: &Path) -> Vec<StubFile> {
                 content,
             }),
     );
-    let lua_dir = std::path::absolute(out_dir.join(LUA_DIR))
-        .unwrap_or_else(|_| out_dir.join(LUA_DIR))
-        .to_string_lossy()
-        .replace('\\', "/");
     files.push(StubFile {
         path: "luarc.json".to_owned(),
-        content: luarc_json(&lua_dir),
+        content: luarc_json(lua_dir),
     });
     files.push(StubFile {
         path: "emmyrc.json".to_owned(),
-        content: emmyrc_json(&lua_dir),
+        content: emmyrc_json(lua_dir),
     });
     files
 }

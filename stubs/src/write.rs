@@ -70,7 +70,8 @@ pub enum StubsError {
 /// `out_dir` is taken as given; nothing below it is written or removed
 /// through a symbolic link.
 pub fn write_stubs(table: &SignatureTable, out_dir: &Path) -> Result<WriteReport, StubsError> {
-    write_stubs_in(table, out_dir, out_dir)
+    // No mod folder known: the editor configs name the stubs absolutely.
+    write_files_in(&crate::stub_files(table, out_dir), out_dir, out_dir)
 }
 
 /// [`write_stubs`] for a stubs folder inside the mod folder `mod_dir`
@@ -83,7 +84,7 @@ pub fn write_stubs_in(
     mod_dir: &Path,
     out_dir: &Path,
 ) -> Result<WriteReport, StubsError> {
-    let files = crate::stub_files(table, out_dir);
+    let files = crate::stub_files_in(table, mod_dir, out_dir);
     write_files_in(&files, mod_dir, out_dir)
 }
 

@@ -1,6 +1,7 @@
 //! The stub generators' integration tests, one binary, one module per
 //! behaviour. The golden files live in `golden/` beside `golden.rs`.
 
+mod editor_config;
 mod golden;
 mod lua_types;
 mod luals_addon;
