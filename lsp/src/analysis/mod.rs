@@ -11,6 +11,7 @@ pub mod inlay;
 pub mod keys;
 pub mod lens;
 pub mod navigation;
+pub mod options;
 pub mod outline;
 pub mod rename;
 pub mod semantic;

@@ -14,7 +14,7 @@ use lsp_types::{
 
 use super::state::{Document, GlobalState, Snapshot, to_lsp_diagnostic};
 use crate::analysis::navigation::{self, TableFiles};
-use crate::analysis::{api, completion, signature_help};
+use crate::analysis::{api, completion, options, signature_help};
 use crate::index::index_calls;
 use crate::syntax::{language_of, language_of_id, scan};
 use crate::table::LoadedTable;
@@ -51,6 +51,9 @@ pub fn completion(
     };
     let source = doc.source_with(&calls);
     let mut items = completion::completion(&source, &table.table, offset);
+    if items.is_empty() {
+        items = options::option_completion(&source, offset);
+    }
     if items.is_empty() {
         items = api::name_completion(&source, offset);
     }
