@@ -178,7 +178,6 @@ pub(crate) fn replay(
             return out;
         }
     };
-    let table = hub.table_snapshot();
     for message in saved {
         let SavedMessage {
             key,
@@ -192,14 +191,20 @@ pub(crate) fn replay(
             ));
             continue;
         };
-        let values = match table.keys.get(&key) {
-            Some(entry) => {
+        // Fitted under a short borrow of the table: storing writes to it.
+        let fitted = {
+            let table = hub.table();
+            table.keys.get(&key).map(|entry| {
                 let fitted = migrate::fit(params.as_deref(), &values, entry, &table.structs);
+                (fitted, entry.signature_label())
+            })
+        };
+        let values = match fitted {
+            Some((fitted, label)) => {
                 if fitted.changed() {
                     out.warnings.push(format!(
-                        "{shown}: {key} changed since it was saved (now {}); its saved message \
-                         on {} {}",
-                        entry.signature_label(),
+                        "{shown}: {key} changed since it was saved (now {label}); its saved \
+                         message on {} {}",
                         place.shown(),
                         fitted.describe()
                     ));
@@ -476,7 +481,6 @@ pub(crate) fn save(
 ) -> Result<Vec<String>, files::FileError> {
     let mut dropped = Vec::new();
     let mut saved = Map::new();
-    let table = hub.table_snapshot();
     let by_object: BTreeMap<ObjectId, &Holder> = holders.iter().map(|(h, o)| (*o, h)).collect();
     for (key, _) in keys {
         let Ok(k) = hub.key(key) else { continue };
@@ -542,7 +546,8 @@ pub(crate) fn save(
         if stored.is_empty() {
             continue;
         }
-        let params: Vec<Json> = table
+        let params: Vec<Json> = hub
+            .table()
             .keys
             .get(key)
             .map(|entry| {
