@@ -16,16 +16,19 @@ use gantry_host::{
     Responder, Source, Value, WorldId,
 };
 use thiserror::Error;
-use tokio::sync::mpsc;
 
 use crate::config::{BridgeConfig, ConfigError};
 use crate::event::BridgeEvent;
 use crate::net::{self, In, NetShared, Out, Plan};
+use crate::queue;
 use crate::subject::{Lane, Subjects, check_name, in_subtree, outermost};
 use crate::wire;
 
 /// The most reports kept between two [`Bridge::take_events`].
 const MAX_KEPT_EVENTS: usize = 1024;
+
+/// The most subjects remembered with their keys (see `known_subjects`).
+const MAX_KNOWN_SUBJECTS: usize = 1024;
 
 /// Why a bridge could not start, or a bridge call was refused.
 #[derive(Debug, Error)]
@@ -83,7 +86,10 @@ pub struct Bridge {
     shared: Rc<Shared>,
     hub: Hub,
     listeners: Vec<ListenerId>,
-    incoming: RefCell<mpsc::Receiver<In>>,
+    incoming: RefCell<queue::Receiver<In>>,
+    /// The imported subtrees' subscriptions, once the network thread made
+    /// them (see [`NetShared::subscribers`]). Never dropped here.
+    subscribers: RefCell<Vec<async_nats::Subscriber>>,
     net: Arc<NetShared>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -100,7 +106,7 @@ struct Shared {
     max_payload: usize,
     buffer: usize,
     request_timeout: Duration,
-    out: mpsc::Sender<Out>,
+    out: queue::Sender<Out>,
     /// The key of a peer's message being delivered now: the export
     /// listener (called first, see `ORDER`) lets it pass without sending
     /// it back out. A send a local listener makes in reply still goes out.
@@ -116,6 +122,8 @@ struct Shared {
     scratch: RefCell<Vec<u8>>,
     net: Arc<NetShared>,
     global_subjects: RefCell<HashMap<Key, Subject>>,
+    /// Global subjects peers' messages came on, with their keys' handles.
+    known_subjects: RefCell<HashMap<Box<str>, Key>>,
 }
 
 /// The export listener runs before every other listener of its key, so it
@@ -147,8 +155,8 @@ impl Bridge {
         let subjects = Subjects::new(&config.cluster)?;
         let export = outermost(&config.export);
         let import = outermost(&config.import);
-        let (out_tx, out_rx) = mpsc::channel(config.buffer);
-        let (in_tx, in_rx) = mpsc::channel(config.buffer);
+        let (out_tx, out_rx) = queue::bounded(config.buffer);
+        let (in_tx, in_rx) = queue::bounded(config.buffer);
         let net = Arc::new(NetShared::default());
         let shared = Rc::new(Shared {
             node: node_id(),
@@ -170,6 +178,7 @@ impl Bridge {
             scratch: RefCell::new(Vec::new()),
             net: net.clone(),
             global_subjects: RefCell::new(HashMap::new()),
+            known_subjects: RefCell::new(HashMap::new()),
         });
         let mut listeners = Vec::new();
         for subtree in &export {
@@ -223,6 +232,7 @@ impl Bridge {
             hub: hub.clone(),
             listeners,
             incoming: RefCell::new(in_rx),
+            subscribers: RefCell::new(Vec::new()),
             net,
             thread: Some(thread),
         })
@@ -268,7 +278,7 @@ impl Bridge {
     /// Messages waiting in the buffer for the network (all of them while
     /// disconnected, up to the bound).
     pub fn waiting(&self) -> usize {
-        self.shared.buffer - self.shared.out.capacity()
+        self.shared.out.len()
     }
 
     pub fn stats(&self) -> BridgeStats {
@@ -337,7 +347,7 @@ impl Bridge {
         let mut pumped = Pumped::default();
         let mut incoming = self.incoming.borrow_mut();
         for _ in 0..shared.buffer {
-            let Ok(message) = incoming.try_recv() else {
+            let Some(message) = incoming.try_recv() else {
                 break;
             };
             if shared.take_in(hub, message) {
@@ -347,8 +357,45 @@ impl Bridge {
             }
         }
         drop(incoming);
+        let budget = shared
+            .buffer
+            .saturating_sub(pumped.delivered + pumped.dropped);
+        self.pump_subscriptions(hub, budget, &mut pumped);
         shared.expire();
         pumped
+    }
+
+    /// Takes what the subscriptions hold, at most `budget` messages. They
+    /// are polled with a waker that does nothing: the client's reader
+    /// never wakes this thread, which looks at each pump.
+    fn pump_subscriptions(&self, hub: &Hub, mut budget: usize, pumped: &mut Pumped) {
+        use futures_util::StreamExt;
+        let mut subscribers = std::mem::take(&mut *self.subscribers.borrow_mut());
+        if subscribers.is_empty()
+            && self.net.subscribed.load(Ordering::SeqCst)
+            && let Ok(mut made) = self.net.subscribers.lock()
+        {
+            subscribers.append(&mut made);
+        }
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        for subscriber in &mut subscribers {
+            while budget > 0 {
+                let std::task::Poll::Ready(Some(message)) = subscriber.poll_next_unpin(&mut cx)
+                else {
+                    break;
+                };
+                budget -= 1;
+                if self.shared.take_message(hub, message) {
+                    pumped.delivered += 1;
+                } else {
+                    pumped.dropped += 1;
+                }
+            }
+        }
+        let mut kept = self.subscribers.borrow_mut();
+        // A pump from inside a listener found none and made none.
+        subscribers.append(&mut kept);
+        *kept = subscribers;
     }
 }
 
@@ -358,6 +405,19 @@ impl Drop for Bridge {
     fn drop(&mut self) {
         for id in self.listeners.drain(..) {
             self.hub.unlisten(id);
+        }
+        // Subscriptions unsubscribe through a runtime as they drop: they
+        // go back to the network thread's. Gone already, it took the
+        // connection with it; they are let go without a word to it.
+        let mut subscribers = std::mem::take(&mut *self.subscribers.borrow_mut());
+        if let Ok(mut made) = self.net.subscribers.lock() {
+            subscribers.append(&mut made);
+        }
+        if !subscribers.is_empty()
+            && let Err(Out::Release(subscribers)) =
+                self.shared.out.try_send_anyway(Out::Release(subscribers))
+        {
+            std::mem::forget(subscribers);
         }
     }
 }
@@ -552,6 +612,9 @@ impl Shared {
     /// Drops requests whose answer did not come in time: their responders
     /// go, and the requester hears "unanswered" as it would locally.
     fn expire(&self) {
+        if self.pending.borrow().is_empty() {
+            return;
+        }
         let now = Instant::now();
         let gone: Vec<Responder> = {
             let mut pending = self.pending.borrow_mut();
@@ -604,32 +667,64 @@ impl Shared {
                 if !self.imports(key) {
                     return self.refuse(BridgeEvent::Outside { subject: at });
                 }
-                self.deliver(hub, key, lane, &payload, None, true)
-            }
-            In::Message {
-                subject,
-                payload,
-                reply,
-            } => {
-                let Some((lane, key)) = self.subjects.parse(&subject) else {
-                    return self.refuse(BridgeEvent::Outside {
-                        subject: subject.to_string(),
-                    });
-                };
-                if !self.imports(key) {
-                    return self.refuse(BridgeEvent::Outside {
-                        subject: subject.to_string(),
-                    });
-                }
-                self.deliver(hub, key, lane, &payload, reply, false)
+                self.deliver(hub, key, None, lane, &payload, None, true)
             }
         }
+    }
+
+    /// One message from a subscription; true when delivered to the hub.
+    fn take_message(self: &Rc<Self>, hub: &Hub, message: async_nats::Message) -> bool {
+        let async_nats::Message {
+            subject,
+            payload,
+            reply,
+            ..
+        } = message;
+        if payload.len() > self.max_payload {
+            return self.refuse(BridgeEvent::Oversized {
+                subject: subject.to_string(),
+                bytes: payload.len(),
+                limit: self.max_payload,
+            });
+        }
+        let reply = reply.map(|r| r.to_string());
+        let known = self.known_subjects.borrow().get(subject.as_str()).copied();
+        if let Some(handle) = known {
+            // A global subject met before: parsed, imported, and
+            // its key's handle found already.
+            let key = &subject[self.subjects.cluster().len() + 1..];
+            return self.deliver(hub, key, Some(handle), Lane::Global, &payload, reply, false);
+        }
+        let Some((lane, key)) = self.subjects.parse(&subject) else {
+            return self.refuse(BridgeEvent::Outside {
+                subject: subject.to_string(),
+            });
+        };
+        if !self.imports(key) {
+            return self.refuse(BridgeEvent::Outside {
+                subject: subject.to_string(),
+            });
+        }
+        if lane == Lane::Global
+            && let Ok(handle) = hub.key(key)
+        {
+            let mut known = self.known_subjects.borrow_mut();
+            // Peers choose the subjects: the memo stays bounded.
+            if known.len() >= MAX_KNOWN_SUBJECTS {
+                known.clear();
+            }
+            known.insert(subject.as_str().into(), handle);
+            drop(known);
+            return self.deliver(hub, key, Some(handle), lane, &payload, reply, false);
+        }
+        self.deliver(hub, key, None, lane, &payload, reply, false)
     }
 
     fn deliver(
         self: &Rc<Self>,
         hub: &Hub,
         key: &str,
+        handle: Option<Key>,
         lane: Lane,
         payload: &[u8],
         reply: Option<String>,
@@ -667,7 +762,7 @@ impl Shared {
             }
             _ => Source::Global,
         };
-        let handle = match hub.key(key) {
+        let handle = match handle.map_or_else(|| hub.key(key), Ok) {
             Ok(handle) => handle,
             Err(e) => {
                 return self.refuse(BridgeEvent::Refused {

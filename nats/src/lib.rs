@@ -55,6 +55,7 @@ mod bridge;
 pub mod config;
 mod event;
 mod net;
+mod queue;
 pub mod subject;
 pub mod wire;
 

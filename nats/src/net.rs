@@ -13,10 +13,11 @@ use async_nats::Subject;
 use async_nats::jetstream::{self, kv};
 use bytes::Bytes;
 use futures_util::StreamExt;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use crate::config::BridgeConfig;
 use crate::event::BridgeEvent;
+use crate::queue;
 
 /// Sent from the game thread to the network thread.
 pub(crate) enum Out {
@@ -31,15 +32,14 @@ pub(crate) enum Out {
         payload: Bytes,
         timeout: Duration,
     },
+    /// The game thread's subscriptions, given back to be dropped here: a
+    /// subscription unsubscribes through the runtime as it drops, and
+    /// the game thread has none.
+    Release(Vec<async_nats::Subscriber>),
 }
 
 /// Sent from the network thread to the game thread.
 pub(crate) enum In {
-    Message {
-        subject: Subject,
-        payload: Bytes,
-        reply: Option<String>,
-    },
     Stored {
         key: String,
         payload: Bytes,
@@ -63,10 +63,18 @@ pub(crate) struct NetShared {
     /// Cleared at each (re)connection until the client's subscriptions,
     /// which it sends again then, are flushed through the server.
     pub ready: AtomicBool,
-    subscribed: AtomicBool,
+    pub subscribed: AtomicBool,
+    /// The subscriptions to the imported subtrees, made here and taken by
+    /// the game thread, which polls them at each pump: a peer's message
+    /// goes from the client's reader straight to the game thread, with
+    /// no task or queue of the bridge's between them.
+    pub subscribers: Mutex<Vec<async_nats::Subscriber>>,
     reconnected: tokio::sync::Notify,
     pub incoming_dropped: AtomicU64,
     status: Mutex<VecDeque<BridgeEvent>>,
+    /// Something waits in `status`: a pump that finds nothing there takes
+    /// no lock.
+    has_status: AtomicBool,
 }
 
 impl NetShared {
@@ -75,10 +83,14 @@ impl NetShared {
             && status.len() < MAX_STATUS
         {
             status.push_back(event);
+            self.has_status.store(true, Ordering::Release);
         }
     }
 
     pub(crate) fn take(&self) -> VecDeque<BridgeEvent> {
+        if !self.has_status.swap(false, Ordering::AcqRel) {
+            return VecDeque::new();
+        }
         self.status
             .lock()
             .map(|mut s| std::mem::take(&mut *s))
@@ -104,8 +116,8 @@ pub(crate) struct Plan {
 
 pub(crate) fn spawn(
     plan: Plan,
-    out: mpsc::Receiver<Out>,
-    incoming: mpsc::Sender<In>,
+    out: queue::Receiver<Out>,
+    incoming: queue::Sender<In>,
     shared: Arc<NetShared>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
@@ -157,6 +169,7 @@ async fn options(
         options = options.name(name);
     }
     Ok(options
+        .subscription_capacity(config.buffer)
         .retry_on_initial_connect()
         .max_reconnects(None)
         .connection_timeout(Duration::from_secs(2))
@@ -191,6 +204,11 @@ async fn options(
                     async_nats::Event::ClientError(e) => shared.push(BridgeEvent::Failed {
                         reason: format!("client error: {e}"),
                     }),
+                    // A subscription's queue (`buffer` long) was full: the
+                    // game did not pump in time, and the client dropped one.
+                    async_nats::Event::SlowConsumer(_) => {
+                        shared.incoming_dropped.fetch_add(1, Ordering::Relaxed);
+                    }
                     _ => {}
                 }
             }
@@ -199,8 +217,8 @@ async fn options(
 
 async fn run(
     plan: Plan,
-    mut out: mpsc::Receiver<Out>,
-    incoming: mpsc::Sender<In>,
+    mut out: queue::Receiver<Out>,
+    incoming: queue::Sender<In>,
     shared: Arc<NetShared>,
 ) {
     let (state_tx, mut state) = watch::channel(false);
@@ -222,9 +240,7 @@ async fn run(
         plan.filters.clone(),
         plan.once_filters.clone(),
         plan.queue.clone(),
-        incoming.clone(),
         shared.clone(),
-        max,
     ));
     // After a reconnection, ready again once a flush has gone through the
     // server behind the subscriptions the client sent again.
@@ -290,7 +306,7 @@ async fn run(
             let _ = client.flush().await;
             return;
         };
-        handle(next, &client, &mut kv_rx, &incoming, &shared).await;
+        send(next, &client, &mut kv_rx, &incoming, &shared).await;
         // What else waits goes out without a select per message, while
         // the connection stands (the flag is read without a lock).
         for _ in 0..256 {
@@ -298,29 +314,55 @@ async fn run(
                 break;
             }
             match out.try_recv() {
-                Ok(next) => handle(next, &client, &mut kv_rx, &incoming, &shared).await,
-                Err(_) => break,
+                Some(next) => send(next, &client, &mut kv_rx, &incoming, &shared).await,
+                None => break,
             }
         }
     }
 }
 
-/// Sends one message from the game thread.
+/// Sends one message from the game thread. A publish, the common case,
+/// is sent here; the rest in [`handle`], boxed: its futures (a KV put)
+/// are large, and building one in place per message would copy
+/// kilobytes for every publish.
+async fn send(
+    next: Out,
+    client: &async_nats::Client,
+    kv_rx: &mut watch::Receiver<Option<kv::Store>>,
+    incoming: &queue::Sender<In>,
+    shared: &NetShared,
+) {
+    match next {
+        Out::Publish { subject, payload } => publish(client, subject, payload, shared).await,
+        Out::Release(subscribers) => drop(subscribers),
+        other => Box::pin(handle(other, client, kv_rx, incoming, shared)).await,
+    }
+}
+
+async fn publish(
+    client: &async_nats::Client,
+    subject: Subject,
+    payload: Bytes,
+    shared: &NetShared,
+) {
+    if let Err(e) = client.publish(subject, payload).await {
+        shared.push(BridgeEvent::Failed {
+            reason: format!("publish: {e}"),
+        });
+    }
+}
+
+/// Sends a message that is not a publish.
 async fn handle(
     next: Out,
     client: &async_nats::Client,
     kv_rx: &mut watch::Receiver<Option<kv::Store>>,
-    incoming: &mpsc::Sender<In>,
+    incoming: &queue::Sender<In>,
     shared: &NetShared,
 ) {
     match next {
-        Out::Publish { subject, payload } => {
-            if let Err(e) = client.publish(subject, payload).await {
-                shared.push(BridgeEvent::Failed {
-                    reason: format!("publish: {e}"),
-                });
-            }
-        }
+        Out::Publish { subject, payload } => publish(client, subject, payload, shared).await,
+        Out::Release(subscribers) => drop(subscribers),
         Out::Put { key, payload } => {
             let store =
                 match tokio::time::timeout(Duration::from_secs(5), kv_rx.wait_for(Option::is_some))
@@ -361,7 +403,7 @@ async fn handle(
                     .await
                     .ok()
                     .map(|m| m.payload);
-                let _ = incoming.send(In::Reply { id, answer }).await;
+                incoming.send_anyway(In::Reply { id, answer });
             });
         }
     }
@@ -369,7 +411,7 @@ async fn handle(
 
 /// Hands a message to the game thread, or counts it dropped when the game
 /// has not pumped what came before.
-fn forward(incoming: &mpsc::Sender<In>, shared: &NetShared, message: In) {
+fn forward(incoming: &queue::Sender<In>, shared: &NetShared, message: In) {
     if incoming.try_send(message).is_err() {
         shared.incoming_dropped.fetch_add(1, Ordering::Relaxed);
     }
@@ -392,9 +434,7 @@ async fn listen(
     filters: Vec<String>,
     once_filters: Vec<String>,
     queue: String,
-    incoming: mpsc::Sender<In>,
     shared: Arc<NetShared>,
-    max: usize,
 ) {
     let mut subscribers = Vec::new();
     for filter in filters {
@@ -413,23 +453,11 @@ async fn listen(
             }),
         }
     }
+    if let Ok(mut taken) = shared.subscribers.lock() {
+        taken.extend(subscribers);
+    }
     // Ready once the probe comes back (see `run`).
     shared.subscribed.store(true, Ordering::SeqCst);
-    let mut all = futures_util::stream::select_all(subscribers);
-    while let Some(message) = all.next().await {
-        if oversized(&shared, &message.subject, message.payload.len(), max) {
-            continue;
-        }
-        forward(
-            &incoming,
-            &shared,
-            In::Message {
-                subject: message.subject,
-                payload: message.payload,
-                reply: message.reply.map(|r| r.to_string()),
-            },
-        );
-    }
 }
 
 /// Opens the cluster's KV bucket (retrying until JetStream answers) and
@@ -439,7 +467,7 @@ async fn stored(
     bucket: String,
     filters: Vec<String>,
     store_tx: watch::Sender<Option<kv::Store>>,
-    incoming: mpsc::Sender<In>,
+    incoming: queue::Sender<In>,
     shared: Arc<NetShared>,
     max: usize,
 ) {
