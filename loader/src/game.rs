@@ -772,7 +772,6 @@ impl Game {
             if self.known_folders.contains(&folder.folder) {
                 continue;
             }
-
             let stamp = std::fs::metadata(folder.dir.join(manifest::MANIFEST_FILE))
                 .ok()
                 .map(|m| (m.modified().ok(), m.len()));
