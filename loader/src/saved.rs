@@ -27,7 +27,7 @@
 //! it is kept aside under its date (`quest.json.2026-12-02T02-10-00Z.bad`)
 //! and the mod starts fresh, said. Each key's parameters are saved by name
 //! beside its messages, so a declaration changed since is fitted parameter
-//! by parameter ([`migrate`]): what still matches is kept, and what was
+//! by parameter (`saved/migrate.rs`): what still matches is kept, and what was
 //! dropped is said.
 
 mod migrate;
