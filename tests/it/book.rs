@@ -456,8 +456,9 @@ type AppliesTo = fn(&str) -> bool;
 /// is looked for in. The rule: the message literal of every call that
 /// makes an error or a line a user reads, and nothing else —
 /// - `#[error("...")]`: every error type of the hub and both runtimes;
-/// - `write!(f, "...")` in every `Display` impl (not `Debug`: the Rust
-///   programmer's view), the texts errors and reports are made of;
+/// - `write!(f, "...")`, into a formatter, in every `Display` impl (not
+///   `Debug`: the Rust programmer's view), the texts errors and reports
+///   are made of (a `write!` into a `String` builds code, not a message);
 /// - the errors a script sees, raised from Rust: `mlua::Error::runtime`,
 ///   `mlua::Error::RuntimeError` and `error_here(lua, ...)` in Lua's
 ///   runtime, `EvalAltResult::ErrorRuntime` and `fail(...)` in Rhai's;
@@ -548,7 +549,10 @@ fn error_formats() -> Vec<(String, String)> {
                 if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
                     continue;
                 }
-                if *marker == "write!(" && in_debug_impl(&text[..at]) {
+                if *marker == "write!("
+                    && (in_debug_impl(&text[..at])
+                        || !text[at + marker.len()..].trim_start().starts_with("f,"))
+                {
                     continue;
                 }
                 if let Some(literal) = first_literal(&text[at + marker.len()..]) {
