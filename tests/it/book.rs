@@ -528,7 +528,7 @@ fn error_formats() -> Vec<(String, String)> {
             }
         }
     }
-    for dir in ["host/src", "lua/src", "rhai/src"] {
+    for dir in ["host/src", "lua/src", "rhai/src", "loader/src"] {
         walk(&root.join(dir), &mut files);
     }
     files.sort();
