@@ -513,7 +513,8 @@ fn in_debug_impl(before: &str) -> bool {
 }
 
 /// The messages the runtimes print, as (file, format string), by
-/// [`MESSAGE_MARKERS`]: the hub, both runtimes, not their tests.
+/// [`MESSAGE_MARKERS`]: the hub, both runtimes and the loader (what
+/// `gantry run` does), not their tests.
 fn error_formats() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
