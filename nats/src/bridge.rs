@@ -19,7 +19,7 @@ use thiserror::Error;
 
 use crate::config::{BridgeConfig, ConfigError};
 use crate::event::BridgeEvent;
-use crate::net::{self, In, NetShared, Out, Plan};
+use crate::net::{self, In, NetShared, Out, Plan, Settle};
 use crate::queue;
 use crate::subject::{Lane, Subjects, check_name, in_subtree, outermost};
 use crate::wire;
@@ -217,6 +217,9 @@ impl Bridge {
         let plan = Plan {
             probe: format!("{}-probe.{:x}", config.cluster, shared.node),
             bucket: format!("gantry_{}", config.cluster),
+            queue_stream: format!("gantry_{}_once", config.cluster),
+            queue_subjects: subjects.queued_all(),
+            takes_queued: !import.is_empty(),
             queue: format!("{}-once", config.cluster),
             config,
             filters,
@@ -308,20 +311,50 @@ impl Bridge {
         Ok(())
     }
 
-    /// A once message for the cluster: consumed by exactly one node, the
-    /// one NATS's queue group hands it to (every node that imports the
-    /// key is a member, this one included); that node delivers it as a
-    /// local `once` (its first listener consumes it, or the first to
-    /// arrive). Not delivered here otherwise. A `once` made on the hub
-    /// directly stays this node's: the hub does not tell its listeners a
-    /// once from a send.
+    /// A live once message for the cluster: consumed by exactly one of
+    /// the nodes connected now, the one NATS's queue group hands it to
+    /// (every node that imports the key is a member, this one included);
+    /// that node delivers it as a local `once` (its first listener
+    /// consumes it, or the first to arrive there). Not delivered here
+    /// otherwise; lost when no node imports it now (see
+    /// [`Bridge::store_once`]). A `once` made on the hub directly is not
+    /// this: the hub does not tell its listeners a once from a send, so
+    /// on an exported key it goes out as a send.
     pub fn once(&self, key: &str, args: &[Value]) -> Result<(), BridgeError> {
+        let payload = self.cluster_payload(key, args)?;
+        let subject = self.shared.subjects.of(&Lane::Once, key).into();
+        self.push_or_full(key, Out::Publish { subject, payload })
+    }
+
+    /// A stored once message for the cluster: kept by the server (a
+    /// JetStream stream with work-queue retention, `gantry_<cluster>_once`)
+    /// until one node that imports the key takes it — one up now, or the
+    /// first to start later — which delivers it as a local `once`. Taken,
+    /// it is gone from the stream for every node, restarts included. A
+    /// node that does not import the key leaves it for another.
+    pub fn store_once(&self, key: &str, args: &[Value]) -> Result<(), BridgeError> {
+        let payload = self.cluster_payload(key, args)?;
+        let subject = self.shared.subjects.of(&Lane::Queued, key);
+        self.push_or_full(
+            key,
+            Out::Enqueue {
+                key: key.into(),
+                subject,
+                payload,
+            },
+        )
+    }
+
+    /// The payload of a message made for the cluster on exported `key`.
+    fn cluster_payload(&self, key: &str, args: &[Value]) -> Result<Bytes, BridgeError> {
         if !self.shared.exports(key) {
             return Err(BridgeError::NotExported { key: key.into() });
         }
-        let payload = self.shared.encode(key, args)?;
-        let subject = self.shared.subjects.of(&Lane::Once, key).into();
-        if self.shared.push(key, Out::Publish { subject, payload }) {
+        self.shared.encode(key, args)
+    }
+
+    fn push_or_full(&self, key: &str, out: Out) -> Result<(), BridgeError> {
+        if self.shared.push(key, out) {
             Ok(())
         } else {
             Err(BridgeError::Full { key: key.into() })
@@ -660,6 +693,34 @@ impl Shared {
                 }
                 true
             }
+            In::Queued {
+                id,
+                subject,
+                payload,
+            } => {
+                let (settle, delivered) = match self.subjects.parse(&subject) {
+                    Some((Lane::Queued, key)) if self.imports(key) => {
+                        if self.deliver(hub, key, None, Lane::Queued, &payload, None, false) {
+                            (Settle::Taken, true)
+                        } else {
+                            (Settle::Refused, false)
+                        }
+                    }
+                    // Another node may import it: back to the stream.
+                    Some((Lane::Queued, _)) => (Settle::Later, false),
+                    _ => {
+                        self.refuse(BridgeEvent::Outside {
+                            subject: subject.to_string(),
+                        });
+                        (Settle::Refused, false)
+                    }
+                };
+                // Past the bound: a node holds few (the server hands out
+                // no more unsettled), and a settle lost would have the
+                // stream offer the message again.
+                self.out.send_anyway(Out::Settle { id, settle });
+                delivered
+            }
             In::Stored { key: at, payload } => {
                 let Some((lane, key)) = crate::subject::parse_stored_key(&at) else {
                     return self.refuse(BridgeEvent::Outside { subject: at });
@@ -737,9 +798,10 @@ impl Shared {
                 limit: self.max_payload,
             });
         }
-        if wire::node_of(payload) == Some(self.node) && lane != Lane::Once {
+        if wire::node_of(payload) == Some(self.node) && !matches!(lane, Lane::Once | Lane::Queued) {
             // Our own send, heard back: it was delivered here already. (A
-            // once was not: the queue group may hand it back to us.)
+            // once was not: the queue group or the stream may hand it
+            // back to us.)
             return false;
         }
         let mut args = match wire::decode(payload) {
@@ -773,7 +835,7 @@ impl Shared {
         };
         self.injecting.set(Some(handle));
         let result = match (&lane, reply) {
-            (Lane::Once, _) => hub
+            (Lane::Once | Lane::Queued, _) => hub
                 .store_values(handle, source, args, true, Caller::Unrecorded)
                 .map(drop),
             _ if stored => hub

@@ -56,6 +56,7 @@ pub mod config;
 mod event;
 mod net;
 mod queue;
+mod queued;
 pub mod subject;
 pub mod wire;
 

@@ -32,14 +32,41 @@ pub(crate) enum Out {
         payload: Bytes,
         timeout: Duration,
     },
+    /// A stored once: into the cluster's work-queue stream.
+    Enqueue {
+        key: String,
+        subject: String,
+        payload: Bytes,
+    },
+    /// What became of the stored once `id` handed to the game thread.
+    Settle { id: u64, settle: Settle },
     /// The game thread's subscriptions, given back to be dropped here: a
     /// subscription unsubscribes through the runtime as it drops, and
     /// the game thread has none.
     Release(Vec<async_nats::Subscriber>),
 }
 
+/// What a node did with a stored once the stream handed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Settle {
+    /// Delivered here: gone from the stream for every node.
+    Taken,
+    /// Not for this node (a key it does not import): back to the stream
+    /// for another node, after a pause.
+    Later,
+    /// Unreadable or refused: it never will be read; gone.
+    Refused,
+}
+
 /// Sent from the network thread to the game thread.
 pub(crate) enum In {
+    /// A stored once from the work-queue stream, held here as `id` until
+    /// the game settles it.
+    Queued {
+        id: u64,
+        subject: Subject,
+        payload: Bytes,
+    },
     Stored {
         key: String,
         payload: Bytes,
@@ -109,6 +136,11 @@ pub(crate) struct Plan {
     /// KV keys watched (imported subtrees).
     pub kv_filters: Vec<String>,
     pub bucket: String,
+    /// The work-queue stream of stored once messages, what it keeps, and
+    /// whether this node takes from it (it imports something).
+    pub queue_stream: String,
+    pub queue_subjects: String,
+    pub takes_queued: bool,
     /// A subject only this node listens on: its own message coming back
     /// through the server proves its subscriptions are in effect.
     pub probe: String,
@@ -277,7 +309,27 @@ async fn run(
             }
         }
     });
-    let (kv_tx, mut kv_rx) = watch::channel(None::<kv::Store>);
+    let (kv_tx, kv_rx) = watch::channel(None::<kv::Store>);
+    let (queue_tx, queue_rx) = watch::channel(false);
+    let held = crate::queued::Held::default();
+    tokio::spawn(crate::queued::take(
+        client.clone(),
+        crate::queued::Stream {
+            name: plan.queue_stream.clone(),
+            subjects: plan.queue_subjects.clone(),
+            takes: plan.takes_queued,
+            max,
+        },
+        queue_tx,
+        held.clone(),
+        incoming.clone(),
+        shared.clone(),
+    ));
+    let mut jet = Jet {
+        kv_rx,
+        queue_rx,
+        held,
+    };
     tokio::spawn(stored(
         client.clone(),
         plan.bucket.clone(),
@@ -306,15 +358,25 @@ async fn run(
             let _ = client.flush().await;
             return;
         };
-        send(next, &client, &mut kv_rx, &incoming, &shared).await;
+        send(next, &client, &mut jet, &incoming, &shared).await;
         // What else waits goes out without a select per message, while
         // the connection stands (the flag is read without a lock).
+        let mut yielded = false;
         for _ in 0..256 {
             if !shared.connected.load(Ordering::SeqCst) {
                 break;
             }
             match out.try_recv() {
-                Some(next) => send(next, &client, &mut kv_rx, &incoming, &shared).await,
+                Some(next) => send(next, &client, &mut jet, &incoming, &shared).await,
+                // Empty: the client writes what it has first (its task
+                // runs on this thread), and meanwhile the game may send
+                // more. Only then does this loop sleep: a game sending a
+                // burst wakes this thread once, not once per send (a
+                // wake is a system call on the game thread).
+                None if !yielded => {
+                    yielded = true;
+                    tokio::task::yield_now().await;
+                }
                 None => break,
             }
         }
@@ -328,14 +390,14 @@ async fn run(
 async fn send(
     next: Out,
     client: &async_nats::Client,
-    kv_rx: &mut watch::Receiver<Option<kv::Store>>,
+    jet: &mut Jet,
     incoming: &queue::Sender<In>,
     shared: &NetShared,
 ) {
     match next {
         Out::Publish { subject, payload } => publish(client, subject, payload, shared).await,
         Out::Release(subscribers) => drop(subscribers),
-        other => Box::pin(handle(other, client, kv_rx, incoming, shared)).await,
+        other => Box::pin(handle(other, client, jet, incoming, shared)).await,
     }
 }
 
@@ -352,11 +414,21 @@ async fn publish(
     }
 }
 
+/// What the JetStream side of the loop waits on.
+struct Jet {
+    /// The cluster's KV bucket, once open.
+    kv_rx: watch::Receiver<Option<kv::Store>>,
+    /// The work-queue stream exists.
+    queue_rx: watch::Receiver<bool>,
+    /// Stored once messages handed to the game thread, to settle.
+    held: crate::queued::Held,
+}
+
 /// Sends a message that is not a publish.
 async fn handle(
     next: Out,
     client: &async_nats::Client,
-    kv_rx: &mut watch::Receiver<Option<kv::Store>>,
+    jet: &mut Jet,
     incoming: &queue::Sender<In>,
     shared: &NetShared,
 ) {
@@ -364,19 +436,21 @@ async fn handle(
         Out::Publish { subject, payload } => publish(client, subject, payload, shared).await,
         Out::Release(subscribers) => drop(subscribers),
         Out::Put { key, payload } => {
-            let store =
-                match tokio::time::timeout(Duration::from_secs(5), kv_rx.wait_for(Option::is_some))
-                    .await
-                {
-                    Ok(Ok(store)) => store.clone(),
-                    _ => {
-                        shared.push(BridgeEvent::NotSent {
-                            key,
-                            reason: "the cluster's store (JetStream) is not available".into(),
-                        });
-                        return;
-                    }
-                };
+            let store = match tokio::time::timeout(
+                Duration::from_secs(5),
+                jet.kv_rx.wait_for(Option::is_some),
+            )
+            .await
+            {
+                Ok(Ok(store)) => store.clone(),
+                _ => {
+                    shared.push(BridgeEvent::NotSent {
+                        key,
+                        reason: "the cluster's store (JetStream) is not available".into(),
+                    });
+                    return;
+                }
+            };
             if let Some(store) = store
                 && let Err(e) = store.put(&key, payload).await
             {
@@ -386,6 +460,24 @@ async fn handle(
                 });
             }
         }
+        Out::Enqueue {
+            key,
+            subject,
+            payload,
+        } => {
+            let ready =
+                tokio::time::timeout(Duration::from_secs(5), jet.queue_rx.wait_for(|r| *r)).await;
+            if !matches!(ready, Ok(Ok(_))) {
+                return shared.push(BridgeEvent::NotSent {
+                    key,
+                    reason: "the cluster's queue (JetStream) is not available".into(),
+                });
+            }
+            if let Err(reason) = crate::queued::put(client, subject, payload).await {
+                shared.push(BridgeEvent::NotSent { key, reason });
+            }
+        }
+        Out::Settle { id, settle } => jet.held.settle(id, settle).await,
         Out::Request {
             id,
             subject,
@@ -411,13 +503,13 @@ async fn handle(
 
 /// Hands a message to the game thread, or counts it dropped when the game
 /// has not pumped what came before.
-fn forward(incoming: &queue::Sender<In>, shared: &NetShared, message: In) {
+pub(crate) fn forward(incoming: &queue::Sender<In>, shared: &NetShared, message: In) {
     if incoming.try_send(message).is_err() {
         shared.incoming_dropped.fetch_add(1, Ordering::Relaxed);
     }
 }
 
-fn oversized(shared: &NetShared, subject: &str, bytes: usize, limit: usize) -> bool {
+pub(crate) fn oversized(shared: &NetShared, subject: &str, bytes: usize, limit: usize) -> bool {
     if bytes > limit {
         shared.push(BridgeEvent::Oversized {
             subject: subject.to_owned(),

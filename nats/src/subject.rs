@@ -5,8 +5,9 @@
 //! `mygame.Chat.Say`, and a subtree `Chat` is subscribed as `mygame.Chat`
 //! plus `mygame.Chat.>` (NATS's `>` is the hub's partial match). Sends on
 //! a world the game names for the cluster go on `mygame-w.<world>.<key>`,
-//! once messages on `mygame-once.<key>`: `-` is in no key, so these can
-//! never meet a key's subject.
+//! once messages on `mygame-once.<key>` (live, to a queue group) and
+//! `mygame-queue.<key>` (stored, in a work-queue stream): `-` is in no
+//! key, so these can never meet a key's subject.
 
 use gantry_host::key::validate_key;
 
@@ -21,6 +22,9 @@ pub enum Lane {
     World(String),
     /// A once message, consumed by one node.
     Once,
+    /// A stored once message, kept by the cluster's work-queue stream
+    /// until one node takes it.
+    Queued,
 }
 
 /// A cluster's subject space.
@@ -29,6 +33,7 @@ pub struct Subjects {
     cluster: String,
     world_prefix: String,
     once_prefix: String,
+    queue_prefix: String,
 }
 
 /// A cluster or world name is one subject token of `[A-Za-z0-9_]`.
@@ -53,11 +58,17 @@ impl Subjects {
             cluster: cluster.to_owned(),
             world_prefix: format!("{cluster}-w."),
             once_prefix: format!("{cluster}-once."),
+            queue_prefix: format!("{cluster}-queue."),
         })
     }
 
     pub fn cluster(&self) -> &str {
         &self.cluster
+    }
+
+    /// Every stored once subject: what the work-queue stream keeps.
+    pub fn queued_all(&self) -> String {
+        format!("{}>", self.queue_prefix)
     }
 
     /// The subject a key's message goes out on.
@@ -66,6 +77,7 @@ impl Subjects {
             Lane::Global => format!("{}.{key}", self.cluster),
             Lane::World(world) => format!("{}{world}.{key}", self.world_prefix),
             Lane::Once => format!("{}{key}", self.once_prefix),
+            Lane::Queued => format!("{}{key}", self.queue_prefix),
         }
     }
 
@@ -89,6 +101,8 @@ impl Subjects {
             (Lane::World(world.to_owned()), key)
         } else if let Some(key) = subject.strip_prefix(&self.once_prefix) {
             (Lane::Once, key)
+        } else if let Some(key) = subject.strip_prefix(&self.queue_prefix) {
+            (Lane::Queued, key)
         } else {
             let key = subject
                 .strip_prefix(self.cluster.as_str())?
@@ -167,6 +181,8 @@ mod tests {
             Some((Lane::World("arena".into()), "Chat.Say"))
         );
         assert_eq!(s.parse("mygame-once.Loot"), Some((Lane::Once, "Loot")));
+        assert_eq!(s.parse("mygame-queue.Loot"), Some((Lane::Queued, "Loot")));
+        assert_eq!(s.queued_all(), "mygame-queue.>");
         assert_eq!(s.parse("other.Chat"), None);
         assert_eq!(s.parse("mygame.Chat-x"), None);
         assert_eq!(s.parse("mygamex.Chat"), None);

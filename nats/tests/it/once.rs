@@ -39,3 +39,110 @@ fn a_once_is_consumed_exactly_once_across_three_nodes() {
     got.sort();
     assert_eq!(got, (0..10).collect::<Vec<_>>());
 }
+
+/// The values of every recording, sorted.
+fn ints(heard: &[crate::cluster::Heard]) -> Vec<i64> {
+    let mut got: Vec<i64> = heard
+        .iter()
+        .flat_map(|h| {
+            h.borrow()
+                .iter()
+                .map(|(_, v)| v[0].as_int().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    got.sort();
+    got
+}
+
+#[test]
+fn a_stored_once_put_before_any_listener_is_taken_by_one_node_and_never_again() {
+    let mut server = server_or_skip!();
+    // The maker exports Loot and imports nothing: it takes none itself.
+    let maker = Node::start(
+        gantry_nats::BridgeConfig::new(server.url())
+            .cluster("test")
+            .export("Loot"),
+    );
+    ready(&[&maker]);
+    for i in 0..5 {
+        maker
+            .bridge
+            .store_once("Loot.Drop", &[Value::Int(i)])
+            .unwrap();
+    }
+    // Closing waits until the server said it keeps every one.
+    assert!(maker.bridge.close(crate::cluster::PATIENCE));
+
+    // Three nodes come later, each with a listener.
+    let nodes: Vec<Node> = (0..3)
+        .map(|_| Node::start(sharing(&server, &["Loot"])))
+        .collect();
+    let heard: Vec<_> = nodes.iter().map(|n| n.record("Loot")).collect();
+    let all: Vec<&Node> = nodes.iter().collect();
+    ready(&all);
+    assert!(
+        pump_until(&all, || ints(&heard).len() == 5),
+        "heard {:?}",
+        ints(&heard)
+    );
+    pump_for(&all, Duration::from_millis(500));
+    assert_eq!(ints(&heard), [0, 1, 2, 3, 4], "each taken by one node only");
+    drop(all);
+    drop(nodes);
+
+    // The server and the nodes restart: what was taken is gone; one put
+    // since is the only one heard.
+    server.kill();
+    server.restart();
+    let maker = Node::start(
+        gantry_nats::BridgeConfig::new(server.url())
+            .cluster("test")
+            .export("Loot"),
+    );
+    ready(&[&maker]);
+    maker
+        .bridge
+        .store_once("Loot.Drop", &[Value::Int(99)])
+        .unwrap();
+    assert!(maker.bridge.close(crate::cluster::PATIENCE));
+    let nodes: Vec<Node> = (0..3)
+        .map(|_| Node::start(sharing(&server, &["Loot"])))
+        .collect();
+    let heard: Vec<_> = nodes.iter().map(|n| n.record("Loot")).collect();
+    let all: Vec<&Node> = nodes.iter().collect();
+    ready(&all);
+    assert!(pump_until(&all, || !ints(&heard).is_empty()));
+    pump_for(&all, Duration::from_millis(1500));
+    assert_eq!(ints(&heard), [99]);
+}
+
+#[test]
+fn a_stored_once_on_a_key_a_node_does_not_import_is_left_for_one_that_does() {
+    let server = server_or_skip!();
+    let maker = Node::start(
+        gantry_nats::BridgeConfig::new(server.url())
+            .cluster("test")
+            .export("Loot"),
+    );
+    // Takes from the stream (it imports Chat) but not Loot.
+    let other = Node::start(sharing(&server, &["Chat"]));
+    let unheard = other.record("Loot");
+    ready(&[&maker, &other]);
+    maker
+        .bridge
+        .store_once("Loot.Drop", &[Value::Int(7)])
+        .unwrap();
+    pump_for(&[&maker, &other], Duration::from_millis(300));
+    assert!(unheard.borrow().is_empty());
+
+    let taker = Node::start(sharing(&server, &["Loot"]));
+    let heard = taker.record("Loot");
+    ready(&[&taker]);
+    assert!(pump_until(&[&maker, &other, &taker], || heard
+        .borrow()
+        .len()
+        == 1));
+    assert_eq!(ints(&[heard]), [7]);
+    assert!(unheard.borrow().is_empty());
+}
