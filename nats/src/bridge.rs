@@ -12,8 +12,8 @@ use async_nats::Subject;
 use bytes::Bytes;
 use gantry_host::face::Faced;
 use gantry_host::{
-    Caller, Hub, Key, ListenOptions, ListenSpec, ListenerId, ListenerParams, Message, Reply,
-    Responder, Source, Value, WorldId,
+    Caller, Hub, Key, ListenOptions, ListenSpec, ListenerId, ListenerParams, Message, ObjectId,
+    Reply, Responder, Source, Value, WorldId,
 };
 use thiserror::Error;
 
@@ -78,8 +78,9 @@ pub struct Pumped {
 /// once per tick on the hub's thread. Global sends (and sends on worlds
 /// named with [`Bridge::name_world`]) on exported keys go out; peers'
 /// sends on imported keys come in at the next pump, checked against this
-/// hub's table like any send. Object sends stay local: an object id
-/// means nothing on another node. Hooks stay local too: a hook's listeners
+/// hub's table like any send. Object sends stay local (an object id
+/// means nothing on another node) unless the game gives the object a
+/// cluster name ([`Bridge::name_object`]). Hooks stay local too: a hook's listeners
 /// change its payload in place, within one call, which a network round
 /// trip per listener cannot do.
 pub struct Bridge {
@@ -112,6 +113,7 @@ struct Shared {
     /// it back out. A send a local listener makes in reply still goes out.
     injecting: Cell<Option<Key>>,
     worlds: RefCell<Vec<(WorldId, String)>>,
+    objects: RefCell<Vec<(ObjectId, String)>>,
     pending: RefCell<HashMap<u64, (Responder, Instant)>>,
     next_request: Cell<u64>,
     events: RefCell<VecDeque<BridgeEvent>>,
@@ -169,6 +171,7 @@ impl Bridge {
             out: out_tx,
             injecting: Cell::new(None),
             worlds: RefCell::new(Vec::new()),
+            objects: RefCell::new(Vec::new()),
             pending: RefCell::new(HashMap::new()),
             next_request: Cell::new(0),
             events: RefCell::new(VecDeque::new()),
@@ -210,6 +213,7 @@ impl Bridge {
         for subtree in &import {
             filters.extend(subjects.filters(&Lane::Global, subtree));
             filters.extend(subjects.filters(&Lane::World(String::new()), subtree));
+            filters.extend(subjects.filters(&Lane::Object(String::new()), subtree));
             once_filters.extend(subjects.filters(&Lane::Once, subtree));
             kv_filters.push(subtree.clone());
             kv_filters.push(format!("{subtree}.>"));
@@ -309,6 +313,32 @@ impl Bridge {
         worlds.retain(|(w, n)| *w != world && n != name);
         worlds.push((world, name.to_owned()));
         Ok(())
+    }
+
+    /// Names `object` for the cluster: sends on it (and messages stored on
+    /// it) cross, on `<cluster>-o.<name>.<key>`, to the object of the same
+    /// name on other nodes (which name theirs too); a peer's send on that
+    /// name reaches this object's listeners. An object without a name
+    /// keeps its sends on this node: its id means nothing elsewhere. A
+    /// name is one token of `[A-Za-z0-9_]` (at most 64), so it can never
+    /// reach past its own subject token; naming another object with it
+    /// moves the name. An object's named sources ([`Hub::named`]) stay
+    /// local.
+    pub fn name_object(&self, object: ObjectId, name: &str) -> Result<(), BridgeError> {
+        check_name("object", name)?;
+        let mut objects = self.shared.objects.borrow_mut();
+        objects.retain(|(o, n)| *o != object && n != name);
+        objects.push((object, name.to_owned()));
+        Ok(())
+    }
+
+    /// Takes `object`'s cluster name away: its sends stay here again.
+    /// True when it had one.
+    pub fn unname_object(&self, object: ObjectId) -> bool {
+        let mut objects = self.shared.objects.borrow_mut();
+        let before = objects.len();
+        objects.retain(|(o, _)| *o != object);
+        objects.len() != before
     }
 
     /// A live once message for the cluster: consumed by exactly one of
@@ -585,7 +615,14 @@ impl Shared {
                     None => return,
                 }
             }
-            Source::Object(_) | Source::Named(..) => return,
+            Source::Object(o) => {
+                let objects = self.objects.borrow();
+                match objects.iter().find(|(id, _)| *id == o) {
+                    Some((_, name)) => Lane::Object(name.clone()),
+                    None => return,
+                }
+            }
+            Source::Named(..) => return,
         };
         let key = m.key_name();
         // A store delivers the very values it keeps: that is how a stored
@@ -820,6 +857,14 @@ impl Shared {
                     Some((w, _)) => Source::World(*w),
                     // This node has no such world: nobody here listens.
                     None => return false,
+                }
+            }
+            Lane::Object(name) => {
+                let objects = self.objects.borrow();
+                match objects.iter().find(|(_, n)| n == name) {
+                    Some((o, _)) if hub.is_alive(*o) => Source::Object(*o),
+                    // No such object here (or it is gone): nobody listens.
+                    _ => return false,
                 }
             }
             _ => Source::Global,

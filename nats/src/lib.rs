@@ -22,7 +22,11 @@
 //!   so a peer cannot inject a key outside them (and a subject outside them
 //!   is dropped and reported even so). Sends on a world named with
 //!   [`Bridge::name_world`] cross to the world of that name on other
-//!   nodes. Object sends stay local.
+//!   nodes (`<cluster>-w.<world>.<key>`); sends on an object named with
+//!   [`Bridge::name_object`] to the object of that name
+//!   (`<cluster>-o.<object>.<key>`). A name is one subject token of
+//!   `[A-Za-z0-9_]`, checked when given and on arrival. Other object
+//!   sends stay local: an object id means nothing elsewhere.
 //! - **Stored messages** go into a JetStream KV bucket (`gantry_<cluster>`,
 //!   one value per key); each node watches its imported keys there, so a
 //!   node that starts later replays the cluster's latest value, as a late
@@ -31,10 +35,14 @@
 //!   replies; none within `request_timeout_ms` is the hub's usual
 //!   unanswered notice. (A node that hears a request and has nobody to
 //!   answer it files its own unanswered notice too.)
-//! - **Once** ([`Bridge::once`]) goes to a queue group every importing
-//!   node joins: NATS hands it to exactly one of them, which delivers it
-//!   as a local once. Stored once messages (no node listening yet) would
-//!   take a work-queue stream; not built yet.
+//! - **Once**: a live one ([`Bridge::once`]) goes to a queue group every
+//!   importing node joins: NATS hands it to exactly one of them, which
+//!   delivers it as a local once. A stored one ([`Bridge::store_once`])
+//!   goes into a JetStream stream with work-queue retention
+//!   (`gantry_<cluster>_once`), kept by the server until one importing
+//!   node (up now, or the first to start later) pulls it from the
+//!   consumer all nodes share, delivers it as a local once and
+//!   acknowledges it: then it is gone for every node.
 //! - **Hooks stay local**: a hook's listeners change its payload in place,
 //!   one after another, within one call.
 //!

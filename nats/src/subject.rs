@@ -20,6 +20,8 @@ pub enum Lane {
     Global,
     /// A send on the world the cluster knows by this name.
     World(String),
+    /// A send on the object the cluster knows by this name.
+    Object(String),
     /// A once message, consumed by one node.
     Once,
     /// A stored once message, kept by the cluster's work-queue stream
@@ -32,6 +34,7 @@ pub enum Lane {
 pub struct Subjects {
     cluster: String,
     world_prefix: String,
+    object_prefix: String,
     once_prefix: String,
     queue_prefix: String,
 }
@@ -57,6 +60,7 @@ impl Subjects {
         Ok(Self {
             cluster: cluster.to_owned(),
             world_prefix: format!("{cluster}-w."),
+            object_prefix: format!("{cluster}-o."),
             once_prefix: format!("{cluster}-once."),
             queue_prefix: format!("{cluster}-queue."),
         })
@@ -76,6 +80,7 @@ impl Subjects {
         match lane {
             Lane::Global => format!("{}.{key}", self.cluster),
             Lane::World(world) => format!("{}{world}.{key}", self.world_prefix),
+            Lane::Object(object) => format!("{}{object}.{key}", self.object_prefix),
             Lane::Once => format!("{}{key}", self.once_prefix),
             Lane::Queued => format!("{}{key}", self.queue_prefix),
         }
@@ -86,6 +91,7 @@ impl Subjects {
     pub fn filters(&self, lane: &Lane, subtree: &str) -> [String; 2] {
         let exact = match lane {
             Lane::World(_) => format!("{}*.{subtree}", self.world_prefix),
+            Lane::Object(_) => format!("{}*.{subtree}", self.object_prefix),
             _ => self.of(lane, subtree),
         };
         let under = format!("{exact}.>");
@@ -99,6 +105,10 @@ impl Subjects {
             let (world, key) = rest.split_once('.')?;
             check_name("world", world).ok()?;
             (Lane::World(world.to_owned()), key)
+        } else if let Some(rest) = subject.strip_prefix(&self.object_prefix) {
+            let (object, key) = rest.split_once('.')?;
+            check_name("object", object).ok()?;
+            (Lane::Object(object.to_owned()), key)
         } else if let Some(key) = subject.strip_prefix(&self.once_prefix) {
             (Lane::Once, key)
         } else if let Some(key) = subject.strip_prefix(&self.queue_prefix) {
@@ -115,24 +125,28 @@ impl Subjects {
 }
 
 /// Where a stored message is kept in the cluster's KV bucket: a global
-/// one under its key, a named world's under `<key>.w-<world>` (`-` is in
-/// no key, so the two never meet, and the subtree's `<root>.>` watch
-/// hears both). A once is never kept there.
+/// one under its key, a named world's under `<key>.w-<world>`, a named
+/// object's under `<key>.o-<object>` (`-` is in no key or name, so these
+/// never meet, and the subtree's `<root>.>` watch hears them all). A once
+/// is never kept there.
 pub fn stored_key(lane: &Lane, key: &str) -> String {
     match lane {
         Lane::World(world) => format!("{key}.w-{world}"),
+        Lane::Object(object) => format!("{key}.o-{object}"),
         _ => key.to_owned(),
     }
 }
 
 /// The lane and key of a KV entry's key, if it names a valid key.
 pub fn parse_stored_key(at: &str) -> Option<(Lane, &str)> {
-    let (lane, key) = match at.rsplit_once(".w-") {
-        Some((key, world)) => {
-            check_name("world", world).ok()?;
-            (Lane::World(world.to_owned()), key)
-        }
-        None => (Lane::Global, at),
+    let (lane, key) = if let Some((key, world)) = at.rsplit_once(".w-") {
+        check_name("world", world).ok()?;
+        (Lane::World(world.to_owned()), key)
+    } else if let Some((key, object)) = at.rsplit_once(".o-") {
+        check_name("object", object).ok()?;
+        (Lane::Object(object.to_owned()), key)
+    } else {
+        (Lane::Global, at)
     };
     validate_key(key).ok()?;
     Some((lane, key))
@@ -180,6 +194,12 @@ mod tests {
             s.parse("mygame-w.arena.Chat.Say"),
             Some((Lane::World("arena".into()), "Chat.Say"))
         );
+        assert_eq!(
+            s.parse("mygame-o.sword.Item.Glow"),
+            Some((Lane::Object("sword".into()), "Item.Glow"))
+        );
+        assert_eq!(s.parse("mygame-o.bad-name.Item"), None);
+        assert_eq!(s.parse("mygame-o.sword"), None);
         assert_eq!(s.parse("mygame-once.Loot"), Some((Lane::Once, "Loot")));
         assert_eq!(s.parse("mygame-queue.Loot"), Some((Lane::Queued, "Loot")));
         assert_eq!(s.queued_all(), "mygame-queue.>");
@@ -193,6 +213,13 @@ mod tests {
             Some((world, "World.Event"))
         );
         assert_eq!(parse_stored_key("X.w-"), None);
+        let object = Lane::Object("sword".into());
+        assert_eq!(stored_key(&object, "Item.Glow"), "Item.Glow.o-sword");
+        assert_eq!(
+            parse_stored_key("Item.Glow.o-sword"),
+            Some((object, "Item.Glow"))
+        );
+        assert_eq!(parse_stored_key("Item.o-a.b"), None);
     }
 
     #[test]
