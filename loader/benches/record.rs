@@ -6,7 +6,9 @@
 //!
 //! As in the Lua bus benchmark, the sends are a Lua loop of at most
 //! [`CHUNK`] sends started by one hub message each, so entering Lua from
-//! Rust is paid once per 1,000 sends, as in a game's tick.
+//! Rust is paid once per 1,000 sends, as in a game's tick. Beside them, a
+//! tracer that does nothing: what any recorder that is a tracer costs
+//! before it writes a byte.
 
 use std::cell::Cell;
 use std::path::Path;
@@ -75,9 +77,20 @@ fn bench(c: &mut Criterion) {
             tracer.on_event(event)
         })));
 
+    // The floor of any recorder that is a tracer: a tracer that does
+    // nothing (the hub's traced path, no Lua fast path).
+    let traced_dir = tempfile::tempdir().unwrap();
+    let (traced, traced_run) = open(traced_dir.path());
+    traced
+        .hub()
+        .set_tracer(Some(Rc::new(|_: &TraceEvent<'_>| {})));
+
     let mut group = c.benchmark_group("record");
     group.bench_function("lua_send_1_listener/off", |b| {
         b.iter_custom(|iters| sends(&off, off_run, iters))
+    });
+    group.bench_function("lua_send_1_listener/tracer_doing_nothing", |b| {
+        b.iter_custom(|iters| sends(&traced, traced_run, iters))
     });
     group.bench_function("lua_send_1_listener/recording", |b| {
         b.iter_custom(|iters| sends(&on, on_run, iters))

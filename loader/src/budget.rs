@@ -53,17 +53,21 @@ impl fmt::Display for Overrun {
             "{}: mod {} took {} in tick {}, over its tick budget of {}; most in this listener of `{}`: {}",
             self.listener,
             self.module,
-            ms(self.took),
+            measured(self.took),
             self.tick,
             ms(self.budget),
             self.key,
-            ms(self.listener_took),
+            measured(self.listener_took),
         )
     }
 }
 
-/// A duration in milliseconds as a budget is written (`2 ms`, `0.25 ms`,
-/// `3.412 ms`).
+/// A measured time in milliseconds, to the microsecond (`3.412 ms`).
+fn measured(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+/// A duration in milliseconds as a budget is written (`2 ms`, `0.25 ms`).
 pub(crate) fn ms(d: Duration) -> String {
     let text = format!("{:.3}", d.as_secs_f64() * 1e3);
     let text = text.trim_end_matches('0').trim_end_matches('.');

@@ -21,7 +21,7 @@ use gantry_host::{Hub, ListenerId, Report, TraceEvent};
 const MAX_COUNTED: usize = 100_000;
 /// The most quarantined listeners remembered for [`crate::Game::quarantined`].
 const MAX_KEPT: usize = 1000;
-/// The longest last error kept, in bytes.
+/// The longest last error kept (its first line), in bytes.
 const MAX_ERROR_BYTES: usize = 2048;
 
 /// A listener taken off the hub for failing too often in a row.
@@ -101,7 +101,9 @@ impl Quarantine {
         if let Report::ListenerFailed { message, .. } = report
             && let Some(pending) = self.state.borrow_mut().stack.last_mut()
         {
-            let mut message = message.clone();
+            // Its first line: the error at its file:line; the traceback
+            // after it was said with the failure.
+            let mut message = message.lines().next().unwrap_or_default().to_owned();
             if message.len() > MAX_ERROR_BYTES {
                 let mut end = MAX_ERROR_BYTES;
                 while !message.is_char_boundary(end) {

@@ -91,6 +91,58 @@ pub fn value_to_json(value: &Value) -> Json {
     }
 }
 
+/// Writes `value` as [`value_to_json`] would, byte for byte, without
+/// building it: what the recorder does for every dispatch, so a value
+/// costs its bytes and no allocation.
+pub fn write_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Nil => out.extend_from_slice(b"null"),
+        Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Int(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::Float(x) if x.is_finite() => {
+            let _ = serde_json::to_writer(&mut *out, x);
+        }
+        Value::Float(x) => {
+            let _ = write!(out, "{{\"float\":\"{x}\"}}");
+        }
+        Value::Str(s) => write_str(out, s),
+        Value::Object(o) => {
+            let _ = write!(out, "{{\"object\":{}}}", o.get());
+        }
+        Value::Struct(s) => {
+            out.extend_from_slice(b"{\"struct\":");
+            write_str(out, &s.name);
+            out.extend_from_slice(b",\"fields\":{");
+            for (i, (name, v)) in s.fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, name);
+                out.push(b':');
+                write_value(out, v);
+            }
+            out.extend_from_slice(b"}}");
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, v);
+            }
+            out.push(b']');
+        }
+    }
+}
+
+/// A JSON string, escaped as serde_json escapes it.
+fn write_str(out: &mut Vec<u8>, text: &str) {
+    let _ = serde_json::to_writer(&mut *out, text);
+}
+
 /// A recorded value read back; `None` when it is no value a recording
 /// writes.
 pub fn json_to_value(json: &Json) -> Option<Value> {
@@ -222,6 +274,10 @@ impl Classifier {
 pub struct Recorder {
     hub: Hub,
     tick: Rc<Cell<u32>>,
+    /// The line being written, kept between dispatches (no allocation
+    /// per record), and the last source with its name as JSON (a mod's
+    /// sends come from a few sources, one after another).
+    line: RefCell<(Vec<u8>, Option<(Source, Vec<u8>)>)>,
     out: RefCell<Option<BufWriter<std::fs::File>>>,
     classify: Classifier,
     path: PathBuf,
@@ -256,6 +312,7 @@ impl Recorder {
         Ok(Self {
             hub: game.hub().clone(),
             tick,
+            line: RefCell::default(),
             out: RefCell::new(Some(file)),
             classify: Classifier::new(),
             path: path.to_path_buf(),
@@ -286,18 +343,47 @@ impl Recorder {
         else {
             return;
         };
-        let line = json!({
-            "t": self.tick.get(),
-            if input { "in" } else { "out" }: key,
-            "src": self.hub.source_name(*source),
-            "args": Json::Array(args.iter().map(value_to_json).collect()),
-        });
         if input {
             // What came before an input is whole on disk: a crash loses
             // at most the tick under way.
             self.flush();
         }
-        self.write(&line);
+        // `{"t":…,"in"|"out":…,"src":…,"args":[…]}`, as `json!` writes it.
+        let mut line = self.line.borrow_mut();
+        let (buf, last) = &mut *line;
+        buf.clear();
+        let _ = write!(buf, "{{\"t\":{},", self.tick.get());
+        buf.extend_from_slice(if input { b"\"in\":" } else { b"\"out\":" });
+        write_str(buf, key);
+        buf.extend_from_slice(b",\"src\":");
+        match last {
+            Some((seen, name)) if seen == source => buf.extend_from_slice(name),
+            _ => {
+                let mut name = Vec::new();
+                write_str(&mut name, &self.hub.source_name(*source));
+                buf.extend_from_slice(&name);
+                *last = Some((*source, name));
+            }
+        }
+        buf.extend_from_slice(b",\"args\":[");
+        for (i, v) in args.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            write_value(buf, v);
+        }
+        buf.extend_from_slice(b"]}\n");
+        self.write_bytes(buf);
+    }
+
+    fn write_bytes(&self, bytes: &[u8]) {
+        let mut out = self.out.borrow_mut();
+        let Some(file) = out.as_mut() else { return };
+        if let Err(e) = file.write_all(bytes) {
+            *self.failed.borrow_mut() =
+                Some(format!("{}: {e}; recording stopped", self.path.display()));
+            *out = None;
+        }
     }
 
     fn write(&self, line: &Json) {

@@ -52,7 +52,7 @@ fn a_mod_over_the_runs_tick_budget_is_said_with_the_listener_that_took_the_time(
     let stderr = err(&output);
     let overruns: Vec<&str> = stderr
         .lines()
-        .filter(|l| l.contains("over its tick budget"))
+        .filter(|l| l.contains("mod slow took"))
         .collect();
     assert_eq!(overruns.len(), 4, "{stderr}");
     assert!(
@@ -94,11 +94,12 @@ fn game_toml_asks_for_budgets_and_quarantine_without_a_flag() {
     let output = run(dir.path(), &[]);
     assert_eq!(out(&output).matches("broken heard").count(), 3);
     let stderr = err(&output);
-    assert_eq!(
-        stderr.matches("over its tick budget of 1 ms").count(),
-        4,
-        "{stderr}"
-    );
+    // The broken mod's error may take a millisecond too on a busy machine.
+    let slow = stderr
+        .lines()
+        .filter(|l| l.contains("mod slow took") && l.contains("over its tick budget of 1 ms"))
+        .count();
+    assert_eq!(slow, 4, "{stderr}");
     assert_eq!(
         stderr.matches("quarantined after 3 failures").count(),
         1,

@@ -5,4 +5,5 @@ mod game_api;
 mod game_host_example;
 mod saved_state;
 mod quarantine;
+mod recorded_values;
 mod tick_budgets;

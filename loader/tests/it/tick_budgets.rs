@@ -66,7 +66,7 @@ fn options() -> Options {
 fn a_mod_over_its_manifest_budget_is_said_with_the_listener_that_took_the_time() {
     let dir = tempfile::tempdir().unwrap();
     add_mod(dir.path(), "slow", "tick_budget_ms = 1", &slow_listener(5));
-    add_mod(dir.path(), "fast", "tick_budget_ms = 1", FAST);
+    add_mod(dir.path(), "fast", "tick_budget_ms = 50", FAST);
     let warnings = warnings_of(dir.path(), options(), 2);
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     for (tick, warning) in warnings.iter().enumerate() {
@@ -103,9 +103,13 @@ fn the_games_default_budget_holds_every_mod_without_one_of_its_own() {
     add_mod(dir.path(), "fast", "", FAST);
     std::fs::write(dir.path().join("game.toml"), "tick_budget_ms = 0.5\n").unwrap();
     let warnings = warnings_of(dir.path(), options(), 1);
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(warnings[0].contains("mod slow took "), "{warnings:?}");
-    assert!(warnings[0].contains("budget of 0.5 ms"), "{warnings:?}");
+    // The fast mod is held too, but a busy machine may stall it.
+    let slow: Vec<&String> = warnings
+        .iter()
+        .filter(|w| w.contains("mod slow took "))
+        .collect();
+    assert_eq!(slow.len(), 1, "{warnings:?}");
+    assert!(slow[0].contains("budget of 0.5 ms"), "{warnings:?}");
 }
 
 #[test]
