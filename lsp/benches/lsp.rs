@@ -212,7 +212,10 @@ impl Client {
     /// below.
     fn edit_line_and_complete(&mut self, line: u32, at: Position, toggle: &mut bool) -> usize {
         *toggle = !*toggle;
-        self.edit(Position::new(line, 0), if *toggle { Some("x") } else { None });
+        self.edit(
+            Position::new(line, 0),
+            if *toggle { Some("x") } else { None },
+        );
         self.completion(at)
     }
 
@@ -491,7 +494,11 @@ fn edit_shape_benches(
     let shapes = [
         ("completion_after_edit_near_the_top", 100, key),
         ("completion_after_edit_in_the_middle", 2_500, key),
-        ("completion_at_line_9_after_edit_on_last_line", LINES as u32 - 1, line_9),
+        (
+            "completion_at_line_9_after_edit_on_last_line",
+            LINES as u32 - 1,
+            line_9,
+        ),
     ];
     let mut client = Client::start(dir, text);
     let mut toggle = false;

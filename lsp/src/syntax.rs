@@ -9,6 +9,7 @@
 
 use std::ops::Range;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use gantry_host::{Language, ScannedCall};
 use gantry_lua::syntax::{Around, ChunkLocals};
@@ -119,7 +120,14 @@ pub struct Parsed {
     /// A Rhai document's comments and strings, from the same tokenizer
     /// pass as its calls.
     rhai_spans: Vec<Range<usize>>,
+    /// [`Parsed::closed_edits`] of the current edits, once asked: a
+    /// completion asks for the statement's calls and where code begins on
+    /// the line. Cleared by every edit and parse.
+    closed: OnceLock<Option<ClosedEdits>>,
 }
+
+/// The region of closed edits and its own parse ([`Parsed::closed_edits`]).
+type ClosedEdits = (Range<usize>, gantry_lua::syntax::Tree);
 
 /// Whether the last parse is still exact about the top-level statement at
 /// byte `offset`, edits since starting at byte `edits`: the statement and
@@ -175,6 +183,50 @@ fn long_brackets_close(bytes: &[u8]) -> bool {
     true
 }
 
+/// How many regions [`Parsed::closed_edits`] parses, each a statement
+/// wider on both sides, before it gives up.
+const CLOSED_TRIES: usize = 3;
+
+/// The region from `before` (or the document's start) to `after`, parsed on
+/// its own, when it shows the edits closed off (see
+/// [`Parsed::closed_edits`]).
+fn closed_region(
+    text: &str,
+    edits: &Range<usize>,
+    before: Option<tree_sitter::Node<'_>>,
+    after: tree_sitter::Node<'_>,
+) -> Option<ClosedEdits> {
+    let region = before.map_or(0, |n| n.start_byte())..after.end_byte();
+    if region.start > edits.start
+        || after.start_byte() <= edits.end
+        || region.end > text.len()
+        || region.len() > CLOSED_REGION_MAX
+        || after.has_error()
+        || before.is_some_and(|n| n.has_error())
+    {
+        return None;
+    }
+    if !long_brackets_close(&text.as_bytes()[region.clone()]) {
+        return None;
+    }
+    let start = before.map_or(Point::new(0, 0), |n| n.start_position());
+    let own = gantry_lua::syntax::parse_range(text, region.clone(), start, after.end_position())?;
+    let own_root = own.root_node();
+    let same = |mine: Option<tree_sitter::Node<'_>>, theirs: tree_sitter::Node<'_>| {
+        mine.is_some_and(|n| {
+            n.byte_range() == theirs.byte_range()
+                && n.kind_id() == theirs.kind_id()
+                && !n.has_error()
+        })
+    };
+    let own_first = own_root.child(0);
+    let own_last = own_root.child(own_root.child_count().checked_sub(1)?);
+    if !same(own_last, after) || before.is_some_and(|b| !same(own_first, b)) {
+        return None;
+    }
+    Some((region, own))
+}
+
 impl std::fmt::Debug for Parsed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Parsed")
@@ -196,6 +248,7 @@ impl Parsed {
             lua: LuaCalls::default(),
             rhai: Vec::new(),
             rhai_spans: Vec::new(),
+            closed: OnceLock::new(),
         };
         parsed.reparse(text);
         parsed.rescan(text);
@@ -229,6 +282,7 @@ impl Parsed {
         if let Some(tree) = &mut self.tree {
             tree.edit(&edit);
         }
+        self.closed = OnceLock::new();
         self.lua.edit(&edit);
         if self.language == Language::Lua {
             follow_edit(&mut self.unparsed, &edit);
@@ -240,6 +294,7 @@ impl Parsed {
     pub fn reset(&mut self) {
         self.tree = None;
         self.unparsed = None;
+        self.closed = OnceLock::new();
         self.lua.reset();
     }
 
@@ -265,6 +320,7 @@ impl Parsed {
     /// tree matches the text; rescans a Rhai script.
     pub fn reparse(&mut self, text: &str) {
         self.unparsed = None;
+        self.closed = OnceLock::new();
         match self.language {
             Language::Lua => {
                 let tree = gantry_lua::syntax::parse(text, self.tree.as_ref());
@@ -359,45 +415,43 @@ impl Parsed {
     /// statement). Errors between the two are allowed: typing usually is
     /// one until the word is done. `None` when that cannot be shown, or the
     /// region is too large to be worth parsing on its own.
-    fn closed_edits(&self, text: &str) -> Option<(Range<usize>, gantry_lua::syntax::Tree)> {
+    fn closed_edits(&self, text: &str) -> Option<&ClosedEdits> {
+        self.closed
+            .get_or_init(|| self.find_closed_edits(text))
+            .as_ref()
+    }
+
+    fn find_closed_edits(&self, text: &str) -> Option<ClosedEdits> {
         let tree = self.tree.as_ref()?;
         let edits = self.unparsed.as_ref()?;
         let root = tree.root_node();
         let mut touched = gantry_lua::syntax::top_level_statements(root, edits.clone());
         let first = touched.next()?;
         let last = touched.last().unwrap_or(first);
-        let before = first.prev_sibling();
-        let after = last.next_sibling()?;
-        let region = before.map_or(0, |n| n.start_byte())..after.end_byte();
-        if region.start > edits.start
-            || after.start_byte() <= edits.end
-            || region.end > text.len()
-            || region.len() > CLOSED_REGION_MAX
-            || after.has_error()
-            || before.is_some_and(|n| n.has_error())
-        {
-            return None;
+        // Statements the last parse found in error (typing usually is) are
+        // taken into the region too: their boundaries are the parser's
+        // guesses, which the edits may change.
+        let mut before = first.prev_sibling();
+        while let Some(node) = before.filter(|n| n.has_error()) {
+            before = node.prev_sibling();
         }
-        if !long_brackets_close(&text.as_bytes()[region.clone()]) {
-            return None;
+        let mut after = last.next_sibling()?;
+        while after.has_error() && after.end_byte() - first.start_byte() <= CLOSED_REGION_MAX {
+            after = after.next_sibling()?;
         }
-        let start = before.map_or(Point::new(0, 0), |n| n.start_position());
-        let own =
-            gantry_lua::syntax::parse_range(text, region.clone(), start, after.end_position())?;
-        let own_root = own.root_node();
-        let same = |mine: Option<tree_sitter::Node<'_>>, theirs: tree_sitter::Node<'_>| {
-            mine.is_some_and(|n| {
-                n.byte_range() == theirs.byte_range()
-                    && n.kind_id() == theirs.kind_id()
-                    && !n.has_error()
-            })
-        };
-        let own_first = own_root.child(0);
-        let own_last = own_root.child(own_root.child_count().checked_sub(1)?);
-        if !same(own_last, after) || before.is_some_and(|b| !same(own_first, b)) {
-            return None;
+        // An edit may also join a statement beside it to the edited one
+        // (deleting the `x` of `xlocal function f()` makes the function
+        // local again): a few more statements on each side are tried.
+        for _ in 0..CLOSED_TRIES {
+            match closed_region(text, edits, before, after) {
+                Some(closed) => return Some(closed),
+                None => {
+                    before = before.and_then(|n| n.prev_sibling());
+                    after = after.next_sibling()?;
+                }
+            }
         }
-        Some((region, own))
+        None
     }
 
     /// [`Parsed::scan_around`] for an offset below edits closed off above
@@ -414,6 +468,7 @@ impl Parsed {
             return None;
         }
         let (region, own) = self.closed_edits(text)?;
+        let region = region.clone();
         if offset <= region.end {
             return None;
         }
@@ -662,6 +717,21 @@ GMP.NotifyWorldMessage(self, "D.Six", { 1, 2 })
                 assert_answers_like_a_reparse(&text, &lines, &parsed, at);
             }
         }
+    }
+
+    #[test]
+    fn deleting_what_made_a_statement_an_error_is_answered_without_a_reparse() {
+        let mut text = long_script();
+        let mut lines = LineIndex::new(&text);
+        let mut parsed = Parsed::new(Language::Lua, &text);
+        let line_start = text.find("local function").unwrap();
+        edit(&mut text, &mut lines, &mut parsed, line_start, 0, "x");
+        // The pause: the document is reparsed with `xlocal` in error.
+        parsed.rescan(&text);
+        edit(&mut text, &mut lines, &mut parsed, line_start, 1, "");
+        let at = text.rfind("D.Six").unwrap() + 2;
+        assert!(parsed.below_closed_edits(&text, at).is_some());
+        assert_answers_like_a_reparse(&text, &lines, &parsed, at);
     }
 
     #[test]

@@ -414,6 +414,12 @@ fn main_loop(connection: &Connection, tasks: &Receiver<Task>, mut state: GlobalS
             recv(tick) -> _ => Event::Tick,
             recv(quiet) -> _ => Event::Quiet,
         };
+        // A message that came in as the pause ended goes first: a
+        // completion right behind an edit must not wait for the rescan and
+        // the diagnostics (`select!` picks among ready arms at random).
+        if matches!(event, Event::Quiet) && !connection.receiver.is_empty() {
+            continue;
+        }
         if handle_event(&mut state, event) == Flow::Exit {
             return if state.shutdown_requested {
                 Ending::Exit
