@@ -59,7 +59,74 @@ fn hand_bus(n: usize) -> String {
     )
 }
 
+/// `GANTRY_BENCH_BUS_SENDS=N`: runs only the baked sends and the
+/// hand-written bus at 1 and 8 listeners, N sends each, outside criterion,
+/// for an instruction count under callgrind (the inclusive cost of
+/// `bus_hand_1` and its siblings, divided by N; or, one per run, the
+/// total of a run with `--toggle-collect=rhai_bus::bus_baked_8`).
+fn bus_sends_only() -> bool {
+    let Some(sends) = std::env::var("GANTRY_BENCH_BUS_SENDS")
+        .ok()
+        .and_then(|n| n.parse::<i64>().ok())
+    else {
+        return false;
+    };
+    // `GANTRY_BENCH_BUS_ONLY=baked_8`: that one alone.
+    let only = std::env::var("GANTRY_BENCH_BUS_ONLY").ok();
+    let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    if run("hand_1") {
+        bus_hand_1(&setup(false, &hand_bus(1)), sends);
+    }
+    if run("baked_1") {
+        bus_baked_1(&setup(true, &baked(1)), sends);
+    }
+    if run("hand_8") {
+        bus_hand_8(&setup(false, &hand_bus(8)), sends);
+    }
+    if run("baked_8") {
+        bus_baked_8(&setup(true, &baked(8)), sends);
+    }
+    true
+}
+
+fn fire(setup: &(RhaiRuntime, ScriptId), sends: i64) {
+    let (rt, id) = setup;
+    rt.call(*id, "fire", vec![Dynamic::from_int(black_box(sends))])
+        .unwrap();
+}
+
+#[inline(never)]
+fn bus_hand_1(setup: &(RhaiRuntime, ScriptId), sends: i64) {
+    black_box(1u8); // Each body its own: never folded into one symbol.
+    fire(setup, sends);
+    black_box(()); // No tail call: callgrind counts each body apart.
+}
+
+#[inline(never)]
+fn bus_baked_1(setup: &(RhaiRuntime, ScriptId), sends: i64) {
+    black_box(2u8); // Each body its own: never folded into one symbol.
+    fire(setup, sends);
+    black_box(()); // No tail call: callgrind counts each body apart.
+}
+
+#[inline(never)]
+fn bus_hand_8(setup: &(RhaiRuntime, ScriptId), sends: i64) {
+    black_box(3u8); // Each body its own: never folded into one symbol.
+    fire(setup, sends);
+    black_box(()); // No tail call: callgrind counts each body apart.
+}
+
+#[inline(never)]
+fn bus_baked_8(setup: &(RhaiRuntime, ScriptId), sends: i64) {
+    black_box(4u8); // Each body its own: never folded into one symbol.
+    fire(setup, sends);
+    black_box(()); // No tail call: callgrind counts each body apart.
+}
+
 fn bench(c: &mut Criterion) {
+    if bus_sends_only() {
+        return;
+    }
     let mut group = c.benchmark_group("rhai_send");
     for n in [1usize, 8] {
         let cases = [
