@@ -91,8 +91,10 @@ fn bus_sends_only() -> bool {
 
 fn fire(setup: &(RhaiRuntime, ScriptId), sends: i64) {
     let (rt, id) = setup;
-    rt.call(*id, "fire", vec![Dynamic::from_int(black_box(sends))])
-        .unwrap();
+    black_box(
+        rt.call(*id, "fire", vec![Dynamic::from_int(black_box(sends))])
+            .unwrap(),
+    );
 }
 
 #[inline(never)]
