@@ -82,6 +82,9 @@ struct Who {
     key: Rc<str>,
 }
 
+/// A mod's time in a tick, and its costliest listener with its time.
+type ModTick = (Duration, Option<(Rc<Who>, Duration)>);
+
 #[derive(Default)]
 struct State {
     /// Per dispatch under way: its listeners' time (their nested sends
@@ -197,7 +200,7 @@ impl BudgetMeter {
         let spent = std::mem::take(&mut self.state.borrow_mut().tick);
         let budgets = self.budgets.borrow();
         // Per mod: its time, and its costliest listener.
-        let mut mods: BTreeMap<Rc<str>, (Duration, Option<(Rc<Who>, Duration)>)> = BTreeMap::new();
+        let mut mods: BTreeMap<Rc<str>, ModTick> = BTreeMap::new();
         for (who, took) in spent.into_values() {
             let Some(module) = who.module.clone() else {
                 continue;

@@ -62,6 +62,9 @@ impl fmt::Display for Quarantined {
     }
 }
 
+/// The mod a file belongs to.
+pub(crate) type ModOf = Box<dyn Fn(&str) -> Option<String>>;
+
 #[derive(Default)]
 struct State {
     /// Per dispatch under way: the failure reported in it whose
@@ -76,12 +79,12 @@ pub(crate) struct Quarantine {
     after: u32,
     hub: Hub,
     /// The mod a file belongs to.
-    mod_of: Box<dyn Fn(&str) -> Option<String>>,
+    mod_of: ModOf,
     state: RefCell<State>,
 }
 
 impl Quarantine {
-    pub fn new(after: u32, hub: Hub, mod_of: Box<dyn Fn(&str) -> Option<String>>) -> Self {
+    pub fn new(after: u32, hub: Hub, mod_of: ModOf) -> Self {
         Self {
             after: after.max(1),
             hub,

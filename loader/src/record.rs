@@ -268,6 +268,9 @@ impl Classifier {
     }
 }
 
+/// A line being written, and the last source with its name as JSON.
+type LineBuffer = (Vec<u8>, Option<(Source, Vec<u8>)>);
+
 /// Writes a recording while a game runs. Install [`Recorder::on_event`]
 /// in the hub's tracer; call [`Recorder::loaded`] once the mods are
 /// loaded and [`Recorder::finish`] at the end.
@@ -277,7 +280,7 @@ pub struct Recorder {
     /// The line being written, kept between dispatches (no allocation
     /// per record), and the last source with its name as JSON (a mod's
     /// sends come from a few sources, one after another).
-    line: RefCell<(Vec<u8>, Option<(Source, Vec<u8>)>)>,
+    line: RefCell<LineBuffer>,
     out: RefCell<Option<BufWriter<std::fs::File>>>,
     classify: Classifier,
     path: PathBuf,
