@@ -131,3 +131,36 @@ fn a_tick_budget_that_is_no_time_is_refused_before_anything_runs() {
     assert_eq!(output.status.code(), Some(2));
     assert!(err(&output).contains("--quarantine"), "{}", err(&output));
 }
+
+#[test]
+fn a_run_whose_game_quarantines_a_listener_replays_equal() {
+    // Asks for the map, then fails: quarantined after two ticks, so the
+    // recording has two asks, and so must the replay.
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("mods").join("asker");
+    std::fs::create_dir_all(&folder).unwrap();
+    write(&folder, "mod.toml", "[mod]\nname = \"asker\"\n");
+    write(
+        &folder,
+        "main.lua",
+        "ListenMessage(\"Game.Tick\", nil, function(n)\n  NotifyMessage(\"Map.Asked\", n)\n  error(\"no map loaded\")\nend)\n",
+    );
+    write(dir.path(), "game.toml", "quarantine_after = 2\n");
+    let file = dir.path().join("play.gantry-rec");
+    let recorded = run(dir.path(), &["--record", file.to_str().unwrap()]);
+    assert!(err(&recorded).contains("quarantined after 2 failures"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(text.matches("\"out\":\"Map.Asked\"").count(), 2, "{text}");
+    let replayed = gantry()
+        .arg("replay")
+        .arg(&file)
+        .arg(dir.path())
+        .output()
+        .expect("gantry runs");
+    assert!(
+        out(&replayed).contains("replay: equal (4 inputs, 2 outputs"),
+        "{}{}",
+        out(&replayed),
+        err(&replayed)
+    );
+}
