@@ -337,7 +337,6 @@ pub(crate) fn baked_send(
     let table = lua.create_table_with_capacity(site::LEN, 0)?;
     table.raw_set(site::SLOW, slow)?;
     table.raw_set(site::FETCH, fetch)?;
-    table.raw_set(site::LANE, false)?;
     let fast = &ctx.shared.fast;
     let keeper = dispatch::SiteKeeper::new(&fast.counters);
     let state = keeper.state_ptr();

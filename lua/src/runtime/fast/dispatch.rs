@@ -55,14 +55,12 @@ pub(super) mod site {
     pub const SLOW: i64 = 1;
     /// `fetch(source)`: the key's lane from that source, or nil.
     pub const FETCH: i64 = 2;
-    /// The kept lane (`false`: this send goes the slow way this epoch).
-    pub const LANE: i64 = 3;
     /// A `SiteKeeper`: owns the [`SiteState`](super::SiteState) behind
     /// upvalue 2, and keeps the runtime's counters alive.
-    pub const STATE: i64 = 4;
+    pub const STATE: i64 = 3;
     /// `fail(lane, i, error)`: reports listener `i` of a lane.
-    pub const FAIL: i64 = 5;
-    pub const LEN: usize = 5;
+    pub const FAIL: i64 = 4;
+    pub const LEN: usize = 4;
 }
 
 /// What a send function keeps of its lane in Rust memory (read without
@@ -74,7 +72,7 @@ pub(crate) struct SiteState {
     /// -1: none taken yet.
     epoch: Cell<i64>,
     /// The kept lane's data (null: the slow way this epoch). Points into
-    /// the snapshot that the lane at `site::LANE` holds.
+    /// the snapshot that the kept lane (upvalue 5) holds.
     data: Cell<*const LaneData>,
 }
 
@@ -212,7 +210,7 @@ unsafe fn try_lane<const SOURCED: bool>(
         }
         // The lane on this stack keeps `data` and the functions alive
         // should a nested send of this same function take a new lane.
-        ffi::lua_rawgeti(l, ffi::lua_upvalueindex(1), site::LANE);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(5));
         deliver(l, counters, top + 1, data, first, count);
         true
     }
@@ -247,8 +245,12 @@ unsafe fn take_lane<const SOURCED: bool>(
         if data.is_null() {
             ffi::lua_settop(l, top);
             ffi::lua_pushboolean(l, 0);
+            ffi::lua_pushboolean(l, 0);
+        } else {
+            ffi::lua_rawgeti(l, -1, lane::RUNNER);
         }
-        ffi::lua_rawseti(l, site, site::LANE);
+        ffi::lua_replace(l, ffi::lua_upvalueindex(6));
+        ffi::lua_replace(l, ffi::lua_upvalueindex(5));
         state.data.set(data);
         state.epoch.set(counters.epoch.get() as i64);
         if SOURCED {
@@ -362,7 +364,7 @@ unsafe fn deliver(
                     ffi::lua_pushinteger(l, from);
                     ffi::lua_pushinteger(l, last);
                 } else {
-                    ffi::lua_rawgeti(l, lane, lane::RUNNER);
+                    ffi::lua_pushvalue(l, ffi::lua_upvalueindex(6));
                     ffi::lua_pushvalue(l, lane);
                 }
                 for a in 0..count {
@@ -558,7 +560,9 @@ pub(super) unsafe fn counters_closure(
 
 /// Makes `f` a send function over the site table on top of the stack:
 /// upvalues (1) the site table, (2) the site state's address, (3) the
-/// source the kept lane is for, (4) the listeners' message handler.
+/// source the kept lane is for, (4) the listeners' message handler, (5)
+/// the kept lane (`false`: this send goes the slow way this epoch), (6)
+/// its runner (`lane::RUNNER`; upvalues are read for less than a table).
 ///
 /// # Safety
 /// Called inside `Lua::exec_raw` with the site table, then the message
@@ -574,7 +578,9 @@ pub(super) unsafe fn send_closure(
         ffi::lua_pushlightuserdata(l, state as *mut c_void);
         ffi::lua_pushboolean(l, 0);
         ffi::lua_rotate(l, -3, -1);
-        ffi::lua_pushcclosure(l, f, 4);
+        ffi::lua_pushboolean(l, 0);
+        ffi::lua_pushboolean(l, 0);
+        ffi::lua_pushcclosure(l, f, 6);
     }
 }
 
