@@ -737,7 +737,7 @@ impl Shared {
             } => {
                 let (settle, delivered) = match self.subjects.parse(&subject) {
                     Some((Lane::Queued, key)) if self.imports(key) => {
-                        if self.deliver(hub, key, None, Lane::Queued, &payload, None, false) {
+                        if self.deliver(hub, (key, None), Lane::Queued, &payload, None, false) {
                             (Settle::Taken, true)
                         } else {
                             (Settle::Refused, false)
@@ -765,7 +765,7 @@ impl Shared {
                 if !self.imports(key) {
                     return self.refuse(BridgeEvent::Outside { subject: at });
                 }
-                self.deliver(hub, key, None, lane, &payload, None, true)
+                self.deliver(hub, (key, None), lane, &payload, None, true)
             }
         }
     }
@@ -791,7 +791,14 @@ impl Shared {
             // A global subject met before: parsed, imported, and
             // its key's handle found already.
             let key = &subject[self.subjects.cluster().len() + 1..];
-            return self.deliver(hub, key, Some(handle), Lane::Global, &payload, reply, false);
+            return self.deliver(
+                hub,
+                (key, Some(handle)),
+                Lane::Global,
+                &payload,
+                reply,
+                false,
+            );
         }
         let Some((lane, key)) = self.subjects.parse(&subject) else {
             return self.refuse(BridgeEvent::Outside {
@@ -813,16 +820,16 @@ impl Shared {
             }
             known.insert(subject.as_str().into(), handle);
             drop(known);
-            return self.deliver(hub, key, Some(handle), lane, &payload, reply, false);
+            return self.deliver(hub, (key, Some(handle)), lane, &payload, reply, false);
         }
-        self.deliver(hub, key, None, lane, &payload, reply, false)
+        self.deliver(hub, (key, None), lane, &payload, reply, false)
     }
 
     fn deliver(
         self: &Rc<Self>,
         hub: &Hub,
-        key: &str,
-        handle: Option<Key>,
+        // The key, and its handle when known already.
+        (key, handle): (&str, Option<Key>),
         lane: Lane,
         payload: &[u8],
         reply: Option<String>,

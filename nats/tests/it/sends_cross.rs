@@ -93,7 +93,7 @@ fn a_world_named_for_the_cluster_reaches_the_world_of_that_name() {
     let a = Node::start(sharing(&server, &["Chat"]));
     let b = Node::start(sharing(&server, &["Chat"]));
     let arena_a = a.hub.create_world();
-    let other_b = b.hub.create_world();
+    let _other_b = b.hub.create_world();
     let arena_b = b.hub.create_world();
     a.bridge.name_world(arena_a, "arena").unwrap();
     b.bridge.name_world(arena_b, "arena").unwrap();
