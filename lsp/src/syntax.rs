@@ -479,7 +479,7 @@ impl Parsed {
                 .fold(ChunkLocals::NONE, |acc, (_, names)| acc.union(*names))
         };
         let mut above = locals(&|r| r.end <= region.start);
-        let edited = gantry_lua::syntax::scan_statements(&own, text, region.clone(), above);
+        let edited = gantry_lua::syntax::scan_statements(own, text, region.clone(), above);
         above = edited
             .declarations
             .iter()

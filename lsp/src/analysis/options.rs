@@ -82,11 +82,13 @@ fn entries(text: &str, open: usize, offset: usize, assign: u8) -> Option<(Vec<St
                     assign: None,
                 };
             }
-            b if b == assign && depth == 0 && entry.assign.is_none() => {
-                // Lua's `==` is a comparison, not an entry's `=`.
-                if !(assign == b'=' && bytes.get(i + 1) == Some(&b'=')) {
-                    entry.assign = Some(i);
-                }
+            // Lua's `==` is a comparison, not an entry's `=`.
+            b if b == assign
+                && depth == 0
+                && entry.assign.is_none()
+                && !(assign == b'=' && bytes.get(i + 1) == Some(&b'=')) =>
+            {
+                entry.assign = Some(i);
             }
             _ => {}
         }
