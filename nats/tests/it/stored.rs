@@ -75,3 +75,31 @@ fn a_world_event_stored_on_a_named_world_reaches_a_late_node_on_its_world() {
     assert_eq!(text(Source::World(world_b)), "the dragon wakes");
     assert_eq!(text(Source::Global), "elsewhere");
 }
+
+#[test]
+fn a_message_stored_on_a_named_object_reaches_a_late_node_on_its_object() {
+    let server = server_or_skip!();
+    let a = Node::start(sharing(&server, &["World"]));
+    let gate_a = a.hub.spawn(a.hub.create_world()).unwrap();
+    a.bridge.name_object(gate_a, "gate").unwrap();
+    ready(&[&a]);
+    let key = a.hub.key("World.Event").unwrap();
+    a.hub.store(key, gate_a, ("the gate opens",)).unwrap();
+    assert!(pump_until(&[&a], || a.bridge.waiting() == 0));
+
+    let b = Node::start(sharing(&server, &["World"]));
+    let world_b = b.hub.create_world();
+    let _other = b.hub.spawn(world_b).unwrap();
+    let gate_b = b.hub.spawn(world_b).unwrap();
+    b.bridge.name_object(gate_b, "gate").unwrap();
+    ready(&[&b]);
+    let b_key = b.hub.key("World.Event").unwrap();
+    assert!(
+        pump_until(&[&b], || b.hub.stored(b_key, gate_b).is_some()),
+        "b: {:?}",
+        b.bridge.take_events()
+    );
+    let stored = b.hub.stored(b_key, gate_b).unwrap();
+    assert_eq!(stored[0].as_str(), Some("the gate opens"));
+    assert!(b.hub.stored(b_key, Source::Global).is_none());
+}
