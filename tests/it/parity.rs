@@ -454,6 +454,48 @@ NotifyMessage("Quest.Start");
         expect: &["0", "heard", "1"],
     },
     Case {
+        name: "order holds across plain, whole-table and row listeners of a store",
+        lua: r#"
+StoreObjectMessage(self, "Inv.Bag", { { __struct = "Item", id = 1 } })
+ListenObjectMessage(self, "Inv.Bag", nil, function(items, u) print("table " .. #items) end, { order = 2 })
+ListenRowMessage(self, "Inv.Bag", nil, GMP.AllRows, function(row, item) print("row " .. item.id) end, { order = -1 })
+ListenObjectMessage(self, "Inv.Bag", nil, function(items) print("plain " .. #items) end, { order = 1 })
+print("edit")
+do
+  local bag <close> = GMP.StoredArray(self, "Inv.Bag")
+  bag:GetMutable(1).id = 7
+end
+"#,
+        rhai: r#"
+StoreObjectMessage(SELF, "Inv.Bag", [#{ __struct: "Item", id: 1 }]);
+ListenObjectMessage(SELF, "Inv.Bag", (), |items, u| print(`table ${items.len()}`), #{ order: 2 });
+ListenRowMessage(SELF, "Inv.Bag", (), GMP::ALL_ROWS, |row, item| print(`row ${item.id}`), #{ order: -1 });
+ListenObjectMessage(SELF, "Inv.Bag", (), |items| print(`plain ${items.len()}`), #{ order: 1 });
+print("edit");
+{
+    let bag = GMP::StoredArray(SELF, "Inv.Bag");
+    bag[0].id = 7;
+}
+"#,
+        expect: &[
+            "table 1", "row 1", "plain 1", "edit", "row 7", "plain 1", "table 1",
+        ],
+    },
+    Case {
+        name: "an empty store reaches whole-table listeners, the later one by replay",
+        lua: r#"
+ListenObjectMessage(self, "Inv.Bag", nil, function(items, u) print("early " .. #items .. " " .. u.total) end)
+StoreObjectMessage(self, "Inv.Bag", {})
+ListenObjectMessage(self, "Inv.Bag", nil, function(items, u) print("late " .. #items .. " " .. u.total) end)
+"#,
+        rhai: r#"
+ListenObjectMessage(SELF, "Inv.Bag", (), |items, u| print(`early ${items.len()} ${u.total}`));
+StoreObjectMessage(SELF, "Inv.Bag", []);
+ListenObjectMessage(SELF, "Inv.Bag", (), |items, u| print(`late ${items.len()} ${u.total}`));
+"#,
+        expect: &["early 0 0", "late 0 0"],
+    },
+    Case {
         name: "respond must be true or false",
         lua: r#"
 ListenMessage("Trade", nil, function() end, { respond = "yes" })
