@@ -24,8 +24,9 @@ use crate::out::{err, errln};
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ProfileArgs {
     /// After the run, print to stderr where the ticks' time went: per mod,
-    /// key and listener (file:line) its calls, total, mean and max own time
-    /// and share of the tick time, and the ticks over --spike-ms.
+    /// key and listener (file:line) its calls, total, mean and max own time,
+    /// share of the tick time and (Rhai listeners) operations, and the
+    /// ticks over --spike-ms.
     #[arg(long)]
     pub profile: bool,
     /// Write a flame graph of the ticks (mod → key → listener → nested
@@ -47,6 +48,10 @@ pub struct ProfileArgs {
     /// count again.
     #[arg(long, value_name = "N")]
     pub quarantine: Option<NonZeroU32>,
+    /// What the Rhai runtimes count their operations into when the run
+    /// is profiled ([`ProfileArgs::operation_counter`]).
+    #[arg(skip)]
+    pub operations: Rc<Cell<u64>>,
 }
 
 impl ProfileArgs {
@@ -62,6 +67,12 @@ impl ProfileArgs {
         Ok(Some(Duration::from_secs_f64(ms / 1e3)))
     }
 
+    /// The counter the run's Rhai runtimes count their operations into,
+    /// for `--profile`'s table (`None`: not profiled, nothing counted).
+    pub fn operation_counter(&self) -> Option<Rc<Cell<u64>>> {
+        self.profile.then(|| self.operations.clone())
+    }
+
     /// A profiler for the run when one is asked for, its flame graph's
     /// path checked now: a long run is not lost to a bad path.
     pub fn start(&self, game: &Game, tick: Rc<Cell<u32>>) -> anyhow::Result<Option<Rc<Profiler>>> {
@@ -75,7 +86,11 @@ impl ProfileArgs {
             check_target(path).context("--profile-out")?;
         }
         let spike = Duration::from_secs_f64(self.spike_ms / 1e3);
-        Ok(Some(Rc::new(Profiler::new(game, tick, spike))))
+        let profiler = Profiler::new(game, tick, spike);
+        if let Some(counter) = self.operation_counter() {
+            profiler.count_operations(counter);
+        }
+        Ok(Some(Rc::new(profiler)))
     }
 
     /// After the run: the table printed, the flame graph written.

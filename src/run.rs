@@ -101,6 +101,7 @@ pub struct RunArgs {
 fn options(args: &RunArgs) -> anyhow::Result<Options> {
     let (mut lua, mut rhai) = (LuaOptions::default(), RhaiOptions::default());
     args.limits.apply(&mut lua, &mut rhai);
+    rhai.operation_counter = args.profile.operation_counter();
     let table = if args.no_table {
         TableChoice::Off
     } else if let Some(path) = &args.table {

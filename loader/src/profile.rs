@@ -8,6 +8,12 @@
 //! ran, which are counted where they ran. So the shares add up, and a
 //! slow listener is named even when a fast one sent to it.
 //!
+//! With [`Profiler::count_operations`] the table has each Rhai
+//! listener's operations (Rhai's unit of work, the one its budget
+//! counts), its own as its time is. Lua counts no instructions without a
+//! hook on every one (which would slow every listener it measures), so a
+//! Lua listener's row has none.
+//!
 //! Only the ticks are measured (the load's dispatches are one line):
 //! what makes a game slow is what it does every tick. Everything kept
 //! is bounded whatever the mods do: rows by [`MAX_ROWS`], flame graph
@@ -59,6 +65,8 @@ struct Row {
     /// Its own time, without the listeners its sends ran.
     total: Duration,
     max: Duration,
+    /// Its own operations (Rhai's), without those of its sends.
+    ops: u64,
 }
 
 /// A dispatch under way.
@@ -76,6 +84,12 @@ struct Frame {
     stacks: HashMap<(String, String), u64>,
     /// The time its listeners took, their nested sends included.
     time: Duration,
+    /// The operation count when its last listener returned (or it began),
+    /// the operations of the dispatches the listener running now caused,
+    /// and its listeners' operations, nested sends included.
+    ops_mark: u64,
+    pending_ops: u64,
+    ops: u64,
 }
 
 /// A tick that took longer than the spike threshold.
@@ -113,6 +127,8 @@ pub struct Profiler {
     /// The tick the host is in (0 while the scripts load).
     tick: Rc<Cell<u32>>,
     spike: Duration,
+    /// Every Rhai operation of the run ([`Profiler::count_operations`]).
+    operations: RefCell<Option<Rc<Cell<u64>>>>,
     state: RefCell<State>,
 }
 
@@ -128,8 +144,21 @@ impl Profiler {
             single,
             tick,
             spike,
+            operations: RefCell::default(),
             state: RefCell::default(),
         }
+    }
+
+    /// Counts each listener's Rhai operations from `counter`, the one the
+    /// game's Rhai runtimes count into
+    /// ([`gantry_rhai::RhaiOptions::operation_counter`]).
+    pub fn count_operations(&self, counter: Rc<Cell<u64>>) {
+        *self.operations.borrow_mut() = Some(counter);
+    }
+
+    /// The operations counted so far (0 without a counter).
+    fn ops_now(&self) -> u64 {
+        self.operations.borrow().as_ref().map_or(0, |c| c.get())
     }
 
     /// The mod a listener's file belongs to.
@@ -150,7 +179,11 @@ impl Profiler {
             TraceEvent::Dispatch { key, .. } => {
                 let mut state = self.state.borrow_mut();
                 let started = state.stack.is_empty().then(Instant::now);
+                let ops_mark = self.ops_now();
                 state.stack.push(Frame {
+                    ops_mark,
+                    pending_ops: 0,
+                    ops: 0,
                     key: key.to_string(),
                     started,
                     pending: HashMap::new(),
@@ -188,6 +221,11 @@ impl Profiler {
         };
         let own = elapsed.saturating_sub(std::mem::take(&mut frame.pending_time));
         frame.time += elapsed;
+        let ops_now = self.ops_now();
+        let ops_all = ops_now.saturating_sub(frame.ops_mark);
+        let own_ops = ops_all.saturating_sub(std::mem::take(&mut frame.pending_ops));
+        frame.ops_mark = ops_now;
+        frame.ops += ops_all;
         let label = frame_name(&label);
         for (suffix, nanos) in std::mem::take(&mut frame.pending) {
             let stack = cut(format!("{label};{suffix}"));
@@ -215,6 +253,7 @@ impl Profiler {
             state.rows.entry(other).or_default()
         };
         row.calls += 1;
+        row.ops += own_ops;
         row.total += own;
         row.max = row.max.max(own);
         if state.current_listeners.len() < MAX_ROWS || state.current_listeners.contains_key(&label)
@@ -235,6 +274,7 @@ impl Profiler {
                 add_bounded(&mut caller.pending, cut(format!("{key};{stack}")), nanos);
             }
             caller.pending_time += frame.time;
+            caller.pending_ops += frame.ops;
             return;
         }
         let took = frame.started.map_or(Duration::ZERO, |s| s.elapsed());
@@ -327,16 +367,39 @@ impl Profiler {
                 width(&|k| k.1.chars().count(), "key"),
                 width(&|k| k.2.chars().count(), "listener"),
             );
+            // The column is there when there is a Rhai listener to count.
+            let counting = self.operations.borrow().is_some()
+                && rows.iter().any(|((_, _, l), _)| l.contains(".rhai:"));
             let _ = writeln!(
                 out,
-                "{:<wm$}  {:<wk$}  {:<wl$}  {:>8}  {:>10}  {:>9}  {:>9}  {:>6}",
-                "mod", "key", "listener", "calls", "total ms", "mean ms", "max ms", "share"
+                "{:<wm$}  {:<wk$}  {:<wl$}  {:>8}  {:>10}  {:>9}  {:>9}  {:>6}{}",
+                "mod",
+                "key",
+                "listener",
+                "calls",
+                "total ms",
+                "mean ms",
+                "max ms",
+                "share",
+                if counting {
+                    format!("  {:>12}", "Rhai ops")
+                } else {
+                    String::new()
+                }
             );
             for ((module, key, listener), row) in rows.iter().take(SHOWN_ROWS) {
                 let mean = row.total / u32::try_from(row.calls.max(1)).unwrap_or(u32::MAX);
+                // Only Rhai counts its work; a Lua row says it has no count.
+                let ops = if !counting {
+                    String::new()
+                } else if listener.contains(".rhai:") {
+                    format!("  {:>12}", row.ops)
+                } else {
+                    format!("  {:>12}", "-")
+                };
                 let _ = writeln!(
                     out,
-                    "{:<wm$}  {:<wk$}  {:<wl$}  {:>8}  {:>10.3}  {:>9.3}  {:>9.3}  {:>5.1}%",
+                    "{:<wm$}  {:<wk$}  {:<wl$}  {:>8}  {:>10.3}  {:>9.3}  {:>9.3}  {:>5.1}%{ops}",
                     module,
                     key,
                     listener,

@@ -274,3 +274,57 @@ fn a_run_in_which_no_listener_ran_still_writes_a_valid_svg() {
     assert_eq!(doc.root_element().tag_name().name(), "svg");
     assert!(text.contains("no listener ran in a tick"), "{text}");
 }
+
+#[test]
+fn the_profile_counts_each_rhai_listeners_own_operations() {
+    // `caller` runs 10 steps a tick and sends to `worker`, whose 1,000
+    // steps are its own, not its caller's; `plain` (Lua) has no count.
+    let dir = tempfile::tempdir().unwrap();
+    let mods = [
+        (
+            "caller",
+            "main.rhai",
+            "ListenMessage(\"Game.Tick\", (), |n, dt| {\n    let x = 0;\n    for i in 0..10 { x += i; }\n    NotifyMessage(\"Work.Asked\", x);\n});\n",
+        ),
+        (
+            "worker",
+            "main.rhai",
+            "ListenMessage(\"Work.Asked\", (), |x| {\n    let y = 0;\n    for i in 0..1000 { y += i; }\n});\n",
+        ),
+        (
+            "plain",
+            "main.lua",
+            "ListenMessage(\"Game.Tick\", nil, function(n) end)\n",
+        ),
+    ];
+    for (name, file, script) in mods {
+        let folder = dir.path().join("mods").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        write(&folder, "mod.toml", &format!("[mod]\nname = \"{name}\"\n"));
+        write(&folder, file, script);
+    }
+    let o = run(dir.path(), &["--profile"]);
+    let stderr = err(&o);
+    assert!(o.status.success(), "{stderr}");
+    let header = stderr.lines().find(|l| l.starts_with("mod ")).unwrap();
+    assert!(
+        header.trim_end().ends_with("share      Rhai ops"),
+        "{header}"
+    );
+    let ops = |listener: &str| -> String {
+        let row = table_rows(&stderr)
+            .into_iter()
+            .find(|r| r.contains(listener))
+            .unwrap_or_else(|| panic!("a row for {listener}: {stderr}"));
+        row.split_whitespace().last().unwrap().to_owned()
+    };
+    let worker: u64 = ops("mods/worker/main.rhai:1").parse().unwrap();
+    let caller: u64 = ops("mods/caller/main.rhai:1").parse().unwrap();
+    assert!(worker >= 3 * 1000, "three calls of 1,000 steps: {stderr}");
+    assert!(caller >= 3 * 10, "three ticks of 10 steps: {stderr}");
+    assert!(
+        caller * 20 < worker,
+        "the caller's count is without its sends' listeners: {stderr}"
+    );
+    assert_eq!(ops("mods/plain/main.lua:1"), "-", "{stderr}");
+}

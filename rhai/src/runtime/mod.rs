@@ -144,6 +144,10 @@ pub struct RhaiOptions {
     /// keys they name. Past it the call that asked fails at its line (see
     /// `gantry_host::quota`). `None`: unlimited; 256 MiB by default.
     pub hub_memory_limit: Option<usize>,
+    /// Every operation this runtime's scripts run is counted here too,
+    /// across calls (`gantry run --profile`'s operations per listener);
+    /// `None` counts nothing more.
+    pub operation_counter: Option<std::rc::Rc<std::cell::Cell<u64>>>,
 }
 
 /// The default [`RhaiOptions::budget`] and `top_level_budget`.
@@ -163,6 +167,7 @@ impl Default for RhaiOptions {
             rewrite: true,
             mod_dir: None,
             hub_memory_limit: Some(gantry_host::Quota::DEFAULT_SCRIPT_LIMIT),
+            operation_counter: None,
         }
     }
 }

@@ -104,6 +104,8 @@ pub(crate) struct Limits {
     /// `depth`): the nesting the size limits allow, which the stack is
     /// sized for.
     pub depth: usize,
+    /// [`RhaiOptions::operation_counter`].
+    pub counter: Option<std::rc::Rc<Cell<u64>>>,
 }
 
 impl Limits {
@@ -117,6 +119,7 @@ impl Limits {
             clock: Clock::new(options.time_limit.unwrap_or_default())?,
             stack: ScriptStack::new(options),
             depth: super::stack::deepest(options),
+            counter: options.operation_counter.clone(),
         })
     }
 
@@ -125,6 +128,9 @@ impl Limits {
     #[inline]
     pub fn progress(&self) -> Option<Dynamic> {
         self.ops.set(self.ops.get() + 1);
+        if let Some(counter) = &self.counter {
+            counter.set(counter.get() + 1);
+        }
         if self.within() {
             return None;
         }
