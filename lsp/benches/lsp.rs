@@ -291,6 +291,36 @@ fn percentiles() {
         "completion after a new statement at the end of the file",
         &mut new_statement,
     );
+    let key = Position::new(CURSOR_LINE as u32 - 1, 34);
+    let line_9 = Position::new(8, "ListenMessage(\"World.".len() as u32);
+    for (name, line, at) in [
+        (
+            "completion at line 5,001 after an edit at line 101",
+            100,
+            key,
+        ),
+        (
+            "completion at line 9 after an edit on the last line",
+            LINES as u32 - 1,
+            line_9,
+        ),
+    ] {
+        let mut samples = Vec::new();
+        for i in 0..200 {
+            let start = Instant::now();
+            let items = client.edit_line_and_complete(line, at, &mut toggle);
+            if i >= 20 {
+                samples.push(start.elapsed());
+            }
+            assert!(items >= 20, "{name}: completion offers the keys ({items})");
+            client.wait_diagnostics(client.version);
+        }
+        report(name, &mut samples);
+        if toggle {
+            client.edit_line_and_complete(line, at, &mut toggle);
+            client.wait_diagnostics(client.version);
+        }
+    }
     let mut diagnostics = Vec::new();
     for _ in 0..100 {
         let start = Instant::now();

@@ -82,11 +82,15 @@ fn entries(text: &str, open: usize, offset: usize, assign: u8) -> Option<(Vec<St
                     assign: None,
                 };
             }
-            // Lua's `==` is a comparison, not an entry's `=`.
+            // Lua's `==` (and `~=`, `<=`, `>=`) compare; they are no
+            // entry's `=`.
+            b'=' if assign == b'=' && bytes.get(i + 1) == Some(&b'=') => i += 1,
             b if b == assign
                 && depth == 0
                 && entry.assign.is_none()
-                && !(assign == b'=' && bytes.get(i + 1) == Some(&b'=')) =>
+                && !(assign == b'='
+                    && i > open + 1
+                    && matches!(bytes[i - 1], b'~' | b'<' | b'>')) =>
             {
                 entry.assign = Some(i);
             }

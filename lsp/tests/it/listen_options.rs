@@ -124,3 +124,12 @@ fn other_arguments_and_other_calls_get_no_options() {
 fn labels_of(items: Vec<(String, String)>) -> Vec<String> {
     items.into_iter().map(|(l, _)| l).collect()
 }
+
+#[test]
+fn a_comparison_in_a_value_is_not_taken_for_the_next_option() {
+    let text = "ListenMessage(\"Player.Hurt\", self, function(d) end, { order = n >= 2 and 1 or 2, times = n == 1 and 1 or 3, ma })\n";
+    assert_eq!(
+        labels_of(inserts("main.lua", text, after(text, ", ma", 0))),
+        ["match", "key", "respond"]
+    );
+}
