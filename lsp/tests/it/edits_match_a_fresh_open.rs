@@ -1,5 +1,5 @@
 //! A document edited keystroke by keystroke answers as the same text
-//! freshly opened does: completions right after each edit (answered from
+//! freshly opened does: completions and signature help right after each edit (answered from
 //! the last parse and the edited statements, before any reparse), and the
 //! diagnostics and document symbols once the edits settle — for edits
 //! above, below and inside the statements asked about, new lines inserted
@@ -14,7 +14,9 @@ use lsp_types::{
 use proptest::prelude::*;
 
 use crate::support::Server;
-use crate::support::editor::{completion_items, diagnostics_at_version, one_script, pos};
+use crate::support::editor::{
+    completion_items, diagnostics_at_version, one_script, pos, signature,
+};
 
 const SCRIPT: &str = r#"local function hurt(amount)
   NotifyMessage("Player.Hurt", amount, self)
@@ -32,7 +34,9 @@ local function heal()
   NotifyMessage("Player.Healed", 1)
 end
 ListenMessage("Inv.", self, function(a) end)
-NotifyMessage("Player.Hurt", 4.0, self)
+NotifyMessage(
+  "Player.Hurt",
+  4.0, self)
 "#;
 
 /// What one keystroke (or paste) writes.
@@ -82,7 +86,7 @@ fn offset(text: &str, line: usize, column: usize) -> usize {
 /// Where completion is asked: in the key of every call whose key starts
 /// with a group (`"Player.`, `"Inv.`), and at every line's start.
 fn cursors(text: &str) -> Vec<usize> {
-    let mut out: Vec<usize> = ["\"Player.", "\"Inv."]
+    let mut out: Vec<usize> = ["\"Player.", "\"Inv.", "4.0"]
         .iter()
         .flat_map(|m| text.match_indices(m).map(|(i, m)| i + m.len()))
         .collect();
@@ -94,12 +98,14 @@ fn clean(text: &str) -> bool {
     gantry_lua::syntax::parse(text, None).is_some_and(|t| !t.root_node().has_error())
 }
 
+/// The completion items and the signature help at `position`.
 fn labels_at(server: &Server, uri: &Uri, position: Position) -> Vec<String> {
     let mut labels: Vec<String> = completion_items(server, uri, position)
         .into_iter()
         .map(|i| format!("{} {:?}", i.label, i.text_edit))
         .collect();
     labels.sort();
+    labels.push(format!("{:?}", signature(server, uri, position)));
     labels
 }
 
@@ -125,7 +131,7 @@ fn open(server: &Server, uri: &Uri, version: i32, text: &str) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn an_edited_document_answers_like_the_same_text_freshly_opened(
