@@ -9,10 +9,6 @@
 //! - `latency/*`: one message at a time, sent and awaited; the median is
 //!   the p50, and the bridge's minus raw's is what the bridge adds.
 //!
-//! While nothing has arrived, the bridge's game thread sleeps 50 µs when
-//! many messages are in flight (a game waits for its next tick) and only
-//! yields for the latency; `GANTRY_BENCH_SPIN=1` makes it yield always.
-//!
 //! Without `nats-server` on the PATH (or /usr/sbin) it prints a
 //! `skipped:` line and measures nothing.
 
@@ -81,9 +77,6 @@ struct Nodes {
     a: (Hub, Bridge),
     b: (Hub, Bridge),
     heard: Rc<Cell<u64>>,
-    /// `GANTRY_BENCH_SPIN=1`: the game thread only yields while waiting,
-    /// many in flight too (how this bench measured at first).
-    spin: bool,
 }
 
 impl Nodes {
@@ -115,8 +108,7 @@ impl Nodes {
             b.1.pump(&b.0);
             std::thread::sleep(Duration::from_millis(5));
         }
-        let spin = std::env::var_os("GANTRY_BENCH_SPIN").is_some_and(|v| v == "1");
-        Nodes { a, b, heard, spin }
+        Nodes { a, b, heard }
     }
 
     /// Sends `n` messages from A and pumps both until B heard them all.
@@ -134,17 +126,10 @@ impl Nodes {
             }
             self.a.1.pump(&self.a.0);
             if self.b.1.pump(&self.b.0).delivered == 0 {
-                // Nothing yet: a game waits for its next tick. Many in
-                // flight, it sleeps a little, as a game's frame does, and
-                // leaves the core to the network threads (two cores run
-                // this thread, two network threads and the server: a
-                // spinning game thread would measure the scheduler). One
-                // in flight (the latency), it only yields.
-                if n > 1 && !self.spin {
-                    std::thread::sleep(Duration::from_micros(50));
-                } else {
-                    std::thread::yield_now();
-                }
+                // Nothing yet: let the network threads have the core (two
+                // cores run this game thread, two network threads and the
+                // server), as a game's frame would between ticks.
+                std::thread::yield_now();
             }
             assert!(
                 start.elapsed() < PATIENCE,

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use async_nats::Subject;
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use gantry_host::face::Faced;
 use gantry_host::{
     Caller, Hub, Key, ListenOptions, ListenSpec, ListenerId, ListenerParams, Message, ObjectId,
@@ -26,6 +26,9 @@ use crate::wire;
 
 /// The most reports kept between two [`Bridge::take_events`].
 const MAX_KEPT_EVENTS: usize = 1024;
+
+/// The bytes [`Shared::encode`] takes at a time for payloads.
+const ARENA: usize = 16 * 1024;
 
 /// The most subjects remembered with their keys (see `known_subjects`).
 const MAX_KNOWN_SUBJECTS: usize = 1024;
@@ -123,7 +126,11 @@ struct Shared {
     dropping: Cell<u64>,
     scratch: RefCell<Vec<u8>>,
     net: Arc<NetShared>,
-    global_subjects: RefCell<HashMap<Key, Subject>>,
+    /// Global subjects by key index: a key's is made once.
+    global_subjects: RefCell<Vec<Option<Subject>>>,
+    /// Where payloads are written: one allocation serves many small
+    /// payloads (each a shared slice of it), not one per send.
+    arena: RefCell<BytesMut>,
     /// Global subjects peers' messages came on, with their keys' handles.
     known_subjects: RefCell<HashMap<Box<str>, Key>>,
 }
@@ -180,7 +187,8 @@ impl Bridge {
             dropping: Cell::new(0),
             scratch: RefCell::new(Vec::new()),
             net: net.clone(),
-            global_subjects: RefCell::new(HashMap::new()),
+            global_subjects: RefCell::new(Vec::new()),
+            arena: RefCell::new(BytesMut::new()),
             known_subjects: RefCell::new(HashMap::new()),
         });
         let mut listeners = Vec::new();
@@ -491,10 +499,13 @@ impl Shared {
         if *lane != Lane::Global {
             return self.subjects.of(lane, key).into();
         }
-        self.global_subjects
-            .borrow_mut()
-            .entry(handle)
-            .or_insert_with(|| self.subjects.of(lane, key).into())
+        let mut subjects = self.global_subjects.borrow_mut();
+        let at = handle.index();
+        if subjects.len() <= at {
+            subjects.resize(at + 1, None);
+        }
+        subjects[at]
+            .get_or_insert_with(|| self.subjects.of(lane, key).into())
             .clone()
     }
 
@@ -545,7 +556,12 @@ impl Shared {
                 ),
             });
         }
-        Ok(Bytes::copy_from_slice(&scratch))
+        let mut arena = self.arena.borrow_mut();
+        if arena.capacity() < scratch.len() {
+            arena.reserve(ARENA.max(scratch.len()));
+        }
+        arena.extend_from_slice(&scratch);
+        Ok(arena.split().freeze())
     }
 
     /// Hands a message to the network thread; false (counted and
