@@ -101,6 +101,11 @@ use mlua::ffi;
 /// Instructions between two hook calls once armed.
 pub const STEP: i32 = 1000;
 
+/// The mean of the instructions between two hook calls while a profile
+/// counts them ([`Limits::counter`]); each step is drawn between half and
+/// one and a half of it.
+pub const PROFILE_STEP: i32 = 200;
+
 /// Listener calls one outermost call may see stopped by the budget and go
 /// on ([`Budget::forgive`]).
 pub const MAX_FORGIVEN: u64 = 4;
@@ -160,6 +165,13 @@ pub struct Budget {
     /// The frame's budget was spent before this call: it stops at its
     /// first instruction.
     skip: AtomicBool,
+    /// Every instruction counted is added here too (`gantry run
+    /// --profile`): see [`Limits::counter`]. While it is set, the hook
+    /// is armed from the start and stays armed.
+    counter: Option<Arc<AtomicU64>>,
+    /// The state of the profile's step draws (xorshift; the Lua thread
+    /// alone uses it).
+    draw: AtomicU64,
 }
 
 /// The memory in use past which the armed hook raises an ordinary error:
@@ -292,19 +304,45 @@ impl Budget {
         }
     }
 
+    /// Disarms the hook after an outermost call. While counting
+    /// instructions the hook stays armed (its step running on across
+    /// calls, so a call shorter than a step is sampled too); only a main
+    /// thread left at one instruction goes back to a step.
     #[cold]
     fn disarm(&self) {
         let main = self.main.load(Ordering::Acquire);
+        let counting = self.counter.is_some();
         if !main.is_null() {
             // SAFETY: `main` is the live main state of the runtime that owns
             // this budget (cleared before the state closes); we are on the
             // thread that runs it, outside any Lua code.
-            unsafe { ffi::lua_sethook(main, None, 0, 0) };
+            unsafe {
+                if !counting {
+                    ffi::lua_sethook(main, None, 0, 0);
+                } else if ffi::lua_gethookcount(main) == 1 {
+                    ffi::lua_sethook(main, Some(budget_hook), ffi::LUA_MASKCOUNT, self.step());
+                }
+            }
         }
         self.spent.store(false, Ordering::Release);
         std::mem::take(&mut *self.spent_error.lock().unwrap_or_else(|e| e.into_inner()));
         self.deadline.store(0, Ordering::Relaxed);
-        self.armed.store(false, Ordering::Release);
+        self.armed.store(counting, Ordering::Release);
+    }
+
+    /// The hook's next step: [`STEP`], or while counting instructions one
+    /// drawn between half and one and a half [`PROFILE_STEP`].
+    fn step(&self) -> i32 {
+        if self.counter.is_none() {
+            return STEP;
+        }
+        let mut x = self.draw.load(Ordering::Relaxed);
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.draw.store(x, Ordering::Relaxed);
+        let spread = u64::try_from(PROFILE_STEP).unwrap_or(1);
+        PROFILE_STEP / 2 + i32::try_from(x % spread).unwrap_or(0)
     }
 
     /// A listener's call, stopped by the budget, has returned to the host,
@@ -517,6 +555,15 @@ pub struct Limits {
     /// The wall-clock budget of one outermost call, counted from its
     /// first instruction.
     pub call: Option<Duration>,
+    /// Count every instruction into this (`None`: count none beyond the
+    /// budget's). With a counter the hook is armed from the first
+    /// instruction and never disarmed, and calls it every
+    /// [`PROFILE_STEP`] instructions on average, the step drawn at random
+    /// each time: the instructions of a step are added when it ends, so
+    /// whoever reads the counter around a call gets an unbiased sample of
+    /// its instructions (a fixed step would alias with a game's periodic
+    /// ticks). The budget then counts from a call's first instruction too.
+    pub counter: Option<Arc<AtomicU64>>,
 }
 
 /// Owns the watchdog thread; stops it (and forgets the state) when dropped,
@@ -564,11 +611,19 @@ impl Watchdog {
             call_start: AtomicU64::new(0),
             deadline_is_frame: AtomicBool::new(false),
             skip: AtomicBool::new(false),
+            counter: limits.counter,
+            draw: AtomicU64::new(0x9e37_79b9_7f4a_7c15),
         });
         BUDGETS
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push((main as usize, budget.clone()));
+        if budget.counter.is_some() {
+            budget.armed.store(true, Ordering::Release);
+            // SAFETY: as the caller promises, `main` is the live main
+            // thread, on this thread, outside any Lua code.
+            unsafe { ffi::lua_sethook(main, Some(budget_hook), ffi::LUA_MASKCOUNT, budget.step()) };
+        }
         let watched = budget.clone();
         let interval = limits.interval;
         let thread = std::thread::Builder::new()
@@ -725,14 +780,23 @@ unsafe extern "C-unwind" fn budget_hook(state: *mut ffi::lua_State, ar: *mut ffi
             drop(budget);
             raise_text(state, message);
         }
-        if ffi::lua_gethookcount(state) != STEP {
+        let count = ffi::lua_gethookcount(state);
+        let counter = budget.counter.as_ref();
+        if count == 1 || (counter.is_none() && count != STEP) {
             // A thread left at one instruction by a spent budget or a stop
             // no longer due, now running under a new one: back to a hook
-            // call per STEP.
-            ffi::lua_sethook(state, Some(budget_hook), ffi::LUA_MASKCOUNT, STEP);
+            // call per step.
+            ffi::lua_sethook(state, Some(budget_hook), ffi::LUA_MASKCOUNT, budget.step());
             return;
         }
-        let used = budget.used.fetch_add(STEP as u64, Ordering::Relaxed) + STEP as u64;
+        // The instructions since the last call: STEP, or while counting
+        // the step drawn then, which the next draw replaces.
+        let ran = u64::try_from(count).unwrap_or(0);
+        if let Some(counter) = counter {
+            counter.fetch_add(ran, Ordering::Relaxed);
+            ffi::lua_sethook(state, Some(budget_hook), ffi::LUA_MASKCOUNT, budget.step());
+        }
+        let used = budget.used.fetch_add(ran, Ordering::Relaxed) + ran;
         if used > limit {
             let message = spend(&budget, state, main, ar, Stop::Budget(limit));
             drop(budget);
@@ -963,5 +1027,116 @@ unsafe fn place_of(state: *mut ffi::lua_State, ar: *mut ffi::lua_Debug) -> Strin
         }
         let src = CStr::from_ptr((*ar).short_src.as_ptr()).to_string_lossy();
         format!("{src}:{}: ", (*ar).currentline)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Lua state watched with `counter` (if any); the watchdog first,
+    /// so it stops before the state closes.
+    fn watched(counter: Option<Arc<AtomicU64>>) -> (Watchdog, mlua::Lua) {
+        let lua = mlua::Lua::new();
+        let mut main = std::ptr::null_mut();
+        // SAFETY: called from host code, so the state is the main thread.
+        unsafe { lua.exec_raw::<()>((), |state| main = state) }.unwrap();
+        let limits = Limits {
+            instructions: u64::MAX,
+            memory: None,
+            time: Duration::MAX,
+            interval: Duration::from_secs(60),
+            call: None,
+            counter,
+        };
+        // SAFETY: `main` is the main thread of `lua`, which outlives the
+        // watchdog in every test (dropped first), run on this thread.
+        let watchdog = unsafe { Watchdog::start(main, limits) }.unwrap();
+        (watchdog, lua)
+    }
+
+    /// The instructions `code` runs, counted one by one by mlua's hook on
+    /// a state of its own.
+    fn exact(code: &str) -> u64 {
+        let lua = mlua::Lua::new();
+        let count = Arc::new(AtomicU64::new(0));
+        let seen = count.clone();
+        lua.set_hook(
+            mlua::HookTriggers::new().every_nth_instruction(1),
+            move |_, _| {
+                seen.fetch_add(1, Ordering::Relaxed);
+                Ok(mlua::VmState::Continue)
+            },
+        )
+        .unwrap();
+        let f = lua.load(code).into_function().unwrap();
+        count.store(0, Ordering::Relaxed);
+        f.call::<()>(()).unwrap();
+        count.load(Ordering::Relaxed)
+    }
+
+    /// Runs `code` as one outermost call, as the runtime does.
+    fn run(watchdog: &Watchdog, lua: &mlua::Lua, code: &str) {
+        watchdog.budget().enter();
+        let result = lua.load(code).exec();
+        watchdog.budget().exit();
+        result.unwrap();
+    }
+
+    #[test]
+    fn a_counted_loop_counts_about_its_instructions() {
+        let counter = Arc::new(AtomicU64::new(0));
+        let (watchdog, lua) = watched(Some(counter.clone()));
+        let code = "local x = 0 for i = 1, 100000 do x = x + i end";
+        run(&watchdog, &lua, code);
+        let (counted, expected) = (counter.load(Ordering::Relaxed), exact(code));
+        assert!(expected > 200_000);
+        assert!(
+            counted.abs_diff(expected) < expected / 50,
+            "counted {counted} for {expected} instructions"
+        );
+    }
+
+    #[test]
+    fn short_calls_are_counted_on_average() {
+        let counter = Arc::new(AtomicU64::new(0));
+        let (watchdog, lua) = watched(Some(counter.clone()));
+        let code = "local x = 0 for i = 1, 10 do x = x + i end";
+        let short = lua.load(code).into_function().unwrap();
+        // Each call far shorter than a step, yet they add up.
+        for _ in 0..20_000 {
+            watchdog.budget().enter();
+            short.call::<()>(()).unwrap();
+            watchdog.budget().exit();
+        }
+        let counted = counter.load(Ordering::Relaxed);
+        let expected = 20_000 * exact(code);
+        assert!(
+            counted.abs_diff(expected) < expected / 20,
+            "counted {counted} for about {expected} instructions"
+        );
+    }
+
+    #[test]
+    fn without_a_counter_the_hook_is_not_armed_between_calls() {
+        let (watchdog, lua) = watched(None);
+        run(&watchdog, &lua, "local x = 1");
+        let main = watchdog.budget().main.load(Ordering::Acquire);
+        // SAFETY: the live main thread, on this thread, outside Lua code.
+        assert!(unsafe { ffi::lua_gethook(main) }.is_none());
+    }
+
+    #[test]
+    fn steps_are_drawn_around_the_profile_step() {
+        let counter = Arc::new(AtomicU64::new(0));
+        let (watchdog, _lua) = watched(Some(counter));
+        let steps: Vec<i32> = (0..10_000).map(|_| watchdog.budget().step()).collect();
+        assert!(
+            steps
+                .iter()
+                .all(|s| (PROFILE_STEP / 2..PROFILE_STEP * 3 / 2).contains(s))
+        );
+        let mean = steps.iter().map(|&s| f64::from(s)).sum::<f64>() / steps.len() as f64;
+        assert!((mean - f64::from(PROFILE_STEP)).abs() < f64::from(PROFILE_STEP) / 20.0);
     }
 }

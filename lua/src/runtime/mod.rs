@@ -123,6 +123,18 @@ pub struct LuaOptions {
     /// `memory_limit`; past it the call that asked fails at its line (see
     /// `gantry_host::quota`). 256 MiB by default.
     pub hub_memory_limit: Option<usize>,
+    /// Every VM instruction this runtime's scripts run is counted here
+    /// too, across calls (`gantry run --profile`'s instructions per
+    /// listener); `None`, the default, counts nothing more and changes
+    /// nothing. With a counter the budget's hook is armed from a call's
+    /// first instruction and called every 200 instructions on average
+    /// (at random steps, 100 to 300), each step's instructions added when
+    /// it ends: a reading taken around a call is an unbiased sample of its
+    /// instructions, within a step or so of the truth for a single call
+    /// (more precise the more instructions it sums). The hook slows Lua
+    /// code somewhat while counting, and the `budget` then counts from a
+    /// call's first instruction.
+    pub instruction_counter: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// The default [`LuaOptions::budget`].
@@ -140,6 +152,7 @@ impl Default for LuaOptions {
             mod_dir: None,
             max_table_rows: Some(1_000_000),
             hub_memory_limit: Some(Quota::DEFAULT_SCRIPT_LIMIT),
+            instruction_counter: None,
         }
     }
 }
@@ -194,6 +207,7 @@ impl LuaRuntime {
                     time: options.time_limit.unwrap_or(Duration::MAX),
                     interval: options.watchdog_interval,
                     call: options.call_budget,
+                    counter: options.instruction_counter.clone(),
                 },
             )
         }
