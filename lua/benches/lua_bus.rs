@@ -271,10 +271,22 @@ fn bus_sends_only() -> bool {
     else {
         return false;
     };
-    bus_pure_1(&setup_counted(PURE_BUS, 1), sends);
-    bus_baked_1(&setup_counted(HUB_BAKED, 1), sends);
-    bus_pure_8(&setup_counted(PURE_BUS, 8), sends);
-    bus_baked_8(&setup_counted(HUB_BAKED, 8), sends);
+    // `GANTRY_BENCH_BUS_ONLY=baked_8`: that one alone (for a CPU-time
+    // count of one cell, `perf stat -e task-clock`).
+    let only = std::env::var("GANTRY_BENCH_BUS_ONLY").ok();
+    let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    if run("pure_1") {
+        bus_pure_1(&setup_counted(PURE_BUS, 1), sends);
+    }
+    if run("baked_1") {
+        bus_baked_1(&setup_counted(HUB_BAKED, 1), sends);
+    }
+    if run("pure_8") {
+        bus_pure_8(&setup_counted(PURE_BUS, 8), sends);
+    }
+    if run("baked_8") {
+        bus_baked_8(&setup_counted(HUB_BAKED, 8), sends);
+    }
     true
 }
 
