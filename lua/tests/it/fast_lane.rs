@@ -545,3 +545,41 @@ fn lane_takes_a_two_parameter_listener_registered_before_its_key_was_known() {
     assert_eq!(f.printed(), ["hit\t1\t2"; 2]);
     assert!(f.failures().is_empty());
 }
+
+/// Past the listeners a lane writes out call by call, a loop calls them:
+/// a failure there is reported once and the loop goes on after it, and a
+/// listener removed during the send (by one before it) is skipped, in the
+/// first run and after a restart alike.
+#[test]
+fn lane_with_more_listeners_than_written_out_reports_failures_and_skips_removed_ones() {
+    let f = Fixture::new();
+    f.load(
+        "many.lua",
+        "local ids = {}\n\
+         for n = 1, 20 do\n\
+           ids[n] = ListenMessage('K', nil, function(i)\n\
+             if n == 4 or n == 20 then error('boom ' .. n) end\n\
+             if n == 6 then UnbindMessage('K', ids[9]); UnbindMessage('K', ids[15]) end\n\
+             print(n)\n\
+           end)\n\
+         end\n\
+         ListenMessage('Go', nil, function() NotifyMessage('K', 1); print('sender goes on') end)\n",
+    );
+    go(&f);
+    let mut expected: Vec<String> = (1..=19)
+        .filter(|n| ![4, 9, 15].contains(n))
+        .map(|n| n.to_string())
+        .collect();
+    expected.push("sender goes on".into());
+    assert_eq!(f.printed(), expected);
+    let failed: Vec<String> = f
+        .hub
+        .take_reports()
+        .iter()
+        .map(|r| match r {
+            Report::ListenerFailed { message, .. } => message.lines().next().unwrap().to_string(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(failed, ["many.lua:4: boom 4", "many.lua:4: boom 20"]);
+}
