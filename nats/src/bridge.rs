@@ -350,8 +350,9 @@ impl Bridge {
     }
 
     /// A live once message for the cluster: consumed by exactly one of
-    /// the nodes connected now, the one NATS's queue group hands it to
-    /// (every node that imports the key is a member, this one included);
+    /// the other nodes connected now, the one NATS's queue group hands it
+    /// to (every node that imports the key is a member; the server sends
+    /// no node its own messages, so not this one);
     /// that node delivers it as a local `once` (its first listener
     /// consumes it, or the first to arrive there). Not delivered here
     /// otherwise; lost when no node imports it now (see
@@ -859,9 +860,9 @@ impl Shared {
             });
         }
         if wire::node_of(payload) == Some(self.node) && !matches!(lane, Lane::Once | Lane::Queued) {
-            // Our own send, heard back: it was delivered here already. (A
-            // once was not: the queue group or the stream may hand it
-            // back to us.)
+            // Our own send, heard back (a store, through the KV watch):
+            // it was delivered here already. (A stored once was not: the
+            // stream may hand it back to us.)
             return false;
         }
         let mut args = match wire::decode(payload) {

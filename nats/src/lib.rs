@@ -36,7 +36,8 @@
 //!   unanswered notice. (A node that hears a request and has nobody to
 //!   answer it files its own unanswered notice too.)
 //! - **Once**: a live one ([`Bridge::once`]) goes to a queue group every
-//!   importing node joins: NATS hands it to exactly one of them, which
+//!   importing node joins: NATS hands it to exactly one of them (never
+//!   its sender: the server echoes no node's messages back to it), which
 //!   delivers it as a local once. A stored one ([`Bridge::store_once`])
 //!   goes into a JetStream stream with work-queue retention
 //!   (`gantry_<cluster>_once`), kept by the server until one importing

@@ -141,8 +141,8 @@ pub(crate) struct Plan {
     pub queue_stream: String,
     pub queue_subjects: String,
     pub takes_queued: bool,
-    /// A subject only this node listens on: its own message coming back
-    /// through the server proves its subscriptions are in effect.
+    /// A subject nobody serves: the server's "no responders" to a
+    /// request on it proves this node's subscriptions are in effect.
     pub probe: String,
 }
 
@@ -202,6 +202,10 @@ async fn options(
     }
     Ok(options
         .subscription_capacity(config.buffer)
+        // The server does not send this connection's own messages back
+        // to it: a node would only drop them (it heard its sends
+        // locally), after reading and parsing each one.
+        .no_echo()
         .retry_on_initial_connect()
         .max_reconnects(None)
         .connection_timeout(Duration::from_secs(2))
@@ -274,32 +278,26 @@ async fn run(
         plan.queue.clone(),
         shared.clone(),
     ));
-    // After a reconnection, ready again once a flush has gone through the
-    // server behind the subscriptions the client sent again.
+    // After a (re)connection, ready once a round trip has gone through the
+    // server behind the subscriptions the client sent again: a request on
+    // a subject nobody serves, answered by the server itself ("no
+    // responders"), after it took every subscription before it. (Not an
+    // echo of our own message: the connection asks for none, see
+    // `no_echo` in `options`.)
     let (again, ready_shared, probe) = (client.clone(), shared.clone(), plan.probe.clone());
     tokio::spawn(async move {
-        let Ok(mut echo) = again.subscribe(probe.clone()).await else {
-            return;
-        };
         loop {
             ready_shared.reconnected.notified().await;
             while !ready_shared.subscribed.load(Ordering::SeqCst) {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
-            // Published after every subscription on this connection: when
-            // it comes back, the server has taken them all.
             loop {
-                if again.publish(probe.clone(), Bytes::new()).await.is_ok()
-                    && matches!(
-                        tokio::time::timeout(Duration::from_millis(200), echo.next()).await,
-                        Ok(Some(_))
-                    )
-                {
-                    // Stale echoes of earlier probes are drained.
-                    while let Ok(Some(_)) =
-                        tokio::time::timeout(Duration::from_millis(1), echo.next()).await
-                    {
-                    }
+                let request = async_nats::Request::new().timeout(Some(Duration::from_millis(500)));
+                let answered = match again.send_request(probe.clone(), request).await {
+                    Ok(_) => true,
+                    Err(e) => e.kind() == async_nats::RequestErrorKind::NoResponders,
+                };
+                if answered {
                     ready_shared.ready.store(true, Ordering::SeqCst);
                     break;
                 }
