@@ -12,6 +12,8 @@ use std::cell::Cell;
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -25,10 +27,17 @@ use crate::out::{err, errln};
 pub struct ProfileArgs {
     /// After the run, print to stderr where the ticks' time went: per mod,
     /// key and listener (file:line) its calls, total, mean and max own time,
-    /// share of the tick time and (Rhai listeners) operations, and the
-    /// ticks over --spike-ms.
+    /// share of the tick time, (Rhai listeners) the operations Rhai's
+    /// budget counts, exact, and the ticks over --spike-ms.
     #[arg(long)]
     pub profile: bool,
+    /// With --profile, count each Lua listener's own VM instructions too
+    /// (a `Lua instr` column): sampled about every 200 instructions, so
+    /// right on average over many calls and within a few hundred for one
+    /// call. Off by default: counting makes Lua code run two to three
+    /// times slower, and the Lua listeners' times grow with it.
+    #[arg(long, requires = "profile")]
+    pub lua_instructions: bool,
     /// Write a flame graph of the ticks (mod → key → listener → nested
     /// sends) to FILE.svg; an existing file is replaced only if it is an SVG.
     #[arg(long, value_name = "FILE.svg")]
@@ -52,6 +61,10 @@ pub struct ProfileArgs {
     /// is profiled ([`ProfileArgs::operation_counter`]).
     #[arg(skip)]
     pub operations: Rc<Cell<u64>>,
+    /// What the Lua runtimes count their instructions into when the run
+    /// is profiled ([`ProfileArgs::instruction_counter`]).
+    #[arg(skip)]
+    pub instructions: Arc<AtomicU64>,
 }
 
 impl ProfileArgs {
@@ -73,6 +86,13 @@ impl ProfileArgs {
         self.profile.then(|| self.operations.clone())
     }
 
+    /// The counter the run's Lua runtimes count their instructions into,
+    /// for `--profile --lua-instructions`'s table (`None`: not asked for;
+    /// Lua runs as ever, its hook armed only for a call that runs long).
+    pub fn instruction_counter(&self) -> Option<Arc<AtomicU64>> {
+        (self.profile && self.lua_instructions).then(|| self.instructions.clone())
+    }
+
     /// A profiler for the run when one is asked for, its flame graph's
     /// path checked now: a long run is not lost to a bad path.
     pub fn start(&self, game: &Game, tick: Rc<Cell<u32>>) -> anyhow::Result<Option<Rc<Profiler>>> {
@@ -89,6 +109,9 @@ impl ProfileArgs {
         let profiler = Profiler::new(game, tick, spike);
         if let Some(counter) = self.operation_counter() {
             profiler.count_operations(counter);
+        }
+        if let Some(counter) = self.instruction_counter() {
+            profiler.count_instructions(counter);
         }
         Ok(Some(Rc::new(profiler)))
     }

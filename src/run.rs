@@ -102,6 +102,7 @@ fn options(args: &RunArgs) -> anyhow::Result<Options> {
     let (mut lua, mut rhai) = (LuaOptions::default(), RhaiOptions::default());
     args.limits.apply(&mut lua, &mut rhai);
     rhai.operation_counter = args.profile.operation_counter();
+    lua.instruction_counter = args.profile.instruction_counter();
     let table = if args.no_table {
         TableChoice::Off
     } else if let Some(path) = &args.table {

@@ -10,9 +10,13 @@
 //!
 //! With [`Profiler::count_operations`] the table has each Rhai
 //! listener's operations (Rhai's unit of work, the one its budget
-//! counts), its own as its time is. Lua counts no instructions without a
-//! hook on every one (which would slow every listener it measures), so a
-//! Lua listener's row has none.
+//! counts), its own as its time is; with [`Profiler::count_instructions`]
+//! each Lua listener's VM instructions likewise. Two columns, not one:
+//! an operation and an instruction are not the same amount of work, and
+//! a shared column would invite comparing them. Lua's count is sampled
+//! (see `gantry_lua::runtime::LuaOptions::instruction_counter`): exact
+//! on average, within a few hundred instructions per call; and it slows
+//! Lua code while it counts, so the CLI asks for it apart.
 //!
 //! Only the ticks are measured (the load's dispatches are one line):
 //! what makes a game slow is what it does every tick. Everything kept
@@ -25,6 +29,8 @@ use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use gantry_host::TraceEvent;
@@ -45,6 +51,9 @@ const SPIKE_NAMES: usize = 3;
 const MAX_STACK_BYTES: usize = 4096;
 /// The bytes of an existing file read to tell whether it is an SVG.
 const SNIFF_BYTES: u64 = 1024;
+/// What a listener's label (`file:line`) holds when it is Rhai's, Lua's.
+const RHAI: &str = ".rhai:";
+const LUA: &str = ".lua:";
 
 /// A flame graph that could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -65,8 +74,30 @@ struct Row {
     /// Its own time, without the listeners its sends ran.
     total: Duration,
     max: Duration,
-    /// Its own operations (Rhai's), without those of its sends.
+    /// Its own work, without that of its sends.
+    work: Work,
+}
+
+/// Work counted by the runtimes: Rhai's operations, Lua's instructions
+/// (each runtime counts its own listeners only).
+#[derive(Debug, Clone, Copy, Default)]
+struct Work {
     ops: u64,
+    instr: u64,
+}
+
+impl Work {
+    fn since(self, mark: Work) -> Work {
+        Work {
+            ops: self.ops.saturating_sub(mark.ops),
+            instr: self.instr.saturating_sub(mark.instr),
+        }
+    }
+
+    fn add(&mut self, other: Work) {
+        self.ops = self.ops.saturating_add(other.ops);
+        self.instr = self.instr.saturating_add(other.instr);
+    }
 }
 
 /// A dispatch under way.
@@ -84,12 +115,12 @@ struct Frame {
     stacks: HashMap<(String, String), u64>,
     /// The time its listeners took, their nested sends included.
     time: Duration,
-    /// The operation count when its last listener returned (or it began),
-    /// the operations of the dispatches the listener running now caused,
-    /// and its listeners' operations, nested sends included.
-    ops_mark: u64,
-    pending_ops: u64,
-    ops: u64,
+    /// The work counted when its last listener returned (or it began),
+    /// the work of the dispatches the listener running now caused, and
+    /// its listeners' work, nested sends included.
+    mark: Work,
+    pending_work: Work,
+    work: Work,
 }
 
 /// A tick that took longer than the spike threshold.
@@ -129,6 +160,8 @@ pub struct Profiler {
     spike: Duration,
     /// Every Rhai operation of the run ([`Profiler::count_operations`]).
     operations: RefCell<Option<Rc<Cell<u64>>>>,
+    /// Every Lua instruction of the run ([`Profiler::count_instructions`]).
+    instructions: RefCell<Option<Arc<AtomicU64>>>,
     state: RefCell<State>,
 }
 
@@ -145,6 +178,7 @@ impl Profiler {
             tick,
             spike,
             operations: RefCell::default(),
+            instructions: RefCell::default(),
             state: RefCell::default(),
         }
     }
@@ -156,9 +190,19 @@ impl Profiler {
         *self.operations.borrow_mut() = Some(counter);
     }
 
-    /// The operations counted so far (0 without a counter).
-    fn ops_now(&self) -> u64 {
-        self.operations.borrow().as_ref().map_or(0, |c| c.get())
+    /// Counts each listener's Lua instructions from `counter`, the one
+    /// the game's Lua runtimes count into
+    /// ([`gantry_lua::runtime::LuaOptions::instruction_counter`]).
+    pub fn count_instructions(&self, counter: Arc<AtomicU64>) {
+        *self.instructions.borrow_mut() = Some(counter);
+    }
+
+    /// The work counted so far (0 without a counter).
+    fn work_now(&self) -> Work {
+        Work {
+            ops: self.operations.borrow().as_ref().map_or(0, |c| c.get()),
+            instr: (self.instructions.borrow().as_ref()).map_or(0, |c| c.load(Ordering::Relaxed)),
+        }
     }
 
     /// The mod a listener's file belongs to.
@@ -179,11 +223,11 @@ impl Profiler {
             TraceEvent::Dispatch { key, .. } => {
                 let mut state = self.state.borrow_mut();
                 let started = state.stack.is_empty().then(Instant::now);
-                let ops_mark = self.ops_now();
+                let mark = self.work_now();
                 state.stack.push(Frame {
-                    ops_mark,
-                    pending_ops: 0,
-                    ops: 0,
+                    mark,
+                    pending_work: Work::default(),
+                    work: Work::default(),
                     key: key.to_string(),
                     started,
                     pending: HashMap::new(),
@@ -221,11 +265,11 @@ impl Profiler {
         };
         let own = elapsed.saturating_sub(std::mem::take(&mut frame.pending_time));
         frame.time += elapsed;
-        let ops_now = self.ops_now();
-        let ops_all = ops_now.saturating_sub(frame.ops_mark);
-        let own_ops = ops_all.saturating_sub(std::mem::take(&mut frame.pending_ops));
-        frame.ops_mark = ops_now;
-        frame.ops += ops_all;
+        let work_now = self.work_now();
+        let work_all = work_now.since(frame.mark);
+        let own_work = work_all.since(std::mem::take(&mut frame.pending_work));
+        frame.mark = work_now;
+        frame.work.add(work_all);
         let label = frame_name(&label);
         for (suffix, nanos) in std::mem::take(&mut frame.pending) {
             let stack = cut(format!("{label};{suffix}"));
@@ -253,7 +297,7 @@ impl Profiler {
             state.rows.entry(other).or_default()
         };
         row.calls += 1;
-        row.ops += own_ops;
+        row.work.add(own_work);
         row.total += own;
         row.max = row.max.max(own);
         if state.current_listeners.len() < MAX_ROWS || state.current_listeners.contains_key(&label)
@@ -274,7 +318,7 @@ impl Profiler {
                 add_bounded(&mut caller.pending, cut(format!("{key};{stack}")), nanos);
             }
             caller.pending_time += frame.time;
-            caller.pending_ops += frame.ops;
+            caller.pending_work.add(frame.work);
             return;
         }
         let took = frame.started.map_or(Duration::ZERO, |s| s.elapsed());
@@ -367,12 +411,21 @@ impl Profiler {
                 width(&|k| k.1.chars().count(), "key"),
                 width(&|k| k.2.chars().count(), "listener"),
             );
-            // The column is there when there is a Rhai listener to count.
-            let counting = self.operations.borrow().is_some()
-                && rows.iter().any(|((_, _, l), _)| l.contains(".rhai:"));
+            // Each column is there when there is a listener of its
+            // language to count.
+            let ran = |ext: &str| rows.iter().any(|((_, _, l), _)| l.contains(ext));
+            let counting_ops = self.operations.borrow().is_some() && ran(RHAI);
+            let counting_instr = self.instructions.borrow().is_some() && ran(LUA);
+            let column = |on: bool, text: &dyn std::fmt::Display| {
+                if on {
+                    format!("  {text:>12}")
+                } else {
+                    String::new()
+                }
+            };
             let _ = writeln!(
                 out,
-                "{:<wm$}  {:<wk$}  {:<wl$}  {:>8}  {:>10}  {:>9}  {:>9}  {:>6}{}",
+                "{:<wm$}  {:<wk$}  {:<wl$}  {:>8}  {:>10}  {:>9}  {:>9}  {:>6}{}{}",
                 "mod",
                 "key",
                 "listener",
@@ -381,22 +434,22 @@ impl Profiler {
                 "mean ms",
                 "max ms",
                 "share",
-                if counting {
-                    format!("  {:>12}", "Rhai ops")
-                } else {
-                    String::new()
-                }
+                column(counting_ops, &"Rhai ops"),
+                column(counting_instr, &"Lua instr"),
             );
             for ((module, key, listener), row) in rows.iter().take(SHOWN_ROWS) {
                 let mean = row.total / u32::try_from(row.calls.max(1)).unwrap_or(u32::MAX);
-                // Only Rhai counts its work; a Lua row says it has no count.
-                let ops = if !counting {
-                    String::new()
-                } else if listener.contains(".rhai:") {
-                    format!("  {:>12}", row.ops)
-                } else {
-                    format!("  {:>12}", "-")
+                // Each runtime counts its own listeners' work; a row of
+                // the other language says it has no count there.
+                let count = |on: bool, ext: &str, n: u64| {
+                    if listener.contains(ext) {
+                        column(on, &n)
+                    } else {
+                        column(on, &"-")
+                    }
                 };
+                let ops = count(counting_ops, RHAI, row.work.ops)
+                    + count(counting_instr, LUA, row.work.instr).as_str();
                 let _ = writeln!(
                     out,
                     "{:<wm$}  {:<wk$}  {:<wl$}  {:>8}  {:>10.3}  {:>9.3}  {:>9.3}  {:>5.1}%{ops}",

@@ -278,7 +278,8 @@ fn a_run_in_which_no_listener_ran_still_writes_a_valid_svg() {
 #[test]
 fn the_profile_counts_each_rhai_listeners_own_operations() {
     // `caller` runs 10 steps a tick and sends to `worker`, whose 1,000
-    // steps are its own, not its caller's; `plain` (Lua) has no count.
+    // steps are its own, not its caller's; `plain` (Lua) has no Rhai
+    // count, and its instructions in a column of their own.
     let dir = tempfile::tempdir().unwrap();
     let mods = [
         (
@@ -303,21 +304,17 @@ fn the_profile_counts_each_rhai_listeners_own_operations() {
         write(&folder, "mod.toml", &format!("[mod]\nname = \"{name}\"\n"));
         write(&folder, file, script);
     }
-    let o = run(dir.path(), &["--profile"]);
+    let o = run(dir.path(), &["--profile", "--lua-instructions"]);
     let stderr = err(&o);
     assert!(o.status.success(), "{stderr}");
     let header = stderr.lines().find(|l| l.starts_with("mod ")).unwrap();
     assert!(
-        header.trim_end().ends_with("share      Rhai ops"),
+        header
+            .trim_end()
+            .ends_with("share      Rhai ops     Lua instr"),
         "{header}"
     );
-    let ops = |listener: &str| -> String {
-        let row = table_rows(&stderr)
-            .into_iter()
-            .find(|r| r.contains(listener))
-            .unwrap_or_else(|| panic!("a row for {listener}: {stderr}"));
-        row.split_whitespace().last().unwrap().to_owned()
-    };
+    let ops = |listener: &str| work_of(&stderr, listener, 2);
     let worker: u64 = ops("mods/worker/main.rhai:1").parse().unwrap();
     let caller: u64 = ops("mods/caller/main.rhai:1").parse().unwrap();
     assert!(worker >= 3 * 1000, "three calls of 1,000 steps: {stderr}");
@@ -327,4 +324,86 @@ fn the_profile_counts_each_rhai_listeners_own_operations() {
         "the caller's count is without its sends' listeners: {stderr}"
     );
     assert_eq!(ops("mods/plain/main.lua:1"), "-", "{stderr}");
+    assert_eq!(
+        work_of(&stderr, "mods/worker/main.rhai:1", 1),
+        "-",
+        "a Rhai listener has no Lua instructions: {stderr}"
+    );
+}
+
+/// The `from_end`-th last column (1: the last) of `listener`'s row.
+fn work_of(stderr: &str, listener: &str, from_end: usize) -> String {
+    let row = table_rows(stderr)
+        .into_iter()
+        .find(|r| r.contains(listener))
+        .unwrap_or_else(|| panic!("a row for {listener}: {stderr}"));
+    let columns: Vec<&str> = row.split_whitespace().collect();
+    columns[columns.len() - from_end].to_owned()
+}
+
+#[test]
+fn the_profile_counts_each_lua_listeners_own_instructions() {
+    // `caller` runs a short loop a tick and sends to `worker`, whose
+    // loop of 100,000 additions (two instructions each) is its own, not
+    // its caller's; `idle` does nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let mods = [
+        (
+            "caller",
+            "ListenMessage(\"Game.Tick\", nil, function(n)\n  local x = 0\n  for i = 1, 10 do x = x + i end\n  NotifyMessage(\"Work.Asked\", x)\nend)\n",
+        ),
+        (
+            "worker",
+            "ListenMessage(\"Work.Asked\", nil, function(x)\n  local y = 0\n  for i = 1, 100000 do y = y + i end\nend)\n",
+        ),
+        (
+            "idle",
+            "ListenMessage(\"Game.Tick\", nil, function(n) end)\n",
+        ),
+    ];
+    for (name, script) in mods {
+        let folder = dir.path().join("mods").join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        write(&folder, "mod.toml", &format!("[mod]\nname = \"{name}\"\n"));
+        write(&folder, "main.lua", script);
+    }
+    let o = run(dir.path(), &["--profile", "--lua-instructions"]);
+    let stderr = err(&o);
+    assert!(o.status.success(), "{stderr}");
+    let header = stderr.lines().find(|l| l.starts_with("mod ")).unwrap();
+    assert!(
+        header.trim_end().ends_with("share     Lua instr"),
+        "one count column, Lua's: {header}"
+    );
+    let instr = |listener: &str| -> u64 {
+        let n = work_of(&stderr, listener, 1);
+        n.parse()
+            .unwrap_or_else(|_| panic!("{listener} has a count, not {n}: {stderr}"))
+    };
+    let worker = instr("mods/worker/main.lua:1");
+    let caller = instr("mods/caller/main.lua:1");
+    let idle = instr("mods/idle/main.lua:1");
+    assert!(
+        (3 * 200_000..3 * 220_000).contains(&worker),
+        "three calls of about 200,000 instructions: {stderr}"
+    );
+    assert!(
+        caller < 3 * 2_000,
+        "the caller's count is without its send's listener: {stderr}"
+    );
+    assert!(idle < worker / 100, "{stderr}");
+}
+
+#[test]
+fn lua_instructions_are_counted_only_when_asked_for() {
+    let dir = game();
+    let o = run(dir.path(), &["--profile"]);
+    let stderr = err(&o);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains("Lua instr"),
+        "a plain --profile leaves Lua uncounted: {stderr}"
+    );
+    let o = run(dir.path(), &["--lua-instructions"]);
+    assert!(!o.status.success(), "it needs --profile: {}", err(&o));
 }
