@@ -77,6 +77,15 @@
 //! (`bounded::calls`); and a coroutine killed inside the hook keeps its
 //! hooks off, so closing it runs none of its `__close` handlers.
 //!
+//! **Counting for a profile.** With a counter ([`Limits::counter`],
+//! `gantry run --profile --lua-instructions`) the hook is armed on the
+//! main thread from the start and never disarmed, and called at random
+//! steps around [`PROFILE_STEP`]; each call adds the step that ended to
+//! the counter and to the budget's count (one hook for both), so the
+//! budget then counts from a call's first instruction. The trap the hook
+//! sets on every instruction is the cost (two to three times slower Lua),
+//! which is why nothing counts unless asked.
+//!
 //! **The soft memory limit.** Lua raises an allocation refused at the
 //! memory limit as a memory error, which calls no message handler, so
 //! nothing can tell where it happened. The armed hook therefore also checks
@@ -1115,6 +1124,34 @@ mod tests {
             counted.abs_diff(expected) < expected / 20,
             "counted {counted} for about {expected} instructions"
         );
+    }
+
+    #[test]
+    fn a_counted_runaway_loop_is_still_stopped_by_the_budget() {
+        let counter = Arc::new(AtomicU64::new(0));
+        let (watchdog, lua) = watched(Some(counter.clone()));
+        watchdog.budget().set_limit(1_000_000);
+        watchdog.budget().enter();
+        let stopped = lua.load("while true do end").exec();
+        watchdog.budget().exit();
+        let error = stopped.expect_err("the loop is stopped").to_string();
+        assert!(
+            error.contains("instruction budget of 1000000 exceeded"),
+            "{error}"
+        );
+        let before = counter.load(Ordering::Relaxed);
+        assert!(
+            before >= 1_000_000,
+            "the loop's instructions are counted: {before}"
+        );
+        // The next call runs and is counted as before.
+        run(
+            &watchdog,
+            &lua,
+            "local x = 0 for i = 1, 100000 do x = x + i end",
+        );
+        let after = counter.load(Ordering::Relaxed) - before;
+        assert!((190_000..220_000).contains(&after), "counted {after}");
     }
 
     #[test]
