@@ -94,6 +94,10 @@ pub struct Bridge {
     /// The imported subtrees' subscriptions, once the network thread made
     /// them (see [`NetShared::subscribers`]). Never dropped here.
     subscribers: RefCell<Vec<async_nats::Subscriber>>,
+    /// Set when a subscription got a message since it was found empty.
+    arrived: Arc<Arrived>,
+    /// [`Bridge::arrived`] as a waker.
+    waker: std::task::Waker,
     net: Arc<NetShared>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -242,12 +246,15 @@ impl Bridge {
         // gone: dropping a bridge never waits for it ([`Bridge::close`]
         // does, within a bound).
         let thread = net::spawn(plan, out_rx, in_tx, net.clone())?;
+        let arrived = Arc::new(Arrived(std::sync::atomic::AtomicBool::new(true)));
         Ok(Bridge {
             shared,
             hub: hub.clone(),
             listeners,
             incoming: RefCell::new(in_rx),
             subscribers: RefCell::new(Vec::new()),
+            waker: std::task::Waker::from(arrived.clone()),
+            arrived,
             net,
             thread: Some(thread),
         })
@@ -446,21 +453,32 @@ impl Bridge {
         if subscribers.is_empty()
             && self.net.subscribed.load(Ordering::SeqCst)
             && let Ok(mut made) = self.net.subscribers.lock()
+            && !made.is_empty()
         {
             subscribers.append(&mut made);
+            self.arrived.0.store(true, Ordering::Release);
         }
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        for subscriber in &mut subscribers {
-            while budget > 0 {
-                let std::task::Poll::Ready(Some(message)) = subscriber.poll_next_unpin(&mut cx)
-                else {
-                    break;
-                };
-                budget -= 1;
-                if self.shared.take_message(hub, message) {
-                    pumped.delivered += 1;
-                } else {
-                    pumped.dropped += 1;
+        // Nothing arrived since every subscription was last found empty:
+        // none is polled (a poll of an empty one costs atomics).
+        if self.arrived.0.swap(false, Ordering::AcqRel) {
+            let mut cx = std::task::Context::from_waker(&self.waker);
+            'all: for subscriber in &mut subscribers {
+                loop {
+                    if budget == 0 {
+                        // Left unread: looked at again next pump.
+                        self.arrived.0.store(true, Ordering::Release);
+                        break 'all;
+                    }
+                    let std::task::Poll::Ready(Some(message)) = subscriber.poll_next_unpin(&mut cx)
+                    else {
+                        break;
+                    };
+                    budget -= 1;
+                    if self.shared.take_message(hub, message) {
+                        pumped.delivered += 1;
+                    } else {
+                        pumped.dropped += 1;
+                    }
                 }
             }
         }
@@ -468,6 +486,22 @@ impl Bridge {
         // A pump from inside a listener found none and made none.
         subscribers.append(&mut kept);
         *kept = subscribers;
+    }
+}
+
+/// The waker the game thread polls subscriptions with: the client's
+/// reader, putting a message in an empty one, sets the flag (an atomic
+/// store, no system call: the game thread is not woken, it looks at its
+/// next pump).
+struct Arrived(std::sync::atomic::AtomicBool);
+
+impl std::task::Wake for Arrived {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.store(true, Ordering::Release);
     }
 }
 
