@@ -20,10 +20,9 @@
 //! - Listeners run in delivery order, each in its turn; a failing one is
 //!   reported as the hub reports it (`Report::ListenerFailed` with its
 //!   site) and the rest still run (several listeners share one protected
-//!   call of a small Lua runner, restarted after the one that failed). A
-//!   listener removed during the send is skipped: once the epoch moves
-//!   mid-send, each listener of the lanes being delivered is asked of the
-//!   hub before it is called (see [`FastLane::epoch_moved`]).
+//!   call, restarted after the one that failed). A listener removed during
+//!   the send is skipped (asked of the hub only once the epoch moved
+//!   mid-send).
 //! - Never in a coroutine (a listener must not yield the sender's
 //!   coroutine), and at most 8 fast sends deep; past that the
 //!   slow way and its nesting limit take over. Listeners run inside the
@@ -32,8 +31,6 @@
 //!   script function the host calls directly runs outside any budget, and
 //!   so do the listeners of what it sends.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 
 use gantry_host::{ApiFunction, Key, ListenerId, Site, Type};
@@ -63,21 +60,9 @@ pub(crate) struct FastLane {
     /// `{__mode = "v"}`: a kept lane's function list does not keep a
     /// removed listener's function (and what it captures) alive.
     weak_values: Table,
-    /// The listeners' message handler (see `dispatch::message_handler`).
     msgh: Function,
-    /// The runners, made at first use, by (arity, listeners); 0 listeners:
-    /// the loop (see [`runner_source`]).
-    runners: RefCell<HashMap<(usize, usize), Function>>,
-    /// Every runner, as a key, to the number of listeners it calls (0: the
-    /// loop): how the message handler knows a runner's frame.
-    runner_set: Table,
-    /// Weak-valued: each lane by the address of its `LaneData`, for
-    /// [`FastLane::epoch_moved`] to find the lanes being delivered.
-    lanes: Table,
-    /// `guard(lane, i, f)`: `f`, called only while listener `i` (from 0)
-    /// of `lane` is still registered.
-    guard: Function,
     fail: Function,
+    alive: Function,
     /// The sandbox's coroutine wrappers call these around each resume.
     pub block: Function,
     pub unblock: Function,
@@ -86,7 +71,7 @@ pub(crate) struct FastLane {
 impl FastLane {
     pub fn new(lua: &Lua) -> mlua::Result<FastLane> {
         let counters = Rc::new(Counters::default());
-        let traceback = lua.create_function(message_handler)?;
+        let msgh = lua.create_function(message_handler)?;
         let fail = lua.create_function(report_failure)?;
         let alive = lua.create_function(|lua, (lane, i): (Table, usize)| {
             let snap = lane.raw_get::<AnyUserData>(dispatch::lane::SNAPSHOT)?;
@@ -112,108 +97,25 @@ impl FastLane {
                 dispatch::counters_closure(l, dispatch::unblock, ptr)
             })
         }?;
-        let runner_set = lua.create_table()?;
-        // SAFETY: as above; the runner set and the traceback function are
-        // pushed after the keeper (see `dispatch::handler_closure`).
-        let msgh = unsafe {
-            lua.exec_raw::<Function>((keeper(), &runner_set, traceback), |l| {
-                dispatch::handler_closure(l, ptr)
-            })
-        }?;
         let weak_values = lua.create_table()?;
         weak_values.raw_set("__mode", "v")?;
         let fns = lua.create_table()?;
         fns.set_metatable(Some(weak_values.clone()))?;
-        let lanes = lua.create_table()?;
-        lanes.set_metatable(Some(weak_values.clone()))?;
-        // A tail call: the runner's frame stays the guarded call's caller,
-        // at the listener's line (see `dispatch::message_handler`).
-        let guard = lua
-            .load(
-                "local alive = ...\n\
-                 return function(lane, i, f)\n\
-                 return function(...) if alive(lane, i) then return f(...) end end\n\
-                 end\n",
-            )
-            .set_name("=gantry-lane")
-            .call(&alive)?;
         Ok(FastLane {
             counters,
             fns,
             weak_values,
             msgh,
-            runners: RefCell::new(HashMap::new()),
-            runner_set,
-            lanes,
-            guard,
             fail,
+            alive,
             block,
             unblock,
         })
     }
 
-    /// The hub's epoch moved: every kept lane is stale, and a listener of
-    /// a lane being delivered may have gone.
-    ///
-    /// The runners call a lane's functions without asking the hub (that
-    /// is their point), so each function of a lane being delivered is
-    /// replaced here by one that asks first ([`FastLane::guard`]). The
-    /// lanes are stale from now on: a later send takes a new one.
+    /// The hub's epoch moved: every kept lane is stale.
     pub fn epoch_moved(&self, epoch: u64) {
         self.counters.epoch.set(epoch);
-        for flight in &self.counters.in_flight {
-            let data = flight.get();
-            if data == 0 {
-                continue;
-            }
-            // Failing (out of memory), a listener removed during the send
-            // may still be called by it.
-            let _ = self.guard_lane(data);
-        }
-    }
-
-    /// Guards each function of the lane whose `LaneData` is at `data`.
-    fn guard_lane(&self, data: usize) -> mlua::Result<()> {
-        use dispatch::lane as slot;
-        let key = LuaValue::LightUserData(LightUserData(data as *mut std::ffi::c_void));
-        let Some(lane) = self.lanes.raw_get::<Option<Table>>(key)? else {
-            return Ok(());
-        };
-        if lane.raw_get::<bool>(slot::GUARDED)? {
-            return Ok(());
-        }
-        lane.raw_set(slot::GUARDED, true)?;
-        let count = {
-            let snap = lane.raw_get::<AnyUserData>(slot::SNAPSHOT)?;
-            snap.borrow::<Snapshot>()?.listeners.len() as i64
-        };
-        for i in 0..count {
-            let Some(f) = lane.raw_get::<Option<Function>>(slot::FIRST_FUNCTION + i)? else {
-                continue;
-            };
-            let guarded: Function = self.guard.call((&lane, i, f))?;
-            // A key holds strongly where a value of this table does not.
-            lane.raw_set(&guarded, true)?;
-            lane.raw_set(slot::FIRST_FUNCTION + i, guarded)?;
-        }
-        Ok(())
-    }
-
-    /// The runner calling `listeners` functions with `arity` arguments
-    /// (0 listeners: the loop), made at its first use.
-    fn runner(&self, lua: &Lua, arity: usize, listeners: usize) -> mlua::Result<Function> {
-        if let Some(f) = self.runners.borrow().get(&(arity, listeners)) {
-            return Ok(f.clone());
-        }
-        let f: Function = lua
-            .load(runner_source(arity, listeners))
-            .set_name("=gantry-lane")
-            .call(())?;
-        self.runner_set.raw_set(&f, listeners)?;
-        self.runners
-            .borrow_mut()
-            .insert((arity, listeners), f.clone());
-        Ok(f)
     }
 
     /// Keeps the lane off while the host resumes a coroutine.
@@ -246,49 +148,6 @@ impl FastLane {
     pub fn remember(&self, id: ListenerId, f: &Function) -> mlua::Result<()> {
         self.fns.raw_set(id.get(), f)
     }
-}
-
-/// A runner: the Lua function that calls a lane's listeners, when it has
-/// more than one, in one protected call.
-///
-/// In Lua, because a Lua function calling a Lua function stays inside the
-/// VM's loop, where a C function's `lua_call` enters it afresh for each
-/// listener; with the arguments as named parameters, where a vararg
-/// function copies them per listener; and written out call by call
-/// (`lane[1](a1, a2)`, one line each) for up to [`dispatch::UNROLLED`]
-/// listeners, where a loop pays its own step per listener. So a listener
-/// costs less than in a hand-written Lua bus.
-///
-/// A failure unwinds the runner; the message handler reads which listener
-/// failed from the runner's line (the loop's: its `i`), and the loop runner
-/// (`listeners` 0: `function(lane, from, last, ...)`) goes on after it.
-fn runner_source(arity: usize, listeners: usize) -> String {
-    use std::fmt::Write;
-    let args: Vec<String> = (1..=arity).map(|a| format!("a{a}")).collect();
-    let args = args.join(", ");
-    let params = if arity == 0 {
-        String::new()
-    } else {
-        format!(", {args}")
-    };
-    let mut src = String::new();
-    if listeners == 0 {
-        // Line 2: the loop; line 3: the end.
-        let _ = write!(
-            src,
-            "return function(lane, from, last{params})\n\
-             for i = from, last do lane[i]({args}) end\n\
-             end\n"
-        );
-    } else {
-        // Line `k + 1`: listener `k`; line `listeners + 2`: the end.
-        let _ = writeln!(src, "return function(lane{params})");
-        for k in 0..listeners as i64 {
-            let _ = writeln!(src, "lane[{}]({args})", dispatch::lane::FIRST_FUNCTION + k);
-        }
-        src.push_str("end\n");
-    }
-    src
 }
 
 /// What the Lua side keeps of a [`gantry_host::LaneSnapshot`]: the key and
@@ -342,6 +201,7 @@ pub(crate) fn baked_send(
     let state = keeper.state_ptr();
     table.raw_set(site::STATE, keeper)?;
     table.raw_set(site::FAIL, &fast.fail)?;
+    table.raw_set(site::ALIVE, &fast.alive)?;
     let f: mlua::lua_CFunction = if sourced {
         dispatch::send::<true>
     } else {
@@ -394,24 +254,13 @@ fn fetch(
     use dispatch::lane as slot;
     // Weak-valued: a kept lane does not keep a removed listener's function
     // (and what it captures) alive. The snapshot is held by a key.
-    let table = lua.create_table_with_capacity(lane.listeners.len(), 6)?;
+    let table = lua.create_table_with_capacity(lane.listeners.len(), 3)?;
     table.set_metatable(Some(fast.weak_values.clone()))?;
     for (i, listener) in lane.listeners.iter().enumerate() {
         match fast.fns.raw_get::<Option<Function>>(listener.id.get())? {
             Some(f) => table.raw_set(slot::FIRST_FUNCTION + i as i64, f)?,
             None => return Ok(None),
         }
-    }
-    let arity = lane.params.len();
-    let count = lane.listeners.len();
-    if count > 1 {
-        let first = if count <= dispatch::UNROLLED {
-            count
-        } else {
-            0
-        };
-        table.raw_set(slot::RUNNER, fast.runner(lua, arity, first)?)?;
-        table.raw_set(slot::LOOP, fast.runner(lua, arity, 0)?)?;
     }
     let data = Box::new(dispatch::LaneData {
         kinds: kinds.into_bytes().into_boxed_slice(),
@@ -427,13 +276,11 @@ fn fetch(
     table.raw_set(&snapshot, true)?;
     table.raw_set(slot::SNAPSHOT, snapshot)?;
     table.raw_set(slot::DATA, LuaValue::LightUserData(LightUserData(data_ptr)))?;
-    fast.lanes
-        .raw_set(LuaValue::LightUserData(LightUserData(data_ptr)), &table)?;
     Ok(Some(table))
 }
 
-/// The traceback part of each listener's protected call's message handler:
-/// the error with a traceback, as the slow way's (mlua's) handler makes it. Errors raised by Rust functions pass
+/// The message handler of each listener's protected call: the error with
+/// a traceback, as the slow way's (mlua's) handler makes it. Errors raised by Rust functions pass
 /// through untouched.
 fn message_handler(lua: &Lua, error: LuaValue) -> mlua::Result<LuaValue> {
     let text = match &error {

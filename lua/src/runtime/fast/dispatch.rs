@@ -5,8 +5,7 @@
 //! machinery on every call (the crossing this lane exists to avoid), and
 //! checking argument kinds from Lua costs a C call per argument
 //! (`math.type`, `select`). Here the script calls one C function, which
-//! checks the arguments and calls a lone listener in a `lua_pcall`, or
-//! several through a small Lua loop (`fast::runner_source`) in one.
+//! checks the arguments and calls each listener in its own `lua_pcall`.
 //!
 //! Rules this code keeps, so that a Lua error never unwinds through a Rust
 //! frame that owns something: while it holds anything it calls only API
@@ -33,19 +32,7 @@ pub(crate) struct Counters {
     /// Reasons to keep off the lane: a coroutine running (a listener must
     /// not yield the sender's coroutine), fast sends nested at the limit.
     pub blocks: Cell<i64>,
-    /// By fast-send depth: the lane slot of the listener whose failure the
-    /// message handler saw (0: none seen, [`DONE`]: after the last).
-    pub failed: [Cell<i64>; MAX_DEPTH as usize + 1],
-    /// By fast-send depth: the address of the `LaneData` of the lane a
-    /// runner is delivering (0: none), for `FastLane::epoch_moved`.
-    pub in_flight: [Cell<usize>; MAX_DEPTH as usize + 1],
 }
-
-/// Most listeners a runner calls written out one by one (more: a loop).
-pub(crate) const UNROLLED: usize = 16;
-
-/// A failure after a runner's last call (its `end`).
-const DONE: i64 = -1;
 
 /// The slots of a send's site table (its array part; the first upvalue of
 /// a send function), as `fast.rs` builds it. Never nil, so that raw sets
@@ -60,7 +47,9 @@ pub(super) mod site {
     pub const STATE: i64 = 3;
     /// `fail(lane, i, error)`: reports listener `i` of a lane.
     pub const FAIL: i64 = 4;
-    pub const LEN: usize = 4;
+    /// `alive(lane, i)`: is listener `i` of a lane still registered?
+    pub const ALIVE: i64 = 5;
+    pub const LEN: usize = 5;
 }
 
 /// What a send function keeps of its lane in Rust memory (read without
@@ -72,7 +61,7 @@ pub(crate) struct SiteState {
     /// -1: none taken yet.
     epoch: Cell<i64>,
     /// The kept lane's data (null: the slow way this epoch). Points into
-    /// the snapshot that the kept lane (upvalue 5) holds.
+    /// the snapshot that the kept lane (upvalue 6) holds.
     data: Cell<*const LaneData>,
 }
 
@@ -113,13 +102,6 @@ pub(super) mod lane {
     pub const SNAPSHOT: i64 = 0;
     /// A light userdata: the snapshot's `LaneData`, read directly.
     pub const DATA: i64 = -1;
-    /// With more than one listener: the runner of the key's arity and the
-    /// lane's listener count (`fast::runner_source`), or the loop.
-    pub const RUNNER: i64 = -2;
-    /// With more than one listener: the loop runner of the key's arity.
-    pub const LOOP: i64 = -3;
-    /// `true` once `FastLane::epoch_moved` guarded the functions.
-    pub const GUARDED: i64 = -4;
 }
 
 /// What a send reads of its lane without going through the Lua API.
@@ -210,7 +192,7 @@ unsafe fn try_lane<const SOURCED: bool>(
         }
         // The lane on this stack keeps `data` and the functions alive
         // should a nested send of this same function take a new lane.
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(5));
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(6));
         deliver(l, counters, top + 1, data, first, count);
         true
     }
@@ -245,12 +227,8 @@ unsafe fn take_lane<const SOURCED: bool>(
         if data.is_null() {
             ffi::lua_settop(l, top);
             ffi::lua_pushboolean(l, 0);
-            ffi::lua_pushboolean(l, 0);
-        } else {
-            ffi::lua_rawgeti(l, -1, lane::RUNNER);
         }
         ffi::lua_replace(l, ffi::lua_upvalueindex(6));
-        ffi::lua_replace(l, ffi::lua_upvalueindex(5));
         state.data.set(data);
         state.epoch.set(counters.epoch.get() as i64);
         if SOURCED {
@@ -317,12 +295,11 @@ unsafe fn arguments_fit(l: *mut lua_State, data: &LaneData, first: c_int, count:
 /// still run.
 ///
 /// One listener runs in its own protected call. Several run in one
-/// protected call of the lane's runner, a Lua loop that calls them
-/// unprotected, one after the other: a protected call costs more than the
-/// call it protects, and DESIGN's isolation asks only that a failure be
-/// reported and the rest run, so after a failure the runner is called
-/// again from the listener after the failed one (which the message
-/// handler read from the runner's frame).
+/// protected call of [`run_listeners`], which calls them unprotected, one
+/// after the other: a protected call costs more than the call it protects,
+/// and DESIGN's isolation asks only that a failure be reported and the
+/// rest run, so after a failure the next protected call starts at the
+/// listener after the failed one.
 unsafe fn deliver(
     l: *mut lua_State,
     counters: &Counters,
@@ -351,53 +328,24 @@ unsafe fn deliver(
                 }
             }
         } else {
-            let failed = &counters.failed[depth as usize];
-            let flight = &counters.in_flight[depth as usize];
-            flight.set(data as *const LaneData as usize);
-            let last = lane::FIRST_FUNCTION + data.count - 1;
-            let mut from = lane::FIRST_FUNCTION;
-            while from <= last {
-                let looped = from != lane::FIRST_FUNCTION || data.count > UNROLLED as i64;
-                if looped {
-                    ffi::lua_rawgeti(l, lane, lane::LOOP);
-                    ffi::lua_pushvalue(l, lane);
-                    ffi::lua_pushinteger(l, from);
-                    ffi::lua_pushinteger(l, last);
-                } else {
-                    ffi::lua_pushvalue(l, ffi::lua_upvalueindex(6));
-                    ffi::lua_pushvalue(l, lane);
-                }
+            let progress = Progress {
+                next: Cell::new(0),
+                data,
+                counters,
+            };
+            while progress.next.get() < data.count {
+                ffi::lua_pushvalue(l, ffi::lua_upvalueindex(5));
+                ffi::lua_pushvalue(l, lane);
+                ffi::lua_pushlightuserdata(l, &progress as *const Progress as *mut c_void);
                 for a in 0..count {
                     ffi::lua_pushvalue(l, first + a);
                 }
-                failed.set(0);
-                let nargs = count + if looped { 3 } else { 1 };
                 // A call that returns leaves the stack at `msgh`.
-                let status = ffi::lua_pcall(l, nargs, 0, msgh);
-                if status == ffi::LUA_OK {
-                    break;
+                if ffi::lua_pcall(l, count + 2, 0, msgh) != ffi::LUA_OK {
+                    report(l, lane, progress.next.get() - 1);
+                    ffi::lua_settop(l, msgh);
                 }
-                // The failed listener's slot, as the message handler saw
-                // it. A memory error calls no handler: which listener ran
-                // out is unknown, so the failure is the first not yet
-                // known to have run, and the rest are not called (none
-                // is called twice). Any other failure the handler did not
-                // place stopped the runner before its first call.
-                let at = failed.get();
-                let (at, next) = if at == DONE {
-                    (last, last + 1)
-                } else if (from..=last).contains(&at) {
-                    (at, at + 1)
-                } else if status == ffi::LUA_ERRMEM {
-                    (from, last + 1)
-                } else {
-                    (from, from + 1)
-                };
-                report(l, lane, at - lane::FIRST_FUNCTION);
-                ffi::lua_settop(l, msgh);
-                from = next;
             }
-            flight.set(0);
         }
         if at_limit {
             counters.blocks.set(counters.blocks.get() - 1);
@@ -407,92 +355,47 @@ unsafe fn deliver(
     }
 }
 
-/// The message handler of a listener's protected call: notes which
-/// listener of a runner failed, then adds the traceback (the function in
-/// upvalue 4).
-///
-/// The failed listener is the runner's loop variable `i` in the innermost
-/// runner frame: the failure unwinds to this send's protected call, and
-/// runners of nested fast sends have returned (each has its own protected
-/// call) by the time anything below them fails. Noted by depth, so that
-/// what runs between this handler and the end of the protected call (a
-/// `__close` handler sending in turn) cannot overwrite it.
-///
-/// # Safety
-/// Called by Lua as a C closure made by [`handler_closure`].
-unsafe extern "C-unwind" fn message_handler(l: *mut lua_State) -> c_int {
-    // SAFETY: see `handler_closure`. Until the traceback's `lua_call`
-    // nothing here can raise, and it pushes at most 2 values at a time,
-    // within LUA_MINSTACK.
-    unsafe {
-        ffi::lua_settop(l, 1);
-        let counters = counters(l);
-        let depth = counters.depth.get();
-        if let Some(cell) = usize::try_from(depth)
-            .ok()
-            .and_then(|d| counters.failed.get(d))
-            && let Some(slot) = runner_slot(l)
-        {
-            cell.set(slot);
-        }
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(4));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, 1, 1);
-        1
-    }
+/// Where a run of listeners in one protected call has got to: after a
+/// failure, `next` is one past the listener that failed.
+struct Progress<'a> {
+    next: Cell<i64>,
+    data: &'a LaneData,
+    counters: &'a Counters,
 }
 
-/// Where the innermost runner frame on the stack was: the lane slot of the
-/// listener it was calling, or [`DONE`]. A runner is a key of the set in
-/// upvalue 3, whose value is its listener count (0: the loop); see
-/// `fast::runner_source` for its lines.
-unsafe fn runner_slot(l: *mut lua_State) -> Option<i64> {
-    // SAFETY: see `message_handler`. `lua_Debug` is plain data that
-    // `lua_getstack` fills (all zero is a valid start).
+/// `run_listeners(lane, progress, ...)`: calls the lane's listeners from
+/// `progress.next` on with the arguments, unprotected (the caller's
+/// protected call catches a failure; `progress` says whose).
+///
+/// # Safety
+/// Called by Lua as a C closure made by `send_closure` (upvalue 1: the
+/// site table), only by `deliver`, with a `Progress` it owns.
+unsafe extern "C-unwind" fn run_listeners(l: *mut lua_State) -> c_int {
+    // SAFETY: `deliver` passes its lane and a `Progress` on its own frame,
+    // which outlives this protected call. An error unwinds this frame,
+    // which owns nothing. Pushes: a function and its arguments (at most
+    // 17 with `MAX_PARAMS`) within LUA_MINSTACK.
     unsafe {
-        let mut ar: ffi::lua_Debug = std::mem::zeroed();
-        let mut level = 1;
-        while ffi::lua_getstack(l, level, &mut ar) != 0 {
-            level += 1;
-            ffi::lua_getinfo(l, c"fl".as_ptr(), &mut ar);
-            let kind = ffi::lua_rawget(l, ffi::lua_upvalueindex(3));
-            let listeners = ffi::lua_tointegerx(l, -1, std::ptr::null_mut());
-            ffi::lua_pop(l, 1);
-            if kind == ffi::LUA_TNIL {
+        let top = ffi::lua_gettop(l);
+        let progress = &*ffi::lua_touserdata(l, 2).cast::<Progress>();
+        let (data, counters) = (progress.data, progress.counters);
+        let count = top - 2;
+        while progress.next.get() < data.count {
+            let i = progress.next.get();
+            progress.next.set(i + 1);
+            if counters.epoch.get() != data.epoch && !still_listening(l, 1, i) {
                 continue;
             }
-            let line = i64::from(ar.currentline);
-            if listeners > 0 {
-                let slot = line - 2 + lane::FIRST_FUNCTION;
-                return Some(if slot < lane::FIRST_FUNCTION + listeners {
-                    slot
-                } else {
-                    DONE
-                });
+            if ffi::lua_rawgeti(l, 1, lane::FIRST_FUNCTION + i) != ffi::LUA_TFUNCTION {
+                ffi::lua_settop(l, top);
+                continue;
             }
-            if line != 2 {
-                return Some(DONE);
+            for a in 0..count {
+                ffi::lua_pushvalue(l, 3 + a);
             }
-            // In the loop: its `i`, or before it, `from` (local 2).
-            let mut from = None;
-            let mut n = 1;
-            loop {
-                let name = ffi::lua_getlocal(l, &ar, n);
-                if name.is_null() {
-                    return from;
-                }
-                let name = std::ffi::CStr::from_ptr(name).to_bytes();
-                let value = ffi::lua_tointegerx(l, -1, std::ptr::null_mut());
-                ffi::lua_pop(l, 1);
-                match name {
-                    b"i" => return Some(value),
-                    b"from" => from = Some(value),
-                    _ => {}
-                }
-                n += 1;
-            }
+            ffi::lua_call(l, count, 0);
         }
-        None
+        0
     }
 }
 
@@ -508,6 +411,21 @@ unsafe fn report(l: *mut lua_State, lane: c_int, i: i64) {
         ffi::lua_pushvalue(l, error);
         // A report that fails (out of memory) is dropped.
         ffi::lua_pcall(l, 3, 0, 0);
+    }
+}
+
+/// Asks the hub whether listener `i` (from 0) is still registered (the
+/// epoch moved during the send: it may have been removed).
+unsafe fn still_listening(l: *mut lua_State, lane: c_int, i: i64) -> bool {
+    // SAFETY: see `send`.
+    unsafe {
+        let top = ffi::lua_gettop(l);
+        ffi::lua_rawgeti(l, ffi::lua_upvalueindex(1), site::ALIVE);
+        ffi::lua_pushvalue(l, lane);
+        ffi::lua_pushinteger(l, i);
+        let alive = ffi::lua_pcall(l, 2, 1, 0) == ffi::LUA_OK && ffi::lua_toboolean(l, -1) != 0;
+        ffi::lua_settop(l, top);
+        alive
     }
 }
 
@@ -561,8 +479,9 @@ pub(super) unsafe fn counters_closure(
 /// Makes `f` a send function over the site table on top of the stack:
 /// upvalues (1) the site table, (2) the site state's address, (3) the
 /// source the kept lane is for, (4) the listeners' message handler, (5)
-/// the kept lane (`false`: this send goes the slow way this epoch), (6)
-/// its runner (`lane::RUNNER`; upvalues are read for less than a table).
+/// [`run_listeners`] over the same site table, (6) the kept lane (`false`:
+/// this send goes the slow way this epoch; an upvalue is read for less
+/// than a table's slot).
 ///
 /// # Safety
 /// Called inside `Lua::exec_raw` with the site table, then the message
@@ -578,25 +497,10 @@ pub(super) unsafe fn send_closure(
         ffi::lua_pushlightuserdata(l, state as *mut c_void);
         ffi::lua_pushboolean(l, 0);
         ffi::lua_rotate(l, -3, -1);
-        ffi::lua_pushboolean(l, 0);
+        ffi::lua_pushvalue(l, -4);
+        ffi::lua_pushcclosure(l, run_listeners, 1);
         ffi::lua_pushboolean(l, 0);
         ffi::lua_pushcclosure(l, f, 6);
-    }
-}
-
-/// Makes [`message_handler`]: upvalues (1) the [`CountersKeeper`], (2) the
-/// counters' address, (3) the runner set, (4) the traceback function.
-///
-/// # Safety
-/// Called inside `Lua::exec_raw` with the keeper, the runner set and the
-/// traceback function pushed; `counters` must be the address of the
-/// `Rc<Counters>` the keeper keeps alive.
-pub(super) unsafe fn handler_closure(l: *mut lua_State, counters: *const Counters) {
-    // SAFETY: `exec_raw` grew the stack; the three values are on top.
-    unsafe {
-        ffi::lua_pushlightuserdata(l, counters as *mut c_void);
-        ffi::lua_rotate(l, -3, 1);
-        ffi::lua_pushcclosure(l, message_handler, 4);
     }
 }
 
