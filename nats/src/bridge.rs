@@ -460,7 +460,7 @@ impl Bridge {
         }
         // Nothing arrived since every subscription was last found empty:
         // none is polled (a poll of an empty one costs atomics).
-        if self.arrived.0.swap(false, Ordering::AcqRel) {
+        if self.arrived.0.load(Ordering::Acquire) && self.arrived.0.swap(false, Ordering::AcqRel) {
             let mut cx = std::task::Context::from_waker(&self.waker);
             'all: for subscriber in &mut subscribers {
                 loop {

@@ -115,7 +115,10 @@ impl NetShared {
     }
 
     pub(crate) fn take(&self) -> VecDeque<BridgeEvent> {
-        if !self.has_status.swap(false, Ordering::AcqRel) {
+        // A load first: a pump that finds nothing writes nothing either.
+        if !self.has_status.load(Ordering::Acquire)
+            || !self.has_status.swap(false, Ordering::AcqRel)
+        {
             return VecDeque::new();
         }
         self.status
