@@ -32,9 +32,11 @@ const LATER: Duration = Duration::from_secs(1);
 const ACK_WAIT: Duration = Duration::from_secs(30);
 /// The most stored once messages a node holds unsettled at a time.
 const MAX_HELD: i64 = 256;
-/// The most stored once messages the cluster keeps; past it, a new one
-/// is refused (and reported) rather than an old one dropped.
+/// The most stored once messages the cluster keeps, and their most
+/// bytes; past either, a new one is refused (and reported) rather than an
+/// old one dropped.
 const MAX_QUEUED: i64 = 100_000;
+const MAX_QUEUED_BYTES: i64 = 64 * 1024 * 1024;
 /// The consumer every node shares.
 const CONSUMER: &str = "gantry";
 
@@ -188,6 +190,7 @@ async fn open(
         retention: stream::RetentionPolicy::WorkQueue,
         discard: stream::DiscardPolicy::New,
         max_messages: MAX_QUEUED,
+        max_bytes: MAX_QUEUED_BYTES,
         max_message_size: i32::try_from(plan.max).unwrap_or(i32::MAX),
         storage: stream::StorageType::File,
         ..Default::default()
