@@ -45,6 +45,36 @@ pub(crate) struct Stored {
     pub serial: u64,
 }
 
+/// Told of each once message after its live delivery, with how many
+/// listeners took it; true when it took the message somewhere else (a
+/// bridge, for another node), so the hub keeps it for no later listener.
+pub type OnceRelayFn = dyn Fn(Key, Source, &[Value], usize) -> bool;
+
+/// What the hub keeps for [`crate::Message::is_once`] and
+/// [`Hub::set_once_relay`]: touched by once messages only, never by a
+/// send or a plain store.
+pub(crate) struct OnceSeam {
+    /// The values of the once being delivered (null: none). An `Rc<[Value]>`
+    /// is its own allocation, so no other message's values share it.
+    delivering: std::cell::Cell<*const Value>,
+    relay: std::cell::RefCell<Option<Rc<OnceRelayFn>>>,
+}
+
+impl OnceSeam {
+    pub(crate) fn is_delivering(&self, args: &[Value]) -> bool {
+        std::ptr::eq(self.delivering.get(), args.as_ptr())
+    }
+}
+
+impl Default for OnceSeam {
+    fn default() -> Self {
+        OnceSeam {
+            delivering: std::cell::Cell::new(std::ptr::null()),
+            relay: std::cell::RefCell::new(None),
+        }
+    }
+}
+
 /// Every stored and once message of a hub, by (key, source): what the
 /// hub keeps for this feature, in one field of its state.
 #[derive(Default)]
@@ -288,6 +318,10 @@ impl Hub {
                 prev
             });
         }
+        // A once's listeners may ask whether it is one (see `OnceSeam`);
+        // a once sent from one of them marks its own values, then ours
+        // come back.
+        let outer = once.then(|| self.inner.once.delivering.replace(args.as_ptr()));
         // The table's rows go to the collection listeners in their places
         // among the message listeners (who borrow the table until then).
         let delivered = {
@@ -317,6 +351,9 @@ impl Hub {
                 )
             }
         };
+        if let Some(outer) = outer {
+            self.inner.once.delivering.set(outer);
+        }
         let delivered = match delivered {
             Ok(delivered) => delivered,
             Err(error) => {
@@ -329,7 +366,11 @@ impl Hub {
         if self.is_tracing() {
             self.trace_end(key, delivered.listeners);
         }
-        if once && delivered.listeners == 0 {
+        let relayed = once && {
+            let relay = self.inner.once.relay.borrow().clone();
+            relay.is_some_and(|relay| relay(key, source, &args, delivered.listeners))
+        };
+        if once && delivered.listeners == 0 && !relayed {
             let charge = self.charge_stored(bytes);
             self.with_state(|s| {
                 let serial = s.stores.serial();
@@ -373,6 +414,15 @@ impl Hub {
 
     fn charge_stored(&self, bytes: Option<usize>) -> Option<Charge> {
         Some(self.quota()?.charge(bytes?))
+    }
+
+    /// Installs (or, with `None`, takes away) the hub's once relay: told
+    /// of every once message after its live delivery here, with how many
+    /// listeners took it. When it returns true the message went elsewhere
+    /// (to another node, through a bridge) and is not kept here for a
+    /// later listener. One relay per hub; a new one replaces the old.
+    pub fn set_once_relay(&self, relay: Option<Rc<OnceRelayFn>>) {
+        *self.inner.once.relay.borrow_mut() = relay;
     }
 
     /// Removes what is stored for (key, source). Returns whether there was one.

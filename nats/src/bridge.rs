@@ -137,7 +137,14 @@ struct Shared {
     arena: RefCell<BytesMut>,
     /// Global subjects peers' messages came on, with their keys' handles.
     known_subjects: RefCell<HashMap<Box<str>, Key>>,
+    /// Local once messages on exported keys the export listener heard, by
+    /// their values' address, until the hub's once relay (after the
+    /// delivery) says whether another listener here took them.
+    heard_once: RefCell<Vec<(*const Value, Key, Rc<str>)>>,
 }
+
+/// The most local once messages heard and not yet relayed (nested ones).
+const MAX_HEARD_ONCE: usize = 64;
 
 /// The export listener runs before every other listener of its key, so it
 /// is the first to see a peer's message delivered (see `injecting`).
@@ -194,7 +201,13 @@ impl Bridge {
             global_subjects: RefCell::new(Vec::new()),
             arena: RefCell::new(BytesMut::new()),
             known_subjects: RefCell::new(HashMap::new()),
+            heard_once: RefCell::new(Vec::new()),
         });
+        let weak = Rc::downgrade(&shared);
+        hub.set_once_relay(Some(Rc::new(move |key, _source, args, listeners| {
+            weak.upgrade()
+                .is_some_and(|shared| shared.relay_once(key, args, listeners))
+        })));
         let mut listeners = Vec::new();
         for subtree in &export {
             let weak = Rc::downgrade(&shared);
@@ -509,6 +522,7 @@ impl Drop for Bridge {
     /// The export listeners go with the bridge; the network thread ends
     /// once the last sender to it is gone.
     fn drop(&mut self) {
+        self.hub.set_once_relay(None);
         for id in self.listeners.drain(..) {
             self.hub.unlisten(id);
         }
@@ -676,6 +690,19 @@ impl Shared {
             Source::Named(..) => return,
         };
         let key = m.key_name();
+        if m.is_once() {
+            // Whether it crosses is known after the delivery (see
+            // `relay_once`): only if no listener here takes it.
+            if lane == Lane::Global {
+                let mut heard = self.heard_once.borrow_mut();
+                // Left by a delivery that failed before its relay ran.
+                if heard.len() >= MAX_HEARD_ONCE {
+                    heard.remove(0);
+                }
+                heard.push((m.args.as_ptr(), m.key, key));
+            }
+            return;
+        }
         // A store delivers the very values it keeps: that is how a stored
         // message is told from a send (the hub's listener sees both).
         let stored = m
@@ -728,6 +755,54 @@ impl Shared {
             }
         };
         self.push(&key, out);
+    }
+
+    /// The hub's once relay: a once on an exported key that no listener
+    /// here took (the export listener heard it, nobody else) goes to the
+    /// cluster's work-queue stream, as [`Bridge::store_once`] does: kept
+    /// until one importing node takes it, as the hub keeps a once until a
+    /// listener comes. True when it went (the hub then keeps it for no
+    /// local listener); false keeps the hub's rule: taken here, or kept
+    /// here when the buffer is full.
+    fn relay_once(&self, handle: Key, args: &[Value], listeners: usize) -> bool {
+        let key = {
+            let mut heard = self.heard_once.borrow_mut();
+            let Some(at) = heard
+                .iter()
+                .rposition(|(p, k, _)| std::ptr::eq(*p, args.as_ptr()) && *k == handle)
+            else {
+                return false;
+            };
+            // Any heard after it were nested in its delivery and are over.
+            heard.drain(at..).next().map(|(_, _, key)| key)
+        };
+        let Some(key) = key else { return false };
+        // The export listener is one of the listeners counted.
+        if listeners > 1 {
+            return false;
+        }
+        let payload = match self.encode(&key, args) {
+            Ok(payload) => payload,
+            Err(e) => {
+                self.event(BridgeEvent::NotSent {
+                    key: key.to_string(),
+                    reason: match e {
+                        BridgeError::Payload { reason, .. } => reason,
+                        other => other.to_string(),
+                    },
+                });
+                return false;
+            }
+        };
+        let subject = self.subjects.of(&Lane::Queued, &key);
+        self.push(
+            &key,
+            Out::Enqueue {
+                key: key.to_string(),
+                subject,
+                payload,
+            },
+        )
     }
 
     /// Drops requests whose answer did not come in time: their responders

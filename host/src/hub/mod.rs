@@ -148,6 +148,13 @@ impl Message<'_> {
     pub fn key_name(&self) -> Rc<str> {
         self.hub.key_name(self.key)
     }
+
+    /// Is this a once message's live delivery (not a send or a store)?
+    /// Asked by a listener that must not treat the two alike: a bridge
+    /// hands a once to one node, a send to all.
+    pub fn is_once(&self) -> bool {
+        self.hub.inner.once.is_delivering(self.args)
+    }
 }
 
 /// Who is sending, for call-site recording and reports.
@@ -198,6 +205,8 @@ pub struct HubInner {
     pub(crate) told_epoch: Cell<u64>,
     /// What collections keep beside the state (see [`crate::collection`]).
     pub(crate) collections: crate::collection::Collections,
+    /// The once message being delivered, and who hears of it after.
+    pub(crate) once: crate::store::OnceSeam,
 }
 
 /// The message hub. Clone it freely: clones are handles to the same hub.
@@ -274,6 +283,7 @@ impl Hub {
                 epoch_watchers: RefCell::new(Vec::new()),
                 told_epoch: Cell::new(0),
                 collections: Default::default(),
+                once: Default::default(),
             }),
         }
     }

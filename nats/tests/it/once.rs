@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use gantry_host::Value;
+use gantry_host::{Source, Value};
 
 use crate::cluster::{Node, pump_for, pump_until, ready, server_or_skip, sharing};
 
@@ -145,4 +145,54 @@ fn a_stored_once_on_a_key_a_node_does_not_import_is_left_for_one_that_does() {
         == 1));
     assert_eq!(ints(&[heard]), [7]);
     assert!(unheard.borrow().is_empty());
+}
+
+#[test]
+fn a_hub_once_no_listener_here_takes_is_taken_by_exactly_one_node_of_the_cluster() {
+    let server = server_or_skip!();
+    let nodes: Vec<Node> = (0..3)
+        .map(|_| Node::start(sharing(&server, &["Loot"])))
+        .collect();
+    // Node 0 makes the onces with no listener of its own.
+    let mut heard: Vec<_> = nodes[1..].iter().map(|n| n.record("Loot")).collect();
+    let all: Vec<&Node> = nodes.iter().collect();
+    ready(&all);
+    let key = nodes[0].hub.key("Loot.Drop").unwrap();
+    for i in 0..6 {
+        nodes[0].hub.once(key, Source::Global, (i as i64,)).unwrap();
+    }
+    // Gone to the cluster, not kept here: the stream hands each to one
+    // importing node (this one too, which then keeps it for a listener).
+    assert!(nodes[0].hub.stored(key, Source::Global).is_none());
+    heard.push(nodes[0].record("Loot"));
+    assert!(
+        pump_until(&all, || ints(&heard).len() == 6),
+        "heard {:?}",
+        ints(&heard)
+    );
+    pump_for(&all, Duration::from_millis(500));
+    assert_eq!(ints(&heard), [0, 1, 2, 3, 4, 5], "each taken by one node");
+}
+
+#[test]
+fn a_hub_once_a_listener_here_takes_never_reaches_another_node() {
+    let server = server_or_skip!();
+    let maker = Node::start(sharing(&server, &["Loot"]));
+    let other = Node::start(sharing(&server, &["Loot"]));
+    let here = maker.record("Loot");
+    let there = other.record("Loot");
+    ready(&[&maker, &other]);
+    let key = maker.hub.key("Loot.Drop").unwrap();
+    maker.hub.once(key, Source::Global, (7i64,)).unwrap();
+    pump_for(&[&maker, &other], Duration::from_millis(800));
+    assert_eq!(ints(&[here]), [7]);
+    assert!(
+        there.borrow().is_empty(),
+        "the other node heard {:?}",
+        there.borrow()
+    );
+    // A plain send on the same key still crosses: the rule is the once's.
+    maker.hub.send(key, Source::Global, (8i64,)).unwrap();
+    assert!(pump_until(&[&maker, &other], || there.borrow().len() == 1));
+    assert_eq!(ints(&[there]), [8]);
 }
