@@ -19,7 +19,7 @@ use thiserror::Error;
 
 use crate::config::{BridgeConfig, ConfigError};
 use crate::event::BridgeEvent;
-use crate::net::{self, In, NetShared, Out, Plan, Settle};
+use crate::net::{self, In, NetShared, Out, Plan};
 use crate::queue;
 use crate::subject::{Lane, Subjects, check_name, in_subtree, outermost};
 use crate::wire;
@@ -249,6 +249,8 @@ impl Bridge {
             queue_stream: format!("gantry_{}_once", config.cluster),
             queue_subjects: subjects.queued_all(),
             takes_queued: !import.is_empty(),
+            subjects: subjects.clone(),
+            imports: import.clone(),
             queue: format!("{}-once", config.cluster),
             config,
             filters,
@@ -376,9 +378,11 @@ impl Bridge {
     /// that node delivers it as a local `once` (its first listener
     /// consumes it, or the first to arrive there). Not delivered here
     /// otherwise; lost when no node imports it now (see
-    /// [`Bridge::store_once`]). A `once` made on the hub directly is not
-    /// this: the hub does not tell its listeners a once from a send, so
-    /// on an exported key it goes out as a send.
+    /// [`Bridge::store_once`]). A `once` made on the hub (by a script, or
+    /// [`Hub::once`]) on an exported key is not this: taken by a listener
+    /// here, it stays here; taken by none, it goes as a
+    /// [`Bridge::store_once`] does (and the hub keeps it for no later
+    /// listener of its own).
     pub fn once(&self, key: &str, args: &[Value]) -> Result<(), BridgeError> {
         let payload = self.cluster_payload(key, args)?;
         let subject = self.shared.subjects.of(&Lane::Once, key).into();
@@ -856,33 +860,17 @@ impl Shared {
                 }
                 true
             }
-            In::Queued {
-                id,
-                subject,
-                payload,
-            } => {
-                let (settle, delivered) = match self.subjects.parse(&subject) {
+            In::Queued { subject, payload } => {
+                // Taken already (see `queued`): delivered here, or refused
+                // and gone.
+                match self.subjects.parse(&subject) {
                     Some((Lane::Queued, key)) if self.imports(key) => {
-                        if self.deliver(hub, (key, None), Lane::Queued, &payload, None, false) {
-                            (Settle::Taken, true)
-                        } else {
-                            (Settle::Refused, false)
-                        }
+                        self.deliver(hub, (key, None), Lane::Queued, &payload, None, false)
                     }
-                    // Another node may import it: back to the stream.
-                    Some((Lane::Queued, _)) => (Settle::Later, false),
-                    _ => {
-                        self.refuse(BridgeEvent::Outside {
-                            subject: subject.to_string(),
-                        });
-                        (Settle::Refused, false)
-                    }
-                };
-                // Past the bound: a node holds few (the server hands out
-                // no more unsettled), and a settle lost would have the
-                // stream offer the message again.
-                self.out.send_anyway(Out::Settle { id, settle });
-                delivered
+                    _ => self.refuse(BridgeEvent::Outside {
+                        subject: subject.to_string(),
+                    }),
+                }
             }
             In::Stored { key: at, payload } => {
                 let Some((lane, key)) = crate::subject::parse_stored_key(&at) else {

@@ -44,6 +44,15 @@
 //!   node (up now, or the first to start later) pulls it from the
 //!   consumer all nodes share, delivers it as a local once and
 //!   acknowledges it: then it is gone for every node.
+//!   A once made on the hub (a script's `once`, [`gantry_host::Hub::once`])
+//!   on an exported key is first the hub's: if a listener here takes it,
+//!   it never crosses; if none does (the hub would keep it for the first
+//!   listener to come), it goes into that stream instead, for the first
+//!   importing node to take — this one included — and is not kept here.
+//!   The hub tells the bridge a once from a send
+//!   ([`gantry_host::Message::is_once`]) and how many listeners took it
+//!   ([`gantry_host::Hub::set_once_relay`]). Onces on worlds and objects
+//!   stay local.
 //! - **Hooks stay local**: a hook's listeners change its payload in place,
 //!   one after another, within one call.
 //!

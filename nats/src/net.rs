@@ -38,32 +38,17 @@ pub(crate) enum Out {
         subject: String,
         payload: Bytes,
     },
-    /// What became of the stored once `id` handed to the game thread.
-    Settle { id: u64, settle: Settle },
     /// The game thread's subscriptions, given back to be dropped here: a
     /// subscription unsubscribes through the runtime as it drops, and
     /// the game thread has none.
     Release(Vec<async_nats::Subscriber>),
 }
 
-/// What a node did with a stored once the stream handed it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Settle {
-    /// Delivered here: gone from the stream for every node.
-    Taken,
-    /// Not for this node (a key it does not import): back to the stream
-    /// for another node, after a pause.
-    Later,
-    /// Unreadable or refused: it never will be read; gone.
-    Refused,
-}
-
 /// Sent from the network thread to the game thread.
 pub(crate) enum In {
-    /// A stored once from the work-queue stream, held here as `id` until
-    /// the game settles it.
+    /// A stored once from the work-queue stream, taken by this node
+    /// already (acknowledged: gone from the stream for every node).
     Queued {
-        id: u64,
         subject: Subject,
         payload: Bytes,
     },
@@ -144,6 +129,10 @@ pub(crate) struct Plan {
     pub queue_stream: String,
     pub queue_subjects: String,
     pub takes_queued: bool,
+    /// The cluster's subjects and the imported subtrees, for telling which
+    /// stored onces this node takes.
+    pub subjects: crate::subject::Subjects,
+    pub imports: Vec<String>,
     /// A subject nobody serves: the server's "no responders" to a
     /// request on it proves this node's subscriptions are in effect.
     pub probe: String,
@@ -312,7 +301,6 @@ async fn run(
     });
     let (kv_tx, kv_rx) = watch::channel(None::<kv::Store>);
     let (queue_tx, queue_rx) = watch::channel(false);
-    let held = crate::queued::Held::default();
     tokio::spawn(crate::queued::take(
         client.clone(),
         crate::queued::Stream {
@@ -320,17 +308,14 @@ async fn run(
             subjects: plan.queue_subjects.clone(),
             takes: plan.takes_queued,
             max,
+            cluster: plan.subjects.clone(),
+            imports: plan.imports.clone(),
         },
         queue_tx,
-        held.clone(),
         incoming.clone(),
         shared.clone(),
     ));
-    let mut jet = Jet {
-        kv_rx,
-        queue_rx,
-        held,
-    };
+    let mut jet = Jet { kv_rx, queue_rx };
     tokio::spawn(stored(
         client.clone(),
         plan.bucket.clone(),
@@ -421,8 +406,6 @@ struct Jet {
     kv_rx: watch::Receiver<Option<kv::Store>>,
     /// The work-queue stream exists.
     queue_rx: watch::Receiver<bool>,
-    /// Stored once messages handed to the game thread, to settle.
-    held: crate::queued::Held,
 }
 
 /// Sends a message that is not a publish.
@@ -478,7 +461,6 @@ async fn handle(
                 shared.push(BridgeEvent::NotSent { key, reason });
             }
         }
-        Out::Settle { id, settle } => jet.held.settle(id, settle).await,
         Out::Request {
             id,
             subject,

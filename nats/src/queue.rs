@@ -84,6 +84,11 @@ impl<T> Sender<T> {
     pub(crate) fn len(&self) -> usize {
         self.len.load(Ordering::Acquire)
     }
+
+    /// The most messages it holds (but for those sent anyway).
+    pub(crate) fn bound(&self) -> usize {
+        self.bound
+    }
 }
 
 impl<T> Receiver<T> {

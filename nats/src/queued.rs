@@ -4,15 +4,19 @@
 //!
 //! Every node that imports keys pulls from one durable consumer (a
 //! work-queue stream takes one consumer per subject, so the nodes share
-//! it): the server hands each message to one of them at a time. The node
-//! hands it to its game thread, which delivers it as a local `once` (its
-//! first listener consumes it, now or when one comes) and settles it at
-//! the same pump: taken (acknowledged: gone for good, a restart included),
-//! not for this node (a key it does not import: offered again, to any
-//! node, a second later), or refused (unreadable: dropped).
-
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+//! it): the server hands each message to one of them at a time. A node
+//! settles it here, on the network thread, before the game sees it: a key
+//! it imports is acknowledged, and only once the server confirmed the
+//! acknowledgement (a double ack) is it handed to the game thread, which
+//! delivers it as a local `once` at its next pump. So a game that does not
+//! pump for a while holds the message, and the stream never offers it to
+//! another node meanwhile: taken is taken, by one node. (An acknowledgement
+//! the server does not confirm — the connection lost just then — leaves
+//! the message undelivered here; the server may offer it again, to any
+//! node: at most one node ever delivers it.) A key it does not import is
+//! offered again, to any node, a second later; an unreadable one is
+//! dropped.
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream::{self, AckKind, consumer, stream};
@@ -21,14 +25,16 @@ use futures_util::StreamExt;
 use tokio::sync::watch;
 
 use crate::event::BridgeEvent;
-use crate::net::{In, NetShared, Settle, oversized};
+use crate::net::{In, NetShared, oversized};
 use crate::queue;
+use crate::subject::{Lane, Subjects, in_subtree};
 
 /// How long a stored once this node left waits before the stream offers
 /// it again (to any node).
 const LATER: Duration = Duration::from_secs(1);
-/// How long a node may hold a stored once before the stream offers it to
-/// another: far past a tick, since the game settles it at its next pump.
+/// How long a node may hold a stored once unsettled before the stream
+/// offers it to another: the network thread settles it as it arrives,
+/// whether or not the game pumps.
 const ACK_WAIT: Duration = Duration::from_secs(30);
 /// The most stored once messages a node holds unsettled at a time.
 const MAX_HELD: i64 = 256;
@@ -49,38 +55,9 @@ pub(crate) struct Stream {
     pub takes: bool,
     /// The largest payload.
     pub max: usize,
-}
-
-/// Stored once messages handed to the game thread and not settled yet
-/// (at most [`MAX_HELD`]: the server hands out no more unacknowledged).
-#[derive(Clone, Default)]
-pub(crate) struct Held(Arc<Mutex<HashMap<u64, jetstream::Message>>>);
-
-impl Held {
-    fn hold(&self, id: u64, message: jetstream::Message) {
-        if let Ok(mut held) = self.0.lock() {
-            held.insert(id, message);
-        }
-    }
-
-    fn take(&self, id: u64) -> Option<jetstream::Message> {
-        self.0.lock().ok()?.remove(&id)
-    }
-
-    /// Tells the server what became of `id`.
-    pub(crate) async fn settle(&self, id: u64, settle: Settle) {
-        if let Some(message) = self.take(id) {
-            let _ = message.ack_with(kind(settle)).await;
-        }
-    }
-}
-
-fn kind(settle: Settle) -> AckKind {
-    match settle {
-        Settle::Taken => AckKind::Ack,
-        Settle::Later => AckKind::Nak(Some(LATER)),
-        Settle::Refused => AckKind::Term,
-    }
+    /// The cluster's subjects, and the subtrees this node imports.
+    pub cluster: Subjects,
+    pub imports: Vec<String>,
 }
 
 /// Puts a stored once into the stream and waits for the server to say it
@@ -108,7 +85,6 @@ pub(crate) async fn take(
     client: async_nats::Client,
     plan: Stream,
     ready: watch::Sender<bool>,
-    held: Held,
     incoming: queue::Sender<In>,
     shared: Arc<NetShared>,
 ) {
@@ -132,7 +108,6 @@ pub(crate) async fn take(
     let Some(consumer) = consumer else {
         return;
     };
-    let mut next_id = 0u64;
     loop {
         let messages = consumer
             .stream()
@@ -150,26 +125,53 @@ pub(crate) async fn take(
             // A missed heartbeat or a lost server: the stream says so and
             // goes on; the client resumes the pull once reconnected.
             let Ok(message) = message else { continue };
-            if oversized(&shared, &message.subject, message.payload.len(), plan.max) {
-                let _ = message.ack_with(AckKind::Term).await;
-                continue;
-            }
-            next_id += 1;
-            let (subject, payload) = (message.subject.clone(), message.payload.clone());
-            held.hold(next_id, message);
-            let handed = In::Queued {
-                id: next_id,
-                subject,
-                payload,
-            };
-            if incoming.try_send(handed).is_err() {
-                // The game is behind: offered again later, to any node.
-                held.settle(next_id, Settle::Later).await;
-                forward_dropped(&shared);
-            }
+            settle(&plan, message, &incoming, &shared).await;
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
+}
+
+/// Takes, leaves or drops one stored once, and hands a taken one to the
+/// game thread.
+async fn settle(
+    plan: &Stream,
+    message: jetstream::Message,
+    incoming: &queue::Sender<In>,
+    shared: &NetShared,
+) {
+    if oversized(shared, &message.subject, message.payload.len(), plan.max) {
+        let _ = message.ack_with(AckKind::Term).await;
+        return;
+    }
+    let imported = match plan.cluster.parse(&message.subject) {
+        Some((Lane::Queued, key)) => plan.imports.iter().any(|root| in_subtree(key, root)),
+        _ => {
+            shared.push(BridgeEvent::Outside {
+                subject: message.subject.to_string(),
+            });
+            let _ = message.ack_with(AckKind::Term).await;
+            return;
+        }
+    };
+    // Not for this node, or the game is behind: offered again later, to
+    // any node (the game's queue is checked before the message is taken,
+    // since a taken one must not be dropped).
+    if !imported || incoming.len() >= incoming.bound() {
+        if imported {
+            forward_dropped(shared);
+        }
+        let _ = message.ack_with(AckKind::Nak(Some(LATER))).await;
+        return;
+    }
+    if message.double_ack().await.is_err() {
+        // Not confirmed: maybe offered again, to any node; not here.
+        return;
+    }
+    // Past the bound by at most this one: the check above is a moment old.
+    incoming.send_anyway(In::Queued {
+        subject: message.subject.clone(),
+        payload: message.payload.clone(),
+    });
 }
 
 fn forward_dropped(shared: &NetShared) {

@@ -196,3 +196,56 @@ fn a_hub_once_a_listener_here_takes_never_reaches_another_node() {
     assert!(pump_until(&[&maker, &other], || there.borrow().len() == 1));
     assert_eq!(ints(&[there]), [8]);
 }
+
+/// How many messages the cluster's stored once stream keeps now.
+fn kept_onces(server: &crate::cluster::Server) -> u64 {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = async_nats::connect(server.url()).await.unwrap();
+        let js = async_nats::jetstream::new(client);
+        let mut stream = js.get_stream("gantry_test_once").await.unwrap();
+        stream.info().await.unwrap().state.messages
+    })
+}
+
+#[test]
+fn a_stored_once_is_taken_from_the_cluster_before_the_taking_game_pumps() {
+    let server = server_or_skip!();
+    let maker = Node::start(
+        gantry_nats::BridgeConfig::new(server.url())
+            .cluster("test")
+            .export("Loot"),
+    );
+    let slow = Node::start(sharing(&server, &["Loot"]));
+    let heard = slow.record("Loot");
+    ready(&[&maker, &slow]);
+    maker
+        .bridge
+        .store_once("Loot.Drop", &[Value::Int(3)])
+        .unwrap();
+    // The slow game does not pump: its bridge took the message all the
+    // same, so the stream holds it for no other node meanwhile.
+    let deadline = std::time::Instant::now() + crate::cluster::PATIENCE;
+    let mut taken = false;
+    while std::time::Instant::now() < deadline {
+        maker.pump();
+        if kept_onces(&server) == 0 {
+            taken = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(taken, "the stream still keeps it");
+    assert!(heard.borrow().is_empty());
+    let other = Node::start(sharing(&server, &["Loot"]));
+    let unheard = other.record("Loot");
+    ready(&[&other]);
+    pump_for(&[&other], Duration::from_millis(500));
+    assert!(unheard.borrow().is_empty());
+    // At its next pump the slow game delivers it.
+    slow.pump();
+    assert_eq!(ints(&[heard]), [3]);
+}
