@@ -165,5 +165,12 @@ impl RunBridge {
                 stats.dropped_sends
             );
         }
+        if stats.stores_refused > 0 {
+            errln!(
+                "warning: bridge: {} stored message(s) kept on this node only: \
+                 past max_stored_keys distinct keys in the cluster's store",
+                stats.stores_refused
+            );
+        }
     }
 }

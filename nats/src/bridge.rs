@@ -64,6 +64,9 @@ pub struct BridgeStats {
     /// Peers' messages refused: malformed, oversized, outside the imports,
     /// or contradicting this hub's table.
     pub refused: u64,
+    /// Stored messages kept here but not put in the cluster's store: on
+    /// new keys past `max_stored_keys`.
+    pub stores_refused: u64,
 }
 
 /// What one [`Bridge::pump`] did.
@@ -141,6 +144,10 @@ struct Shared {
     /// their values' address, until the hub's once relay (after the
     /// delivery) says whether another listener here took them.
     heard_once: RefCell<Vec<(*const Value, Key, Rc<str>)>>,
+    /// The keys this node put in the cluster's store, at most
+    /// `max_stored_keys` of them.
+    stored_keys: RefCell<std::collections::HashSet<Box<str>>>,
+    max_stored_keys: usize,
 }
 
 /// The most local once messages heard and not yet relayed (nested ones).
@@ -202,6 +209,8 @@ impl Bridge {
             arena: RefCell::new(BytesMut::new()),
             known_subjects: RefCell::new(HashMap::new()),
             heard_once: RefCell::new(Vec::new()),
+            stored_keys: RefCell::new(Default::default()),
+            max_stored_keys: config.max_stored_keys,
         });
         let weak = Rc::downgrade(&shared);
         hub.set_once_relay(Some(Rc::new(move |key, _source, args, listeners| {
@@ -748,10 +757,11 @@ impl Shared {
             return;
         }
         let out = if stored {
-            Out::Put {
-                key: crate::subject::stored_key(&lane, &key),
-                payload,
+            let at = crate::subject::stored_key(&lane, &key);
+            if !self.may_put(&at) {
+                return;
             }
+            Out::Put { key: at, payload }
         } else {
             Out::Publish {
                 subject: self.subject(m.key, &lane, &key),
@@ -759,6 +769,34 @@ impl Shared {
             }
         };
         self.push(&key, out);
+    }
+
+    /// May this node put `at` in the cluster's store? Yes for a key it put
+    /// before, and for a new one below `max_stored_keys`; past it, the
+    /// first refusal is reported and every one counted.
+    fn may_put(&self, at: &str) -> bool {
+        let mut keys = self.stored_keys.borrow_mut();
+        if keys.contains(at) {
+            return true;
+        }
+        if keys.len() < self.max_stored_keys {
+            keys.insert(at.into());
+            return true;
+        }
+        drop(keys);
+        let first = self.stats.get().stores_refused == 0;
+        self.count(|s| s.stores_refused += 1);
+        if first {
+            self.event(BridgeEvent::NotSent {
+                key: at.to_owned(),
+                reason: format!(
+                    "this node put {} keys in the cluster's store already, its limit \
+                     (max_stored_keys); stored here only",
+                    self.max_stored_keys
+                ),
+            });
+        }
+        false
     }
 
     /// The hub's once relay: a once on an exported key that no listener

@@ -14,6 +14,10 @@ use crate::subject::check_name;
 pub const DEFAULT_BUFFER: usize = 1024;
 /// The default largest payload a node sends or accepts, in bytes.
 pub const DEFAULT_MAX_PAYLOAD: usize = 64 * 1024;
+/// The default bound on distinct keys one node puts in the cluster's store.
+pub const DEFAULT_MAX_STORED_KEYS: usize = 4096;
+/// The default bound on the cluster's store (its KV bucket), in bytes.
+pub const DEFAULT_STORE_MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// The default cluster name.
 pub const DEFAULT_CLUSTER: &str = "gantry";
 
@@ -87,6 +91,18 @@ pub struct BridgeConfig {
     /// a peer is dropped and reported before it is decoded.
     #[serde(default = "default_max_payload")]
     pub max_payload: usize,
+    /// The most distinct keys (per world and object name) this node puts
+    /// in the cluster's store: a stored message on a new key past it is
+    /// kept here but not put there, reported the first time and counted
+    /// ([`crate::BridgeStats::stores_refused`]). A script storing on keys
+    /// it makes up cannot fill the cluster's store.
+    #[serde(default = "default_max_stored_keys")]
+    pub max_stored_keys: usize,
+    /// The most bytes the cluster's store (the KV bucket, one value per
+    /// key) holds, when this node is the one that makes it: past it the
+    /// server refuses new puts, from any peer, rather than drop old ones.
+    #[serde(default = "default_store_max_bytes")]
+    pub store_max_bytes: u64,
     /// How long a request waits for an answer from another node.
     #[serde(default = "default_request_timeout_ms")]
     pub request_timeout_ms: u64,
@@ -122,6 +138,12 @@ fn default_buffer() -> usize {
 fn default_max_payload() -> usize {
     DEFAULT_MAX_PAYLOAD
 }
+fn default_max_stored_keys() -> usize {
+    DEFAULT_MAX_STORED_KEYS
+}
+fn default_store_max_bytes() -> u64 {
+    DEFAULT_STORE_MAX_BYTES
+}
 fn default_request_timeout_ms() -> u64 {
     2000
 }
@@ -137,6 +159,8 @@ impl BridgeConfig {
             import: Vec::new(),
             buffer: DEFAULT_BUFFER,
             max_payload: DEFAULT_MAX_PAYLOAD,
+            max_stored_keys: DEFAULT_MAX_STORED_KEYS,
+            store_max_bytes: DEFAULT_STORE_MAX_BYTES,
             request_timeout_ms: default_request_timeout_ms(),
             world: None,
             name: None,
@@ -186,6 +210,16 @@ impl BridgeConfig {
 
     pub fn max_payload(mut self, bytes: usize) -> Self {
         self.max_payload = bytes;
+        self
+    }
+
+    pub fn max_stored_keys(mut self, keys: usize) -> Self {
+        self.max_stored_keys = keys;
+        self
+    }
+
+    pub fn store_max_bytes(mut self, bytes: u64) -> Self {
+        self.store_max_bytes = bytes;
         self
     }
 
@@ -257,6 +291,11 @@ impl BridgeConfig {
         if self.max_payload == 0 {
             return Err(ConfigError::Zero {
                 field: "max_payload",
+            });
+        }
+        if self.store_max_bytes == 0 {
+            return Err(ConfigError::Zero {
+                field: "store_max_bytes",
             });
         }
         Ok(self)

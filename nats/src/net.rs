@@ -323,7 +323,7 @@ async fn run(
         kv_tx,
         incoming.clone(),
         shared.clone(),
-        max,
+        (max, plan.config.store_max_bytes),
     ));
 
     loop {
@@ -544,7 +544,7 @@ async fn stored(
     store_tx: watch::Sender<Option<kv::Store>>,
     incoming: queue::Sender<In>,
     shared: Arc<NetShared>,
-    max: usize,
+    (max, max_bytes): (usize, u64),
 ) {
     let js = jetstream::new(client);
     let mut delay = Duration::from_millis(50);
@@ -555,14 +555,26 @@ async fn stored(
                 bucket: bucket.clone(),
                 history: 1,
                 max_value_size: i32::try_from(max).unwrap_or(i32::MAX),
+                max_bytes: i64::try_from(max_bytes).unwrap_or(i64::MAX),
                 ..Default::default()
             })
             .await;
         match made {
             Ok(store) => break store,
             Err(e) => {
-                // An existing bucket (made by a peer) is opened as is.
+                // An existing bucket (made by a peer) is opened as is;
+                // one made with no bound on its size is reported.
                 if let Ok(store) = js.get_key_value(&bucket).await {
+                    if let Ok(status) = store.status().await
+                        && status.info.config.max_bytes <= 0
+                    {
+                        shared.push(BridgeEvent::Failed {
+                            reason: format!(
+                                "the cluster's store `{bucket}` has no bound on its size \
+                                 (made by another program?)"
+                            ),
+                        });
+                    }
                     break store;
                 }
                 if !told {

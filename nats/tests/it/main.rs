@@ -11,4 +11,5 @@ mod hostile_payloads;
 mod once;
 mod requests;
 mod sends_cross;
+mod store_bounds;
 mod stored;
