@@ -643,6 +643,53 @@ fn a_small_memory_limit_stops_a_hoarding_mod_with_a_clear_error_not_an_abort() {
 }
 
 #[test]
+fn a_small_budget_stops_a_lua_mod_that_runs_fine_under_the_default_one() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "a.lua",
+        "local n = 0\nfor i = 1, 10000000 do n = n + 1 end\nprint('sum ' .. n)\n",
+    );
+    let run = |flags: &[&str]| run(dir.path(), &[&["--no-table"], flags].concat());
+    let default = run(&[]);
+    assert!(default.status.success(), "{}", err(&default));
+    assert_eq!(String::from_utf8_lossy(&default.stdout), "sum 10000000\n");
+    // The same flag, in the same unit (steps), stops Lua as it stops Rhai
+    // (Lua's count starts once the call has run a moment: a short call
+    // is not slowed by a count hook).
+    let small = run(&["--budget", "1000000"]);
+    let stderr = err(&small);
+    assert_eq!(small.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("a.lua:2"), "at the loop's line: {stderr}");
+    assert!(stderr.contains("budget"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&small.stdout), "");
+}
+
+#[test]
+fn a_small_memory_limit_refuses_what_a_rhai_mod_would_hold_in_the_hub() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each store keeps a 64 KiB string on its own named source: 1,000 of
+    // them would hold over 60 MiB of the hub.
+    write(
+        dir.path(),
+        "a.rhai",
+        "let big = \"x\";\nbig.pad(65536, 'x');\n\
+         for i in 0..1000 {\n    \
+         StoreObjectMessage(GMP::Named(SELF, `s${i}`), \"Big.Blob\", big);\n\
+         }\nprint(\"kept all\");\n",
+    );
+    let o = run(
+        dir.path(),
+        &["--no-table", "--memory", "16", "--time-limit", "60000"],
+    );
+    let stderr = err(&o);
+    assert_eq!(o.status.code(), Some(1), "an error, not an abort: {stderr}");
+    assert!(stderr.contains("hub memory limit"), "{stderr}");
+    assert!(stderr.contains("a.rhai:4"), "at the store's line: {stderr}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "");
+}
+
+#[test]
 fn an_error_repeated_every_tick_is_printed_once_and_counted_at_the_end() {
     let dir = tempfile::tempdir().unwrap();
     write(
