@@ -54,6 +54,9 @@ pub fn play(dir: &Path, ticks: u32) -> Result<Vec<String>, Box<dyn Error>> {
     // Its own objects, in the world the mods' scripts live in.
     let world = game.world();
     let miller = hub.spawn(world)?;
+    // A name that outlives the run: what the mods' persisted keys store on
+    // the miller is saved under it and is on the miller again next time.
+    game.name_object(miller, "miller")?;
     // One Rust system: the reward ceremony, listening to the quest mod's key.
     let said = lines.clone();
     let _ceremony = hub.listen(
