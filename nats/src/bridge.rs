@@ -143,11 +143,26 @@ struct Shared {
     /// Local once messages on exported keys the export listener heard, by
     /// their values' address, until the hub's once relay (after the
     /// delivery) says whether another listener here took them.
-    heard_once: RefCell<Vec<(*const Value, Key, Rc<str>)>>,
+    heard_once: RefCell<Vec<HeardOnce>>,
     /// The keys this node put in the cluster's store, at most
     /// `max_stored_keys` of them.
     stored_keys: RefCell<std::collections::HashSet<Box<str>>>,
     max_stored_keys: usize,
+}
+
+/// A local once the export listener heard: its values' address, its
+/// key's handle, where it would cross, and its key.
+type HeardOnce = (*const Value, Key, Lane, Rc<str>);
+
+/// How a peer's message arrived: what the hub is asked to do with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arrival {
+    /// A send (or a request, with a reply subject).
+    Live,
+    /// The cluster's latest stored value.
+    Stored,
+    /// A once this node took: delivered as a local once.
+    Once,
 }
 
 /// The most local once messages heard and not yet relayed (nested ones).
@@ -406,7 +421,7 @@ impl Bridge {
     /// node that does not import the key leaves it for another.
     pub fn store_once(&self, key: &str, args: &[Value]) -> Result<(), BridgeError> {
         let payload = self.cluster_payload(key, args)?;
-        let subject = self.shared.subjects.of(&Lane::Queued, key);
+        let subject = self.shared.subjects.queued(&Lane::Global, key);
         self.push_or_full(
             key,
             Out::Enqueue {
@@ -706,14 +721,12 @@ impl Shared {
         if m.is_once() {
             // Whether it crosses is known after the delivery (see
             // `relay_once`): only if no listener here takes it.
-            if lane == Lane::Global {
-                let mut heard = self.heard_once.borrow_mut();
-                // Left by a delivery that failed before its relay ran.
-                if heard.len() >= MAX_HEARD_ONCE {
-                    heard.remove(0);
-                }
-                heard.push((m.args.as_ptr(), m.key, key));
+            let mut heard = self.heard_once.borrow_mut();
+            // Left by a delivery that failed before its relay ran.
+            if heard.len() >= MAX_HEARD_ONCE {
+                heard.remove(0);
             }
+            heard.push((m.args.as_ptr(), m.key, lane, key));
             return;
         }
         // A store delivers the very values it keeps: that is how a stored
@@ -807,18 +820,23 @@ impl Shared {
     /// local listener); false keeps the hub's rule: taken here, or kept
     /// here when the buffer is full.
     fn relay_once(&self, handle: Key, args: &[Value], listeners: usize) -> bool {
-        let key = {
+        let heard = {
             let mut heard = self.heard_once.borrow_mut();
             let Some(at) = heard
                 .iter()
-                .rposition(|(p, k, _)| std::ptr::eq(*p, args.as_ptr()) && *k == handle)
+                .rposition(|(p, k, _, _)| std::ptr::eq(*p, args.as_ptr()) && *k == handle)
             else {
                 return false;
             };
             // Any heard after it were nested in its delivery and are over.
-            heard.drain(at..).next().map(|(_, _, key)| key)
+            heard
+                .drain(at..)
+                .next()
+                .map(|(_, _, lane, key)| (lane, key))
         };
-        let Some(key) = key else { return false };
+        let Some((lane, key)) = heard else {
+            return false;
+        };
         // The export listener is one of the listeners counted.
         if listeners > 1 {
             return false;
@@ -836,7 +854,7 @@ impl Shared {
                 return false;
             }
         };
-        let subject = self.subjects.of(&Lane::Queued, &key);
+        let subject = self.subjects.queued(&lane, &key);
         self.push(
             &key,
             Out::Enqueue {
@@ -901,9 +919,9 @@ impl Shared {
             In::Queued { subject, payload } => {
                 // Taken already (see `queued`): delivered here, or refused
                 // and gone.
-                match self.subjects.parse(&subject) {
-                    Some((Lane::Queued, key)) if self.imports(key) => {
-                        self.deliver(hub, (key, None), Lane::Queued, &payload, None, false)
+                match self.subjects.parse_queued(&subject) {
+                    Some((lane, key)) if self.imports(key) => {
+                        self.deliver(hub, (key, None), lane, &payload, None, Arrival::Once)
                     }
                     _ => self.refuse(BridgeEvent::Outside {
                         subject: subject.to_string(),
@@ -917,7 +935,7 @@ impl Shared {
                 if !self.imports(key) {
                     return self.refuse(BridgeEvent::Outside { subject: at });
                 }
-                self.deliver(hub, (key, None), lane, &payload, None, true)
+                self.deliver(hub, (key, None), lane, &payload, None, Arrival::Stored)
             }
         }
     }
@@ -949,7 +967,7 @@ impl Shared {
                 Lane::Global,
                 &payload,
                 reply,
-                false,
+                Arrival::Live,
             );
         }
         let Some((lane, key)) = self.subjects.parse(&subject) else {
@@ -972,9 +990,21 @@ impl Shared {
             }
             known.insert(subject.as_str().into(), handle);
             drop(known);
-            return self.deliver(hub, (key, Some(handle)), lane, &payload, reply, false);
+            return self.deliver(
+                hub,
+                (key, Some(handle)),
+                lane,
+                &payload,
+                reply,
+                Arrival::Live,
+            );
         }
-        self.deliver(hub, (key, None), lane, &payload, reply, false)
+        let arrival = if lane == Lane::Once {
+            Arrival::Once
+        } else {
+            Arrival::Live
+        };
+        self.deliver(hub, (key, None), lane, &payload, reply, arrival)
     }
 
     fn deliver(
@@ -985,7 +1015,7 @@ impl Shared {
         lane: Lane,
         payload: &[u8],
         reply: Option<String>,
-        stored: bool,
+        arrival: Arrival,
     ) -> bool {
         if payload.len() > self.max_payload {
             return self.refuse(BridgeEvent::Oversized {
@@ -994,7 +1024,7 @@ impl Shared {
                 limit: self.max_payload,
             });
         }
-        if wire::node_of(payload) == Some(self.node) && !matches!(lane, Lane::Once | Lane::Queued) {
+        if wire::node_of(payload) == Some(self.node) && arrival != Arrival::Once {
             // Our own send, heard back (a store, through the KV watch):
             // it was delivered here already. (A stored once was not: the
             // stream may hand it back to us.)
@@ -1014,6 +1044,14 @@ impl Shared {
                 let worlds = self.worlds.borrow();
                 match worlds.iter().find(|(_, n)| n == name) {
                     Some((w, _)) => Source::World(*w),
+                    // A once this node took, for a world it lacks: lost,
+                    // and said so (a cluster's nodes name the same worlds).
+                    None if arrival == Arrival::Once => {
+                        return self.refuse(BridgeEvent::Refused {
+                            key: key.into(),
+                            reason: format!("a once for world `{name}`, which this node lacks"),
+                        });
+                    }
                     // This node has no such world: nobody here listens.
                     None => return false,
                 }
@@ -1039,10 +1077,10 @@ impl Shared {
         };
         self.injecting.set(Some(handle));
         let result = match (&lane, reply) {
-            (Lane::Once | Lane::Queued, _) => hub
+            _ if arrival == Arrival::Once => hub
                 .store_values(handle, source, args, true, Caller::Unrecorded)
                 .map(drop),
-            _ if stored => hub
+            _ if arrival == Arrival::Stored => hub
                 .store_values(handle, source, args, false, Caller::Unrecorded)
                 .map(drop),
             (_, Some(reply)) => {

@@ -27,7 +27,7 @@ use tokio::sync::watch;
 use crate::event::BridgeEvent;
 use crate::net::{In, NetShared, oversized};
 use crate::queue;
-use crate::subject::{Lane, Subjects, in_subtree};
+use crate::subject::{Subjects, in_subtree};
 
 /// How long a stored once this node left waits before the stream offers
 /// it again (to any node).
@@ -143,8 +143,8 @@ async fn settle(
         let _ = message.ack_with(AckKind::Term).await;
         return;
     }
-    let imported = match plan.cluster.parse(&message.subject) {
-        Some((Lane::Queued, key)) => plan.imports.iter().any(|root| in_subtree(key, root)),
+    let imported = match plan.cluster.parse_queued(&message.subject) {
+        Some((_, key)) => plan.imports.iter().any(|root| in_subtree(key, root)),
         _ => {
             shared.push(BridgeEvent::Outside {
                 subject: message.subject.to_string(),

@@ -86,6 +86,19 @@ impl Subjects {
         }
     }
 
+    /// The subject a stored once goes on: `<cluster>-queue.` and where it
+    /// would be kept ([`stored_key`]: its key, and a named world's or
+    /// object's name after it).
+    pub fn queued(&self, at: &Lane, key: &str) -> String {
+        format!("{}{}", self.queue_prefix, stored_key(at, key))
+    }
+
+    /// Where a stored once's subject places it (global, a named world or
+    /// object) and its key.
+    pub fn parse_queued<'s>(&self, subject: &'s str) -> Option<(Lane, &'s str)> {
+        parse_stored_key(subject.strip_prefix(&self.queue_prefix)?)
+    }
+
     /// The subscriptions that hear a subtree on a lane: the key itself
     /// and every key under it.
     pub fn filters(&self, lane: &Lane, subtree: &str) -> [String; 2] {
@@ -202,6 +215,19 @@ mod tests {
         assert_eq!(s.parse("mygame-o.sword"), None);
         assert_eq!(s.parse("mygame-once.Loot"), Some((Lane::Once, "Loot")));
         assert_eq!(s.parse("mygame-queue.Loot"), Some((Lane::Queued, "Loot")));
+        let realm = Lane::World("realm".into());
+        assert_eq!(
+            s.queued(&realm, "Loot.Drop"),
+            "mygame-queue.Loot.Drop.w-realm"
+        );
+        assert_eq!(
+            s.parse_queued("mygame-queue.Loot.Drop.w-realm"),
+            Some((realm, "Loot.Drop"))
+        );
+        assert_eq!(
+            s.parse_queued("mygame-queue.Loot"),
+            Some((Lane::Global, "Loot"))
+        );
         assert_eq!(s.queued_all(), "mygame-queue.>");
         assert_eq!(s.parse("other.Chat"), None);
         assert_eq!(s.parse("mygame.Chat-x"), None);

@@ -247,3 +247,80 @@ fn a_bridge_table_edited_while_watching_is_said_to_wait_for_a_restart() {
     crate::support::write(game, "game.toml", &table("\"Chat\", \"Trade\""));
     run.wait_for_error("warning: bridge: game.toml [bridge] changed");
 }
+
+/// A one-mod game whose `[bridge]` table has `lists` (export, import).
+fn bridged_game(game: &Path, lists: &str, main_lua: &str) {
+    one_mod_game(game, main_lua);
+    std::fs::write(
+        game.join("game.toml"),
+        format!("[bridge]\ncluster = \"loot\"\nworld = \"realm\"\n{lists}\n"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_scripts_once_nobody_on_its_node_takes_is_taken_by_one_other_node_only() {
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let taker = "for _, key in ipairs({\"Loot.Sword\", \"Loot.Shield\"}) do\n\
+           ListenWorldMessage(self:World(), key, nil, function(item) print(\"took \" .. item) end)\n\
+         end\n";
+    let takers: Vec<PathBuf> = (0..2)
+        .map(|i| dir.path().join(format!("taker{i}")))
+        .collect();
+    for game in &takers {
+        bridged_game(game, "import = [\"Loot\"]", taker);
+    }
+    // On the realm every node names, the maker hands out a sword nobody
+    // there listens for, and a shield its own listener takes.
+    let maker = dir.path().join("maker");
+    bridged_game(
+        &maker,
+        "export = [\"Loot\"]",
+        "local world = self:World()\n\
+         ListenWorldMessage(world, \"Loot.Shield\", nil, function(item) print(\"maker kept \" .. item) end)\n\
+         ListenMessage(\"Game.Tick\", nil, function(n)\n\
+           if n == 2 then\n\
+             OnceObjectMessage(world, \"Loot.Sword\", \"sword\")\n\
+             OnceObjectMessage(world, \"Loot.Shield\", \"shield\")\n\
+           end\n\
+         end)\n",
+    );
+    let run = |game: &Path, ticks: &str| {
+        run_bounded(gantry().args([
+            "run",
+            game.to_str().unwrap(),
+            "--bridge",
+            &url,
+            "--watch",
+            "--tick-ms",
+            "20",
+            "--ticks",
+            ticks,
+        ]))
+    };
+    let outputs = std::thread::scope(|s| {
+        let running: Vec<_> = takers.iter().map(|g| s.spawn(|| run(g, "200"))).collect();
+        let made = run(&maker, "20");
+        assert!(made.status.success(), "{}", stderr(&made));
+        assert!(
+            stdout(&made).contains("maker kept shield"),
+            "{}",
+            stdout(&made)
+        );
+        assert!(!stdout(&made).contains("took"), "{}", stdout(&made));
+        running
+            .into_iter()
+            .map(|r| r.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let all: String = outputs.iter().map(stdout).collect();
+    assert_eq!(all.matches("took sword").count(), 1, "{all}");
+    assert!(
+        !all.contains("shield"),
+        "the shield stayed with its maker: {all}"
+    );
+}
