@@ -30,7 +30,10 @@
 //! - **Stored messages** go into a JetStream KV bucket (`gantry_<cluster>`,
 //!   one value per key); each node watches its imported keys there, so a
 //!   node that starts later replays the cluster's latest value, as a late
-//!   listener gets one locally.
+//!   listener gets one locally. The bucket is bounded (`store_max_bytes`,
+//!   the server refusing new puts past it, from any peer) and a node puts
+//!   at most `max_stored_keys` distinct keys there (past it a store stays
+//!   local, reported and counted).
 //! - **Requests** become NATS requests: the first answer from any node
 //!   replies; none within `request_timeout_ms` is the hub's usual
 //!   unanswered notice. (A node that hears a request and has nobody to
@@ -44,15 +47,20 @@
 //!   node (up now, or the first to start later) pulls it from the
 //!   consumer all nodes share, delivers it as a local once and
 //!   acknowledges it: then it is gone for every node.
-//!   A once made on the hub (a script's `once`, [`gantry_host::Hub::once`])
-//!   on an exported key is first the hub's: if a listener here takes it,
-//!   it never crosses; if none does (the hub would keep it for the first
-//!   listener to come), it goes into that stream instead, for the first
-//!   importing node to take — this one included — and is not kept here.
-//!   The hub tells the bridge a once from a send
+//!   A stored once is taken (acknowledged, the server confirming it) by
+//!   the node's network thread as it arrives, before the game pumps: a
+//!   game that does not pump for a while holds it, and the stream offers
+//!   it to no other node meanwhile.
+//!   A once made on the hub (a script's `OnceObjectMessage` on the run's
+//!   named world, [`gantry_host::Hub::once`]) on an exported key is first
+//!   the hub's: if a listener here takes it, it never crosses; if none
+//!   does (the hub would keep it for the first listener to come), it goes
+//!   into that stream instead (`<cluster>-queue.<key>`, with `.w-<world>`
+//!   or `.o-<object>` after a named world's or object's), for the first
+//!   importing node to take — this one included, if it imports the key —
+//!   and is not kept here. The hub tells the bridge a once from a send
 //!   ([`gantry_host::Message::is_once`]) and how many listeners took it
-//!   ([`gantry_host::Hub::set_once_relay`]). Onces on worlds and objects
-//!   stay local.
+//!   ([`gantry_host::Hub::set_once_relay`]).
 //! - **Hooks stay local**: a hook's listeners change its payload in place,
 //!   one after another, within one call.
 //!
