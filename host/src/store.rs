@@ -46,9 +46,21 @@ pub(crate) struct Stored {
 }
 
 /// Told of each once message after its live delivery, with how many
-/// listeners took it; true when it took the message somewhere else (a
-/// bridge, for another node), so the hub keeps it for no later listener.
-pub type OnceRelayFn = dyn Fn(Key, Source, &[Value], usize) -> bool;
+/// listeners took it; says what becomes of it.
+pub type OnceRelayFn = dyn Fn(Key, Source, &[Value], usize) -> OnceFate;
+
+/// What a once relay ([`Hub::set_once_relay`]) made of a once message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnceFate {
+    /// Not its business: kept for a later listener if none took it.
+    AsUsual,
+    /// Gone somewhere else (a bridge, to another node): kept for no later
+    /// listener here.
+    Elsewhere,
+    /// Nobody really took it (the relay's own listener heard it, and it
+    /// could not pass it on): kept for the first listener to come.
+    KeepHere,
+}
 
 /// What the hub keeps for [`crate::Message::is_once`] and
 /// [`Hub::set_once_relay`]: touched by once messages only, never by a
@@ -366,11 +378,20 @@ impl Hub {
         if self.is_tracing() {
             self.trace_end(key, delivered.listeners);
         }
-        let relayed = once && {
+        let fate = if once {
             let relay = self.inner.once.relay.borrow().clone();
-            relay.is_some_and(|relay| relay(key, source, &args, delivered.listeners))
+            relay.map_or(OnceFate::AsUsual, |relay| {
+                relay(key, source, &args, delivered.listeners)
+            })
+        } else {
+            OnceFate::AsUsual
         };
-        if once && delivered.listeners == 0 && !relayed {
+        let keep = match fate {
+            OnceFate::AsUsual => delivered.listeners == 0,
+            OnceFate::Elsewhere => false,
+            OnceFate::KeepHere => true,
+        };
+        if once && keep {
             let charge = self.charge_stored(bytes);
             self.with_state(|s| {
                 let serial = s.stores.serial();
@@ -418,9 +439,9 @@ impl Hub {
 
     /// Installs (or, with `None`, takes away) the hub's once relay: told
     /// of every once message after its live delivery here, with how many
-    /// listeners took it. When it returns true the message went elsewhere
-    /// (to another node, through a bridge) and is not kept here for a
-    /// later listener. One relay per hub; a new one replaces the old.
+    /// listeners took it, and saying what becomes of it ([`OnceFate`]:
+    /// gone to another node through a bridge, say). One relay per hub; a
+    /// new one replaces the old.
     pub fn set_once_relay(&self, relay: Option<Rc<OnceRelayFn>>) {
         *self.inner.once.relay.borrow_mut() = relay;
     }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use async_nats::Subject;
 use bytes::{Bytes, BytesMut};
 use gantry_host::face::Faced;
+use gantry_host::store::OnceFate;
 use gantry_host::{
     Caller, Hub, Key, ListenOptions, ListenSpec, ListenerId, ListenerParams, Message, ObjectId,
     Reply, Responder, Source, Value, WorldId,
@@ -229,8 +230,9 @@ impl Bridge {
         });
         let weak = Rc::downgrade(&shared);
         hub.set_once_relay(Some(Rc::new(move |key, _source, args, listeners| {
-            weak.upgrade()
-                .is_some_and(|shared| shared.relay_once(key, args, listeners))
+            weak.upgrade().map_or(OnceFate::AsUsual, |shared| {
+                shared.relay_once(key, args, listeners)
+            })
         })));
         let mut listeners = Vec::new();
         for subtree in &export {
@@ -816,17 +818,18 @@ impl Shared {
     /// here took (the export listener heard it, nobody else) goes to the
     /// cluster's work-queue stream, as [`Bridge::store_once`] does: kept
     /// until one importing node takes it, as the hub keeps a once until a
-    /// listener comes. True when it went (the hub then keeps it for no
-    /// local listener); false keeps the hub's rule: taken here, or kept
-    /// here when the buffer is full.
-    fn relay_once(&self, handle: Key, args: &[Value], listeners: usize) -> bool {
+    /// listener comes; the hub then keeps it for no local listener. One a
+    /// listener here took stays here. One that cannot go (a full buffer,
+    /// a payload that cannot cross) is kept by the hub, as if the bridge
+    /// had not heard it.
+    fn relay_once(&self, handle: Key, args: &[Value], listeners: usize) -> OnceFate {
         let heard = {
             let mut heard = self.heard_once.borrow_mut();
             let Some(at) = heard
                 .iter()
                 .rposition(|(p, k, _, _)| std::ptr::eq(*p, args.as_ptr()) && *k == handle)
             else {
-                return false;
+                return OnceFate::AsUsual;
             };
             // Any heard after it were nested in its delivery and are over.
             heard
@@ -835,11 +838,11 @@ impl Shared {
                 .map(|(_, _, lane, key)| (lane, key))
         };
         let Some((lane, key)) = heard else {
-            return false;
+            return OnceFate::AsUsual;
         };
         // The export listener is one of the listeners counted.
         if listeners > 1 {
-            return false;
+            return OnceFate::AsUsual;
         }
         let payload = match self.encode(&key, args) {
             Ok(payload) => payload,
@@ -851,18 +854,23 @@ impl Shared {
                         other => other.to_string(),
                     },
                 });
-                return false;
+                return OnceFate::KeepHere;
             }
         };
         let subject = self.subjects.queued(&lane, &key);
-        self.push(
+        let went = self.push(
             &key,
             Out::Enqueue {
                 key: key.to_string(),
                 subject,
                 payload,
             },
-        )
+        );
+        if went {
+            OnceFate::Elsewhere
+        } else {
+            OnceFate::KeepHere
+        }
     }
 
     /// Drops requests whose answer did not come in time: their responders

@@ -249,3 +249,28 @@ fn a_stored_once_is_taken_from_the_cluster_before_the_taking_game_pumps() {
     slow.pump();
     assert_eq!(ints(&[heard]), [3]);
 }
+
+#[test]
+fn a_hub_once_that_cannot_go_to_the_cluster_is_kept_for_a_listener_here() {
+    // No server, a buffer of one: the first once waits in the buffer for
+    // the cluster; the second finds it full and stays on this hub.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let config = gantry_nats::BridgeConfig::new(format!("nats://127.0.0.1:{port}"))
+        .cluster("test")
+        .share("Loot")
+        .buffer(1);
+    let node = Node::start(config);
+    let (first, second) = (
+        node.hub.key("Loot.First").unwrap(),
+        node.hub.key("Loot.Second").unwrap(),
+    );
+    node.hub.once(first, Source::Global, (1i64,)).unwrap();
+    node.hub.once(second, Source::Global, (2i64,)).unwrap();
+    assert!(node.hub.stored(first, Source::Global).is_none());
+    let late = node.record("Loot");
+    assert_eq!(ints(&[late]), [2]);
+    assert_eq!(node.bridge.stats().dropped_sends, 1);
+}
