@@ -3,7 +3,7 @@
 
 mod game_api;
 mod game_host_example;
-mod saved_state;
 mod quarantine;
 mod recorded_values;
+mod saved_state;
 mod tick_budgets;
