@@ -1,10 +1,14 @@
 //! Stored messages and `once`: a store is delivered live and replayed once
 //! to each late listener, per key and source; a newer one replaces it; a
 //! `once` message is consumed by the first listener it reaches (live or
-//! replayed), never by one that refuses it or whose owner is gone.
+//! replayed), never by one that refuses it or whose owner is gone. A
+//! once relay (a bridge) is told of each once after its live delivery and
+//! says whether it went elsewhere or stays here.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
+use gantry_host::store::{OnceFate, OnceRelayFn};
 use gantry_host::{Hub, ListenOptions, Owner, Source, Value};
 use gantry_test_support::log::{Log, log, pusher, taken};
 
@@ -357,4 +361,75 @@ fn store_replay_goes_through_the_compatibility_check() {
     hub.take_reports();
     let _h = hub.listen("S", Source::Global, |_: i64| {}).unwrap();
     assert!(hub.take_reports().is_empty());
+}
+
+/// A once relay that says `fate` and notes how many listeners took each
+/// once it was told of.
+fn relay(hub: &Hub, fate: OnceFate) -> Rc<RefCell<Vec<usize>>> {
+    let told = Rc::new(RefCell::new(Vec::new()));
+    let noted = told.clone();
+    let relay: Rc<OnceRelayFn> = Rc::new(move |_key, _source, _args, listeners| {
+        noted.borrow_mut().push(listeners);
+        fate
+    });
+    hub.set_once_relay(Some(relay));
+    told
+}
+
+#[test]
+fn a_once_relay_that_says_as_usual_changes_nothing() {
+    let hub = Hub::new();
+    let key = hub.key("Boot.Done").unwrap();
+    let told = relay(&hub, OnceFate::AsUsual);
+    hub.once(key, Source::Global, (1i64,)).unwrap();
+    assert_eq!(*told.borrow(), [0], "told, with no listener to take it");
+    let log = log();
+    let _late = listen_ints(&hub, "Boot.Done", Source::Global, &log, "late");
+    assert_eq!(taken(&log), ["late 1"], "kept for the first to come");
+}
+
+#[test]
+fn a_once_gone_elsewhere_is_kept_for_no_later_listener() {
+    let hub = Hub::new();
+    let key = hub.key("Boot.Done").unwrap();
+    let told = relay(&hub, OnceFate::Elsewhere);
+    hub.once(key, Source::Global, (1i64,)).unwrap();
+    let log = log();
+    let _late = listen_ints(&hub, "Boot.Done", Source::Global, &log, "late");
+    assert_eq!(*told.borrow(), [0]);
+    assert!(taken(&log).is_empty());
+    assert!(hub.stored(key, Source::Global).is_none());
+}
+
+#[test]
+fn a_once_the_relay_keeps_here_waits_though_a_listener_heard_it() {
+    let hub = Hub::new();
+    let key = hub.key("Boot.Done").unwrap();
+    let log = log();
+    let _live = listen_ints(&hub, "Boot.Done", Source::Global, &log, "live");
+    let told = relay(&hub, OnceFate::KeepHere);
+    hub.once(key, Source::Global, (1i64,)).unwrap();
+    assert_eq!(*told.borrow(), [1], "told that one listener heard it");
+    let _late = listen_ints(&hub, "Boot.Done", Source::Global, &log, "late");
+    assert_eq!(taken(&log), ["live 1", "late 1"]);
+}
+
+#[test]
+fn a_listener_can_tell_a_once_from_a_send_and_a_store() {
+    let hub = Hub::new();
+    let key = hub.key("Boot.Done").unwrap();
+    let kinds = Rc::new(RefCell::new(Vec::new()));
+    let noted = kinds.clone();
+    let _l = hub
+        .listen_message(
+            "Boot.Done",
+            Source::Global,
+            ListenOptions::new(),
+            move |m| noted.borrow_mut().push(m.is_once()),
+        )
+        .unwrap();
+    hub.send(key, Source::Global, (1i64,)).unwrap();
+    hub.store(key, Source::Global, (2i64,)).unwrap();
+    hub.once(key, Source::Global, (3i64,)).unwrap();
+    assert_eq!(*kinds.borrow(), [false, false, true]);
 }
