@@ -250,6 +250,15 @@ fn a_game_folder_of_ten_thousand_mods_is_refused_as_too_many_without_loading_any
     );
 }
 
+/// Writes `text` as `<mod>`'s save file in the game at `root`, as a past
+/// run (or a broken disk) left it; the save folder.
+fn write_save(root: &Path, module: &str, text: &str) -> std::path::PathBuf {
+    let saved = root.join(".gantry/saved");
+    std::fs::create_dir_all(&saved).unwrap();
+    std::fs::write(saved.join(format!("{module}.json")), text).unwrap();
+    saved
+}
+
 const SAVER: &str =
     "[keys.\"Quest.Progress\"]\nkind = \"store\"\nparams = [\"done: int\"]\npersist = true\n";
 
@@ -284,9 +293,7 @@ fn what_a_persisted_key_stores_survives_a_restart() {
 fn a_corrupt_save_is_kept_aside_under_its_date_and_the_mod_starts_fresh() {
     let game = tempfile::tempdir().unwrap();
     add_mod(game.path(), "quest", SAVER, &[("main.lua", QUEST)]);
-    let saved = game.path().join(".gantry/saved");
-    std::fs::create_dir_all(&saved).unwrap();
-    std::fs::write(saved.join("quest.json"), "{ this is not json").unwrap();
+    let saved = write_save(game.path(), "quest", "{ this is not json");
     let output = run(game.path(), &["--ticks", "1"]);
     let err = stderr(&output);
     assert!(output.status.success(), "{err}");
@@ -316,9 +323,7 @@ fn a_corrupt_save_is_kept_aside_under_its_date_and_the_mod_starts_fresh() {
 fn a_save_from_a_newer_gantry_is_kept_aside_not_overwritten() {
     let game = tempfile::tempdir().unwrap();
     add_mod(game.path(), "quest", SAVER, &[("main.lua", QUEST)]);
-    let saved = game.path().join(".gantry/saved");
-    std::fs::create_dir_all(&saved).unwrap();
-    std::fs::write(saved.join("quest.json"), "{\"version\": 99, \"keys\": {}}").unwrap();
+    write_save(game.path(), "quest", "{\"version\": 99, \"keys\": {}}");
     let output = run(game.path(), &["--ticks", "1"]);
     let err = stderr(&output);
     assert!(err.contains("saved by a newer gantry (version 99"), "{err}");
@@ -362,14 +367,12 @@ fn a_mod_disabled_in_game_toml_while_watching_is_unloaded_with_its_listeners() {
 fn a_saved_message_the_changed_declaration_no_longer_takes_is_dropped_and_said() {
     let game = tempfile::tempdir().unwrap();
     add_mod(game.path(), "quest", SAVER, &[("main.lua", QUEST)]);
-    let saved = game.path().join(".gantry/saved");
-    std::fs::create_dir_all(&saved).unwrap();
     // Saved when Quest.Progress carried a string; it carries an int now.
-    std::fs::write(
-        saved.join("quest.json"),
+    write_save(
+        game.path(),
+        "quest",
         "{\"version\": 1, \"mod\": \"quest\", \"keys\": {\"Quest.Progress\": {\"world\": [\"half\"]}}}",
-    )
-    .unwrap();
+    );
     let output = run(game.path(), &["--ticks", "1"]);
     let err = stderr(&output);
     assert_eq!(stdout(&output).trim(), "found\t0", "{err}");
@@ -550,14 +553,12 @@ fn a_mod_folder_that_appears_while_watching_loads_when_its_dependency_runs() {
 fn a_saved_message_keeps_the_values_a_shortened_declaration_still_carries() {
     let game = tempfile::tempdir().unwrap();
     add_mod(game.path(), "quest", SAVER, &[("main.lua", QUEST)]);
-    let saved = game.path().join(".gantry/saved");
-    std::fs::create_dir_all(&saved).unwrap();
     // Saved when Quest.Progress also carried who made it; it no longer does.
-    std::fs::write(
-        saved.join("quest.json"),
+    write_save(
+        game.path(),
+        "quest",
         "{\"version\": 1, \"mod\": \"quest\", \"keys\": {\"Quest.Progress\": {\"world\": [4, \"ann\"]}}}",
-    )
-    .unwrap();
+    );
     let output = run(game.path(), &["--ticks", "1"]);
     let err = stderr(&output);
     assert_eq!(stdout(&output).trim(), "found\t4", "{err}");
@@ -774,15 +775,13 @@ fn a_saved_message_keeps_its_values_by_parameter_name_when_the_declaration_is_re
             "ListenWorldMessage(self:World(), \"Quest.Progress\", nil, function(who, n) print(who, n) end)\n",
         )],
     );
-    let saved = game.path().join(".gantry/saved");
-    std::fs::create_dir_all(&saved).unwrap();
-    std::fs::write(
-        saved.join("quest.json"),
+    write_save(
+        game.path(),
+        "quest",
         "{\"version\": 2, \"mod\": \"quest\", \"keys\": {\"Quest.Progress\": {\
          \"params\": [\"done: int\", \"who: string\", \"mood: string\"], \
          \"stored\": [{\"on\": \"world\", \"args\": [4, \"ann\", \"glad\"]}]}}}",
-    )
-    .unwrap();
+    );
     let output = run(game.path(), &["--ticks", "0"]);
     let err = stderr(&output);
     assert_eq!(stdout(&output).trim(), "ann\t4", "{err}");
@@ -805,14 +804,12 @@ fn a_saved_message_whose_new_parameter_cannot_start_empty_is_dropped_saying_why(
         saver,
         &[("main.lua", "print(\"up\")\n")],
     );
-    let saved = game.path().join(".gantry/saved");
-    std::fs::create_dir_all(&saved).unwrap();
-    std::fs::write(
-        saved.join("quest.json"),
+    write_save(
+        game.path(),
+        "quest",
         "{\"version\": 2, \"mod\": \"quest\", \"keys\": {\"Quest.Progress\": {\
          \"params\": [\"done: int\"], \"stored\": [{\"on\": \"world\", \"args\": [4]}]}}}",
-    )
-    .unwrap();
+    );
     let output = run(game.path(), &["--ticks", "0"]);
     let err = stderr(&output);
     assert!(
@@ -839,15 +836,13 @@ fn a_saved_struct_keeps_the_fields_its_declaration_still_has_by_name() {
             "ListenWorldMessage(self:World(), \"Quest.Current\", nil, function(q) print(q.id, q.giver, q.reward) end)\n",
         )],
     );
-    let saved = game.path().join(".gantry/saved");
-    std::fs::create_dir_all(&saved).unwrap();
-    std::fs::write(
-        saved.join("quest.json"),
+    write_save(
+        game.path(),
+        "quest",
         "{\"version\": 2, \"mod\": \"quest\", \"keys\": {\"Quest.Current\": {\
          \"params\": [\"quest: Quest\"], \"stored\": [{\"on\": \"world\", \"args\": \
          [{\"struct\": \"Quest\", \"fields\": {\"id\": \"q1\", \"reward\": 3}}]}]}}}",
-    )
-    .unwrap();
+    );
     let output = run(game.path(), &["--ticks", "0"]);
     let err = stderr(&output);
     assert_eq!(stdout(&output).trim(), "q1\tnil\tnil", "{err}");
