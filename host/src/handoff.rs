@@ -11,7 +11,8 @@
 //! when the epoch moves ([`Hub::watch_epoch`]).
 //!
 //! The hub hands off only what it would do itself with nothing but calls:
-//! no tracing, the key's types known for plain sends, and every listener a
+//! no tracing (a dispatch log is no obstacle: the snapshot carries it, and
+//! the runtime logs what it delivers), the key's types known for plain sends, and every listener a
 //! plain message listener (no `times` to count, no struct filter, not a
 //! collection listener). Anything else is refused and goes through the hub.
 //! The runtime keeps the rest of the contract: it checks the arguments
@@ -41,6 +42,10 @@ pub struct LaneSnapshot {
     pub params: Rc<[Type]>,
     /// The listeners to call, in delivery order.
     pub listeners: Vec<SnapshotListener>,
+    /// The hub's dispatch log, if one is installed: each send delivered
+    /// down this lane is logged through it (begun before its listeners,
+    /// ended after), as the hub logs its own.
+    pub log: Option<crate::dispatch_log::LogHandle>,
 }
 
 /// One listener of a [`LaneSnapshot`].
@@ -148,10 +153,14 @@ impl Hub {
                     epoch,
                     params,
                     listeners,
+                    log: None,
                 })
             });
             if gone.is_empty() {
-                return taken;
+                return taken.map(|lane| LaneSnapshot {
+                    log: self.dispatch_log(),
+                    ..lane
+                });
             }
             for id in gone {
                 self.drop_listener(id, crate::trace::DropReason::OwnerGone);

@@ -273,7 +273,8 @@ impl Hub {
         // What each listener is handed, looked up once for the whole run.
         let plain = self.uncharged();
         let tracing = self.is_tracing();
-        if tracing {
+        let observed = self.is_observed();
+        if observed {
             self.trace_dispatch(
                 key,
                 Source::Global,
@@ -341,6 +342,9 @@ impl Hub {
                 handled: result.handled,
                 cancelled: result.cancelled,
             });
+        }
+        if observed {
+            self.log_end();
         }
         result
     }

@@ -34,6 +34,8 @@
 //! - [`quota`]: hub memory held for a runtime's scripts, against its limit.
 //! - [`report`]: structured [`Report`]s a host can read.
 //! - [`trace`]: per-dispatch trace events (`gantry run --trace`); free when off.
+//! - [`dispatch_log`]: one call per dispatch for a recording, apart from
+//!   the tracer, that script runtimes delivering their own sends keep.
 //!
 //! The hub is single-threaded by design (`!Send`, `!Sync`; no lock on the
 //! hot path).
@@ -43,6 +45,7 @@
 pub mod api;
 mod channel;
 pub mod collection;
+pub mod dispatch_log;
 pub mod face;
 pub mod files;
 pub mod handoff;
@@ -78,6 +81,7 @@ pub use collection::{Row, RowField};
 /// Derives: a key declared by its Rust struct, and a struct of the table
 /// (see [`typed`]).
 pub use gantry_derive::{Message, Struct};
+pub use dispatch_log::{DispatchLog, LogHandle, Logged, LoggedArgs, PlainArg};
 pub use handoff::{LaneSnapshot, NoHandoff, SnapshotListener};
 pub use hook::{HookCall, HookOptions, HookResult};
 pub use hub::{Caller, Delivered, Hub, HubError, ListenSpec, Message};

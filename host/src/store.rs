@@ -303,7 +303,7 @@ impl Hub {
                 (Some(built), [Value::Array(rows)]) if Rc::ptr_eq(built, rows))
         });
         drop(built);
-        if self.is_tracing() {
+        if self.is_observed() {
             self.trace_dispatch(key, source, &args, Delivery::Store);
         }
         let args: Rc<[Value]> = Rc::from(args);
@@ -369,13 +369,13 @@ impl Hub {
         let delivered = match delivered {
             Ok(delivered) => delivered,
             Err(error) => {
-                if self.is_tracing() {
+                if self.is_observed() {
                     self.trace_end(key, 0);
                 }
                 return Err(error);
             }
         };
-        if self.is_tracing() {
+        if self.is_observed() {
             self.trace_end(key, delivered.listeners);
         }
         let fate = if once {
@@ -526,11 +526,11 @@ fn replay(hub: &Hub, entry: &Rc<Entry>) {
             continue;
         }
         let depth = depth_between(hub, key, entry.key);
-        if hub.is_tracing() {
+        if hub.is_observed() {
             hub.trace_dispatch(key, entry.scope, &args, Delivery::Replay);
         }
         let called = hub.call_entry(entry, depth, key, entry.scope, &args, None);
-        if hub.is_tracing() {
+        if hub.is_observed() {
             hub.trace_end(key, usize::from(called));
         }
         if called && once {

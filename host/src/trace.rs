@@ -3,6 +3,8 @@
 //! A host installs one tracer with [`Hub::set_tracer`]. With none installed
 //! (the default) the dispatch path reads one `Cell<bool>` and formats,
 //! allocates and times nothing; the host bench `send/*` measures that path.
+//! The same flag says whether a dispatch log ([`crate::dispatch_log`]) is
+//! installed, which hears of each dispatch where the tracer does.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -136,12 +138,18 @@ pub enum TraceEvent<'a> {
 /// A tracer: called for every [`TraceEvent`] while installed.
 pub type TraceFn = dyn Fn(&TraceEvent<'_>);
 
-/// What the hub keeps for tracing: the tracer, and whether there is one.
+/// What the hub keeps for tracing: the tracer, and whether there is one;
+/// and the dispatch log ([`crate::dispatch_log`]), which hears of the same
+/// dispatches.
 #[derive(Default)]
 pub(crate) struct Tracer {
-    /// Mirrors `tracer.is_some()`: the one read the untraced path pays.
+    /// Mirrors `tracer.is_some()`.
     on: Cell<bool>,
+    /// A tracer or a log is installed: the one read an unobserved
+    /// dispatch pays.
+    observed: Cell<bool>,
     tracer: RefCell<Option<Rc<TraceFn>>>,
+    pub(crate) log: RefCell<Option<crate::dispatch_log::LogHandle>>,
 }
 
 impl Tracer {
@@ -150,13 +158,26 @@ impl Tracer {
     pub(crate) fn is_on(&self) -> bool {
         self.on.get()
     }
+
+    /// Is a tracer or a dispatch log installed?
+    #[inline]
+    pub(crate) fn is_observed(&self) -> bool {
+        self.observed.get()
+    }
+
+    /// Sets the flags from what is installed.
+    pub(crate) fn refresh(&self) {
+        let on = self.tracer.borrow().is_some();
+        self.on.set(on);
+        self.observed.set(on || self.log.borrow().is_some());
+    }
 }
 
 impl Hub {
     /// Installs `tracer` (replacing any other); `None` turns tracing off.
     pub fn set_tracer(&self, tracer: Option<Rc<TraceFn>>) {
-        self.inner.trace.on.set(tracer.is_some());
         *self.inner.trace.tracer.borrow_mut() = tracer;
+        self.inner.trace.refresh();
         // Sends handed off to an embedding must come back to be traced.
         self.with_state(|s| s.epoch += 1);
     }
@@ -166,6 +187,13 @@ impl Hub {
     #[inline]
     pub fn is_tracing(&self) -> bool {
         self.inner.trace.is_on()
+    }
+
+    /// Is a tracer or a dispatch log installed? A dispatch asks this before
+    /// [`Hub::trace_dispatch`] and [`Hub::trace_end`].
+    #[inline]
+    pub(crate) fn is_observed(&self) -> bool {
+        self.inner.trace.is_observed()
     }
 
     /// Hands `event` to the tracer. Callers check [`Hub::is_tracing`] first.
@@ -186,7 +214,8 @@ impl Hub {
         }
     }
 
-    /// Traces the start of a dispatch (the caller checked `is_tracing`).
+    /// Traces and logs the start of a dispatch (the caller checked
+    /// `is_observed`).
     pub(crate) fn trace_dispatch(
         &self,
         key: Key,
@@ -194,13 +223,16 @@ impl Hub {
         args: &[Value],
         delivery: Delivery,
     ) {
-        let name = self.key_name(key);
-        self.trace(&TraceEvent::Dispatch {
-            key: &name,
-            source,
-            args,
-            delivery,
-        });
+        if self.is_tracing() {
+            let name = self.key_name(key);
+            self.trace(&TraceEvent::Dispatch {
+                key: &name,
+                source,
+                args,
+                delivery,
+            });
+        }
+        self.log_dispatch(key, source, args, delivery);
     }
 
     /// Traces a new listener (the caller checked `is_tracing`).
@@ -217,13 +249,17 @@ impl Hub {
         });
     }
 
-    /// Traces the end of a dispatch (the caller checked `is_tracing`).
+    /// Traces and logs the end of a dispatch (the caller checked
+    /// `is_observed`).
     pub(crate) fn trace_end(&self, key: Key, listeners: usize) {
-        let name = self.key_name(key);
-        self.trace(&TraceEvent::End {
-            key: &name,
-            listeners,
-        });
+        if self.is_tracing() {
+            let name = self.key_name(key);
+            self.trace(&TraceEvent::End {
+                key: &name,
+                listeners,
+            });
+        }
+        self.log_end();
     }
 
     /// Traces one listener call (the caller checked `is_tracing`).

@@ -236,7 +236,7 @@ fn replay(hub: &Hub, entry: &Rc<Entry>, listen: &CollectionListen) {
             let state = hub.inner.state.borrow();
             state.keys.info(key).depth - state.keys.info(entry.key).depth
         };
-        let tracing = hub.is_tracing();
+        let tracing = hub.is_observed();
         if tracing {
             hub.trace_dispatch(key, entry.scope, &args, crate::trace::Delivery::Replay);
         }

@@ -184,7 +184,7 @@ impl Hub {
             return Err(*gone);
         }
         let args: &[Value] = args;
-        if self.is_tracing() {
+        if self.is_observed() {
             let delivery = if responder.is_some() {
                 Delivery::Request
             } else {
@@ -213,7 +213,7 @@ impl Hub {
         } else {
             self.deliver_reached(key, source, args, caller, responder, reached, &mut Alone)
         };
-        if self.is_tracing() {
+        if self.is_observed() {
             let listeners = delivered.as_ref().map_or(0, |d| d.listeners);
             self.trace_end(key, listeners);
         }
@@ -315,7 +315,8 @@ impl Hub {
     }
 
     /// The lane's typed view for `A`, when the lane is current for
-    /// `source` and tracing is off (a traced send takes the full path).
+    /// `source` and nothing observes dispatches (a traced or logged send
+    /// takes the full path).
     #[inline(always)]
     pub(super) fn direct_lane<A: TypedArgs>(
         &self,
@@ -323,7 +324,7 @@ impl Hub {
         source: Source,
         site: &'static Location<'static>,
     ) -> Option<Rc<crate::lane::DirectLane<A>>> {
-        if self.inner.trace.is_on() {
+        if self.inner.trace.is_observed() {
             return None;
         }
         let mut state = self.inner.state.borrow_mut();

@@ -12,7 +12,9 @@
 //! - The lane is used only for plain message listeners this runtime
 //!   registered with a function it holds (owner `nil` or an object); a
 //!   Rust or Rhai listener, a Lua-value owner, `times`, tracing or a key
-//!   whose types are still being learned send the slow way.
+//!   whose types are still being learned send the slow way. A dispatch
+//!   log (a recording) keeps the lane: each send it takes is logged as the
+//!   hub would log it (`log`).
 //! - Arguments are checked against the key's types (integer, float,
 //!   boolean, UTF-8 string; exactly the key's arity); anything else — a table, an object, a
 //!   wrong type, an extra argument — goes the slow way, which converts,
@@ -43,6 +45,7 @@ use super::convert::{object_source_of_arg, world_of_arg};
 use super::shared::{Shared, error_text};
 
 mod dispatch;
+mod log;
 
 use dispatch::Counters;
 
@@ -266,6 +269,11 @@ fn fetch(
         kinds: kinds.into_bytes().into_boxed_slice(),
         epoch: lane.epoch,
         count: lane.listeners.len() as i64,
+        log: lane.log.map(|handle| log::LaneLog {
+            handle,
+            key,
+            source,
+        }),
     });
     let data_ptr = &*data as *const dispatch::LaneData as *mut std::ffi::c_void;
     let snapshot = lua.create_userdata(Snapshot {

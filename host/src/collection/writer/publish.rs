@@ -84,7 +84,7 @@ impl StoredArray<'_> {
         }
         // After an in-place publish the overlay holds the old rows.
         self.edits.clear();
-        let tracing = self.hub.is_tracing();
+        let tracing = self.hub.is_observed();
         if tracing {
             self.hub
                 .trace_dispatch(self.key, self.source, &args, crate::trace::Delivery::Store);

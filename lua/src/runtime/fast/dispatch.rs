@@ -112,6 +112,9 @@ pub(crate) struct LaneData {
     pub epoch: u64,
     /// How many listeners.
     pub count: i64,
+    /// The hub's dispatch log, when one is installed: each send down the
+    /// lane is logged (`super::log`).
+    pub log: Option<super::log::LaneLog>,
 }
 
 /// Fast sends nested this deep send the slow way from there on (whose
@@ -193,7 +196,13 @@ unsafe fn try_lane<const SOURCED: bool>(
         // The lane on this stack keeps `data` and the functions alive
         // should a nested send of this same function take a new lane.
         ffi::lua_pushvalue(l, ffi::lua_upvalueindex(6));
-        deliver(l, counters, top + 1, data, first, count);
+        if let Some(log) = &data.log {
+            super::log::begin(l, log, &data.kinds, first);
+            deliver(l, counters, top + 1, data, first, count);
+            log.end();
+        } else {
+            deliver(l, counters, top + 1, data, first, count);
+        }
         true
     }
 }
