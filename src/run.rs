@@ -195,9 +195,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let profiler = args.profile.start(&game, tick_now.clone())?;
-    if printer.is_some() || why.is_some() || record.is_some() || profiler.is_some() {
+    // The recording is the hub's dispatch log, not a tracer.
+    if printer.is_some() || why.is_some() || profiler.is_some() {
         let recorder = why.clone();
-        let record = record.clone();
         let profiler = profiler.clone();
         // The game's: chained with its tick budgets and quarantine.
         game.set_tracer(Some(Rc::new(move |event: &TraceEvent<'_>| {
@@ -206,9 +206,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
             if let Some(recorder) = &recorder {
                 recorder.on_event(event);
-            }
-            if let Some(record) = &record {
-                record.on_event(event);
             }
             if let Some(profiler) = &profiler {
                 profiler.on_event(event);

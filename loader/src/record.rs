@@ -24,22 +24,28 @@
 //! or an exponent; `{"float":"nan"}` and `±inf` spelled so), strings,
 //! arrays, `{"struct":name,"fields":{…}}`, `{"object":id}`.
 //!
-//! The recorder is a tracer ([`gantry_host::Hub::set_tracer`]): without
-//! `--record` none is installed and recording costs nothing.
+//! The recorder is the hub's dispatch log ([`gantry_host::dispatch_log`]),
+//! not a tracer, so a script runtime's own delivery (the Lua lane) stays
+//! on and logs its sends itself; without `--record` none is installed and
+//! recording costs nothing. On the game thread a dispatch costs a compact
+//! record appended to a buffer; a thread of its own formats the lines and
+//! writes the file (`writer`: the `tracing-appender` non-blocking pattern).
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-use std::io::{BufWriter, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use gantry_host::face::Faced;
 use gantry_host::trace::Delivery;
 use gantry_host::value::StructValue;
-use gantry_host::{Caller, Hub, ObjectId, Source, TraceEvent, Value};
+use gantry_host::{Caller, DispatchLog, Hub, Logged, ObjectId, Source, TraceEvent, Value};
 use serde_json::{Map, Number, Value as Json, json};
 
 use crate::Game;
+
+mod writer;
 
 /// The format's version, written in the header and checked on replay.
 pub const VERSION: u64 = 1;
@@ -101,12 +107,7 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
         Value::Int(n) => {
             let _ = write!(out, "{n}");
         }
-        Value::Float(x) if x.is_finite() => {
-            let _ = serde_json::to_writer(&mut *out, x);
-        }
-        Value::Float(x) => {
-            let _ = write!(out, "{{\"float\":\"{x}\"}}");
-        }
+        Value::Float(x) => write_float(out, *x),
         Value::Str(s) => write_str(out, s),
         Value::Object(o) => {
             let _ = write!(out, "{{\"object\":{}}}", o.get());
@@ -135,6 +136,16 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
             }
             out.push(b']');
         }
+    }
+}
+
+/// A float as [`value_to_json`] writes it: a JSON number, or
+/// `{"float":"NaN"}` and `±inf` spelled so.
+fn write_float(out: &mut Vec<u8>, x: f64) {
+    if x.is_finite() {
+        let _ = serde_json::to_writer(&mut *out, &x);
+    } else {
+        let _ = write!(out, "{{\"float\":\"{x}\"}}");
     }
 }
 
@@ -268,29 +279,110 @@ impl Classifier {
     }
 }
 
-/// A line being written, and the last source with its name as JSON.
-type LineBuffer = (Vec<u8>, Option<(Source, Vec<u8>)>);
+/// What the recorder keeps on the game thread.
+struct GameSide {
+    batch: writer::Batcher,
+    /// The keys whose names the writer has been told, by index.
+    named: Vec<bool>,
+    /// The tick of the records last appended.
+    tick: u32,
+    /// The tick the buffer was last handed over in.
+    handed: u32,
+    /// The last named source and its name (a mod's sends come from a few
+    /// sources, one after another).
+    last_named: Option<(Source, String)>,
+    /// The first failure (recording stops there).
+    failed: Option<String>,
+}
 
-/// Writes a recording while a game runs. Install [`Recorder::on_event`]
-/// in the hub's tracer; call [`Recorder::loaded`] once the mods are
-/// loaded and [`Recorder::finish`] at the end.
-pub struct Recorder {
+/// The recorder's dispatch log: one compact record per dispatch.
+struct Log {
     hub: Hub,
     tick: Rc<Cell<u32>>,
-    /// The line being written, kept between dispatches (no allocation
-    /// per record), and the last source with its name as JSON (a mod's
-    /// sends come from a few sources, one after another).
-    line: RefCell<LineBuffer>,
-    out: RefCell<Option<BufWriter<std::fs::File>>>,
-    classify: Classifier,
+    loaded: Cell<bool>,
+    side: RefCell<GameSide>,
     path: PathBuf,
-    /// The first write that failed (recording stops there).
-    failed: RefCell<Option<String>>,
+}
+
+impl DispatchLog for Log {
+    #[inline]
+    fn dispatch(&self, d: &Logged<'_>) {
+        let input = d.outermost && self.loaded.get() && d.delivery != Delivery::Replay;
+        let Ok(mut side) = self.side.try_borrow_mut() else {
+            return;
+        };
+        let side = &mut *side;
+        if side.failed.is_some() {
+            return;
+        }
+        let tick = self.tick.get();
+        if input && tick != side.handed {
+            // What came before a new tick's input is handed over: a crash
+            // loses at most the tick under way.
+            side.handed = tick;
+            self.hand_over(side);
+        }
+        if tick != side.tick {
+            side.tick = tick;
+            writer::tick(side.batch.buf(), tick);
+        }
+        let key = d.key.index();
+        if side.named.get(key) != Some(&true) {
+            if side.named.len() <= key {
+                side.named.resize(key + 1, false);
+            }
+            side.named[key] = true;
+            writer::key(side.batch.buf(), key as u32, &self.hub.key_name(d.key));
+        }
+        let named = match d.source {
+            Source::Named(..) => {
+                if side.last_named.as_ref().is_none_or(|(s, _)| *s != d.source) {
+                    side.last_named = Some((d.source, self.hub.source_name(d.source)));
+                }
+                side.last_named.as_ref().map(|(_, name)| name.as_str())
+            }
+            _ => None,
+        };
+        writer::dispatch(side.batch.buf(), input, key as u32, d.source, named, d.args);
+        if side.batch.hand_over_if_full().is_err() {
+            self.writer_gone(side);
+        }
+    }
+}
+
+impl Log {
+    fn hand_over(&self, side: &mut GameSide) {
+        if side.failed.is_none() && side.batch.hand_over().is_err() {
+            self.writer_gone(side);
+        }
+    }
+
+    /// The writer stopped (a write failed): its error, and recording stops.
+    #[cold]
+    fn writer_gone(&self, side: &mut GameSide) {
+        let error = match side.batch.close() {
+            Err(e) => e.to_string(),
+            Ok(()) => "the writer stopped".to_owned(),
+        };
+        side.failed = Some(format!(
+            "{}: {error}; recording stopped",
+            self.path.display()
+        ));
+    }
+}
+
+/// Writes a recording while a game runs: installed as the hub's dispatch
+/// log by [`Recorder::create`]; call [`Recorder::loaded`] once the mods
+/// are loaded and [`Recorder::finish`] at the end (dropped unfinished, it
+/// writes what it has, without the end line).
+pub struct Recorder {
+    log: Rc<Log>,
 }
 
 impl Recorder {
-    /// Creates (or truncates) `path` and writes the header of `game`;
-    /// `tick` is the tick the host is in (0 while loading).
+    /// Creates (or truncates) `path`, writes the header of `game` and
+    /// starts recording every dispatch of its hub; `tick` is the tick the
+    /// host is in (0 while loading).
     ///
     /// A file already there is replaced only if it is a recording: a
     /// mistyped path never costs the user a script, and a FIFO or device is
@@ -309,116 +401,73 @@ impl Recorder {
                 return refuse("exists and is not a recording; not overwritten");
             }
         }
-        let mut file = BufWriter::new(std::fs::File::create(path)?);
-        writeln!(file, "{}", header(game))?;
-        file.flush()?;
-        Ok(Self {
+        let mut file = std::fs::File::create(path)?;
+        file.write_all(format!("{}\n", header(game)).as_bytes())?;
+        let log = Rc::new(Log {
             hub: game.hub().clone(),
             tick,
-            line: RefCell::default(),
-            out: RefCell::new(Some(file)),
-            classify: Classifier::new(),
+            loaded: Cell::new(false),
+            side: RefCell::new(GameSide {
+                batch: writer::Batcher::start(file)?,
+                named: Vec::new(),
+                tick: 0,
+                handed: 0,
+                last_named: None,
+                failed: None,
+            }),
             path: path.to_path_buf(),
-            failed: RefCell::new(None),
-        })
+        });
+        game.hub().set_dispatch_log(Some(log.clone()));
+        Ok(Self { log })
     }
 
     /// Scripts load (a reload while watching): outermost dispatches are
     /// their top levels' sends, outputs, until [`Recorder::loaded`].
     pub fn loading(&self) {
-        self.classify.loaded.set(false);
+        self.log.loaded.set(false);
     }
 
     /// The mods are loaded: outermost dispatches from now on are inputs.
+    /// What was recorded so far is handed to the writer.
     pub fn loaded(&self) {
-        self.classify.loaded.set(true);
-        self.flush();
+        self.log.loaded.set(true);
+        self.log.hand_over(&mut self.log.side.borrow_mut());
     }
 
-    /// The tracer's part: one line per dispatch.
-    pub fn on_event(&self, event: &TraceEvent<'_>) {
-        let Some(input) = self.classify.on_event(event) else {
-            return;
-        };
-        let TraceEvent::Dispatch {
-            key, source, args, ..
-        } = event
-        else {
-            return;
-        };
-        if input {
-            // What came before an input is whole on disk: a crash loses
-            // at most the tick under way.
-            self.flush();
-        }
-        // `{"t":…,"in"|"out":…,"src":…,"args":[…]}`, as `json!` writes it.
-        let mut line = self.line.borrow_mut();
-        let (buf, last) = &mut *line;
-        buf.clear();
-        let _ = write!(buf, "{{\"t\":{},", self.tick.get());
-        buf.extend_from_slice(if input { b"\"in\":" } else { b"\"out\":" });
-        write_str(buf, key);
-        buf.extend_from_slice(b",\"src\":");
-        match last {
-            Some((seen, name)) if seen == source => buf.extend_from_slice(name),
-            _ => {
-                let mut name = Vec::new();
-                write_str(&mut name, &self.hub.source_name(*source));
-                buf.extend_from_slice(&name);
-                *last = Some((*source, name));
-            }
-        }
-        buf.extend_from_slice(b",\"args\":[");
-        for (i, v) in args.iter().enumerate() {
-            if i > 0 {
-                buf.push(b',');
-            }
-            write_value(buf, v);
-        }
-        buf.extend_from_slice(b"]}\n");
-        self.write_bytes(buf);
-    }
-
-    fn write_bytes(&self, bytes: &[u8]) {
-        let mut out = self.out.borrow_mut();
-        let Some(file) = out.as_mut() else { return };
-        if let Err(e) = file.write_all(bytes) {
-            *self.failed.borrow_mut() =
-                Some(format!("{}: {e}; recording stopped", self.path.display()));
-            *out = None;
-        }
-    }
-
-    fn write(&self, line: &Json) {
-        let mut out = self.out.borrow_mut();
-        let Some(file) = out.as_mut() else { return };
-        if let Err(e) = writeln!(file, "{line}") {
-            *self.failed.borrow_mut() =
-                Some(format!("{}: {e}; recording stopped", self.path.display()));
-            *out = None;
-        }
-    }
-
-    fn flush(&self) {
-        let mut out = self.out.borrow_mut();
-        if let Some(file) = out.as_mut()
-            && let Err(e) = file.flush()
-        {
-            *self.failed.borrow_mut() =
-                Some(format!("{}: {e}; recording stopped", self.path.display()));
-            *out = None;
-        }
-    }
-
-    /// Writes the end line and flushes; the first write that failed, if any.
+    /// Stops recording: writes the end line, lets the writer finish and
+    /// joins it; the first write that failed, if any.
     pub fn finish(&self) -> Result<(), String> {
-        self.write(&json!({ "end": true, "ticks": self.tick.get() }));
-        self.flush();
-        self.out.borrow_mut().take();
-        match self.failed.borrow().clone() {
+        self.stop(true)
+    }
+
+    fn stop(&self, clean: bool) -> Result<(), String> {
+        let hub = &self.log.hub;
+        if hub.dispatch_log().is_some() {
+            hub.set_dispatch_log(None);
+        }
+        let mut side = self.log.side.borrow_mut();
+        let side = &mut *side;
+        if side.failed.is_none() && !side.batch.stopped() {
+            if clean {
+                writer::end(side.batch.buf(), self.log.tick.get());
+            }
+            if let Err(e) = side.batch.close() {
+                side.failed = Some(format!(
+                    "{}: {e}; recording stopped",
+                    self.log.path.display()
+                ));
+            }
+        }
+        match side.failed.clone() {
             Some(error) => Err(error),
             None => Ok(()),
         }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.stop(false);
     }
 }
 

@@ -4,6 +4,7 @@
 mod game_api;
 mod game_host_example;
 mod quarantine;
+mod recorded_sends;
 mod recorded_values;
 mod saved_state;
 mod tick_budgets;

@@ -1,0 +1,508 @@
+//! The recorder's writer: compact records on the game thread, JSON lines
+//! on a thread of their own.
+//!
+//! This is the `non_blocking` pattern of `tracing-appender`: the thread
+//! that makes the records only appends them, as compact binary records,
+//! to a buffer (no formatting, no system call, no allocation once the
+//! buffers have been made); a full buffer (64 KiB) is handed to a writer
+//! thread over a bounded channel, and the writer formats each record as
+//! the recording's JSON line and writes the file. Emptied buffers come
+//! back to be filled again.
+//!
+//! The channel holds [`IN_FLIGHT`] buffers. When the writer falls that
+//! far behind, the game thread waits for it: a recording with a record
+//! missing would replay as a difference that never happened, so losing
+//! records to keep the game's pace is not an option, and an unbounded
+//! queue would trade the wait for memory without limit.
+//!
+//! What has been handed over is written whole, line after line, so a
+//! crash leaves a readable prefix: the recorder hands its buffer over at
+//! each new tick's first input, once the mods are loaded, and at the end.
+//!
+//! The compact records (all integers little-endian):
+//! - `KEY` id:u32 len:u32 name — a key's name, before its first dispatch;
+//! - `TICK` tick:u32 — the tick of the dispatches after it;
+//! - `IN`/`OUT` key:u32 source nargs:u32 value… — a dispatch;
+//! - `END` ticks:u32 — the run ended cleanly.
+//!
+//! A source is `0` (global), `1` world:u32, `2` object:u64 or `3` len:u32
+//! name (a named source, named on the game thread, which knows its name).
+//! A value is a tag and its payload, as [`Tag`] lists.
+
+use std::fs::File;
+use std::io::Write;
+use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError};
+use std::thread::JoinHandle;
+
+use gantry_host::{LoggedArgs, PlainArg, Source, Value};
+
+use super::{write_float, write_str};
+
+/// The size a buffer is handed over at.
+pub const BATCH_BYTES: usize = 64 * 1024;
+/// Buffers handed over and not written yet, at most, before the game
+/// thread waits.
+pub const IN_FLIGHT: usize = 4;
+
+const KEY: u8 = 1;
+const TICK: u8 = 2;
+const IN: u8 = 3;
+const OUT: u8 = 4;
+const END: u8 = 5;
+
+/// A value's tag.
+#[repr(u8)]
+enum Tag {
+    Nil = 0,
+    False = 1,
+    True = 2,
+    /// i64
+    Int = 3,
+    /// f64
+    Float = 4,
+    /// len:u32, bytes
+    Str = 5,
+    /// u64
+    Object = 6,
+    /// name (len:u32, bytes), fields:u32, (name, value)…
+    Struct = 7,
+    /// items:u32, value…
+    Array = 8,
+}
+
+/// The game thread's side: appends records, hands buffers over.
+pub struct Batcher {
+    buf: Vec<u8>,
+    to_writer: Option<SyncSender<Vec<u8>>>,
+    spare: Receiver<Vec<u8>>,
+    thread: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Batcher {
+    /// Starts the writer thread on `file` (its header already written).
+    pub fn start(file: File) -> std::io::Result<Self> {
+        let (to_writer, from_game) = std::sync::mpsc::sync_channel(IN_FLIGHT);
+        let (back, spare) = std::sync::mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("gantry-record".into())
+            .spawn(move || write_batches(file, from_game, back))?;
+        Ok(Self {
+            buf: Vec::with_capacity(BATCH_BYTES + 1024),
+            to_writer: Some(to_writer),
+            spare,
+            thread: Some(thread),
+        })
+    }
+
+    /// The buffer records are appended to.
+    #[inline]
+    pub fn buf(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    /// Is the writer gone (it failed, or the recording ended)?
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.to_writer.is_none()
+    }
+
+    /// Hands the buffer over if it is full.
+    #[inline]
+    pub fn hand_over_if_full(&mut self) -> Result<(), ()> {
+        if self.buf.len() >= BATCH_BYTES {
+            self.hand_over()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Hands what the buffer holds to the writer (waiting while
+    /// [`IN_FLIGHT`] buffers are); `Err` when the writer is gone.
+    #[cold]
+    pub fn hand_over(&mut self) -> Result<(), ()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let Some(to_writer) = &self.to_writer else {
+            self.buf.clear();
+            return Err(());
+        };
+        let next = match self.spare.try_recv() {
+            Ok(spare) => spare,
+            Err(TryRecvError::Empty | TryRecvError::Disconnected) => {
+                Vec::with_capacity(BATCH_BYTES + 1024)
+            }
+        };
+        let full = std::mem::replace(&mut self.buf, next);
+        if to_writer.send(full).is_err() {
+            self.to_writer = None;
+            return Err(());
+        }
+        Ok(())
+    }
+
+    /// Hands over what is left, lets the writer finish and joins it: the
+    /// first error it met, if any.
+    pub fn close(&mut self) -> std::io::Result<()> {
+        let _ = self.hand_over();
+        self.to_writer = None;
+        match self.thread.take().map(JoinHandle::join) {
+            None => Ok(()),
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(std::io::Error::other("the recording's writer failed")),
+        }
+    }
+}
+
+impl Drop for Batcher {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+// ----- the game thread's records ------------------------------------------
+
+/// A key's name, before its first dispatch.
+pub fn key(buf: &mut Vec<u8>, id: u32, name: &str) {
+    buf.push(KEY);
+    buf.extend_from_slice(&id.to_le_bytes());
+    bytes(buf, name.as_bytes());
+}
+
+/// The tick of the dispatches that follow.
+pub fn tick(buf: &mut Vec<u8>, tick: u32) {
+    let mut record = [TICK; 5];
+    record[1..].copy_from_slice(&tick.to_le_bytes());
+    buf.extend_from_slice(&record);
+}
+
+/// The end line's record.
+pub fn end(buf: &mut Vec<u8>, ticks: u32) {
+    let mut record = [END; 5];
+    record[1..].copy_from_slice(&ticks.to_le_bytes());
+    buf.extend_from_slice(&record);
+}
+
+/// A dispatch. `named` is a named source's name (the others are written
+/// by their ids).
+#[inline]
+pub fn dispatch(
+    buf: &mut Vec<u8>,
+    input: bool,
+    key: u32,
+    source: Source,
+    named: Option<&str>,
+    args: LoggedArgs<'_>,
+) {
+    let mut head = [0u8; 5];
+    head[0] = if input { IN } else { OUT };
+    head[1..].copy_from_slice(&key.to_le_bytes());
+    buf.extend_from_slice(&head);
+    match (source, named) {
+        (Source::Global, _) => buf.push(0),
+        (Source::World(w), _) => {
+            let mut s = [1u8; 5];
+            s[1..].copy_from_slice(&w.get().to_le_bytes());
+            buf.extend_from_slice(&s);
+        }
+        (Source::Object(o), _) => {
+            let mut s = [2u8; 9];
+            s[1..].copy_from_slice(&o.get().to_le_bytes());
+            buf.extend_from_slice(&s);
+        }
+        (Source::Named(..), name) => {
+            buf.push(3);
+            bytes(buf, name.unwrap_or_default().as_bytes());
+        }
+    }
+    buf.extend_from_slice(&(args.len() as u32).to_le_bytes());
+    match args {
+        LoggedArgs::Plain(args) => {
+            for arg in args {
+                plain(buf, arg);
+            }
+        }
+        LoggedArgs::Values(values) => {
+            for v in values {
+                value(buf, v);
+            }
+        }
+    }
+}
+
+#[inline]
+fn plain(buf: &mut Vec<u8>, arg: &PlainArg<'_>) {
+    let mut w = [0u8; 9];
+    match *arg {
+        PlainArg::Int(n) => {
+            w[0] = Tag::Int as u8;
+            w[1..].copy_from_slice(&n.to_le_bytes());
+        }
+        PlainArg::Float(x) => {
+            w[0] = Tag::Float as u8;
+            w[1..].copy_from_slice(&x.to_le_bytes());
+        }
+        PlainArg::Bool(b) => {
+            buf.push(if b { Tag::True } else { Tag::False } as u8);
+            return;
+        }
+        PlainArg::Str(s) => {
+            buf.push(Tag::Str as u8);
+            bytes(buf, s.as_bytes());
+            return;
+        }
+    }
+    buf.extend_from_slice(&w);
+}
+
+fn value(buf: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Nil => buf.push(Tag::Nil as u8),
+        Value::Bool(b) => plain(buf, &PlainArg::Bool(*b)),
+        Value::Int(n) => plain(buf, &PlainArg::Int(*n)),
+        Value::Float(x) => plain(buf, &PlainArg::Float(*x)),
+        Value::Str(s) => plain(buf, &PlainArg::Str(s)),
+        Value::Object(o) => {
+            buf.push(Tag::Object as u8);
+            buf.extend_from_slice(&o.get().to_le_bytes());
+        }
+        Value::Struct(s) => {
+            buf.push(Tag::Struct as u8);
+            bytes(buf, s.name.as_bytes());
+            buf.extend_from_slice(&(s.fields.len() as u32).to_le_bytes());
+            for (name, v) in s.fields.iter() {
+                bytes(buf, name.as_bytes());
+                value(buf, v);
+            }
+        }
+        Value::Array(items) => {
+            buf.push(Tag::Array as u8);
+            buf.extend_from_slice(&(items.len() as u32).to_le_bytes());
+            for v in items.iter() {
+                value(buf, v);
+            }
+        }
+    }
+}
+
+#[inline]
+fn bytes(buf: &mut Vec<u8>, b: &[u8]) {
+    buf.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    buf.extend_from_slice(b);
+}
+
+// ----- the writer thread ---------------------------------------------------
+
+/// The writer thread: formats each buffer's records as lines and writes
+/// them, until the game side hangs up. Stops at the first write that
+/// fails (the game side then sees the channel closed).
+fn write_batches(
+    mut file: File,
+    from_game: Receiver<Vec<u8>>,
+    back: Sender<Vec<u8>>,
+) -> std::io::Result<()> {
+    let mut lines = Lines::default();
+    let mut text = Vec::with_capacity(4 * BATCH_BYTES);
+    for mut batch in from_game {
+        text.clear();
+        lines.format(&batch, &mut text)?;
+        file.write_all(&text)?;
+        batch.clear();
+        let _ = back.send(batch);
+    }
+    file.flush()
+}
+
+/// What the writer knows between buffers: the keys' names (as JSON
+/// strings) and the tick.
+#[derive(Default)]
+struct Lines {
+    keys: Vec<Option<Box<[u8]>>>,
+    tick: u32,
+}
+
+/// A buffer that is no run of records (a bug, never a user's input).
+fn malformed() -> std::io::Error {
+    std::io::Error::other("the recording's records are malformed")
+}
+
+/// Reads a buffer of records.
+struct Reader<'a> {
+    b: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> std::io::Result<&'a [u8]> {
+        if self.b.len() < n {
+            return Err(malformed());
+        }
+        let (head, rest) = self.b.split_at(n);
+        self.b = rest;
+        Ok(head)
+    }
+    fn u8(&mut self) -> std::io::Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> std::io::Result<u32> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().unwrap_or_default(),
+        ))
+    }
+    fn u64(&mut self) -> std::io::Result<u64> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or_default(),
+        ))
+    }
+    fn str(&mut self) -> std::io::Result<&'a str> {
+        let n = self.u32()? as usize;
+        std::str::from_utf8(self.take(n)?).map_err(|_| malformed())
+    }
+}
+
+impl Lines {
+    /// Formats the records of `batch` as the recording's lines.
+    fn format(&mut self, batch: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+        let mut r = Reader { b: batch };
+        while !r.b.is_empty() {
+            match r.u8()? {
+                KEY => {
+                    let id = r.u32()? as usize;
+                    let mut name = Vec::new();
+                    write_str(&mut name, r.str()?);
+                    if self.keys.len() <= id {
+                        self.keys.resize(id + 1, None);
+                    }
+                    self.keys[id] = Some(name.into_boxed_slice());
+                }
+                TICK => self.tick = r.u32()?,
+                END => {
+                    let ticks = r.u32()?;
+                    let _ = writeln!(out, "{{\"end\":true,\"ticks\":{ticks}}}");
+                }
+                kind @ (IN | OUT) => {
+                    // `{"t":…,"in"|"out":…,"src":…,"args":[…]}`, as `json!`
+                    // writes it.
+                    let _ = write!(out, "{{\"t\":{},", self.tick);
+                    out.extend_from_slice(if kind == IN { b"\"in\":" } else { b"\"out\":" });
+                    let key = r.u32()? as usize;
+                    let name = self.keys.get(key).and_then(Option::as_ref);
+                    out.extend_from_slice(name.ok_or_else(malformed)?);
+                    out.extend_from_slice(b",\"src\":");
+                    match r.u8()? {
+                        0 => out.extend_from_slice(b"\"global\""),
+                        1 => {
+                            let _ = write!(out, "\"world#{}\"", r.u32()?);
+                        }
+                        2 => {
+                            let _ = write!(out, "\"object#{}\"", r.u64()?);
+                        }
+                        3 => write_str(out, r.str()?),
+                        _ => return Err(malformed()),
+                    }
+                    out.extend_from_slice(b",\"args\":[");
+                    let n = r.u32()?;
+                    for i in 0..n {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        format_value(&mut r, out)?;
+                    }
+                    out.extend_from_slice(b"]}\n");
+                }
+                _ => return Err(malformed()),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One value, as [`super::write_value`] writes it.
+fn format_value(r: &mut Reader<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
+    match r.u8()? {
+        t if t == Tag::Nil as u8 => out.extend_from_slice(b"null"),
+        t if t == Tag::False as u8 => out.extend_from_slice(b"false"),
+        t if t == Tag::True as u8 => out.extend_from_slice(b"true"),
+        t if t == Tag::Int as u8 => {
+            let _ = write!(out, "{}", r.u64()? as i64);
+        }
+        t if t == Tag::Float as u8 => write_float(out, f64::from_bits(r.u64()?)),
+        t if t == Tag::Str as u8 => write_str(out, r.str()?),
+        t if t == Tag::Object as u8 => {
+            let _ = write!(out, "{{\"object\":{}}}", r.u64()?);
+        }
+        t if t == Tag::Struct as u8 => {
+            out.extend_from_slice(b"{\"struct\":");
+            write_str(out, r.str()?);
+            out.extend_from_slice(b",\"fields\":{");
+            for i in 0..r.u32()? {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, r.str()?);
+                out.push(b':');
+                format_value(r, out)?;
+            }
+            out.extend_from_slice(b"}}");
+        }
+        t if t == Tag::Array as u8 => {
+            out.push(b'[');
+            for i in 0..r.u32()? {
+                if i > 0 {
+                    out.push(b',');
+                }
+                format_value(r, out)?;
+            }
+            out.push(b']');
+        }
+        _ => return Err(malformed()),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gantry_host::ObjectId;
+    use gantry_host::value::StructValue;
+
+    /// The lines the writer makes of `values` sent as one dispatch.
+    fn line_of(values: &[Value]) -> String {
+        let mut buf = Vec::new();
+        key(&mut buf, 0, "Quest.Done");
+        tick(&mut buf, 3);
+        dispatch(
+            &mut buf,
+            false,
+            0,
+            Source::Object(ObjectId::from_raw(4).unwrap()),
+            None,
+            LoggedArgs::Values(values),
+        );
+        let mut out = Vec::new();
+        Lines::default().format(&buf, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_dispatch_is_written_as_the_line_the_recording_has_always_had() {
+        let reward = StructValue::new("Reward").with("gold", 50i64);
+        let values = vec![
+            Value::str("wolves \"x\""),
+            Value::structure(reward),
+            Value::Float(f64::NAN),
+            Value::array(vec![Value::Nil, Value::Bool(true), Value::Float(0.5)]),
+        ];
+        let mut expected = Vec::new();
+        for (i, v) in values.iter().enumerate() {
+            if i > 0 {
+                expected.push(b',');
+            }
+            super::super::write_value(&mut expected, v);
+        }
+        let expected = format!(
+            "{{\"t\":3,\"out\":\"Quest.Done\",\"src\":\"object#4\",\"args\":[{}]}}\n",
+            String::from_utf8(expected).unwrap()
+        );
+        assert_eq!(line_of(&values), expected);
+    }
+}

@@ -1,0 +1,163 @@
+//! A recording holds every dispatch of the run, in order, whoever
+//! delivers it: the hub, or the Lua lane delivering a script's sends
+//! itself (which a recording keeps on). What it writes is the same as
+//! when every send goes through the hub, and it is whole once the run
+//! ends, however many buffers its writer thread wrote.
+
+use std::cell::Cell;
+use std::path::Path;
+use std::rc::Rc;
+
+use gantry_host::{Source, TraceEvent};
+use gantry_loader::record::{Line, Recorder, Recording};
+use gantry_loader::{Game, Options, TableChoice};
+
+/// Lane sends (`Hit`, `Echo`) interleaved with sends the hub takes (a
+/// table to `Bag`, a Rhai listener's `Told`) and nested ones (`Echo` from
+/// `Hit`'s listener).
+const LUA: &str = r#"
+ListenMessage("Hit", nil, function(i, x, s, b)
+  if i % 3 == 0 then NotifyMessage("Echo", i) end
+end)
+ListenMessage("Echo", nil, function(i) end)
+ListenMessage("Bag", nil, function(t) end)
+ListenMessage("Run", nil, function(n)
+  for i = 1, n do
+    NotifyMessage("Hit", i, 1.5, "s" .. i, i % 2 == 0)
+    if i % 5 == 0 then NotifyMessage("Bag", {i, i + 1}) end
+  end
+end)
+"#;
+
+const RHAI: &str = r#"
+ListenMessage("Echo", (), |i| {
+    if i == 6 {
+        NotifyMessage("Told", "six");
+    }
+});
+"#;
+
+fn open(dir: &Path, lua: &str) -> Game {
+    std::fs::write(dir.join("main.lua"), lua).unwrap();
+    std::fs::write(dir.join("told.rhai"), RHAI).unwrap();
+    let options = Options {
+        table: TableChoice::Off,
+        ..Options::default()
+    };
+    Game::open(dir, options).expect("the mod opens")
+}
+
+/// Records a run of `game` in which the host sends `Run(n)` on tick 1;
+/// `finish`: the run ends cleanly (else the recorder is dropped).
+fn record(game: &mut Game, file: &Path, n: i64, finish: bool) -> String {
+    let tick = Rc::new(Cell::new(0u32));
+    let recorder = Recorder::create(file, game, tick.clone()).expect("a recording");
+    game.load();
+    assert!(!game.failed(), "the scripts load");
+    recorder.loaded();
+    tick.set(1);
+    let run = game.hub().key("Run").unwrap();
+    game.hub().send(run, Source::Global, (n,)).unwrap();
+    assert!(game.hub().take_reports().is_empty(), "the scripts ran");
+    if finish {
+        recorder.finish().expect("the recording is written");
+    } else {
+        drop(recorder);
+    }
+    std::fs::read_to_string(file).unwrap()
+}
+
+/// The lines a run of `Run(n)` records after its header.
+fn expected(n: i64) -> Vec<String> {
+    let mut lines =
+        vec![r#"{"t":1,"in":"Run","src":"global","args":[20]}"#.replace("20", &n.to_string())];
+    for i in 1..=n {
+        lines.push(format!(
+            r#"{{"t":1,"out":"Hit","src":"global","args":[{i},1.5,"s{i}",{}]}}"#,
+            i % 2 == 0
+        ));
+        if i % 3 == 0 {
+            lines.push(format!(
+                r#"{{"t":1,"out":"Echo","src":"global","args":[{i}]}}"#
+            ));
+            if i == 6 {
+                lines.push(r#"{"t":1,"out":"Told","src":"global","args":["six"]}"#.into());
+            }
+        }
+        if i % 5 == 0 {
+            lines.push(format!(
+                r#"{{"t":1,"out":"Bag","src":"global","args":[[{i},{}]]}}"#,
+                i + 1
+            ));
+        }
+    }
+    lines
+}
+
+#[test]
+fn a_recording_made_while_the_lua_lane_takes_the_sends_holds_every_send_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut game = open(dir.path(), LUA);
+    let file = dir.path().join("play.gantry-rec");
+    let text = record(&mut game, &file, 20, true);
+    let hit = game.hub().key("Hit").unwrap();
+    assert!(
+        game.hub().lane_snapshot(hit, Source::Global).is_ok(),
+        "the lane was open to the sends while recording"
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with(r#"{"gantry_recording":1,"#),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1..lines.len() - 1], expected(20));
+    assert_eq!(lines[lines.len() - 1], r#"{"end":true,"ticks":1}"#);
+}
+
+#[test]
+fn a_recording_with_the_lua_lane_on_is_the_recording_made_through_the_hub() {
+    let lane = tempfile::tempdir().unwrap();
+    let mut game = open(lane.path(), LUA);
+    let with_lane = record(&mut game, &lane.path().join("a.rec"), 40, true);
+    // A tracer keeps every send on the hub's way.
+    let hub = tempfile::tempdir().unwrap();
+    let mut game = open(hub.path(), LUA);
+    game.set_tracer(Some(Rc::new(|_: &TraceEvent<'_>| {})));
+    let through_hub = record(&mut game, &hub.path().join("a.rec"), 40, true);
+    // Past the header (which names the mod by its folder).
+    let dispatches = |text: &str| text.lines().skip(1).map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(dispatches(&with_lane), dispatches(&through_hub));
+}
+
+#[test]
+fn a_recording_of_many_sends_is_complete_once_the_run_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut game = open(dir.path(), LUA);
+    let file = dir.path().join("many.gantry-rec");
+    // Some 3 MB of lines: many buffers for the writer thread.
+    let n = 30_000;
+    let text = record(&mut game, &file, n, true);
+    let recording = Recording::read(&file).unwrap();
+    assert!(recording.complete, "the end line is written");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[1..lines.len() - 1], expected(n));
+    let hits = recording
+        .lines
+        .iter()
+        .filter(|l| matches!(l, Line::Output(d) if d.key == "Hit"))
+        .count();
+    assert_eq!(hits, n as usize);
+}
+
+#[test]
+fn a_recorder_dropped_before_the_end_leaves_every_dispatch_without_the_end_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut game = open(dir.path(), LUA);
+    let file = dir.path().join("cut.gantry-rec");
+    let text = record(&mut game, &file, 50, false);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[1..], expected(50));
+    let recording = Recording::read(&file).unwrap();
+    assert!(!recording.complete, "no end line: the run did not end");
+}
