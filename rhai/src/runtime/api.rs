@@ -6,6 +6,7 @@
 //! behave the same; what is Rhai's here is what a value is, how a function
 //! is held and called, and what `RunHook` and `GMP::Request` return.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::collection::{RowFn, TableFn};
@@ -26,7 +27,7 @@ use rhai::{Dynamic, FnPtr, INT, ImmutableString, Map, NativeCallContext};
 use super::convert::{from_value, to_value};
 use super::handles::{ConnectionHandle, NamedHandle, ObjectHandle, WorldHandle, fail};
 use super::listen::{
-    declared_arities, hook_callback, message_callback, row_callback, table_callback,
+    MessageHandler, declared_arities, hook_callback, message_callback, row_callback, table_callback,
 };
 use super::shared::{Script, Shared};
 use super::writer::StoredArrayHandle;
@@ -42,6 +43,9 @@ struct RhaiCall<'a> {
     shared: &'a Rc<Shared>,
     script: Rc<Script>,
     line: u32,
+    /// The handler of the plain message listener this call makes, until
+    /// the hub gives its id (see `lane`).
+    handler: RefCell<Option<MessageHandler>>,
 }
 
 /// Runs the API call of `function` on `key` from Rhai.
@@ -61,6 +65,7 @@ pub(crate) fn call(
         shared,
         script,
         line,
+        handler: RefCell::new(None),
     };
     call_api(&face, function, key, &mut args, sites)
 }
@@ -209,7 +214,12 @@ impl Face for RhaiCall<'_> {
     }
 
     fn message_callback(&self, f: &FnPtr, delivery: Delivery) -> Rc<MessageFn> {
-        message_callback(self.shared, &self.script, f.clone(), self.line, delivery)
+        let (callback, handler) =
+            message_callback(self.shared, &self.script, f.clone(), self.line, delivery);
+        if delivery == Delivery::default() {
+            *self.handler.borrow_mut() = Some(handler);
+        }
+        callback
     }
 
     fn table_callback(&self, f: &FnPtr) -> Rc<TableFn> {
@@ -227,7 +237,10 @@ impl Face for RhaiCall<'_> {
         hook_callback(self.shared, &self.script, f.clone(), self.line)
     }
 
-    fn listening(&self, _: ListenerId, _: &FnPtr) -> Result<(), Box<rhai::EvalAltResult>> {
+    fn listening(&self, id: ListenerId, _: &FnPtr) -> Result<(), Box<rhai::EvalAltResult>> {
+        if let Some(handler) = self.handler.borrow_mut().take() {
+            self.shared.lane.remember(id, &handler);
+        }
         Ok(())
     }
 

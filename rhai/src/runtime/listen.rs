@@ -169,7 +169,7 @@ pub(crate) fn failed(shared: &Shared, mut error: ScriptError, listen_line: u32) 
 /// needs to run it — the runtime (weakly: a listener does not keep it
 /// alive), its script, and the line it was registered at for errors that
 /// carry no position.
-struct Handler {
+pub(crate) struct Handler {
     weak: Weak<Shared>,
     script: Rc<Script>,
     f: FnPtr,
@@ -217,6 +217,39 @@ impl Handler {
     }
 }
 
+/// A plain message listener's handler, shared by its hub callback and the
+/// runtime's lane (see `lane`), which calls it without the hub.
+pub(crate) type MessageHandler = Rc<OnStack<Handler>>;
+
+impl Handler {
+    /// The fewest parameters the function's overloads declare (`None`: a
+    /// native function pointer, which takes any number).
+    pub(crate) fn fewest(&self) -> Option<usize> {
+        self.arities.iter().copied().min()
+    }
+
+    /// How many of `carried` values a call passes (see [`fit_args`]).
+    pub(crate) fn passes(&self, carried: usize) -> usize {
+        if self.arities.is_empty() || self.arities.contains(&carried) {
+            return carried;
+        }
+        (self.arities.iter().copied())
+            .filter(|&n| n < carried)
+            .max()
+            .unwrap_or(carried)
+    }
+
+    /// Calls the function with `args` as a plain send delivers them (no
+    /// key first, no responder), fitted already ([`Handler::passes`]);
+    /// fails as the hub callback fails.
+    pub(crate) fn call_plain(&self, shared: &Shared, args: Args) -> Result<(), ListenerError> {
+        match call_fn(shared, &self.script, &self.f, args) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(failed(shared, e, self.listen_line)),
+        }
+    }
+}
+
 /// A value holding what a script made, dropped on the script stack: what
 /// a closure captured (and the script itself, once its runtime is gone)
 /// may nest as deep as the runtime allows, and the hub drops a listener
@@ -252,21 +285,22 @@ impl<T> Drop for OnStack<T> {
     }
 }
 
-/// The hub callback of a Rhai message listener.
+/// The hub callback of a Rhai message listener, with its handler.
 pub(crate) fn message_callback(
     shared: &Rc<Shared>,
     script: &Rc<Script>,
     f: FnPtr,
     listen_line: u32,
     delivery: Delivery,
-) -> Rc<MessageFn> {
-    let handler = Handler::new(shared, script, f, listen_line);
+) -> (Rc<MessageFn>, MessageHandler) {
+    let handler = Rc::new(Handler::new(shared, script, f, listen_line));
+    let held = handler.clone();
     let with_key = delivery.key;
     // The arity rule, at the first call of a listener registered before its
     // key was known: the overload taking the fewest is the one called.
     let fewest = handler.arities.iter().copied().min();
     let key_first = usize::from(with_key);
-    Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
+    let callback = Rc::new(move |m: &Message<'_>| -> Result<(), ListenerError> {
         let carries = key_first + m.args.len() + usize::from(m.responder.is_some());
         if let Some(takes) = fewest.filter(|&takes| takes > carries) {
             return Err(ListenerError::new(takes_too_many(
@@ -295,7 +329,8 @@ pub(crate) fn message_callback(
                 args
             })
             .map(|_| ())
-    })
+    });
+    (callback, held)
 }
 
 /// Makes room for a responder in the last parameter of a listener that

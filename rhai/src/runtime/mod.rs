@@ -10,6 +10,7 @@
 //! - `loader`: the load-time bake into per-key functions, then the top level.
 //! - `register`: the generic, object and baked functions on the engine.
 //! - `api`: the script API's core, reached by generic and baked functions.
+//! - `lane`: baked Rhai → Rhai sends delivered without the hub's values.
 //! - `listen`: Rhai functions as hub listeners (messages, rows, whole
 //!   tables), hook listeners and replies.
 //! - `writer`: the stored-array writer value ([`StoredArrayHandle`]).
@@ -70,6 +71,7 @@ mod convert;
 mod depth;
 mod error;
 mod handles;
+mod lane;
 mod listen;
 mod loader;
 mod nested;

@@ -25,6 +25,7 @@ use gantry_host::face::{ApiError, Call, KeyRef, Sites};
 
 use super::api::{Args, call, key_text};
 use super::handles::{NamedHandle, ObjectHandle, ResponderHandle, WorldHandle, fail};
+use super::lane::SendLane;
 use super::shared::Shared;
 
 /// Most message arguments a generic or untyped baked call takes.
@@ -395,11 +396,19 @@ pub(crate) fn bake(
         key: shared.hub.key(key)?,
         text: Rc::from(key),
     };
+    // One lane for every layout of the function (see `lane`).
+    let lane = super::lane::takes_lane(function).then(|| Rc::new(SendLane::default()));
     for (types, info) in baked_layouts(shared, function, &key.text) {
         let weak = Rc::downgrade(shared);
         let key = key.clone();
+        let lane = lane.clone();
         add_raw(module, &name, types, info, move |ctx, args| {
             let shared = shared_of(&weak)?;
+            if let Some(lane) = &lane
+                && lane.send(&shared, function, key.key, &key.text, args)
+            {
+                return Ok(Dynamic::UNIT);
+            }
             call(&shared, &ctx, function, &key, take_all(args), Sites::AtLoad)
         });
     }

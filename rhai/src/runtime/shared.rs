@@ -185,6 +185,8 @@ pub(crate) struct Shared {
     pub rewrite: Cell<bool>,
     /// Baked function names already registered on the engine.
     pub baked: RefCell<HashSet<String>>,
+    /// The plain message listeners a baked send's lane may call.
+    pub lane: super::lane::Listeners,
 }
 
 impl Shared {
@@ -204,6 +206,7 @@ impl Shared {
             alive: Rc::default(),
             rewrite: Cell::new(rewrite),
             baked: RefCell::new(HashSet::new()),
+            lane: Default::default(),
         }
     }
 

@@ -12,6 +12,7 @@ mod compat;
 mod delivery;
 mod grants;
 mod maps;
+mod repeated_sends;
 mod requests;
 mod robustness;
 mod router;
