@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use async_nats::Subject;
 use bytes::{Bytes, BytesMut};
 use gantry_host::face::Faced;
 use gantry_host::store::OnceFate;
@@ -20,7 +19,7 @@ use thiserror::Error;
 
 use crate::config::{BridgeConfig, ConfigError};
 use crate::event::BridgeEvent;
-use crate::net::{self, In, NetShared, Out, Plan};
+use crate::net::{self, In, NetShared, Out, Plan, Topic};
 use crate::queue;
 use crate::subject::{Lane, Subjects, check_name, in_subtree, outermost};
 use crate::wire;
@@ -134,8 +133,9 @@ struct Shared {
     dropping: Cell<u64>,
     scratch: RefCell<Vec<u8>>,
     net: Arc<NetShared>,
-    /// Global subjects by key index: a key's is made once.
-    global_subjects: RefCell<Vec<Option<Subject>>>,
+    /// Global keys (by index) whose subject the network thread has (see
+    /// [`Shared::topic`]).
+    told_subjects: RefCell<Vec<bool>>,
     /// Where payloads are written: one allocation serves many small
     /// payloads (each a shared slice of it), not one per send.
     arena: RefCell<BytesMut>,
@@ -221,7 +221,7 @@ impl Bridge {
             dropping: Cell::new(0),
             scratch: RefCell::new(Vec::new()),
             net: net.clone(),
-            global_subjects: RefCell::new(Vec::new()),
+            told_subjects: RefCell::new(Vec::new()),
             arena: RefCell::new(BytesMut::new()),
             known_subjects: RefCell::new(HashMap::new()),
             heard_once: RefCell::new(Vec::new()),
@@ -573,19 +573,32 @@ impl Drop for Bridge {
 }
 
 impl Shared {
-    /// The subject a key's sends go out on; a global one is made once.
-    fn subject(&self, handle: Key, lane: &Lane, key: &str) -> Subject {
+    /// Where a key's sends go out: a global key's subject is made once
+    /// and told to the network thread once (with its first send), which
+    /// keeps it: the subject's reference count is then touched there
+    /// alone, not on both threads per send. A [`Topic::Learn`] that went
+    /// is marked with [`Shared::learned`].
+    fn topic(&self, handle: Key, lane: &Lane, key: &str) -> Topic {
         if *lane != Lane::Global {
-            return self.subjects.of(lane, key).into();
+            return Topic::Plain(self.subjects.of(lane, key).into());
         }
-        let mut subjects = self.global_subjects.borrow_mut();
         let at = handle.index();
-        if subjects.len() <= at {
-            subjects.resize(at + 1, None);
+        let told = self.told_subjects.borrow();
+        match u32::try_from(at) {
+            Ok(index) if told.get(at).copied().unwrap_or(false) => Topic::Key(index),
+            Ok(index) => Topic::Learn(index, self.subjects.of(lane, key).into()),
+            Err(_) => Topic::Plain(self.subjects.of(lane, key).into()),
         }
-        subjects[at]
-            .get_or_insert_with(|| self.subjects.of(lane, key).into())
-            .clone()
+    }
+
+    /// The network thread has `index`'s subject now.
+    fn learned(&self, index: u32) {
+        let mut told = self.told_subjects.borrow_mut();
+        let at = index as usize;
+        if told.len() <= at {
+            told.resize(at + 1, false);
+        }
+        told[at] = true;
     }
 
     fn exports(&self, key: &str) -> bool {
@@ -620,6 +633,21 @@ impl Shared {
     }
 
     fn encode(&self, key: &str, args: &[Value]) -> Result<Bytes, BridgeError> {
+        let scratch = self.encode_scratch(key, args)?;
+        let mut arena = self.arena.borrow_mut();
+        if arena.capacity() < scratch.len() {
+            arena.reserve(ARENA.max(scratch.len()));
+        }
+        arena.extend_from_slice(&scratch);
+        Ok(arena.split().freeze())
+    }
+
+    /// Encodes `args` into the scratch buffer, checked against the limit.
+    fn encode_scratch(
+        &self,
+        key: &str,
+        args: &[Value],
+    ) -> Result<std::cell::RefMut<'_, Vec<u8>>, BridgeError> {
         let mut scratch = self.scratch.borrow_mut();
         wire::encode(self.node, args, &mut scratch).map_err(|e| BridgeError::Payload {
             key: key.into(),
@@ -635,18 +663,19 @@ impl Shared {
                 ),
             });
         }
-        let mut arena = self.arena.borrow_mut();
-        if arena.capacity() < scratch.len() {
-            arena.reserve(ARENA.max(scratch.len()));
-        }
-        arena.extend_from_slice(&scratch);
-        Ok(arena.split().freeze())
+        Ok(scratch)
     }
 
     /// Hands a message to the network thread; false (counted and
     /// reported) when the buffer is full.
     fn push(&self, key: &str, out: Out) -> bool {
-        match self.out.try_send(out) {
+        self.push_with(key, out, &[])
+    }
+
+    /// [`Shared::push`], with `bytes` the network thread reads with it
+    /// (the payload of an [`Out::Post`]).
+    fn push_with(&self, key: &str, out: Out, bytes: &[u8]) -> bool {
+        match self.out.try_send_with(out, bytes) {
             Ok(()) => {
                 self.end_dropping();
                 self.count(|s| s.sent += 1);
@@ -737,17 +766,32 @@ impl Shared {
             .hub
             .stored(m.key, m.source)
             .is_some_and(|kept| std::ptr::eq(kept.as_ptr(), m.args.as_ptr()));
+        if m.responder.is_none() && !stored {
+            // The common case: a send. Its payload goes in the queue's
+            // buffer (see `queue`), its subject by the key's index.
+            // Out of its cell while pushed: a full buffer is reported, and
+            // the host's event hook may send again.
+            let scratch = match self.encode_scratch(&key, m.args) {
+                Ok(mut scratch) => std::mem::take(&mut *scratch),
+                Err(e) => return self.not_sent(&key, e),
+            };
+            let len = u32::try_from(scratch.len()).unwrap_or(u32::MAX);
+            let topic = self.topic(m.key, &lane, &key);
+            let learn = match &topic {
+                Topic::Learn(index, _) => Some(*index),
+                _ => None,
+            };
+            if self.push_with(&key, Out::Post { topic, len }, &scratch)
+                && let Some(index) = learn
+            {
+                self.learned(index);
+            }
+            *self.scratch.borrow_mut() = scratch;
+            return;
+        }
         let payload = match self.encode(&key, m.args) {
             Ok(payload) => payload,
-            Err(e) => {
-                return self.event(BridgeEvent::NotSent {
-                    key: key.to_string(),
-                    reason: match e {
-                        BridgeError::Payload { reason, .. } => reason,
-                        other => other.to_string(),
-                    },
-                });
-            }
+            Err(e) => return self.not_sent(&key, e),
         };
         if let Some(responder) = m.responder {
             let id = self.next_request.get() + 1;
@@ -771,19 +815,20 @@ impl Shared {
             }
             return;
         }
-        let out = if stored {
-            let at = crate::subject::stored_key(&lane, &key);
-            if !self.may_put(&at) {
-                return;
-            }
-            Out::Put { key: at, payload }
-        } else {
-            Out::Publish {
-                subject: self.subject(m.key, &lane, &key),
-                payload,
-            }
-        };
-        self.push(&key, out);
+        let at = crate::subject::stored_key(&lane, &key);
+        if self.may_put(&at) {
+            self.push(&key, Out::Put { key: at, payload });
+        }
+    }
+
+    fn not_sent(&self, key: &str, e: BridgeError) {
+        self.event(BridgeEvent::NotSent {
+            key: key.to_string(),
+            reason: match e {
+                BridgeError::Payload { reason, .. } => reason,
+                other => other.to_string(),
+            },
+        });
     }
 
     /// May this node put `at` in the cluster's store? Yes for a key it put

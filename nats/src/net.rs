@@ -21,11 +21,21 @@ use crate::queue;
 
 /// Sent from the game thread to the network thread.
 pub(crate) enum Out {
-    /// A subject is a cheap clone (shared bytes): the game thread keeps
-    /// one per key instead of formatting it per send.
-    Publish { subject: Subject, payload: Bytes },
+    /// A send: its payload is the next `len` bytes of the queue's buffer
+    /// ([`queue::Receiver::bytes`]).
+    Post {
+        topic: Topic,
+        len: u32,
+    },
+    Publish {
+        subject: Subject,
+        payload: Bytes,
+    },
     /// A stored message: the cluster's latest value of `key`.
-    Put { key: String, payload: Bytes },
+    Put {
+        key: String,
+        payload: Bytes,
+    },
     Request {
         id: u64,
         subject: String,
@@ -42,6 +52,37 @@ pub(crate) enum Out {
     /// subscription unsubscribes through the runtime as it drops, and
     /// the game thread has none.
     Release(Vec<async_nats::Subscriber>),
+}
+
+/// The subject of an [`Out::Post`].
+pub(crate) enum Topic {
+    /// A global key's, told before (by [`Topic::Learn`]).
+    Key(u32),
+    /// A global key's, told now: kept here, by the key's index, for its
+    /// next sends.
+    Learn(u32, Subject),
+    Plain(Subject),
+}
+
+/// The subjects the game thread told, by key index.
+#[derive(Default)]
+struct Topics(Vec<Option<Subject>>);
+
+impl Topics {
+    fn subject(&mut self, topic: Topic) -> Option<Subject> {
+        match topic {
+            Topic::Plain(subject) => Some(subject),
+            Topic::Key(index) => self.0.get(index as usize).cloned().flatten(),
+            Topic::Learn(index, subject) => {
+                let at = index as usize;
+                if self.0.len() <= at {
+                    self.0.resize(at + 1, None);
+                }
+                self.0[at] = Some(subject.clone());
+                Some(subject)
+            }
+        }
+    }
 }
 
 /// Sent from the network thread to the game thread.
@@ -326,9 +367,13 @@ async fn run(
         (max, plan.config.store_max_bytes),
     ));
 
+    let mut topics = Topics::default();
     loop {
         // Disconnected: nothing is taken from the buffer, so the game's
         // sends wait there, up to its bound, until the server is back.
+        if !*state.borrow() {
+            out.settle();
+        }
         while !*state.borrow_and_update() {
             if out.is_closed() {
                 return;
@@ -344,6 +389,7 @@ async fn run(
             let _ = client.flush().await;
             return;
         };
+        let next = posted(next, &mut out, &mut topics);
         send(next, &client, &mut jet, &incoming, &shared).await;
         // What else waits goes out without a select per message, while
         // the connection stands (the flag is read without a lock).
@@ -353,7 +399,10 @@ async fn run(
                 break;
             }
             match out.try_recv() {
-                Some(next) => send(next, &client, &mut jet, &incoming, &shared).await,
+                Some(next) => {
+                    let next = posted(next, &mut out, &mut topics);
+                    send(next, &client, &mut jet, &incoming, &shared).await;
+                }
                 // Empty: the client writes what it has first (its task
                 // runs on this thread), and meanwhile the game may send
                 // more. Only then does this loop sleep: a game sending a
@@ -366,6 +415,20 @@ async fn run(
                 None => break,
             }
         }
+    }
+}
+
+/// A post made a publish: its payload read from the queue's buffer and
+/// its subject found. (Read as it is taken: the bytes come in order.)
+fn posted(next: Out, out: &mut queue::Receiver<Out>, topics: &mut Topics) -> Out {
+    let Out::Post { topic, len } = next else {
+        return next;
+    };
+    let payload = out.bytes(len as usize);
+    match topics.subject(topic) {
+        Some(subject) => Out::Publish { subject, payload },
+        // Never: a key's subject is told before it is used.
+        None => Out::Release(Vec::new()),
     }
 }
 
@@ -383,6 +446,8 @@ async fn send(
     match next {
         Out::Publish { subject, payload } => publish(client, subject, payload, shared).await,
         Out::Release(subscribers) => drop(subscribers),
+        // Made a publish by `posted` first.
+        Out::Post { .. } => {}
         other => Box::pin(handle(other, client, jet, incoming, shared)).await,
     }
 }
@@ -419,6 +484,7 @@ async fn handle(
     match next {
         Out::Publish { subject, payload } => publish(client, subject, payload, shared).await,
         Out::Release(subscribers) => drop(subscribers),
+        Out::Post { .. } => {}
         Out::Put { key, payload } => {
             let store = match tokio::time::timeout(
                 Duration::from_secs(5),
