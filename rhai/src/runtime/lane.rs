@@ -12,7 +12,7 @@
 //! - The lane is used only for plain message listeners this runtime
 //!   registered (no `key` or `respond` delivery), whose functions take no
 //!   more than the key carries; a Rust, Lua or other runtime's listener,
-//!   `times`, tracing, a dispatch log, a key whose types are still being
+//!   `times`, tracing, a key whose types are still being
 //!   learned or a source the lane does not read sends the slow way.
 //! - Arguments are checked against the key's types: an integer, a float, a
 //!   boolean or a string each, exactly the key's arity, none a shared
@@ -25,13 +25,17 @@
 //!   is reported as the hub reports it (`Report::ListenerFailed` with its
 //!   site) and the rest still run. A listener removed during the send is
 //!   skipped (asked of the hub only once the epoch moved mid-send).
+//! - A dispatch log (a recording) keeps the lane: each send it takes is
+//!   logged through the snapshot's log handle, with its values as they are
+//!   in Rhai, before its listeners run and ended after, as the hub logs
+//!   the sends it delivers.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 
-use gantry_host::{ApiFunction, Key, ListenerId, Site, Source, Type};
-use rhai::Dynamic;
+use gantry_host::{ApiFunction, Key, ListenerId, LogHandle, PlainArg, Site, Source, Type};
+use rhai::{Dynamic, ImmutableString};
 
 use super::api::Args;
 use super::handles::{ObjectHandle, WorldHandle};
@@ -83,6 +87,8 @@ struct Lane {
 struct Open {
     params: Box<[Kind]>,
     listeners: Box<[Listener]>,
+    /// The hub's dispatch log, if one is installed.
+    log: Option<LogHandle>,
 }
 
 struct Listener {
@@ -206,6 +212,9 @@ impl SendLane {
         {
             return false;
         }
+        if let Some(log) = &open.log {
+            log_send(log, key, source, &open.params, args);
+        }
         for listener in &open.listeners {
             // Removed by an earlier listener of this send: skipped, as the
             // hub skips it.
@@ -225,8 +234,28 @@ impl SendLane {
                 hub.listener_failed(key, e.message, listener.site.clone());
             }
         }
+        if let Some(log) = &open.log {
+            log.end();
+        }
         true
     }
+}
+
+/// Logs a send down the lane whose `args` fit `kinds` (checked already).
+fn log_send(log: &LogHandle, key: Key, source: Source, kinds: &[Kind], args: &[&mut Dynamic]) {
+    let texts: smallvec::SmallVec<[Option<ImmutableString>; 4]> = args
+        .iter()
+        .map(|a| a.read_lock::<ImmutableString>().map(|s| s.clone()))
+        .collect();
+    let plain: smallvec::SmallVec<[PlainArg<'_>; 4]> = (kinds.iter().zip(args).zip(&texts))
+        .map(|((kind, a), text)| match kind {
+            Kind::Int => PlainArg::Int(a.as_int().unwrap_or_default()),
+            Kind::Float => PlainArg::Float(a.as_float().unwrap_or_default()),
+            Kind::Bool => PlainArg::Bool(a.as_bool().unwrap_or_default()),
+            Kind::Str => PlainArg::Str(text.as_ref().map_or("", |s| s.as_str())),
+        })
+        .collect();
+    log.begin_send(key, source, &plain);
 }
 
 /// The lane of `key` from `source` now (see the module doc).
@@ -265,7 +294,11 @@ fn take(shared: &Shared, key: Key, source: Source) -> Lane {
                 })
             })
             .collect::<Option<_>>()?;
-        Some(Open { params, listeners })
+        Some(Open {
+            params,
+            listeners,
+            log: snapshot.log.clone(),
+        })
     })();
     Lane {
         epoch: snapshot.epoch,

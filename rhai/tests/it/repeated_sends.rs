@@ -6,7 +6,10 @@
 //! from the next send, values converted and fitted as before, each
 //! object's sends to its own listeners. Each case runs baked and generic.
 
-use gantry_host::Report;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gantry_host::{DispatchLog, Key, Logged, LoggedArgs, PlainArg, Report, Value};
 use gantry_rhai::runtime::RhaiOptions;
 
 use crate::support::Fixture;
@@ -232,4 +235,68 @@ fn a_listener_stopped_by_its_budget_on_a_repeated_send_leaves_the_others_running
             "rewrite {rewrite}: {failed:?}"
         );
     }
+}
+
+/// What a dispatch log heard: each send's key, values and whether it was
+/// outermost.
+#[derive(Default)]
+struct Heard(RefCell<Vec<(Key, Vec<String>, bool)>>);
+
+impl DispatchLog for Heard {
+    fn dispatch(&self, d: &Logged<'_>) {
+        let values = match d.args {
+            LoggedArgs::Values(values) => (values.iter())
+                .map(|v| match v {
+                    Value::Int(i) => i.to_string(),
+                    Value::Float(x) => format!("{x:?}"),
+                    Value::Bool(b) => b.to_string(),
+                    Value::Str(s) => format!("{s:?}"),
+                    other => format!("{other:?}"),
+                })
+                .collect(),
+            LoggedArgs::Plain(plain) => (plain.iter())
+                .map(|p| match p {
+                    PlainArg::Int(i) => i.to_string(),
+                    PlainArg::Float(x) => format!("{x:?}"),
+                    PlainArg::Bool(b) => b.to_string(),
+                    PlainArg::Str(s) => format!("{s:?}"),
+                })
+                .collect(),
+        };
+        self.0.borrow_mut().push((d.key, values, d.outermost));
+    }
+}
+
+#[test]
+fn a_recording_hears_every_repeated_send_with_its_values_and_nesting() {
+    both_ways(|f, rewrite| {
+        let heard = Rc::new(Heard::default());
+        f.hub.set_dispatch_log(Some(heard.clone()));
+        f.load(
+            "a.rhai",
+            r#"
+            ListenMessage("Tick", (), |n, name, x, on| {
+                if n == 1 { NotifyMessage("Nested", n); }
+            });
+            ListenMessage("Nested", (), |n| print(`nested ${n}`));
+            for i in 0..3 { NotifyMessage("Tick", i, `s${i}`, 0.5, i == 1); }
+            "#,
+        );
+        assert_eq!(f.printed(), ["nested 1"], "rewrite {rewrite}");
+        let heard: Vec<String> = (heard.0.borrow().iter())
+            .map(|(key, values, outermost)| {
+                format!("{} {} {outermost}", f.hub.key_name(*key), values.join(","))
+            })
+            .collect();
+        assert_eq!(
+            heard,
+            [
+                "Tick 0,\"s0\",0.5,false true",
+                "Tick 1,\"s1\",0.5,true true",
+                "Nested 1 false",
+                "Tick 2,\"s2\",0.5,false true",
+            ],
+            "rewrite {rewrite}"
+        );
+    });
 }
