@@ -68,11 +68,57 @@ impl Listeners {
     }
 }
 
-/// The lane of one baked send function: the last lane it took, for one
-/// source while the epoch stands (none when the send must go the slow way).
+/// The lanes of one baked send function while the epoch stands: the last
+/// one taken, and those of the other sources it was sent from (an object
+/// send from many objects takes each object's lane once per epoch, not
+/// once per send).
 #[derive(Default)]
 pub(crate) struct SendLane {
-    kept: RefCell<Option<Rc<Lane>>>,
+    kept: RefCell<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
+    last: Option<Rc<Lane>>,
+    by_source: HashMap<Source, Rc<Lane>>,
+}
+
+/// Most sources a send function keeps lanes for; past it they are all
+/// taken again.
+const MAX_SOURCES: usize = 64;
+
+impl SendLane {
+    /// The lane kept for `source` at `epoch`, or a new one taken now.
+    #[inline]
+    fn lane(&self, shared: &Shared, key: Key, source: Source, epoch: u64) -> Rc<Lane> {
+        {
+            let kept = self.kept.borrow();
+            if let Some(lane) = &kept.last
+                && lane.epoch == epoch
+                && lane.source == source
+            {
+                return lane.clone();
+            }
+        }
+        self.other_lane(shared, key, source, epoch)
+    }
+
+    #[cold]
+    fn other_lane(&self, shared: &Shared, key: Key, source: Source, epoch: u64) -> Rc<Lane> {
+        let found = (self.kept.borrow().by_source.get(&source))
+            .filter(|lane| lane.epoch == epoch)
+            .cloned();
+        // Taken with nothing borrowed: taking may drop listeners.
+        let lane = found.unwrap_or_else(|| Rc::new(take(shared, key, source)));
+        let mut kept = self.kept.borrow_mut();
+        let stale = (kept.by_source.values().next()).is_some_and(|l| l.epoch != lane.epoch);
+        if stale || kept.by_source.len() >= MAX_SOURCES {
+            kept.by_source.clear();
+        }
+        kept.by_source.insert(source, lane.clone());
+        kept.last = Some(lane.clone());
+        lane
+    }
 }
 
 /// What a send of one key from one source does, while `epoch` stands.
@@ -193,17 +239,7 @@ impl SendLane {
         drop(script);
         let hub = &shared.hub;
         let epoch = hub.epoch();
-        let lane = {
-            let mut kept = self.kept.borrow_mut();
-            match &*kept {
-                Some(lane) if lane.epoch == epoch && lane.source == source => lane.clone(),
-                _ => {
-                    let lane = Rc::new(take(shared, key, source));
-                    *kept = Some(lane.clone());
-                    lane
-                }
-            }
-        };
+        let lane = self.lane(shared, key, source, epoch);
         let Some(open) = &lane.open else {
             return false;
         };
