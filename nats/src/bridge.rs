@@ -30,6 +30,9 @@ const MAX_KEPT_EVENTS: usize = 1024;
 /// The bytes [`Shared::encode`] takes at a time for payloads.
 const ARENA: usize = 16 * 1024;
 
+/// The most arguments' room kept for the next peer's send (see `args`).
+const MAX_KEPT_ARGS: usize = 32;
+
 /// The most subjects remembered with their keys (see `known_subjects`).
 const MAX_KNOWN_SUBJECTS: usize = 1024;
 
@@ -94,13 +97,6 @@ pub struct Bridge {
     hub: Hub,
     listeners: Vec<ListenerId>,
     incoming: RefCell<queue::Receiver<In>>,
-    /// The imported subtrees' subscriptions, once the network thread made
-    /// them (see [`NetShared::subscribers`]). Never dropped here.
-    subscribers: RefCell<Vec<async_nats::Subscriber>>,
-    /// Set when a subscription got a message since it was found empty.
-    arrived: Arc<Arrived>,
-    /// [`Bridge::arrived`] as a waker.
-    waker: std::task::Waker,
     net: Arc<NetShared>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -141,6 +137,10 @@ struct Shared {
     arena: RefCell<BytesMut>,
     /// Global subjects peers' messages came on, with their keys' handles.
     known_subjects: RefCell<HashMap<Box<str>, Key>>,
+    /// The vector a peer's send is decoded into, kept between sends.
+    args: RefCell<Vec<Value>>,
+    /// The last of them met: a stream on one key is not hashed per message.
+    last_subject: RefCell<(Box<str>, Option<Key>)>,
     /// Local once messages on exported keys the export listener heard, by
     /// their values' address, until the hub's once relay (after the
     /// delivery) says whether another listener here took them.
@@ -224,6 +224,8 @@ impl Bridge {
             told_subjects: RefCell::new(Vec::new()),
             arena: RefCell::new(BytesMut::new()),
             known_subjects: RefCell::new(HashMap::new()),
+            last_subject: RefCell::new((Box::from(""), None)),
+            args: RefCell::new(Vec::new()),
             heard_once: RefCell::new(Vec::new()),
             stored_keys: RefCell::new(Default::default()),
             max_stored_keys: config.max_stored_keys,
@@ -287,15 +289,11 @@ impl Bridge {
         // gone: dropping a bridge never waits for it ([`Bridge::close`]
         // does, within a bound).
         let thread = net::spawn(plan, out_rx, in_tx, net.clone())?;
-        let arrived = Arc::new(Arrived(std::sync::atomic::AtomicBool::new(true)));
         Ok(Bridge {
             shared,
             hub: hub.clone(),
             listeners,
             incoming: RefCell::new(in_rx),
-            subscribers: RefCell::new(Vec::new()),
-            waker: std::task::Waker::from(arrived.clone()),
-            arrived,
             net,
             thread: Some(thread),
         })
@@ -467,84 +465,40 @@ impl Bridge {
             shared.stats.set(stats);
         }
         let mut pumped = Pumped::default();
-        let mut incoming = self.incoming.borrow_mut();
         for _ in 0..shared.buffer {
+            let mut incoming = self.incoming.borrow_mut();
             let Some(message) = incoming.try_recv() else {
                 break;
             };
-            if shared.take_in(hub, message) {
+            let delivered = match message {
+                In::Live {
+                    subject,
+                    reply,
+                    payload,
+                } => {
+                    let (bytes, [subject, reply_at, payload]) = incoming.parts([
+                        subject as usize,
+                        reply.unwrap_or(0) as usize,
+                        payload as usize,
+                    ]);
+                    // Not held while the hub delivers: a listener may pump.
+                    drop(incoming);
+                    let reply = reply.map(|_| &bytes[reply_at]);
+                    shared.take_live(hub, &bytes[subject], reply, &bytes[payload])
+                }
+                message => {
+                    drop(incoming);
+                    shared.take_in(hub, message)
+                }
+            };
+            if delivered {
                 pumped.delivered += 1;
             } else {
                 pumped.dropped += 1;
             }
         }
-        drop(incoming);
-        let budget = shared
-            .buffer
-            .saturating_sub(pumped.delivered + pumped.dropped);
-        self.pump_subscriptions(hub, budget, &mut pumped);
         shared.expire();
         pumped
-    }
-
-    /// Takes what the subscriptions hold, at most `budget` messages. They
-    /// are polled with a waker that does nothing: the client's reader
-    /// never wakes this thread, which looks at each pump.
-    fn pump_subscriptions(&self, hub: &Hub, mut budget: usize, pumped: &mut Pumped) {
-        use futures_util::StreamExt;
-        let mut subscribers = std::mem::take(&mut *self.subscribers.borrow_mut());
-        if subscribers.is_empty()
-            && self.net.subscribed.load(Ordering::SeqCst)
-            && let Ok(mut made) = self.net.subscribers.lock()
-            && !made.is_empty()
-        {
-            subscribers.append(&mut made);
-            self.arrived.0.store(true, Ordering::Release);
-        }
-        // Nothing arrived since every subscription was last found empty:
-        // none is polled (a poll of an empty one costs atomics).
-        if self.arrived.0.load(Ordering::Acquire) && self.arrived.0.swap(false, Ordering::AcqRel) {
-            let mut cx = std::task::Context::from_waker(&self.waker);
-            'all: for subscriber in &mut subscribers {
-                loop {
-                    if budget == 0 {
-                        // Left unread: looked at again next pump.
-                        self.arrived.0.store(true, Ordering::Release);
-                        break 'all;
-                    }
-                    let std::task::Poll::Ready(Some(message)) = subscriber.poll_next_unpin(&mut cx)
-                    else {
-                        break;
-                    };
-                    budget -= 1;
-                    if self.shared.take_message(hub, message) {
-                        pumped.delivered += 1;
-                    } else {
-                        pumped.dropped += 1;
-                    }
-                }
-            }
-        }
-        let mut kept = self.subscribers.borrow_mut();
-        // A pump from inside a listener found none and made none.
-        subscribers.append(&mut kept);
-        *kept = subscribers;
-    }
-}
-
-/// The waker the game thread polls subscriptions with: the client's
-/// reader, putting a message in an empty one, sets the flag (an atomic
-/// store, no system call: the game thread is not woken, it looks at its
-/// next pump).
-struct Arrived(std::sync::atomic::AtomicBool);
-
-impl std::task::Wake for Arrived {
-    fn wake(self: Arc<Self>) {
-        self.0.store(true, Ordering::Release);
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.store(true, Ordering::Release);
     }
 }
 
@@ -555,19 +509,6 @@ impl Drop for Bridge {
         self.hub.set_once_relay(None);
         for id in self.listeners.drain(..) {
             self.hub.unlisten(id);
-        }
-        // Subscriptions unsubscribe through a runtime as they drop: they
-        // go back to the network thread's. Gone already, it took the
-        // connection with it; they are let go without a word to it.
-        let mut subscribers = std::mem::take(&mut *self.subscribers.borrow_mut());
-        if let Ok(mut made) = self.net.subscribers.lock() {
-            subscribers.append(&mut made);
-        }
-        if !subscribers.is_empty()
-            && let Err(Out::Release(subscribers)) =
-                self.shared.out.try_send_anyway(Out::Release(subscribers))
-        {
-            std::mem::forget(subscribers);
         }
     }
 }
@@ -675,7 +616,7 @@ impl Shared {
     /// [`Shared::push`], with `bytes` the network thread reads with it
     /// (the payload of an [`Out::Post`]).
     fn push_with(&self, key: &str, out: Out, bytes: &[u8]) -> bool {
-        match self.out.try_send_with(out, bytes) {
+        match self.out.try_send_with(out, &[bytes]) {
             Ok(()) => {
                 self.end_dropping();
                 self.count(|s| s.sent += 1);
@@ -948,6 +889,8 @@ impl Shared {
     /// One message from the network; true when delivered to the hub.
     fn take_in(self: &Rc<Self>, hub: &Hub, message: In) -> bool {
         match message {
+            // Read with its bytes by `pump`.
+            In::Live { .. } => false,
             In::Reply { id, answer } => {
                 let Some((responder, _)) = self.pending.borrow_mut().remove(&id) else {
                     return false;
@@ -993,23 +936,31 @@ impl Shared {
         }
     }
 
-    /// One message from a subscription; true when delivered to the hub.
-    fn take_message(self: &Rc<Self>, hub: &Hub, message: async_nats::Message) -> bool {
-        let async_nats::Message {
-            subject,
-            payload,
-            reply,
-            ..
-        } = message;
-        if payload.len() > self.max_payload {
-            return self.refuse(BridgeEvent::Oversized {
-                subject: subject.to_string(),
-                bytes: payload.len(),
-                limit: self.max_payload,
-            });
-        }
-        let reply = reply.map(|r| r.to_string());
-        let known = self.known_subjects.borrow().get(subject.as_str()).copied();
+    /// A peer's send from a subscription; true when delivered to the hub.
+    fn take_live(
+        self: &Rc<Self>,
+        hub: &Hub,
+        subject: &[u8],
+        reply: Option<&[u8]>,
+        payload: &[u8],
+    ) -> bool {
+        // The client's subjects are text: anything else is no subject of
+        // this cluster's.
+        let subject = std::str::from_utf8(subject).unwrap_or("");
+        let reply = reply.map(|r| String::from_utf8_lossy(r).into_owned());
+        let known = {
+            let last = self.last_subject.borrow();
+            if last.0.as_ref() == subject {
+                last.1
+            } else {
+                drop(last);
+                let known = self.known_subjects.borrow().get(subject).copied();
+                if let Some(handle) = known {
+                    *self.last_subject.borrow_mut() = (subject.into(), Some(handle));
+                }
+                known
+            }
+        };
         if let Some(handle) = known {
             // A global subject met before: parsed, imported, and
             // its key's handle found already.
@@ -1018,12 +969,12 @@ impl Shared {
                 hub,
                 (key, Some(handle)),
                 Lane::Global,
-                &payload,
+                payload,
                 reply,
                 Arrival::Live,
             );
         }
-        let Some((lane, key)) = self.subjects.parse(&subject) else {
+        let Some((lane, key)) = self.subjects.parse(subject) else {
             return self.refuse(BridgeEvent::Outside {
                 subject: subject.to_string(),
             });
@@ -1041,13 +992,13 @@ impl Shared {
             if known.len() >= MAX_KNOWN_SUBJECTS {
                 known.clear();
             }
-            known.insert(subject.as_str().into(), handle);
+            known.insert(subject.into(), handle);
             drop(known);
             return self.deliver(
                 hub,
                 (key, Some(handle)),
                 lane,
-                &payload,
+                payload,
                 reply,
                 Arrival::Live,
             );
@@ -1057,7 +1008,7 @@ impl Shared {
         } else {
             Arrival::Live
         };
-        self.deliver(hub, (key, None), lane, &payload, reply, arrival)
+        self.deliver(hub, (key, None), lane, payload, reply, arrival)
     }
 
     fn deliver(
@@ -1083,8 +1034,11 @@ impl Shared {
             // stream may hand it back to us.)
             return false;
         }
-        let mut args = match wire::decode(payload) {
-            Ok((_, args)) => args,
+        // The vector of the last send, reused (taken: a listener's pump
+        // may deliver meanwhile).
+        let mut args = std::mem::take(&mut *self.args.borrow_mut());
+        match wire::decode_into(payload, &mut args) {
+            Ok(_) => {}
             Err(e) => {
                 return self.refuse(BridgeEvent::Malformed {
                     subject: key.into(),
@@ -1166,9 +1120,16 @@ impl Shared {
                 )
                 .map(drop)
             }
-            (_, None) => hub
-                .send_values(handle, source, &mut args, Caller::Unrecorded)
-                .map(drop),
+            (_, None) => {
+                let sent = hub
+                    .send_values(handle, source, &mut args, Caller::Unrecorded)
+                    .map(drop);
+                if args.capacity() <= MAX_KEPT_ARGS {
+                    args.clear();
+                    *self.args.borrow_mut() = args;
+                }
+                sent
+            }
         };
         self.injecting.set(None);
         match result {

@@ -48,10 +48,6 @@ pub(crate) enum Out {
         subject: String,
         payload: Bytes,
     },
-    /// The game thread's subscriptions, given back to be dropped here: a
-    /// subscription unsubscribes through the runtime as it drops, and
-    /// the game thread has none.
-    Release(Vec<async_nats::Subscriber>),
 }
 
 /// The subject of an [`Out::Post`].
@@ -87,6 +83,13 @@ impl Topics {
 
 /// Sent from the network thread to the game thread.
 pub(crate) enum In {
+    /// A peer's send from a subscription: its subject, reply subject and
+    /// payload are the next bytes of the queue's buffer, this long.
+    Live {
+        subject: u32,
+        reply: Option<u32>,
+        payload: u32,
+    },
     /// A stored once from the work-queue stream, taken by this node
     /// already (acknowledged: gone from the stream for every node).
     Queued {
@@ -117,11 +120,6 @@ pub(crate) struct NetShared {
     /// which it sends again then, are flushed through the server.
     pub ready: AtomicBool,
     pub subscribed: AtomicBool,
-    /// The subscriptions to the imported subtrees, made here and taken by
-    /// the game thread, which polls them at each pump: a peer's message
-    /// goes from the client's reader straight to the game thread, with
-    /// no task or queue of the bridge's between them.
-    pub subscribers: Mutex<Vec<async_nats::Subscriber>>,
     reconnected: tokio::sync::Notify,
     pub incoming_dropped: AtomicU64,
     status: Mutex<VecDeque<BridgeEvent>>,
@@ -309,6 +307,7 @@ async fn run(
         plan.filters.clone(),
         plan.once_filters.clone(),
         plan.queue.clone(),
+        (incoming.clone(), max),
         shared.clone(),
     ));
     // After a (re)connection, ready once a round trip has gone through the
@@ -428,7 +427,10 @@ fn posted(next: Out, out: &mut queue::Receiver<Out>, topics: &mut Topics) -> Out
     match topics.subject(topic) {
         Some(subject) => Out::Publish { subject, payload },
         // Never: a key's subject is told before it is used.
-        None => Out::Release(Vec::new()),
+        None => Out::Post {
+            topic: Topic::Key(u32::MAX),
+            len: 0,
+        },
     }
 }
 
@@ -445,7 +447,6 @@ async fn send(
 ) {
     match next {
         Out::Publish { subject, payload } => publish(client, subject, payload, shared).await,
-        Out::Release(subscribers) => drop(subscribers),
         // Made a publish by `posted` first.
         Out::Post { .. } => {}
         other => Box::pin(handle(other, client, jet, incoming, shared)).await,
@@ -483,7 +484,6 @@ async fn handle(
 ) {
     match next {
         Out::Publish { subject, payload } => publish(client, subject, payload, shared).await,
-        Out::Release(subscribers) => drop(subscribers),
         Out::Post { .. } => {}
         Out::Put { key, payload } => {
             let store = match tokio::time::timeout(
@@ -575,6 +575,7 @@ async fn listen(
     filters: Vec<String>,
     once_filters: Vec<String>,
     queue: String,
+    (incoming, max): (queue::Sender<In>, usize),
     shared: Arc<NetShared>,
 ) {
     let mut subscribers = Vec::new();
@@ -594,11 +595,82 @@ async fn listen(
             }),
         }
     }
-    if let Ok(mut taken) = shared.subscribers.lock() {
-        taken.extend(subscribers);
+    for subscriber in subscribers {
+        tokio::spawn(relay(subscriber, incoming.clone(), shared.clone(), max));
     }
     // Ready once the probe comes back (see `run`).
     shared.subscribed.store(true, Ordering::SeqCst);
+}
+
+/// Hands a subscription's messages to the game thread, their bytes
+/// copied into the queue's buffer: the client's message (whose subject
+/// and payload share the client's read buffer, counted) is dropped here,
+/// on the thread that made it. What the client has ready goes at once,
+/// under one lock, and the game thread takes a whole batch at a time,
+/// with one buffer. The subscription goes with the runtime,
+/// unsubscribing through it.
+async fn relay(
+    mut subscriber: async_nats::Subscriber,
+    incoming: queue::Sender<In>,
+    shared: Arc<NetShared>,
+    max: usize,
+) {
+    use futures_util::FutureExt;
+    let mut staged = Vec::new();
+    let mut bytes = Vec::new();
+    while let Some(first) = subscriber.next().await {
+        let mut next = Some(first);
+        while let Some(message) = next {
+            stage(&message, &mut staged, &mut bytes, &shared, max);
+            next = if staged.len() < RELAY_BATCH {
+                subscriber.next().now_or_never().flatten()
+            } else {
+                None
+            };
+        }
+        let dropped = incoming.send_many(&mut staged, &mut bytes, |live| match live {
+            In::Live {
+                subject,
+                reply,
+                payload,
+            } => *subject as usize + reply.unwrap_or(0) as usize + *payload as usize,
+            _ => 0,
+        });
+        if dropped > 0 {
+            shared
+                .incoming_dropped
+                .fetch_add(dropped as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The most messages a relay hands over at once.
+const RELAY_BATCH: usize = 256;
+
+/// One message for the game thread, its bytes appended to `bytes`.
+fn stage(
+    message: &async_nats::Message,
+    staged: &mut Vec<In>,
+    bytes: &mut Vec<u8>,
+    shared: &NetShared,
+    max: usize,
+) {
+    if oversized(shared, &message.subject, message.payload.len(), max) {
+        return;
+    }
+    let length = |b: &[u8]| u32::try_from(b.len()).unwrap_or(u32::MAX);
+    let subject = message.subject.as_bytes();
+    bytes.extend_from_slice(subject);
+    let reply = message.reply.as_ref().map(|r| {
+        bytes.extend_from_slice(r.as_bytes());
+        length(r.as_bytes())
+    });
+    bytes.extend_from_slice(&message.payload);
+    staged.push(In::Live {
+        subject: length(subject),
+        reply,
+        payload: length(&message.payload),
+    });
 }
 
 /// Opens the cluster's KV bucket (retrying until JetStream answers) and

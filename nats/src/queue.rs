@@ -21,16 +21,21 @@
 //! waiting still: [`Sender::len`] is what the network has not sent.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
-use bytes::Bytes;
+use std::ops::Range;
+
+use bytes::{Buf, Bytes};
 
 struct State<T> {
     items: Vec<T>,
     bytes: Vec<u8>,
     /// Taken by the receiver and not yet used (as of its last look).
     held: usize,
+    /// [`Inner::ready`], as the lock's holder knows it (not read back).
+    ready: bool,
     /// The receiver, waiting for a message.
     waker: Option<Waker>,
     senders: usize,
@@ -39,9 +44,20 @@ struct State<T> {
 
 struct Inner<T> {
     state: Mutex<State<T>>,
+    /// Something waits in `state.items`: a receiver that finds nothing
+    /// (a pump with nothing from the network, most of them) takes no
+    /// lock. Written under the lock, read without.
+    ready: AtomicBool,
 }
 
 impl<T> Inner<T> {
+    fn mark_ready(&self, state: &mut State<T>) {
+        if !state.ready && !state.items.is_empty() {
+            state.ready = true;
+            self.ready.store(true, Ordering::Release);
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State<T>> {
         // A panic while holding it leaves nothing half-done: a push or a
         // swap of vectors.
@@ -86,6 +102,8 @@ pub(crate) struct Receiver<T> {
     inner: Arc<Inner<T>>,
     /// What it took, in order.
     local: VecDeque<T>,
+    /// It counted nothing as held when it last took.
+    held_none: bool,
     /// The bytes that came with them, read in order.
     bytes: Bytes,
     /// An empty buffer of the last one's size, given to the sender at the
@@ -107,10 +125,12 @@ impl<T> Drop for Receiver<T> {
 /// A queue holding at most `bound` messages.
 pub(crate) fn bounded<T>(bound: usize) -> (Sender<T>, Receiver<T>) {
     let inner = Arc::new(Inner {
+        ready: AtomicBool::new(false),
         state: Mutex::new(State {
             items: Vec::new(),
             bytes: Vec::new(),
             held: 0,
+            ready: false,
             waker: None,
             senders: 1,
             receiver: true,
@@ -124,6 +144,7 @@ pub(crate) fn bounded<T>(bound: usize) -> (Sender<T>, Receiver<T>) {
         Receiver {
             inner,
             local: VecDeque::new(),
+            held_none: true,
             bytes: Bytes::new(),
             spare: Vec::new(),
         },
@@ -137,10 +158,10 @@ impl<T> Sender<T> {
         self.push(value, &[], true)
     }
 
-    /// Queues `value` with `bytes`, which the receiver reads with
-    /// [`Receiver::bytes`] when it takes `value`.
-    pub(crate) fn try_send_with(&self, value: T, bytes: &[u8]) -> Result<(), T> {
-        self.push(value, bytes, true)
+    /// Queues `value` with `parts` (one after the other), which the
+    /// receiver reads with [`Receiver::bytes`] when it takes `value`.
+    pub(crate) fn try_send_with(&self, value: T, parts: &[&[u8]]) -> Result<(), T> {
+        self.push(value, parts, true)
     }
 
     /// Queues `value` past the bound: for what is already bounded
@@ -156,13 +177,50 @@ impl<T> Sender<T> {
         self.push(value, &[], false)
     }
 
-    fn push(&self, value: T, bytes: &[u8], bounded: bool) -> Result<(), T> {
+    /// Queues the messages of `staged` (whose bytes, in order, are
+    /// `staged_bytes`; `len_of` says how many are each one's) under one
+    /// lock, as many as there is room for; both are left empty. Returns
+    /// how many did not fit (the last ones) and were dropped.
+    pub(crate) fn send_many(
+        &self,
+        staged: &mut Vec<T>,
+        staged_bytes: &mut Vec<u8>,
+        len_of: impl Fn(&T) -> usize,
+    ) -> usize {
+        let mut state = self.inner.lock();
+        let room = if state.receiver {
+            self.bound
+                .saturating_sub(state.items.len() + state.held)
+                .min(staged.len())
+        } else {
+            0
+        };
+        let dropped = staged.split_off(room);
+        let bytes: usize = staged.iter().map(&len_of).sum();
+        state.items.append(staged);
+        state
+            .bytes
+            .extend_from_slice(&staged_bytes[..bytes.min(staged_bytes.len())]);
+        self.inner.mark_ready(&mut state);
+        let waker = state.waker.take();
+        drop(state);
+        staged_bytes.clear();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        dropped.len()
+    }
+
+    fn push(&self, value: T, parts: &[&[u8]], bounded: bool) -> Result<(), T> {
         let mut state = self.inner.lock();
         if !state.receiver || (bounded && state.items.len() + state.held >= self.bound) {
             return Err(value);
         }
         state.items.push(value);
-        state.bytes.extend_from_slice(bytes);
+        for part in parts {
+            state.bytes.extend_from_slice(part);
+        }
+        self.inner.mark_ready(&mut state);
         let waker = state.waker.take();
         drop(state);
         if let Some(waker) = waker {
@@ -196,14 +254,17 @@ impl<T> Receiver<T> {
         }
         let mut state = self.inner.lock();
         if take(
+            &self.inner.ready,
             &mut state,
             &mut self.local,
             &mut self.bytes,
             &mut self.spare,
         ) {
+            self.held_none = false;
             drop(state);
             return Poll::Ready(self.local.pop_front());
         }
+        self.held_none = true;
         if state.senders == 0 {
             return Poll::Ready(None);
         }
@@ -222,26 +283,50 @@ impl<T> Receiver<T> {
         if let Some(value) = self.local.pop_front() {
             return Some(value);
         }
+        // Nothing queued, and nothing held (it counted none when it last
+        // found none): nothing to do, and no lock taken.
+        if !self.inner.ready.load(Ordering::Acquire) && self.held_none {
+            return None;
+        }
         let mut state = self.inner.lock();
         take(
+            &self.inner.ready,
             &mut state,
             &mut self.local,
             &mut self.bytes,
             &mut self.spare,
         );
+        self.held_none = state.held == 0;
         drop(state);
         self.local.pop_front()
     }
 
     /// The next `len` bytes sent with the messages taken, in order.
     pub(crate) fn bytes(&mut self, len: usize) -> Bytes {
-        self.bytes.split_to(len.min(self.bytes.len()))
+        let len = len.min(self.bytes.len());
+        self.bytes.split_to(len)
+    }
+
+    /// The next bytes sent with the messages taken, `lens` long one after
+    /// the other: where each is in the buffer given with them (one count
+    /// taken on the buffer, not one per part).
+    pub(crate) fn parts<const N: usize>(&mut self, lens: [usize; N]) -> (Bytes, [Range<usize>; N]) {
+        let mut at = 0;
+        let ranges = lens.map(|len| {
+            let start = at;
+            at = (at + len).min(self.bytes.len());
+            start..at
+        });
+        let buffer = self.bytes.clone();
+        self.bytes.advance(at);
+        (buffer, ranges)
     }
 
     /// Counts exactly what it holds as waiting: when it stops taking for
     /// a while (the connection lost), the sender's bound is exact.
-    pub(crate) fn settle(&self) {
+    pub(crate) fn settle(&mut self) {
         self.inner.lock().held = self.local.len();
+        self.held_none = self.local.is_empty();
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -253,6 +338,7 @@ impl<T> Receiver<T> {
 /// used: the bytes read, the messages gone); true when it found any.
 /// Counts what the receiver holds now as waiting.
 fn take<T>(
+    ready: &AtomicBool,
     state: &mut State<T>,
     local: &mut VecDeque<T>,
     bytes: &mut Bytes,
@@ -263,6 +349,8 @@ fn take<T>(
         state.held = 0;
         return false;
     }
+    state.ready = false;
+    ready.store(false, Ordering::Release);
     let mut items = Vec::from(std::mem::take(local));
     std::mem::swap(&mut items, &mut state.items);
     state.held = items.len();
@@ -301,17 +389,36 @@ mod tests {
     #[test]
     fn bytes_sent_with_messages_are_read_back_in_order() {
         let (tx, mut rx) = bounded(8);
-        tx.try_send_with(1, b"one").unwrap();
+        tx.try_send_with(1, &[b"o", b"ne"]).unwrap();
         tx.try_send(2).unwrap();
-        tx.try_send_with(3, b"three").unwrap();
+        tx.try_send_with(3, &[b"three"]).unwrap();
         assert_eq!(rx.try_recv(), Some(1));
         assert_eq!(&rx.bytes(3)[..], b"one");
-        tx.try_send_with(4, b"four").unwrap();
+        tx.try_send_with(4, &[b"four"]).unwrap();
         assert_eq!(rx.try_recv(), Some(2));
         assert_eq!(rx.try_recv(), Some(3));
         assert_eq!(&rx.bytes(5)[..], b"three");
         assert_eq!(rx.try_recv(), Some(4));
         assert_eq!(&rx.bytes(4)[..], b"four");
+    }
+
+    #[test]
+    fn a_batch_goes_in_up_to_the_bound_and_the_rest_is_counted_dropped() {
+        let (tx, mut rx) = bounded(3);
+        tx.try_send_with(1, &[b"a"]).unwrap();
+        let (mut staged, mut bytes) = (vec![2, 3, 4], b"bbcccdddd".to_vec());
+        let dropped = tx.send_many(&mut staged, &mut bytes, |n| *n as usize);
+        assert_eq!(dropped, 1);
+        assert!(staged.is_empty() && bytes.is_empty());
+        assert_eq!(tx.len(), 3);
+        assert_eq!(rx.try_recv(), Some(1));
+        assert_eq!(rx.try_recv(), Some(2));
+        let (buffer, [a, b]) = rx.parts([1, 2]);
+        assert_eq!((&buffer[a], &buffer[b]), (&b"a"[..], &b"bb"[..]));
+        assert_eq!(rx.try_recv(), Some(3));
+        assert_eq!(&rx.bytes(3)[..], b"ccc");
+        assert_eq!(rx.try_recv(), None);
+        assert_eq!(tx.len(), 0);
     }
 
     #[test]
