@@ -293,6 +293,8 @@ struct GameSide {
     last_named: Option<(Source, String)>,
     /// The first failure (recording stops there).
     failed: Option<String>,
+    /// Recording has stopped (it failed, or the writer was closed).
+    stopped: bool,
 }
 
 /// The recorder's dispatch log: one compact record per dispatch.
@@ -305,22 +307,55 @@ struct Log {
 }
 
 impl DispatchLog for Log {
+    /// Runs for every dispatch of the run, a Lua lane's too: the common
+    /// case (an output of a key already named, in the tick of the last
+    /// record, from a source named by its id) is one record appended.
     #[inline]
     fn dispatch(&self, d: &Logged<'_>) {
-        let input = d.outermost && self.loaded.get() && d.delivery != Delivery::Replay;
         let Ok(mut side) = self.side.try_borrow_mut() else {
             return;
         };
         let side = &mut *side;
-        if side.failed.is_some() {
+        let input = d.outermost && self.loaded.get() && d.delivery != Delivery::Replay;
+        let tick = self.tick.get();
+        let key = d.key.index();
+        let common = !input
+            && tick == side.tick
+            && side.named.get(key) == Some(&true)
+            && !matches!(d.source, Source::Named(..))
+            && !side.stopped;
+        if !common && !self.prepare(side, d, input, tick) {
             return;
         }
-        let tick = self.tick.get();
+        let named = match d.source {
+            Source::Named(..) => side.last_named.as_ref().map(|(_, name)| name.as_str()),
+            _ => None,
+        };
+        writer::dispatch(side.batch.buf(), input, key as u32, d.source, named, d.args);
+        if side.batch.buf().len() >= writer::BATCH_BYTES {
+            self.hand_over(side);
+        }
+    }
+}
+
+impl Log {
+    /// What a dispatch needs before its record, out of the common case:
+    /// an input hands the buffer over in a new tick; a new tick, a key
+    /// not named yet and a named source are told the writer. `false`:
+    /// recording has stopped.
+    #[cold]
+    fn prepare(&self, side: &mut GameSide, d: &Logged<'_>, input: bool, tick: u32) -> bool {
+        if side.stopped {
+            return false;
+        }
         if input && tick != side.handed {
             // What came before a new tick's input is handed over: a crash
             // loses at most the tick under way.
             side.handed = tick;
             self.hand_over(side);
+            if side.stopped {
+                return false;
+            }
         }
         if tick != side.tick {
             side.tick = tick;
@@ -334,25 +369,16 @@ impl DispatchLog for Log {
             side.named[key] = true;
             writer::key(side.batch.buf(), key as u32, &self.hub.key_name(d.key));
         }
-        let named = match d.source {
-            Source::Named(..) => {
-                if side.last_named.as_ref().is_none_or(|(s, _)| *s != d.source) {
-                    side.last_named = Some((d.source, self.hub.source_name(d.source)));
-                }
-                side.last_named.as_ref().map(|(_, name)| name.as_str())
-            }
-            _ => None,
-        };
-        writer::dispatch(side.batch.buf(), input, key as u32, d.source, named, d.args);
-        if side.batch.hand_over_if_full().is_err() {
-            self.writer_gone(side);
+        if matches!(d.source, Source::Named(..))
+            && side.last_named.as_ref().is_none_or(|(s, _)| *s != d.source)
+        {
+            side.last_named = Some((d.source, self.hub.source_name(d.source)));
         }
+        true
     }
-}
 
-impl Log {
     fn hand_over(&self, side: &mut GameSide) {
-        if side.failed.is_none() && side.batch.hand_over().is_err() {
+        if !side.stopped && side.batch.hand_over().is_err() {
             self.writer_gone(side);
         }
     }
@@ -368,6 +394,7 @@ impl Log {
             "{}: {error}; recording stopped",
             self.path.display()
         ));
+        side.stopped = true;
     }
 }
 
@@ -414,6 +441,7 @@ impl Recorder {
                 handed: 0,
                 last_named: None,
                 failed: None,
+                stopped: false,
             }),
             path: path.to_path_buf(),
         });
@@ -447,7 +475,8 @@ impl Recorder {
         }
         let mut side = self.log.side.borrow_mut();
         let side = &mut *side;
-        if side.failed.is_none() && !side.batch.stopped() {
+        if !side.stopped {
+            side.stopped = true;
             if clean {
                 writer::end(side.batch.buf(), self.log.tick.get());
             }

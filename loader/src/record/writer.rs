@@ -100,22 +100,6 @@ impl Batcher {
         &mut self.buf
     }
 
-    /// Is the writer gone (it failed, or the recording ended)?
-    #[inline]
-    pub fn stopped(&self) -> bool {
-        self.to_writer.is_none()
-    }
-
-    /// Hands the buffer over if it is full.
-    #[inline]
-    pub fn hand_over_if_full(&mut self) -> Result<(), ()> {
-        if self.buf.len() >= BATCH_BYTES {
-            self.hand_over()
-        } else {
-            Ok(())
-        }
-    }
-
     /// Hands what the buffer holds to the writer (waiting while
     /// [`IN_FLIGHT`] buffers are); `Err` when the writer is gone.
     #[cold]
@@ -194,28 +178,28 @@ pub fn dispatch(
     named: Option<&str>,
     args: LoggedArgs<'_>,
 ) {
-    let mut head = [0u8; 5];
-    head[0] = if input { IN } else { OUT };
-    head[1..].copy_from_slice(&key.to_le_bytes());
-    buf.extend_from_slice(&head);
-    match (source, named) {
-        (Source::Global, _) => buf.push(0),
-        (Source::World(w), _) => {
-            let mut s = [1u8; 5];
-            s[1..].copy_from_slice(&w.get().to_le_bytes());
-            buf.extend_from_slice(&s);
+    // Each piece of a constant size, so that no copy is a call.
+    let kind = if input { IN } else { OUT };
+    let [k0, k1, k2, k3] = key.to_le_bytes();
+    let [n0, n1, n2, n3] = (args.len() as u32).to_le_bytes();
+    match source {
+        Source::Global => buf.extend_from_slice(&[kind, k0, k1, k2, k3, 0, n0, n1, n2, n3]),
+        Source::World(w) => {
+            let [w0, w1, w2, w3] = w.get().to_le_bytes();
+            buf.extend_from_slice(&[kind, k0, k1, k2, k3, 1, w0, w1, w2, w3, n0, n1, n2, n3]);
         }
-        (Source::Object(o), _) => {
-            let mut s = [2u8; 9];
-            s[1..].copy_from_slice(&o.get().to_le_bytes());
-            buf.extend_from_slice(&s);
+        Source::Object(o) => {
+            let [o0, o1, o2, o3, o4, o5, o6, o7] = o.get().to_le_bytes();
+            buf.extend_from_slice(&[
+                kind, k0, k1, k2, k3, 2, o0, o1, o2, o3, o4, o5, o6, o7, n0, n1, n2, n3,
+            ]);
         }
-        (Source::Named(..), name) => {
-            buf.push(3);
-            bytes(buf, name.unwrap_or_default().as_bytes());
+        Source::Named(..) => {
+            buf.extend_from_slice(&[kind, k0, k1, k2, k3, 3]);
+            bytes(buf, named.unwrap_or_default().as_bytes());
+            buf.extend_from_slice(&[n0, n1, n2, n3]);
         }
     }
-    buf.extend_from_slice(&(args.len() as u32).to_le_bytes());
     match args {
         LoggedArgs::Plain(args) => {
             for arg in args {
@@ -232,16 +216,9 @@ pub fn dispatch(
 
 #[inline]
 fn plain(buf: &mut Vec<u8>, arg: &PlainArg<'_>) {
-    let mut w = [0u8; 9];
-    match *arg {
-        PlainArg::Int(n) => {
-            w[0] = Tag::Int as u8;
-            w[1..].copy_from_slice(&n.to_le_bytes());
-        }
-        PlainArg::Float(x) => {
-            w[0] = Tag::Float as u8;
-            w[1..].copy_from_slice(&x.to_le_bytes());
-        }
+    let (tag, payload) = match *arg {
+        PlainArg::Int(n) => (Tag::Int, n.to_le_bytes()),
+        PlainArg::Float(x) => (Tag::Float, x.to_le_bytes()),
         PlainArg::Bool(b) => {
             buf.push(if b { Tag::True } else { Tag::False } as u8);
             return;
@@ -251,7 +228,9 @@ fn plain(buf: &mut Vec<u8>, arg: &PlainArg<'_>) {
             bytes(buf, s.as_bytes());
             return;
         }
-    }
+    };
+    let mut w = [tag as u8; 9];
+    w[1..].copy_from_slice(&payload);
     buf.extend_from_slice(&w);
 }
 
@@ -314,11 +293,43 @@ fn write_batches(
 }
 
 /// What the writer knows between buffers: the keys' names (as JSON
-/// strings) and the tick.
-#[derive(Default)]
+/// strings) and the tick, as each line starts (`{"t":…,`).
 struct Lines {
     keys: Vec<Option<Box<[u8]>>>,
-    tick: u32,
+    tick: Vec<u8>,
+}
+
+impl Default for Lines {
+    fn default() -> Self {
+        Self {
+            keys: Vec::new(),
+            tick: b"{\"t\":0,".to_vec(),
+        }
+    }
+}
+
+/// Writes `n` in decimal, as `Display` does, without its machinery (the
+/// writer writes a few numbers per line).
+fn write_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Writes `n` in decimal, as `Display` does.
+fn write_i64(out: &mut Vec<u8>, n: i64) {
+    if n < 0 {
+        out.push(b'-');
+    }
+    write_u64(out, n.unsigned_abs());
 }
 
 /// A buffer that is no run of records (a bug, never a user's input).
@@ -374,7 +385,11 @@ impl Lines {
                     }
                     self.keys[id] = Some(name.into_boxed_slice());
                 }
-                TICK => self.tick = r.u32()?,
+                TICK => {
+                    self.tick.truncate(5);
+                    write_u64(&mut self.tick, u64::from(r.u32()?));
+                    self.tick.push(b',');
+                }
                 END => {
                     let ticks = r.u32()?;
                     let _ = writeln!(out, "{{\"end\":true,\"ticks\":{ticks}}}");
@@ -382,7 +397,7 @@ impl Lines {
                 kind @ (IN | OUT) => {
                     // `{"t":…,"in"|"out":…,"src":…,"args":[…]}`, as `json!`
                     // writes it.
-                    let _ = write!(out, "{{\"t\":{},", self.tick);
+                    out.extend_from_slice(&self.tick);
                     out.extend_from_slice(if kind == IN { b"\"in\":" } else { b"\"out\":" });
                     let key = r.u32()? as usize;
                     let name = self.keys.get(key).and_then(Option::as_ref);
@@ -391,10 +406,14 @@ impl Lines {
                     match r.u8()? {
                         0 => out.extend_from_slice(b"\"global\""),
                         1 => {
-                            let _ = write!(out, "\"world#{}\"", r.u32()?);
+                            out.extend_from_slice(b"\"world#");
+                            write_u64(out, u64::from(r.u32()?));
+                            out.push(b'"');
                         }
                         2 => {
-                            let _ = write!(out, "\"object#{}\"", r.u64()?);
+                            out.extend_from_slice(b"\"object#");
+                            write_u64(out, r.u64()?);
+                            out.push(b'"');
                         }
                         3 => write_str(out, r.str()?),
                         _ => return Err(malformed()),
@@ -422,13 +441,13 @@ fn format_value(r: &mut Reader<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
         t if t == Tag::Nil as u8 => out.extend_from_slice(b"null"),
         t if t == Tag::False as u8 => out.extend_from_slice(b"false"),
         t if t == Tag::True as u8 => out.extend_from_slice(b"true"),
-        t if t == Tag::Int as u8 => {
-            let _ = write!(out, "{}", r.u64()? as i64);
-        }
+        t if t == Tag::Int as u8 => write_i64(out, r.u64()? as i64),
         t if t == Tag::Float as u8 => write_float(out, f64::from_bits(r.u64()?)),
         t if t == Tag::Str as u8 => write_str(out, r.str()?),
         t if t == Tag::Object as u8 => {
-            let _ = write!(out, "{{\"object\":{}}}", r.u64()?);
+            out.extend_from_slice(b"{\"object\":");
+            write_u64(out, r.u64()?);
+            out.push(b'}');
         }
         t if t == Tag::Struct as u8 => {
             out.extend_from_slice(b"{\"struct\":");
@@ -484,12 +503,23 @@ mod tests {
     }
 
     #[test]
+    fn integers_are_written_as_display_writes_them() {
+        for n in [0, 7, -7, 10, 1234567890, i64::MAX, i64::MIN] {
+            let mut out = Vec::new();
+            write_i64(&mut out, n);
+            assert_eq!(out, n.to_string().into_bytes());
+        }
+    }
+
+    #[test]
     fn a_dispatch_is_written_as_the_line_the_recording_has_always_had() {
         let reward = StructValue::new("Reward").with("gold", 50i64);
         let values = vec![
             Value::str("wolves \"x\""),
             Value::structure(reward),
             Value::Float(f64::NAN),
+            Value::Int(-42),
+            Value::Object(ObjectId::from_raw(9).unwrap()),
             Value::array(vec![Value::Nil, Value::Bool(true), Value::Float(0.5)]),
         ];
         let mut expected = Vec::new();

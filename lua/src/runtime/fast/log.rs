@@ -8,6 +8,7 @@
 //! on this frame. Nothing is converted to a `Value` and nothing allocated.
 
 use std::ffi::c_int;
+use std::mem::MaybeUninit;
 use std::panic::AssertUnwindSafe;
 
 use gantry_host::{Key, LogHandle, PlainArg, Source};
@@ -40,27 +41,31 @@ impl LaneLog {
 /// arguments (so each is of its kind, a float parameter's integer made a
 /// float, a string valid UTF-8); `kinds` has at most [`MAX_PARAMS`] kinds.
 pub(super) unsafe fn begin(l: *mut lua_State, log: &LaneLog, kinds: &[u8], first: c_int) {
-    let mut args = [PlainArg::Bool(false); MAX_PARAMS];
-    for (i, kind) in kinds.iter().enumerate().take(MAX_PARAMS) {
+    let n = kinds.len().min(MAX_PARAMS);
+    // Only the first `n` are written and read: no cost for the others.
+    let mut args = [const { MaybeUninit::<PlainArg<'_>>::uninit() }; MAX_PARAMS];
+    for (i, kind) in kinds[..n].iter().enumerate() {
         let at = first + i as c_int;
         // SAFETY: the arguments are on the stack, of their kinds (see
         // above); reading them raises nothing. A string's bytes stay valid
         // while it is on the stack, which outlives the log call.
-        args[i] = unsafe {
+        let arg = unsafe {
             match *kind {
                 b'i' => PlainArg::Int(ffi::lua_tointegerx(l, at, std::ptr::null_mut())),
                 b'f' => PlainArg::Float(ffi::lua_tonumberx(l, at, std::ptr::null_mut())),
                 b'b' => PlainArg::Bool(ffi::lua_toboolean(l, at) != 0),
                 _ => {
-                    let mut n = 0usize;
-                    let p = ffi::lua_tolstring(l, at, &mut n);
-                    let bytes = std::slice::from_raw_parts(p.cast::<u8>(), n);
+                    let mut len = 0usize;
+                    let p = ffi::lua_tolstring(l, at, &mut len);
+                    let bytes = std::slice::from_raw_parts(p.cast::<u8>(), len);
                     PlainArg::Str(std::str::from_utf8_unchecked(bytes))
                 }
             }
         };
+        args[i].write(arg);
     }
-    let args = &args[..kinds.len().min(MAX_PARAMS)];
+    // SAFETY: the first `n` were written just above.
+    let args = unsafe { std::slice::from_raw_parts(args.as_ptr().cast::<PlainArg<'_>>(), n) };
     let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
         log.handle.begin_send(log.key, log.source, args)
     }));
