@@ -11,6 +11,7 @@ mod collections;
 mod compat;
 mod compile_errors;
 mod declared_messages;
+mod dispatch_log;
 mod grants;
 mod handoff;
 mod hooks;
