@@ -300,3 +300,56 @@ fn a_recording_hears_every_repeated_send_with_its_values_and_nesting() {
         );
     });
 }
+
+#[test]
+fn a_listener_unbinding_its_owners_listeners_mid_send_skips_them_from_then_on() {
+    both_ways(|f, rewrite| {
+        f.load(
+            "a.rhai",
+            r#"
+            ListenMessage("Tick", (), |n| { print(`a ${n}`); if n == 1 { UnbindMessage("Tick", This()); } });
+            ListenMessage("Tick", (), |n| print(`b ${n}`));
+            for i in 0..3 { NotifyMessage("Tick", i); }
+            "#,
+        );
+        assert_eq!(f.printed(), ["a 0", "b 0", "a 1"], "rewrite {rewrite}");
+        assert!(failures(f).is_empty(), "rewrite {rewrite}");
+    });
+}
+
+#[test]
+fn a_script_unloaded_by_its_own_listener_mid_send_hears_nothing_more() {
+    for rewrite in [true, false] {
+        let f = Rc::new(Fixture::with(RhaiOptions {
+            rewrite,
+            ..RhaiOptions::default()
+        }));
+        let (id, _) = f.load(
+            "quitter.rhai",
+            r#"
+            ListenMessage("Quit", (), |n| { print(`first ${n}`); if n == 1 { NotifyMessage("Unload"); } });
+            ListenMessage("Quit", (), |n| print(`second ${n}`));
+            "#,
+        );
+        let weak = Rc::downgrade(&f);
+        let _unloader = f
+            .hub
+            .listen("Unload", gantry_host::Source::Global, move || {
+                if let Some(f) = weak.upgrade() {
+                    assert!(gantry_host::face::ScriptRuntime::unload(&f.rt, id));
+                }
+            })
+            .unwrap();
+        f.load(
+            "sender.rhai",
+            r#"for i in 0..3 { NotifyMessage("Quit", i); }"#,
+        );
+        assert_eq!(
+            f.printed(),
+            ["first 0", "second 0", "first 1"],
+            "rewrite {rewrite}"
+        );
+        assert!(failures(&f).is_empty(), "rewrite {rewrite}");
+        assert_eq!(f.rt.live_environments(), 1, "rewrite {rewrite}");
+    }
+}
