@@ -582,3 +582,57 @@ fn lane_with_twenty_listeners_reports_each_failure_once_and_skips_removed_ones()
         .collect();
     assert_eq!(failed, ["many.lua:4: boom 4", "many.lua:4: boom 20"]);
 }
+
+/// Keeps each logged dispatch as `key args`, the args as the log got
+/// them: `Plain` from the lane, `Values` from the hub.
+struct KeptLog {
+    hub: gantry_host::Hub,
+    lines: RefCell<Vec<String>>,
+}
+
+impl gantry_host::DispatchLog for KeptLog {
+    fn dispatch(&self, d: &gantry_host::Logged<'_>) {
+        let args = match d.args {
+            gantry_host::LoggedArgs::Values(v) => format!("Values{v:?}"),
+            gantry_host::LoggedArgs::Plain(p) => format!("Plain{p:?}"),
+        };
+        let mark = if d.outermost { "*" } else { "" };
+        self.lines
+            .borrow_mut()
+            .push(format!("{mark}{} {args}", self.hub.key_name(d.key)));
+    }
+}
+
+#[test]
+fn lane_stays_on_under_a_dispatch_log_and_logs_each_send_with_its_values_in_order() {
+    let f = Fixture::new();
+    f.load(
+        "log.lua",
+        r#"
+        ListenMessage("K", nil, function(i, x, s, b)
+          if i == 2 then NotifyMessage("N", s) end
+        end)
+        ListenMessage("N", nil, function(s) end)
+        ListenMessage("Go", nil, function()
+          for i = 1, 3 do NotifyMessage("K", i, 0.5, "s" .. i, i ~= 2) end
+        end)
+        "#,
+    );
+    go(&f);
+    let log = Rc::new(KeptLog {
+        hub: f.hub.clone(),
+        lines: RefCell::new(Vec::new()),
+    });
+    f.hub.set_dispatch_log(Some(log.clone()));
+    go(&f);
+    go(&f);
+    let one_go = [
+        "*Go Values[]",
+        r#"K Plain[Int(1), Float(0.5), Str("s1"), Bool(true)]"#,
+        r#"K Plain[Int(2), Float(0.5), Str("s2"), Bool(false)]"#,
+        r#"N Plain[Str("s2")]"#,
+        r#"K Plain[Int(3), Float(0.5), Str("s3"), Bool(true)]"#,
+    ];
+    assert_eq!(*log.lines.borrow(), [one_go, one_go].concat());
+    assert!(f.failures().is_empty());
+}
