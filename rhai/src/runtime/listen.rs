@@ -230,13 +230,7 @@ impl Handler {
 
     /// How many of `carried` values a call passes (see [`fit_args`]).
     pub(crate) fn passes(&self, carried: usize) -> usize {
-        if self.arities.is_empty() || self.arities.contains(&carried) {
-            return carried;
-        }
-        (self.arities.iter().copied())
-            .filter(|&n| n < carried)
-            .max()
-            .unwrap_or(carried)
+        fitted(&self.arities, carried)
     }
 
     /// Calls the function with `args` as a plain send delivers them (no
@@ -418,12 +412,19 @@ pub(crate) fn hook_callback(
 /// by its parameter count, so the rest must not be passed). A function
 /// declaring more is left to fail: the message does not carry them.
 pub(crate) fn fit_args(arities: &[usize], args: &mut Args) {
-    if arities.is_empty() || arities.contains(&args.len()) {
-        return;
+    args.truncate(fitted(arities, args.len()));
+}
+
+/// How many of `carried` values [`fit_args`] passes to a function
+/// declaring `arities`.
+fn fitted(arities: &[usize], carried: usize) -> usize {
+    if arities.is_empty() || arities.contains(&carried) {
+        return carried;
     }
-    if let Some(&fit) = arities.iter().filter(|&&n| n < args.len()).max() {
-        args.truncate(fit);
-    }
+    (arities.iter().copied())
+        .filter(|&n| n < carried)
+        .max()
+        .unwrap_or(carried)
 }
 
 /// How many parameters the script function behind `f` declares, without
