@@ -226,17 +226,6 @@ impl SendLane {
         let Some((source, args)) = source_of(function, args) else {
             return false;
         };
-        // A call outside the sender's grants (or from no script) is
-        // refused the slow way.
-        let Some(script) = shared.current() else {
-            return false;
-        };
-        if let Some(grants) = &script.grants
-            && grants.check(function, key, text).is_err()
-        {
-            return false;
-        }
-        drop(script);
         let hub = &shared.hub;
         let epoch = hub.epoch();
         let lane = self.lane(shared, key, source, epoch);
@@ -248,6 +237,18 @@ impl SendLane {
         {
             return false;
         }
+        // A call outside the sender's grants (or from no script) is
+        // refused the slow way. Asked last: a send the lane does not take
+        // pays nothing for it.
+        let Some(script) = shared.current() else {
+            return false;
+        };
+        if let Some(grants) = &script.grants
+            && grants.check(function, key, text).is_err()
+        {
+            return false;
+        }
+        drop(script);
         if let Some(log) = &open.log {
             log_send(log, key, source, &open.params, args);
         }
