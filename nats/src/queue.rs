@@ -197,10 +197,19 @@ impl<T> Sender<T> {
         };
         let dropped = staged.split_off(room);
         let bytes: usize = staged.iter().map(&len_of).sum();
-        state.items.append(staged);
-        state
-            .bytes
-            .extend_from_slice(&staged_bytes[..bytes.min(staged_bytes.len())]);
+        staged_bytes.truncate(bytes);
+        // Most often the receiver took everything before: the staged
+        // vectors are handed over whole, not copied.
+        if state.items.is_empty() {
+            std::mem::swap(&mut state.items, staged);
+        } else {
+            state.items.append(staged);
+        }
+        if state.bytes.is_empty() {
+            std::mem::swap(&mut state.bytes, staged_bytes);
+        } else {
+            state.bytes.extend_from_slice(staged_bytes);
+        }
         self.inner.mark_ready(&mut state);
         let waker = state.waker.take();
         drop(state);
