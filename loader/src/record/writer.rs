@@ -293,10 +293,18 @@ fn write_batches(
 }
 
 /// What the writer knows between buffers: the keys' names (as JSON
-/// strings) and the tick, as each line starts (`{"t":…,`).
+/// strings) and the tick, as each line starts (`{"t":…,`); and, since a
+/// run sends the same key from the same source many times in a row, the
+/// last line's start up to its values with the record head it was made
+/// of, and the last float with its text.
 struct Lines {
     keys: Vec<Option<Box<[u8]>>>,
     tick: Vec<u8>,
+    /// The head (kind, key, source) of the line `prefix` starts; an empty
+    /// head matches nothing.
+    head: Vec<u8>,
+    prefix: Vec<u8>,
+    float: Option<(u64, Vec<u8>)>,
 }
 
 impl Default for Lines {
@@ -304,6 +312,9 @@ impl Default for Lines {
         Self {
             keys: Vec::new(),
             tick: b"{\"t\":0,".to_vec(),
+            head: Vec::new(),
+            prefix: Vec::new(),
+            float: None,
         }
     }
 }
@@ -384,8 +395,10 @@ impl Lines {
                         self.keys.resize(id + 1, None);
                     }
                     self.keys[id] = Some(name.into_boxed_slice());
+                    self.head.clear();
                 }
                 TICK => {
+                    self.head.clear();
                     self.tick.truncate(5);
                     write_u64(&mut self.tick, u64::from(r.u32()?));
                     self.tick.push(b',');
@@ -397,6 +410,25 @@ impl Lines {
                 kind @ (IN | OUT) => {
                     // `{"t":…,"in"|"out":…,"src":…,"args":[…]}`, as `json!`
                     // writes it.
+                    // The head's bytes after its kind: key, source (not a
+                    // named one, whose name is in the record).
+                    let len = match r.b.get(4) {
+                        Some(0) => 5,
+                        Some(1) => 9,
+                        Some(2) => 13,
+                        _ => 0,
+                    };
+                    let head = r.b.get(..len).unwrap_or_default();
+                    if len > 0
+                        && self.head.first() == Some(&kind)
+                        && self.head.get(1..) == Some(head)
+                    {
+                        r.b = &r.b[len..];
+                        out.extend_from_slice(&self.prefix);
+                        self.args(&mut r, out)?;
+                        continue;
+                    }
+                    let start = out.len();
                     out.extend_from_slice(&self.tick);
                     out.extend_from_slice(if kind == IN { b"\"in\":" } else { b"\"out\":" });
                     let key = r.u32()? as usize;
@@ -419,30 +451,65 @@ impl Lines {
                         _ => return Err(malformed()),
                     }
                     out.extend_from_slice(b",\"args\":[");
-                    let n = r.u32()?;
-                    for i in 0..n {
-                        if i > 0 {
-                            out.push(b',');
-                        }
-                        format_value(&mut r, out)?;
+                    self.head.clear();
+                    if len > 0 {
+                        self.head.push(kind);
+                        self.head.extend_from_slice(head);
+                        self.prefix.clear();
+                        self.prefix.extend_from_slice(&out[start..]);
                     }
-                    out.extend_from_slice(b"]}\n");
+                    self.args(&mut r, out)?;
                 }
                 _ => return Err(malformed()),
             }
         }
         Ok(())
     }
+
+    /// A line's values and its end: `…]}` and a newline.
+    fn args(&mut self, r: &mut Reader<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
+        let n = r.u32()?;
+        for i in 0..n {
+            if i > 0 {
+                out.push(b',');
+            }
+            self.value(r, out)?;
+        }
+        out.extend_from_slice(b"]}\n");
+        Ok(())
+    }
+
+    /// A float, as [`write_float`] writes it; the same float as the last
+    /// one is copied.
+    fn float(&mut self, bits: u64, out: &mut Vec<u8>) {
+        if let Some((last, text)) = &self.float
+            && *last == bits
+        {
+            out.extend_from_slice(text);
+            return;
+        }
+        let start = out.len();
+        write_float(out, f64::from_bits(bits));
+        let (last, text) = self.float.get_or_insert_with(Default::default);
+        *last = bits;
+        text.clear();
+        text.extend_from_slice(&out[start..]);
+    }
+
+    /// One value, as [`super::write_value`] writes it.
+    fn value(&mut self, r: &mut Reader<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
+        format_value(self, r, out)
+    }
 }
 
 /// One value, as [`super::write_value`] writes it.
-fn format_value(r: &mut Reader<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
+fn format_value(lines: &mut Lines, r: &mut Reader<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
     match r.u8()? {
         t if t == Tag::Nil as u8 => out.extend_from_slice(b"null"),
         t if t == Tag::False as u8 => out.extend_from_slice(b"false"),
         t if t == Tag::True as u8 => out.extend_from_slice(b"true"),
         t if t == Tag::Int as u8 => write_i64(out, r.u64()? as i64),
-        t if t == Tag::Float as u8 => write_float(out, f64::from_bits(r.u64()?)),
+        t if t == Tag::Float as u8 => lines.float(r.u64()?, out),
         t if t == Tag::Str as u8 => write_str(out, r.str()?),
         t if t == Tag::Object as u8 => {
             out.extend_from_slice(b"{\"object\":");
@@ -459,7 +526,7 @@ fn format_value(r: &mut Reader<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
                 }
                 write_str(out, r.str()?);
                 out.push(b':');
-                format_value(r, out)?;
+                format_value(lines, r, out)?;
             }
             out.extend_from_slice(b"}}");
         }
@@ -469,7 +536,7 @@ fn format_value(r: &mut Reader<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
                 if i > 0 {
                     out.push(b',');
                 }
-                format_value(r, out)?;
+                format_value(lines, r, out)?;
             }
             out.push(b']');
         }
@@ -534,5 +601,41 @@ mod tests {
             String::from_utf8(expected).unwrap()
         );
         assert_eq!(line_of(&values), expected);
+    }
+
+    #[test]
+    fn lines_that_start_alike_are_written_whole_each_time() {
+        let mut buf = Vec::new();
+        key(&mut buf, 0, "Hit");
+        key(&mut buf, 1, "Miss");
+        let send = |buf: &mut Vec<u8>, input: bool, key: u32, x: f64| {
+            let args = [PlainArg::Float(x), PlainArg::Int(-1)];
+            dispatch(
+                buf,
+                input,
+                key,
+                Source::Global,
+                None,
+                LoggedArgs::Plain(&args),
+            );
+        };
+        send(&mut buf, false, 0, 0.5);
+        send(&mut buf, false, 0, 0.5);
+        send(&mut buf, true, 0, 0.25);
+        tick(&mut buf, 2);
+        send(&mut buf, true, 0, 0.25);
+        send(&mut buf, true, 1, 0.25);
+        let mut out = Vec::new();
+        Lines::default().format(&buf, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            concat!(
+                "{\"t\":0,\"out\":\"Hit\",\"src\":\"global\",\"args\":[0.5,-1]}\n",
+                "{\"t\":0,\"out\":\"Hit\",\"src\":\"global\",\"args\":[0.5,-1]}\n",
+                "{\"t\":0,\"in\":\"Hit\",\"src\":\"global\",\"args\":[0.25,-1]}\n",
+                "{\"t\":2,\"in\":\"Hit\",\"src\":\"global\",\"args\":[0.25,-1]}\n",
+                "{\"t\":2,\"in\":\"Miss\",\"src\":\"global\",\"args\":[0.25,-1]}\n",
+            )
+        );
     }
 }
