@@ -388,8 +388,9 @@ async fn run(
             let _ = client.flush().await;
             return;
         };
-        let next = posted(next, &mut out, &mut topics);
-        send(next, &client, &mut jet, &incoming, &shared).await;
+        if let Some(next) = posted(next, &mut out, &mut topics) {
+            send(next, &client, &mut jet, &incoming, &shared).await;
+        }
         // What else waits goes out without a select per message, while
         // the connection stands (the flag is read without a lock).
         let mut yielded = false;
@@ -399,8 +400,9 @@ async fn run(
             }
             match out.try_recv() {
                 Some(next) => {
-                    let next = posted(next, &mut out, &mut topics);
-                    send(next, &client, &mut jet, &incoming, &shared).await;
+                    if let Some(next) = posted(next, &mut out, &mut topics) {
+                        send(next, &client, &mut jet, &incoming, &shared).await;
+                    }
                 }
                 // Empty: the client writes what it has first (its task
                 // runs on this thread), and meanwhile the game may send
@@ -419,19 +421,15 @@ async fn run(
 
 /// A post made a publish: its payload read from the queue's buffer and
 /// its subject found. (Read as it is taken: the bytes come in order.)
-fn posted(next: Out, out: &mut queue::Receiver<Out>, topics: &mut Topics) -> Out {
+/// `None` for a key whose subject was never told, which the game thread
+/// never sends.
+fn posted(next: Out, out: &mut queue::Receiver<Out>, topics: &mut Topics) -> Option<Out> {
     let Out::Post { topic, len } = next else {
-        return next;
+        return Some(next);
     };
     let payload = out.bytes(len as usize);
-    match topics.subject(topic) {
-        Some(subject) => Out::Publish { subject, payload },
-        // Never: a key's subject is told before it is used.
-        None => Out::Post {
-            topic: Topic::Key(u32::MAX),
-            len: 0,
-        },
-    }
+    let subject = topics.subject(topic)?;
+    Some(Out::Publish { subject, payload })
 }
 
 /// Sends one message from the game thread. A publish, the common case,

@@ -262,15 +262,15 @@ impl<T> Receiver<T> {
             return Poll::Ready(Some(value));
         }
         let mut state = self.inner.lock();
-        if take(
+        if let Some(taken) = take(
             &self.inner.ready,
             &mut state,
             &mut self.local,
-            &mut self.bytes,
             &mut self.spare,
         ) {
             self.held_none = false;
             drop(state);
+            took(taken, &mut self.bytes, &mut self.spare);
             return Poll::Ready(self.local.pop_front());
         }
         self.held_none = true;
@@ -297,16 +297,25 @@ impl<T> Receiver<T> {
         if !self.inner.ready.load(Ordering::Acquire) && self.held_none {
             return None;
         }
-        let mut state = self.inner.lock();
-        take(
+        // Never waits for the lock: its holder (a sender) may have lost
+        // its core for a while, and the caller will look again (a pump
+        // next tick, the network loop before it sleeps).
+        let mut state = match self.inner.state.try_lock() {
+            Ok(state) => state,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        let taken = take(
             &self.inner.ready,
             &mut state,
             &mut self.local,
-            &mut self.bytes,
             &mut self.spare,
         );
         self.held_none = state.held == 0;
         drop(state);
+        if let Some(taken) = taken {
+            took(taken, &mut self.bytes, &mut self.spare);
+        }
         self.local.pop_front()
     }
 
@@ -350,26 +359,29 @@ fn take<T>(
     ready: &AtomicBool,
     state: &mut State<T>,
     local: &mut VecDeque<T>,
-    bytes: &mut Bytes,
     spare: &mut Vec<u8>,
-) -> bool {
+) -> Option<Vec<u8>> {
     debug_assert!(local.is_empty());
     if state.items.is_empty() {
         state.held = 0;
-        return false;
+        return None;
     }
     state.ready = false;
     ready.store(false, Ordering::Release);
     let mut items = Vec::from(std::mem::take(local));
     std::mem::swap(&mut items, &mut state.items);
     state.held = items.len();
-    let taken = std::mem::replace(&mut state.bytes, std::mem::take(spare));
     *local = VecDeque::from(items);
+    Some(std::mem::replace(&mut state.bytes, std::mem::take(spare)))
+}
+
+/// The bytes [`take`] took made readable, and a spare buffer of their
+/// size made for the next take: allocations done out of the lock.
+fn took(taken: Vec<u8>, bytes: &mut Bytes, spare: &mut Vec<u8>) {
     if !taken.is_empty() {
         *spare = Vec::with_capacity(taken.len());
     }
     *bytes = Bytes::from(taken);
-    true
 }
 
 #[cfg(test)]
