@@ -71,7 +71,8 @@ pub struct Logged<'a> {
 }
 
 /// A dispatch log: called once per dispatch, before its listeners run.
-/// It must not call back into the hub (the hub may be borrowed).
+/// It may read the hub (a key's or a source's name) but must not change
+/// it: the dispatch is under way.
 pub trait DispatchLog {
     fn dispatch(&self, dispatch: &Logged<'_>);
 }
@@ -146,7 +147,13 @@ impl Hub {
     }
 
     /// Logs the start of a dispatch, if a log is installed.
-    pub(crate) fn log_dispatch(&self, key: Key, source: Source, args: &[Value], delivery: Delivery) {
+    pub(crate) fn log_dispatch(
+        &self,
+        key: Key,
+        source: Source,
+        args: &[Value],
+        delivery: Delivery,
+    ) {
         let log = self.inner.trace.log.borrow().clone();
         if let Some(log) = log {
             log.begin(key, source, delivery, LoggedArgs::Values(args));
