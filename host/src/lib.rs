@@ -78,10 +78,10 @@ pub use collection::{
     TableView, Update, with_removal,
 };
 pub use collection::{Row, RowField};
+pub use dispatch_log::{DispatchLog, LogHandle, Logged, LoggedArgs, PlainArg};
 /// Derives: a key declared by its Rust struct, and a struct of the table
 /// (see [`typed`]).
 pub use gantry_derive::{Message, Struct};
-pub use dispatch_log::{DispatchLog, LogHandle, Logged, LoggedArgs, PlainArg};
 pub use handoff::{LaneSnapshot, NoHandoff, SnapshotListener};
 pub use hook::{HookCall, HookOptions, HookResult};
 pub use hub::{Caller, Delivered, Hub, HubError, ListenSpec, Message};
