@@ -636,3 +636,45 @@ fn lane_stays_on_under_a_dispatch_log_and_logs_each_send_with_its_values_in_orde
     assert_eq!(*log.lines.borrow(), [one_go, one_go].concat());
     assert!(f.failures().is_empty());
 }
+
+#[test]
+fn lane_logs_each_send_from_the_object_it_was_sent_from() {
+    let f = Fixture::new();
+    f.load(
+        "objects.lua",
+        r#"
+        local a, b = GMP.Spawn(), GMP.Spawn()
+        ListenObjectMessage(a, "K", nil, function(i) end)
+        ListenObjectMessage(b, "K", nil, function(i) end)
+        ListenMessage("Go", nil, function()
+            for i = 1, 2 do
+                NotifyObjectMessage(a, "K", i)
+                NotifyObjectMessage(b, "K", i)
+            end
+        end)
+        "#,
+    );
+    go(&f);
+    let sources = Rc::new(RefCell::new(Vec::new()));
+    struct Sources(Rc<RefCell<Vec<(gantry_host::Source, bool)>>>);
+    impl gantry_host::DispatchLog for Sources {
+        fn dispatch(&self, d: &gantry_host::Logged<'_>) {
+            let plain = matches!(d.args, gantry_host::LoggedArgs::Plain(_));
+            self.0.borrow_mut().push((d.source, plain));
+        }
+    }
+    f.hub
+        .set_dispatch_log(Some(Rc::new(Sources(sources.clone()))));
+    go(&f);
+    let seen = sources.borrow();
+    assert_eq!(seen.len(), 5, "Go and four sends: {seen:?}");
+    let (a, b) = (seen[1].0, seen[2].0);
+    assert_ne!(a, b);
+    assert!(matches!(a, Source::Object(_)) && matches!(b, Source::Object(_)));
+    assert_eq!(seen[3].0, a);
+    assert_eq!(seen[4].0, b);
+    assert!(
+        seen[1..].iter().all(|(_, plain)| *plain),
+        "the lane logged them"
+    );
+}
