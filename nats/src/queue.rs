@@ -3,13 +3,15 @@
 //! Why not a channel (tokio's, or any lock-free one): a channel moves each
 //! message across on its own, so every send and every take writes shared
 //! counters the other thread reads next (a list's tail, its ready bits,
-//! the waker's state, the bound's count): a cache line crossing between
-//! the cores several times per message, which at a few hundred thousand
-//! messages a second is most of what a bridged message costs. Here the
-//! sender appends to a vector under a mutex that the receiver takes only
-//! when it has used up what it took before: it takes everything waiting
-//! at once, and a message costs the sender an uncontended lock (its core
-//! holds the line) and the receiver nothing.
+//! the waker's state, the bound's count): cache lines crossing between
+//! the cores several times per message. Here the sender appends to a
+//! vector under a mutex that the receiver takes only when it has used up
+//! what it took before: it takes everything waiting at once, and a
+//! message costs the sender a lock its core mostly holds already, and the
+//! receiver nothing. [`Receiver::try_recv`] (a pump, the network loop
+//! between messages) never waits for the lock, so a sender that loses
+//! its core while holding it stalls neither; the lock is held for a push
+//! or a swap of vectors, never for an allocation of the receiver's.
 //!
 //! A message may come with bytes ([`Sender::try_send_with`]): they are
 //! appended to one buffer the receiver takes with the messages, and read
@@ -21,11 +23,10 @@
 //! waiting still: [`Sender::len`] is what the network has not sent.
 
 use std::collections::VecDeque;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
-
-use std::ops::Range;
 
 use bytes::{Buf, Bytes};
 
