@@ -132,8 +132,9 @@ struct Shared {
     /// Global keys (by index) whose subject the network thread has (see
     /// [`Shared::topic`]).
     told_subjects: RefCell<Vec<bool>>,
-    /// Where payloads are written: one allocation serves many small
-    /// payloads (each a shared slice of it), not one per send.
+    /// Where the payloads of requests, stores, onces and answers are
+    /// written: one allocation serves many small payloads (each a shared
+    /// slice of it). A send's goes in the queue's buffer instead.
     arena: RefCell<BytesMut>,
     /// Global subjects peers' messages came on, with their keys' handles.
     known_subjects: RefCell<HashMap<Box<str>, Key>>,
