@@ -75,6 +75,26 @@ pub struct Logged<'a> {
 /// it: the dispatch is under way.
 pub trait DispatchLog {
     fn dispatch(&self, dispatch: &Logged<'_>);
+
+    /// A way of its own to log the sends down one lane (`key` from
+    /// `source`), prepared once when a runtime takes the lane: what every
+    /// such send shares (key, source, delivery) is then worked out once,
+    /// not per send. `None` (the default): the lane's sends come to
+    /// [`DispatchLog::dispatch`].
+    fn prepare_lane(&self, key: Key, source: Source) -> Option<Box<dyn PreparedLane>> {
+        let _ = (key, source);
+        None
+    }
+}
+
+/// A log's prepared way for one lane's sends ([`DispatchLog::prepare_lane`]).
+/// Called only for a send nested in another dispatch (never an outermost
+/// one), before its listeners run.
+pub trait PreparedLane {
+    /// Logs a send down the lane with `args`; `false` when this send needs
+    /// the log's general way ([`DispatchLog::dispatch`]) instead, which is
+    /// then called with it.
+    fn send(&self, args: &[PlainArg<'_>]) -> bool;
 }
 
 /// The hub's log with the nesting it keeps: what a runtime delivering its
@@ -102,6 +122,30 @@ impl LogHandle {
     #[inline]
     pub fn begin_send(&self, key: Key, source: Source, args: &[PlainArg<'_>]) {
         self.begin(key, source, Delivery::Send, LoggedArgs::Plain(args));
+    }
+
+    /// The log's prepared way for the sends down the lane of `key` from
+    /// `source`, if it has one: pass it to [`LogHandle::begin_lane_send`].
+    pub fn prepare_lane(&self, key: Key, source: Source) -> Option<Box<dyn PreparedLane>> {
+        self.0.log.prepare_lane(key, source)
+    }
+
+    /// As [`LogHandle::begin_send`], through `prepared` when the send is
+    /// nested in another dispatch: what a recorded send costs a lane is
+    /// then the prepared way's, with nothing rebuilt or checked again.
+    #[inline]
+    pub fn begin_lane_send(
+        &self,
+        prepared: Option<&dyn PreparedLane>,
+        key: Key,
+        source: Source,
+        args: &[PlainArg<'_>],
+    ) {
+        let depth = self.0.depth.get();
+        match prepared {
+            Some(prepared) if depth > 0 && prepared.send(args) => self.0.depth.set(depth + 1),
+            _ => self.begin(key, source, Delivery::Send, LoggedArgs::Plain(args)),
+        }
     }
 
     /// A dispatch's listeners have run.

@@ -40,7 +40,10 @@ use std::rc::Rc;
 use gantry_host::face::Faced;
 use gantry_host::trace::Delivery;
 use gantry_host::value::StructValue;
-use gantry_host::{Caller, DispatchLog, Hub, Logged, ObjectId, Source, TraceEvent, Value};
+use gantry_host::{
+    Caller, DispatchLog, Hub, Key, Logged, ObjectId, PlainArg, PreparedLane, Source, TraceEvent,
+    Value,
+};
 use serde_json::{Map, Number, Value as Json, json};
 
 use crate::Game;
@@ -295,6 +298,8 @@ struct GameSide {
     failed: Option<String>,
     /// Recording has stopped (it failed, or the writer was closed).
     stopped: bool,
+    /// The recording's path, for an error.
+    path: PathBuf,
 }
 
 /// The recorder's dispatch log: one compact record per dispatch.
@@ -302,8 +307,8 @@ struct Log {
     hub: Hub,
     tick: Rc<Cell<u32>>,
     loaded: Cell<bool>,
-    side: RefCell<GameSide>,
-    path: PathBuf,
+    /// Shared with the lanes' prepared ways ([`LaneRecord`]).
+    side: Rc<RefCell<GameSide>>,
 }
 
 impl DispatchLog for Log {
@@ -333,8 +338,64 @@ impl DispatchLog for Log {
         };
         writer::dispatch(side.batch.buf(), input, key as u32, d.source, named, d.args);
         if side.batch.buf().len() >= writer::BATCH_BYTES {
-            self.hand_over(side);
+            side.hand_over();
         }
+    }
+
+    /// A lane's sends nested in a dispatch are outputs of one key from one
+    /// source: their record's head is made once, here, and the key named.
+    /// A named source's sends take the general way.
+    fn prepare_lane(&self, key: Key, source: Source) -> Option<Box<dyn PreparedLane>> {
+        if matches!(source, Source::Named(..)) {
+            return None;
+        }
+        let mut side = self.side.try_borrow_mut().ok()?;
+        let side = &mut *side;
+        if side.stopped {
+            return None;
+        }
+        let index = key.index();
+        if side.named.get(index) != Some(&true) {
+            if side.named.len() <= index {
+                side.named.resize(index + 1, false);
+            }
+            side.named[index] = true;
+            writer::key(side.batch.buf(), index as u32, &self.hub.key_name(key));
+        }
+        Some(Box::new(LaneRecord {
+            side: self.side.clone(),
+            tick: self.tick.clone(),
+            head: writer::OutputHead::new(index as u32, source)?,
+        }))
+    }
+}
+
+/// The recorder's prepared way for one lane's sends: a send appends the
+/// head made once and its arguments, when recording goes on in the tick of
+/// the last record (else the general way writes what a new tick needs).
+struct LaneRecord {
+    side: Rc<RefCell<GameSide>>,
+    tick: Rc<Cell<u32>>,
+    head: writer::OutputHead,
+}
+
+impl PreparedLane for LaneRecord {
+    #[inline]
+    fn send(&self, args: &[PlainArg<'_>]) -> bool {
+        let Ok(mut side) = self.side.try_borrow_mut() else {
+            return false;
+        };
+        let side = &mut *side;
+        if side.stopped || side.tick != self.tick.get() {
+            return false;
+        }
+        let buf = side.batch.buf();
+        self.head.write(buf, args.len() as u32);
+        writer::plain_args(buf, args);
+        if buf.len() >= writer::BATCH_BYTES {
+            side.hand_over();
+        }
+        true
     }
 }
 
@@ -352,7 +413,7 @@ impl Log {
             // What came before a new tick's input is handed over: a crash
             // loses at most the tick under way.
             side.handed = tick;
-            self.hand_over(side);
+            side.hand_over();
             if side.stopped {
                 return false;
             }
@@ -376,25 +437,27 @@ impl Log {
         }
         true
     }
+}
 
-    fn hand_over(&self, side: &mut GameSide) {
-        if !side.stopped && side.batch.hand_over().is_err() {
-            self.writer_gone(side);
+impl GameSide {
+    fn hand_over(&mut self) {
+        if !self.stopped && self.batch.hand_over().is_err() {
+            self.writer_gone();
         }
     }
 
     /// The writer stopped (a write failed): its error, and recording stops.
     #[cold]
-    fn writer_gone(&self, side: &mut GameSide) {
-        let error = match side.batch.close() {
+    fn writer_gone(&mut self) {
+        let error = match self.batch.close() {
             Err(e) => e.to_string(),
             Ok(()) => "the writer stopped".to_owned(),
         };
-        side.failed = Some(format!(
+        self.failed = Some(format!(
             "{}: {error}; recording stopped",
             self.path.display()
         ));
-        side.stopped = true;
+        self.stopped = true;
     }
 }
 
@@ -434,7 +497,7 @@ impl Recorder {
             hub: game.hub().clone(),
             tick,
             loaded: Cell::new(false),
-            side: RefCell::new(GameSide {
+            side: Rc::new(RefCell::new(GameSide {
                 batch: writer::Batcher::start(file)?,
                 named: Vec::new(),
                 tick: 0,
@@ -442,8 +505,8 @@ impl Recorder {
                 last_named: None,
                 failed: None,
                 stopped: false,
-            }),
-            path: path.to_path_buf(),
+                path: path.to_path_buf(),
+            })),
         });
         game.hub().set_dispatch_log(Some(log.clone()));
         Ok(Self { log })
@@ -459,7 +522,7 @@ impl Recorder {
     /// What was recorded so far is handed to the writer.
     pub fn loaded(&self) {
         self.log.loaded.set(true);
-        self.log.hand_over(&mut self.log.side.borrow_mut());
+        self.log.side.borrow_mut().hand_over();
     }
 
     /// Stops recording: writes the end line, lets the writer finish and
@@ -481,10 +544,7 @@ impl Recorder {
                 writer::end(side.batch.buf(), self.log.tick.get());
             }
             if let Err(e) = side.batch.close() {
-                side.failed = Some(format!(
-                    "{}: {e}; recording stopped",
-                    self.log.path.display()
-                ));
+                side.failed = Some(format!("{}: {e}; recording stopped", side.path.display()));
             }
         }
         match side.failed.clone() {

@@ -269,11 +269,9 @@ fn fetch(
         kinds: kinds.into_bytes().into_boxed_slice(),
         epoch: lane.epoch,
         count: lane.listeners.len() as i64,
-        log: lane.log.map(|handle| log::LaneLog {
-            handle,
-            key,
-            source,
-        }),
+        log: lane
+            .log
+            .map(|handle| log::LaneLog::new(handle, key, source)),
     });
     let data_ptr = &*data as *const dispatch::LaneData as *mut std::ffi::c_void;
     let snapshot = lua.create_userdata(Snapshot {

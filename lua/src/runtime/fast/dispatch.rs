@@ -18,8 +18,12 @@
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
 
+use gantry_host::PlainArg;
 use mlua::ffi::{self, lua_State};
+
+use super::MAX_PARAMS;
 
 /// What every lane of one runtime shares with the runtime, read and
 /// written directly (no Lua API) by the send functions.
@@ -190,17 +194,31 @@ unsafe fn try_lane<const SOURCED: bool>(
             return false;
         };
         let count = top - first + 1;
-        if !arguments_fit(l, data, first, count) {
-            return false;
-        }
-        // The lane on this stack keeps `data` and the functions alive
-        // should a nested send of this same function take a new lane.
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(6));
         if let Some(log) = &data.log {
-            super::log::begin(l, log, &data.kinds, first);
+            // The arguments are read for the log as they are checked. Only
+            // the first `count` are written and read: no cost for the
+            // others.
+            let mut args = [const { MaybeUninit::<PlainArg<'_>>::uninit() }; MAX_PARAMS];
+            if !arguments_fit::<true>(l, data, first, count, &mut args) {
+                return false;
+            }
+            // SAFETY: `arguments_fit` wrote the first `count` (at most
+            // `MAX_PARAMS`). A string's bytes stay valid while it is on
+            // the stack, which outlives the log call.
+            let args =
+                std::slice::from_raw_parts(args.as_ptr().cast::<PlainArg<'_>>(), count as usize);
+            // As below.
+            ffi::lua_pushvalue(l, ffi::lua_upvalueindex(6));
+            log.begin(args);
             deliver(l, counters, top + 1, data, first, count);
             log.end();
         } else {
+            if !arguments_fit::<false>(l, data, first, count, &mut []) {
+                return false;
+            }
+            // The lane on this stack keeps `data` and the functions alive
+            // should a nested send of this same function take a new lane.
+            ffi::lua_pushvalue(l, ffi::lua_upvalueindex(6));
             deliver(l, counters, top + 1, data, first, count);
         }
         true
@@ -263,36 +281,63 @@ unsafe fn lane_data<'a>(l: *mut lua_State, lane: c_int) -> Option<&'a LaneData> 
 
 /// Checks the `count` arguments from stack index `first` against the
 /// lane's kinds; an integer for a float parameter is made a float in
-/// place, as the hub converts it.
-unsafe fn arguments_fit(l: *mut lua_State, data: &LaneData, first: c_int, count: c_int) -> bool {
+/// place, as the hub converts it. `LOG`: each is also written to `args`
+/// as the log takes it (a string's bytes borrowed from the stack), when
+/// they fit (so at most [`MAX_PARAMS`]: more do not fit).
+unsafe fn arguments_fit<'s, const LOG: bool>(
+    l: *mut lua_State,
+    data: &LaneData,
+    first: c_int,
+    count: c_int,
+    args: &mut [MaybeUninit<PlainArg<'s>>],
+) -> bool {
     // SAFETY: see `send`.
     unsafe {
-        if data.kinds.len() != count as usize {
+        if data.kinds.len() != count as usize || (LOG && data.kinds.len() > args.len()) {
             return false;
         }
         for (i, kind) in data.kinds.iter().enumerate() {
             let at = first + i as c_int;
-            let fit = match *kind {
-                b'i' => ffi::lua_isinteger(l, at) != 0,
-                b'f' if ffi::lua_isinteger(l, at) != 0 => {
-                    let n = ffi::lua_tointegerx(l, at, std::ptr::null_mut());
-                    ffi::lua_pushnumber(l, n as ffi::lua_Number);
-                    ffi::lua_replace(l, at);
-                    true
+            let arg = match *kind {
+                b'i' if ffi::lua_isinteger(l, at) != 0 => {
+                    if LOG {
+                        PlainArg::Int(ffi::lua_tointegerx(l, at, std::ptr::null_mut()))
+                    } else {
+                        PlainArg::Bool(true)
+                    }
                 }
-                b'f' => ffi::lua_type(l, at) == ffi::LUA_TNUMBER,
-                b'b' => ffi::lua_type(l, at) == ffi::LUA_TBOOLEAN,
+                b'f' if ffi::lua_isinteger(l, at) != 0 => {
+                    let n = ffi::lua_tointegerx(l, at, std::ptr::null_mut()) as ffi::lua_Number;
+                    ffi::lua_pushnumber(l, n);
+                    ffi::lua_replace(l, at);
+                    PlainArg::Float(n)
+                }
+                b'f' if ffi::lua_type(l, at) == ffi::LUA_TNUMBER => {
+                    if LOG {
+                        PlainArg::Float(ffi::lua_tonumberx(l, at, std::ptr::null_mut()))
+                    } else {
+                        PlainArg::Bool(true)
+                    }
+                }
+                b'b' if ffi::lua_type(l, at) == ffi::LUA_TBOOLEAN => {
+                    PlainArg::Bool(!LOG || ffi::lua_toboolean(l, at) != 0)
+                }
                 b's' if ffi::lua_type(l, at) == ffi::LUA_TSTRING => {
                     let mut n = 0usize;
                     let p = ffi::lua_tolstring(l, at, &mut n);
-                    !p.is_null()
-                        && std::str::from_utf8(std::slice::from_raw_parts(p.cast::<u8>(), n))
-                            .is_ok()
+                    if p.is_null() {
+                        return false;
+                    }
+                    let bytes = std::slice::from_raw_parts(p.cast::<u8>(), n);
+                    match std::str::from_utf8(bytes) {
+                        Ok(text) => PlainArg::Str(text),
+                        Err(_) => return false,
+                    }
                 }
-                _ => false,
+                _ => return false,
             };
-            if !fit {
-                return false;
+            if LOG {
+                args[i].write(arg);
             }
         }
         true
