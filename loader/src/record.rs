@@ -390,8 +390,7 @@ impl PreparedLane for LaneRecord {
             return false;
         }
         let buf = side.batch.buf();
-        self.head.write(buf, args.len() as u32);
-        writer::plain_args(buf, args);
+        writer::output(buf, &self.head, args);
         if buf.len() >= writer::BATCH_BYTES {
             side.hand_over();
         }

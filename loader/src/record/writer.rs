@@ -217,10 +217,10 @@ pub fn dispatch(
 /// The head of an output record of one key from one source, made once
 /// for the many sends down a lane, but for its count of values.
 pub struct OutputHead {
-    /// `OUT`, the key, the source; the count's place left at the end.
+    /// `OUT`, the key, the source, then the count's place (4 bytes).
     bytes: [u8; 18],
-    /// Where the count goes: 6, 10 or 14.
-    count_at: u8,
+    /// How long it is: 10, 14 or 18.
+    len: usize,
 }
 
 impl OutputHead {
@@ -229,60 +229,51 @@ impl OutputHead {
         let mut bytes = [0u8; 18];
         bytes[0] = OUT;
         bytes[1..5].copy_from_slice(&key.to_le_bytes());
-        let count_at = match source {
-            Source::Global => 6,
+        let len = match source {
+            Source::Global => 10,
             Source::World(w) => {
                 bytes[5] = 1;
                 bytes[6..10].copy_from_slice(&w.get().to_le_bytes());
-                10
+                14
             }
             Source::Object(o) => {
                 bytes[5] = 2;
                 bytes[6..14].copy_from_slice(&o.get().to_le_bytes());
-                14
+                18
             }
             Source::Named(..) => return None,
         };
-        Some(Self { bytes, count_at })
-    }
-
-    /// Appends the head with `count` values, as [`dispatch`] writes it.
-    #[inline]
-    pub fn write(&self, buf: &mut Vec<u8>, count: u32) {
-        let mut head = self.bytes;
-        let at = usize::from(self.count_at);
-        // Each copy of a constant size, so that none is a call.
-        let len = match at {
-            6 => {
-                head[6..10].copy_from_slice(&count.to_le_bytes());
-                10
-            }
-            10 => {
-                head[10..14].copy_from_slice(&count.to_le_bytes());
-                14
-            }
-            _ => {
-                head[14..18].copy_from_slice(&count.to_le_bytes());
-                18
-            }
-        };
-        match len {
-            10 => buf.extend_from_slice(&head[..10]),
-            14 => buf.extend_from_slice(&head[..14]),
-            _ => buf.extend_from_slice(&head),
-        }
+        Some(Self { bytes, len })
     }
 }
 
-/// A dispatch's values, a runtime's own.
+/// Appends an output record with `head` and `args`, as [`dispatch`] writes
+/// it: what a lane's recorded send costs the game thread, so each piece
+/// is a copy of a constant size (no call).
 #[inline]
-pub fn plain_args(buf: &mut Vec<u8>, args: &[PlainArg<'_>]) {
+pub fn output(buf: &mut Vec<u8>, head: &OutputHead, args: &[PlainArg<'_>]) {
+    let mut whole = head.bytes;
+    let count = (args.len() as u32).to_le_bytes();
+    match head.len {
+        10 => {
+            whole[6..10].copy_from_slice(&count);
+            buf.extend_from_slice(&whole[..10]);
+        }
+        14 => {
+            whole[10..14].copy_from_slice(&count);
+            buf.extend_from_slice(&whole[..14]);
+        }
+        _ => {
+            whole[14..18].copy_from_slice(&count);
+            buf.extend_from_slice(&whole);
+        }
+    }
     for arg in args {
         plain(buf, arg);
     }
 }
 
-#[inline]
+#[inline(always)]
 fn plain(buf: &mut Vec<u8>, arg: &PlainArg<'_>) {
     let (tag, payload) = match *arg {
         PlainArg::Int(n) => (Tag::Int, n.to_le_bytes()),
