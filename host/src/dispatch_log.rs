@@ -77,12 +77,17 @@ pub trait DispatchLog {
     fn dispatch(&self, dispatch: &Logged<'_>);
 
     /// A way of its own to log the sends down one lane (`key` from
-    /// `source`), prepared once when a runtime takes the lane: what every
-    /// such send shares (key, source, delivery) is then worked out once,
-    /// not per send. `None` (the default): the lane's sends come to
-    /// [`DispatchLog::dispatch`].
-    fn prepare_lane(&self, key: Key, source: Source) -> Option<Box<dyn PreparedLane>> {
-        let _ = (key, source);
+    /// `source`, `params` values each), prepared once when a runtime takes
+    /// the lane: what every such send shares (key, source, delivery, how
+    /// many values) is then worked out once, not per send. `None` (the
+    /// default): the lane's sends come to [`DispatchLog::dispatch`].
+    fn prepare_lane(
+        &self,
+        key: Key,
+        source: Source,
+        params: usize,
+    ) -> Option<Box<dyn PreparedLane>> {
+        let _ = (key, source, params);
         None
     }
 }
@@ -91,7 +96,8 @@ pub trait DispatchLog {
 /// Called only for a send nested in another dispatch (never an outermost
 /// one), before its listeners run.
 pub trait PreparedLane {
-    /// Logs a send down the lane with `args`; `false` when this send needs
+    /// Logs a send down the lane with `args` (as many as the lane was
+    /// prepared for: more or fewer may be refused); `false` when this send needs
     /// the log's general way ([`DispatchLog::dispatch`]) instead, which is
     /// then called with it.
     fn send(&self, args: &[PlainArg<'_>]) -> bool;
@@ -125,9 +131,15 @@ impl LogHandle {
     }
 
     /// The log's prepared way for the sends down the lane of `key` from
-    /// `source`, if it has one: pass it to [`LogHandle::begin_lane_send`].
-    pub fn prepare_lane(&self, key: Key, source: Source) -> Option<Box<dyn PreparedLane>> {
-        self.0.log.prepare_lane(key, source)
+    /// `source` with `params` values, if it has one: pass it to
+    /// [`LogHandle::begin_lane_send`].
+    pub fn prepare_lane(
+        &self,
+        key: Key,
+        source: Source,
+        params: usize,
+    ) -> Option<Box<dyn PreparedLane>> {
+        self.0.log.prepare_lane(key, source, params)
     }
 
     /// As [`LogHandle::begin_send`], through `prepared` when the send is

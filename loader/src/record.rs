@@ -345,7 +345,12 @@ impl DispatchLog for Log {
     /// A lane's sends nested in a dispatch are outputs of one key from one
     /// source: their record's head is made once, here, and the key named.
     /// A named source's sends take the general way.
-    fn prepare_lane(&self, key: Key, source: Source) -> Option<Box<dyn PreparedLane>> {
+    fn prepare_lane(
+        &self,
+        key: Key,
+        source: Source,
+        params: usize,
+    ) -> Option<Box<dyn PreparedLane>> {
         if matches!(source, Source::Named(..)) {
             return None;
         }
@@ -365,7 +370,7 @@ impl DispatchLog for Log {
         Some(Box::new(LaneRecord {
             side: self.side.clone(),
             tick: self.tick.clone(),
-            head: writer::OutputHead::new(index as u32, source)?,
+            head: writer::OutputHead::new(index as u32, source, u32::try_from(params).ok()?)?,
         }))
     }
 }
@@ -390,7 +395,9 @@ impl PreparedLane for LaneRecord {
             return false;
         }
         let buf = side.batch.buf();
-        writer::output(buf, &self.head, args);
+        if !writer::output(buf, &self.head, args) {
+            return false;
+        }
         if buf.len() >= writer::BATCH_BYTES {
             side.hand_over();
         }

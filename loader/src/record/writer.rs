@@ -214,18 +214,20 @@ pub fn dispatch(
     }
 }
 
-/// The head of an output record of one key from one source, made once
-/// for the many sends down a lane, but for its count of values.
+/// The head of an output record of one key from one source with a count
+/// of values, made once for the many sends down a lane.
 pub struct OutputHead {
-    /// `OUT`, the key, the source, then the count's place (4 bytes).
+    /// `OUT`, the key, the source, the count; zeros after.
     bytes: [u8; 18],
     /// How long it is: 10, 14 or 18.
     len: usize,
+    /// The count of values.
+    count: usize,
 }
 
 impl OutputHead {
     /// `None` for a named source (its name is written with each record).
-    pub fn new(key: u32, source: Source) -> Option<Self> {
+    pub fn new(key: u32, source: Source, count: u32) -> Option<Self> {
         let mut bytes = [0u8; 18];
         bytes[0] = OUT;
         bytes[1..5].copy_from_slice(&key.to_le_bytes());
@@ -243,34 +245,33 @@ impl OutputHead {
             }
             Source::Named(..) => return None,
         };
-        Some(Self { bytes, len })
+        bytes[len - 4..len].copy_from_slice(&count.to_le_bytes());
+        Some(Self {
+            bytes,
+            len,
+            count: count as usize,
+        })
     }
 }
 
 /// Appends an output record with `head` and `args`, as [`dispatch`] writes
 /// it: what a lane's recorded send costs the game thread, so each piece
-/// is a copy of a constant size (no call).
+/// is a copy of a constant size (no call). `false`, with nothing written,
+/// when `args` are not as many as the head says.
 #[inline]
-pub fn output(buf: &mut Vec<u8>, head: &OutputHead, args: &[PlainArg<'_>]) {
-    let mut whole = head.bytes;
-    let count = (args.len() as u32).to_le_bytes();
-    match head.len {
-        10 => {
-            whole[6..10].copy_from_slice(&count);
-            buf.extend_from_slice(&whole[..10]);
-        }
-        14 => {
-            whole[10..14].copy_from_slice(&count);
-            buf.extend_from_slice(&whole[..14]);
-        }
-        _ => {
-            whole[14..18].copy_from_slice(&count);
-            buf.extend_from_slice(&whole);
-        }
+pub fn output(buf: &mut Vec<u8>, head: &OutputHead, args: &[PlainArg<'_>]) -> bool {
+    if args.len() != head.count {
+        return false;
     }
+    // The whole head, then what is past its length taken back (a length
+    // set lower, no call).
+    let start = buf.len();
+    buf.extend_from_slice(&head.bytes);
+    buf.truncate(start + head.len);
     for arg in args {
         plain(buf, arg);
     }
+    true
 }
 
 #[inline(always)]

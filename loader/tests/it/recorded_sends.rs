@@ -161,3 +161,40 @@ fn a_recorder_dropped_before_the_end_leaves_every_dispatch_without_the_end_line(
     let recording = Recording::read(&file).unwrap();
     assert!(!recording.complete, "no end line: the run did not end");
 }
+
+/// Lane sends from an object and from a world, nested in the host's `Run`.
+const SOURCED: &str = r#"
+local o = GMP.Spawn()
+local w = GMP.World()
+ListenObjectMessage(o, "Poke", nil, function(i, s) end)
+ListenWorldMessage(w, "Ring", nil, function(b) end)
+ListenMessage("Run", nil, function(n)
+  for i = 1, n do
+    NotifyObjectMessage(o, "Poke", i, "p" .. i)
+    NotifyWorldMessage(w, "Ring", i % 2 == 0)
+  end
+end)
+"#;
+
+#[test]
+fn a_lane_sending_from_an_object_or_a_world_is_recorded_as_the_hub_records_it() {
+    let lane = tempfile::tempdir().unwrap();
+    let mut game = open(lane.path(), SOURCED);
+    let with_lane = record(&mut game, &lane.path().join("a.rec"), 30, true);
+    let hub = tempfile::tempdir().unwrap();
+    let mut game = open(hub.path(), SOURCED);
+    game.set_tracer(Some(Rc::new(|_: &TraceEvent<'_>| {})));
+    let through_hub = record(&mut game, &hub.path().join("a.rec"), 30, true);
+    let dispatches = |text: &str| text.lines().skip(1).map(str::to_owned).collect::<Vec<_>>();
+    let lines = dispatches(&with_lane);
+    assert_eq!(lines, dispatches(&through_hub));
+    let pokes: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains(r#""out":"Poke""#))
+        .collect();
+    assert_eq!(pokes.len(), 30, "{lines:?}");
+    assert!(pokes[0].contains(r#""src":"object#"#), "{}", pokes[0]);
+    assert!(pokes[0].ends_with(r#""args":[1,"p1"]}"#), "{}", pokes[0]);
+    let rings = lines.iter().filter(|l| l.contains(r#""out":"Ring""#));
+    assert_eq!(rings.count(), 30, "{lines:?}");
+}

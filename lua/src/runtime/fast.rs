@@ -265,13 +265,14 @@ fn fetch(
             None => return Ok(None),
         }
     }
+    let params = kinds.len();
     let data = Box::new(dispatch::LaneData {
         kinds: kinds.into_bytes().into_boxed_slice(),
         epoch: lane.epoch,
         count: lane.listeners.len() as i64,
         log: lane
             .log
-            .map(|handle| log::LaneLog::new(handle, key, source)),
+            .map(|handle| log::LaneLog::new(handle, key, source, params)),
     });
     let data_ptr = &*data as *const dispatch::LaneData as *mut std::ffi::c_void;
     let snapshot = lua.create_userdata(Snapshot {

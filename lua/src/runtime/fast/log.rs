@@ -26,9 +26,9 @@ pub(crate) struct LaneLog {
 
 impl LaneLog {
     /// Asks the log for its prepared way for the lane of `key` from
-    /// `source`.
-    pub fn new(handle: LogHandle, key: Key, source: Source) -> Self {
-        let prepared = handle.prepare_lane(key, source);
+    /// `source` with `params` parameters.
+    pub fn new(handle: LogHandle, key: Key, source: Source, params: usize) -> Self {
+        let prepared = handle.prepare_lane(key, source, params);
         LaneLog {
             handle,
             prepared,
@@ -40,7 +40,7 @@ impl LaneLog {
     /// Logs a send down the lane with `args`. A log that panics is not let
     /// unwind through Lua's frames: the send is then delivered unlogged.
     /// Pair it with [`LaneLog::end`] once its listeners have run.
-    #[inline]
+    #[inline(always)]
     pub fn begin(&self, args: &[PlainArg<'_>]) {
         let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
             self.handle
