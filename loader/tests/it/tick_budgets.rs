@@ -11,13 +11,17 @@ use std::time::Duration;
 
 use gantry_loader::{Event, Game, Options, TableChoice};
 
-/// A listener that spins for `ms` milliseconds of wall-clock time.
+/// A listener that takes at least `ms` milliseconds of wall-clock time:
+/// a million steps of Lua's loop per millisecond, two VM instructions
+/// each, which no machine runs in under a millisecond. (Not `os.clock()`:
+/// it is the process's CPU time, which the other tests running in
+/// parallel advance faster than the wall clock the budget measures.)
 fn slow_listener(ms: u32) -> String {
     format!(
-        "local function now() return os.clock() end\n\
+        "-- spins {ms} ms at least\n\
          ListenMessage(\"Game.Tick\", nil, function(n)\n\
-         local start = now()\n\
-         while (now() - start) * 1000 < {ms} do end\n\
+         local x = 0\n\
+         for i = 1, {ms} * 1000000 do x = x + i end\n\
          end)\n"
     )
 }
