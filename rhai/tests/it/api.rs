@@ -9,7 +9,7 @@ use gantry_host::hook::HookOptions;
 use gantry_host::{KeyDecl, Language, ListenOptions, Role, Source, StructValue, Type, Value};
 use gantry_rhai::runtime::RhaiOptions;
 
-use crate::support::Fixture;
+use crate::support::{Fixture, both_ways};
 
 #[test]
 fn notify_reaches_a_rhai_listener_with_int_float_string_bool() {
@@ -367,16 +367,6 @@ fn a_world_is_an_object_source_for_store_and_once() {
         "#,
     );
     assert_eq!(f.printed(), vec!["day"]);
-}
-
-fn both_ways(test: impl Fn(&Fixture, bool)) {
-    for rewrite in [true, false] {
-        let f = Fixture::with(RhaiOptions {
-            rewrite,
-            ..RhaiOptions::default()
-        });
-        test(&f, rewrite);
-    }
 }
 
 fn declare_pair(f: &Fixture) {

@@ -8,17 +8,7 @@
 use gantry_host::{KeyDecl, Language, Role, Source, Type};
 use gantry_rhai::runtime::RhaiOptions;
 
-use crate::support::Fixture;
-
-fn both_ways(test: impl Fn(&Fixture, bool)) {
-    for rewrite in [true, false] {
-        let f = Fixture::with(RhaiOptions {
-            rewrite,
-            ..RhaiOptions::default()
-        });
-        test(&f, rewrite);
-    }
-}
+use crate::support::{Fixture, both_ways};
 
 /// "The rewrite must preserve behaviour" — a script defining its own
 /// function of an API name calls its own, baked or not.

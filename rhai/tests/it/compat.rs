@@ -5,19 +5,8 @@
 //! script's line; unchecked mode lets it through, baked or not.
 
 use gantry_host::{KeyDecl, Kind, Language, Param, Report, StructDef, Type};
-use gantry_rhai::runtime::RhaiOptions;
 
-use crate::support::Fixture;
-
-fn both_ways(test: impl Fn(&Fixture, bool)) {
-    for rewrite in [true, false] {
-        let f = Fixture::with(RhaiOptions {
-            rewrite,
-            ..RhaiOptions::default()
-        });
-        test(&f, rewrite);
-    }
-}
+use crate::support::{Fixture, both_ways};
 
 /// "an int is accepted for a float and converted; nothing else
 /// converts" — a Rhai float (even 2.0) is not an int.

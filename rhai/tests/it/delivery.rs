@@ -3,19 +3,7 @@
 //! destroyed mid dispatch is skipped, and an owner already destroyed is an
 //! error at the line.
 
-use gantry_rhai::runtime::RhaiOptions;
-
-use crate::support::Fixture;
-
-fn both_ways(test: impl Fn(&Fixture, bool)) {
-    for rewrite in [true, false] {
-        let f = Fixture::with(RhaiOptions {
-            rewrite,
-            ..RhaiOptions::default()
-        });
-        test(&f, rewrite);
-    }
-}
+use crate::support::{Fixture, both_ways};
 
 /// "the listener unlistens itself after N calls" — re-entrant calls
 /// count: a `times: 1` Rhai listener sending its own key is called once.

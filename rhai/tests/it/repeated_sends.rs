@@ -12,17 +12,7 @@ use std::rc::Rc;
 use gantry_host::{DispatchLog, Key, Logged, LoggedArgs, PlainArg, Report, Value};
 use gantry_rhai::runtime::RhaiOptions;
 
-use crate::support::Fixture;
-
-fn both_ways(test: impl Fn(&Fixture, bool)) {
-    for rewrite in [true, false] {
-        let f = Fixture::with(RhaiOptions {
-            rewrite,
-            ..RhaiOptions::default()
-        });
-        test(&f, rewrite);
-    }
-}
+use crate::support::{Fixture, both_ways};
 
 /// The failures the hub reported: (key, line of the listener, message).
 fn failures(f: &Fixture) -> Vec<(String, Option<u32>, String)> {

@@ -3,19 +3,8 @@
 //! script's line.
 
 use gantry_host::Report;
-use gantry_rhai::runtime::RhaiOptions;
 
-use crate::support::Fixture;
-
-fn both_ways(test: impl Fn(&Fixture, bool)) {
-    for rewrite in [true, false] {
-        let f = Fixture::with(RhaiOptions {
-            rewrite,
-            ..RhaiOptions::default()
-        });
-        test(&f, rewrite);
-    }
-}
+use crate::support::both_ways;
 
 /// "an unanswered request is reported, not silently lost" — a Rhai
 /// listener that ignores its responder leaves the request unanswered; the

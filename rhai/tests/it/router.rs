@@ -7,19 +7,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use gantry_host::{HookOptions, ListenOptions, Source, StructValue, Value};
-use gantry_rhai::runtime::RhaiOptions;
 
-use crate::support::Fixture;
-
-fn both_ways(test: impl Fn(&Fixture, bool)) {
-    for rewrite in [true, false] {
-        let f = Fixture::with(RhaiOptions {
-            rewrite,
-            ..RhaiOptions::default()
-        });
-        test(&f, rewrite);
-    }
-}
+use crate::support::both_ways;
 
 fn hit(amount: i64) -> Value {
     Value::structure(StructValue::new("Hit").with("amount", amount))

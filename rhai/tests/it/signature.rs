@@ -2,19 +2,8 @@
 //! listener on a new key records no types.
 
 use gantry_host::Type;
-use gantry_rhai::runtime::RhaiOptions;
 
-use crate::support::Fixture;
-
-fn both_ways(test: impl Fn(&Fixture, bool)) {
-    for rewrite in [true, false] {
-        let f = Fixture::with(RhaiOptions {
-            rewrite,
-            ..RhaiOptions::default()
-        });
-        test(&f, rewrite);
-    }
-}
+use crate::support::{Fixture, both_ways};
 
 /// "for an unregistered tag, types are inferred from the actual script
 /// values (numbers split into integer and float; boolean, string and

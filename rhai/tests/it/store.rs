@@ -1,19 +1,7 @@
 //! Stored messages and `once` from Rhai: replayed to late (partial)
 //! listeners, `once` using one of a listener's `times`.
 
-use gantry_rhai::runtime::RhaiOptions;
-
-use crate::support::Fixture;
-
-fn both_ways(test: impl Fn(&Fixture, bool)) {
-    for rewrite in [true, false] {
-        let f = Fixture::with(RhaiOptions {
-            rewrite,
-            ..RhaiOptions::default()
-        });
-        test(&f, rewrite);
-    }
-}
+use crate::support::both_ways;
 
 /// Once + Times from Rhai: a once message replayed to a `times: 2`
 /// listener uses one call; one more live send and the listener is gone.

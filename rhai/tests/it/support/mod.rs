@@ -147,3 +147,15 @@ pub fn rust_store(f: &Fixture, key: Key, obj: ObjectId, n: i64) {
         )
         .unwrap();
 }
+
+/// Runs `test` on a fresh fixture with the rewriter on (baked calls) and
+/// off (generic calls): a case must hold both ways.
+pub fn both_ways(test: impl Fn(&Fixture, bool)) {
+    for rewrite in [true, false] {
+        let f = Fixture::with(RhaiOptions {
+            rewrite,
+            ..RhaiOptions::default()
+        });
+        test(&f, rewrite);
+    }
+}
