@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use async_nats::Subject;
 use bytes::{Bytes, BytesMut};
 use gantry_host::face::Faced;
 use gantry_host::store::OnceFate;
@@ -19,7 +20,7 @@ use thiserror::Error;
 
 use crate::config::{BridgeConfig, ConfigError};
 use crate::event::BridgeEvent;
-use crate::net::{self, In, NetShared, Out, Plan, Topic};
+use crate::net::{self, In, NetShared, Out, Plan};
 use crate::queue;
 use crate::subject::{Lane, Subjects, check_name, in_subtree, outermost};
 use crate::wire;
@@ -29,9 +30,6 @@ const MAX_KEPT_EVENTS: usize = 1024;
 
 /// The bytes [`Shared::encode`] takes at a time for payloads.
 const ARENA: usize = 16 * 1024;
-
-/// The most arguments' room kept for the next peer's send (see `args`).
-const MAX_KEPT_ARGS: usize = 32;
 
 /// The most subjects remembered with their keys (see `known_subjects`).
 const MAX_KNOWN_SUBJECTS: usize = 1024;
@@ -97,6 +95,13 @@ pub struct Bridge {
     hub: Hub,
     listeners: Vec<ListenerId>,
     incoming: RefCell<queue::Receiver<In>>,
+    /// The imported subtrees' subscriptions, once the network thread made
+    /// them (see [`NetShared::subscribers`]). Never dropped here.
+    subscribers: RefCell<Vec<async_nats::Subscriber>>,
+    /// Set when a subscription got a message since it was found empty.
+    arrived: Arc<Arrived>,
+    /// [`Bridge::arrived`] as a waker.
+    waker: std::task::Waker,
     net: Arc<NetShared>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -129,19 +134,13 @@ struct Shared {
     dropping: Cell<u64>,
     scratch: RefCell<Vec<u8>>,
     net: Arc<NetShared>,
-    /// Global keys (by index) whose subject the network thread has (see
-    /// [`Shared::topic`]).
-    told_subjects: RefCell<Vec<bool>>,
-    /// Where the payloads of requests, stores, onces and answers are
-    /// written: one allocation serves many small payloads (each a shared
-    /// slice of it). A send's goes in the queue's buffer instead.
+    /// Global subjects by key index: a key's is made once.
+    global_subjects: RefCell<Vec<Option<Subject>>>,
+    /// Where payloads are written: one allocation serves many small
+    /// payloads (each a shared slice of it), not one per send.
     arena: RefCell<BytesMut>,
     /// Global subjects peers' messages came on, with their keys' handles.
     known_subjects: RefCell<HashMap<Box<str>, Key>>,
-    /// The vector a peer's send is decoded into, kept between sends.
-    args: RefCell<Vec<Value>>,
-    /// The last of them met: a stream on one key is not hashed per message.
-    last_subject: RefCell<(Box<str>, Option<Key>)>,
     /// Local once messages on exported keys the export listener heard, by
     /// their values' address, until the hub's once relay (after the
     /// delivery) says whether another listener here took them.
@@ -222,11 +221,9 @@ impl Bridge {
             dropping: Cell::new(0),
             scratch: RefCell::new(Vec::new()),
             net: net.clone(),
-            told_subjects: RefCell::new(Vec::new()),
+            global_subjects: RefCell::new(Vec::new()),
             arena: RefCell::new(BytesMut::new()),
             known_subjects: RefCell::new(HashMap::new()),
-            last_subject: RefCell::new((Box::from(""), None)),
-            args: RefCell::new(Vec::new()),
             heard_once: RefCell::new(Vec::new()),
             stored_keys: RefCell::new(Default::default()),
             max_stored_keys: config.max_stored_keys,
@@ -290,11 +287,15 @@ impl Bridge {
         // gone: dropping a bridge never waits for it ([`Bridge::close`]
         // does, within a bound).
         let thread = net::spawn(plan, out_rx, in_tx, net.clone())?;
+        let arrived = Arc::new(Arrived(std::sync::atomic::AtomicBool::new(true)));
         Ok(Bridge {
             shared,
             hub: hub.clone(),
             listeners,
             incoming: RefCell::new(in_rx),
+            subscribers: RefCell::new(Vec::new()),
+            waker: std::task::Waker::from(arrived.clone()),
+            arrived,
             net,
             thread: Some(thread),
         })
@@ -466,40 +467,84 @@ impl Bridge {
             shared.stats.set(stats);
         }
         let mut pumped = Pumped::default();
+        let mut incoming = self.incoming.borrow_mut();
         for _ in 0..shared.buffer {
-            let mut incoming = self.incoming.borrow_mut();
             let Some(message) = incoming.try_recv() else {
                 break;
             };
-            let delivered = match message {
-                In::Live {
-                    subject,
-                    reply,
-                    payload,
-                } => {
-                    let (bytes, [subject, reply_at, payload]) = incoming.parts([
-                        subject as usize,
-                        reply.unwrap_or(0) as usize,
-                        payload as usize,
-                    ]);
-                    // Not held while the hub delivers: a listener may pump.
-                    drop(incoming);
-                    let reply = reply.map(|_| &bytes[reply_at]);
-                    shared.take_live(hub, &bytes[subject], reply, &bytes[payload])
-                }
-                message => {
-                    drop(incoming);
-                    shared.take_in(hub, message)
-                }
-            };
-            if delivered {
+            if shared.take_in(hub, message) {
                 pumped.delivered += 1;
             } else {
                 pumped.dropped += 1;
             }
         }
+        drop(incoming);
+        let budget = shared
+            .buffer
+            .saturating_sub(pumped.delivered + pumped.dropped);
+        self.pump_subscriptions(hub, budget, &mut pumped);
         shared.expire();
         pumped
+    }
+
+    /// Takes what the subscriptions hold, at most `budget` messages. They
+    /// are polled with a waker that does nothing: the client's reader
+    /// never wakes this thread, which looks at each pump.
+    fn pump_subscriptions(&self, hub: &Hub, mut budget: usize, pumped: &mut Pumped) {
+        use futures_util::StreamExt;
+        let mut subscribers = std::mem::take(&mut *self.subscribers.borrow_mut());
+        if subscribers.is_empty()
+            && self.net.subscribed.load(Ordering::SeqCst)
+            && let Ok(mut made) = self.net.subscribers.lock()
+            && !made.is_empty()
+        {
+            subscribers.append(&mut made);
+            self.arrived.0.store(true, Ordering::Release);
+        }
+        // Nothing arrived since every subscription was last found empty:
+        // none is polled (a poll of an empty one costs atomics).
+        if self.arrived.0.load(Ordering::Acquire) && self.arrived.0.swap(false, Ordering::AcqRel) {
+            let mut cx = std::task::Context::from_waker(&self.waker);
+            'all: for subscriber in &mut subscribers {
+                loop {
+                    if budget == 0 {
+                        // Left unread: looked at again next pump.
+                        self.arrived.0.store(true, Ordering::Release);
+                        break 'all;
+                    }
+                    let std::task::Poll::Ready(Some(message)) = subscriber.poll_next_unpin(&mut cx)
+                    else {
+                        break;
+                    };
+                    budget -= 1;
+                    if self.shared.take_message(hub, message) {
+                        pumped.delivered += 1;
+                    } else {
+                        pumped.dropped += 1;
+                    }
+                }
+            }
+        }
+        let mut kept = self.subscribers.borrow_mut();
+        // A pump from inside a listener found none and made none.
+        subscribers.append(&mut kept);
+        *kept = subscribers;
+    }
+}
+
+/// The waker the game thread polls subscriptions with: the client's
+/// reader, putting a message in an empty one, sets the flag (an atomic
+/// store, no system call: the game thread is not woken, it looks at its
+/// next pump).
+struct Arrived(std::sync::atomic::AtomicBool);
+
+impl std::task::Wake for Arrived {
+    fn wake(self: Arc<Self>) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.store(true, Ordering::Release);
     }
 }
 
@@ -511,36 +556,36 @@ impl Drop for Bridge {
         for id in self.listeners.drain(..) {
             self.hub.unlisten(id);
         }
+        // Subscriptions unsubscribe through a runtime as they drop: they
+        // go back to the network thread's. Gone already, it took the
+        // connection with it; they are let go without a word to it.
+        let mut subscribers = std::mem::take(&mut *self.subscribers.borrow_mut());
+        if let Ok(mut made) = self.net.subscribers.lock() {
+            subscribers.append(&mut made);
+        }
+        if !subscribers.is_empty()
+            && let Err(Out::Release(subscribers)) =
+                self.shared.out.try_send_anyway(Out::Release(subscribers))
+        {
+            std::mem::forget(subscribers);
+        }
     }
 }
 
 impl Shared {
-    /// Where a key's sends go out: a global key's subject is made once
-    /// and told to the network thread once (with its first send), which
-    /// keeps it: the subject's reference count is then touched there
-    /// alone, not on both threads per send. A [`Topic::Learn`] that went
-    /// is marked with [`Shared::learned`].
-    fn topic(&self, handle: Key, lane: &Lane, key: &str) -> Topic {
+    /// The subject a key's sends go out on; a global one is made once.
+    fn subject(&self, handle: Key, lane: &Lane, key: &str) -> Subject {
         if *lane != Lane::Global {
-            return Topic::Plain(self.subjects.of(lane, key).into());
+            return self.subjects.of(lane, key).into();
         }
+        let mut subjects = self.global_subjects.borrow_mut();
         let at = handle.index();
-        let told = self.told_subjects.borrow();
-        match u32::try_from(at) {
-            Ok(index) if told.get(at).copied().unwrap_or(false) => Topic::Key(index),
-            Ok(index) => Topic::Learn(index, self.subjects.of(lane, key).into()),
-            Err(_) => Topic::Plain(self.subjects.of(lane, key).into()),
+        if subjects.len() <= at {
+            subjects.resize(at + 1, None);
         }
-    }
-
-    /// The network thread has `index`'s subject now.
-    fn learned(&self, index: u32) {
-        let mut told = self.told_subjects.borrow_mut();
-        let at = index as usize;
-        if told.len() <= at {
-            told.resize(at + 1, false);
-        }
-        told[at] = true;
+        subjects[at]
+            .get_or_insert_with(|| self.subjects.of(lane, key).into())
+            .clone()
     }
 
     fn exports(&self, key: &str) -> bool {
@@ -575,21 +620,6 @@ impl Shared {
     }
 
     fn encode(&self, key: &str, args: &[Value]) -> Result<Bytes, BridgeError> {
-        let scratch = self.encode_scratch(key, args)?;
-        let mut arena = self.arena.borrow_mut();
-        if arena.capacity() < scratch.len() {
-            arena.reserve(ARENA.max(scratch.len()));
-        }
-        arena.extend_from_slice(&scratch);
-        Ok(arena.split().freeze())
-    }
-
-    /// Encodes `args` into the scratch buffer, checked against the limit.
-    fn encode_scratch(
-        &self,
-        key: &str,
-        args: &[Value],
-    ) -> Result<std::cell::RefMut<'_, Vec<u8>>, BridgeError> {
         let mut scratch = self.scratch.borrow_mut();
         wire::encode(self.node, args, &mut scratch).map_err(|e| BridgeError::Payload {
             key: key.into(),
@@ -605,19 +635,18 @@ impl Shared {
                 ),
             });
         }
-        Ok(scratch)
+        let mut arena = self.arena.borrow_mut();
+        if arena.capacity() < scratch.len() {
+            arena.reserve(ARENA.max(scratch.len()));
+        }
+        arena.extend_from_slice(&scratch);
+        Ok(arena.split().freeze())
     }
 
     /// Hands a message to the network thread; false (counted and
     /// reported) when the buffer is full.
     fn push(&self, key: &str, out: Out) -> bool {
-        self.push_with(key, out, &[])
-    }
-
-    /// [`Shared::push`], with `bytes` the network thread reads with it
-    /// (the payload of an [`Out::Post`]).
-    fn push_with(&self, key: &str, out: Out, bytes: &[u8]) -> bool {
-        match self.out.try_send_with(out, &[bytes]) {
+        match self.out.try_send(out) {
             Ok(()) => {
                 self.end_dropping();
                 self.count(|s| s.sent += 1);
@@ -708,32 +737,17 @@ impl Shared {
             .hub
             .stored(m.key, m.source)
             .is_some_and(|kept| std::ptr::eq(kept.as_ptr(), m.args.as_ptr()));
-        if m.responder.is_none() && !stored {
-            // The common case: a send. Its payload goes in the queue's
-            // buffer (see `queue`), its subject by the key's index.
-            // Out of its cell while pushed: a full buffer is reported, and
-            // the host's event hook may send again.
-            let scratch = match self.encode_scratch(&key, m.args) {
-                Ok(mut scratch) => std::mem::take(&mut *scratch),
-                Err(e) => return self.not_sent(&key, e),
-            };
-            let len = u32::try_from(scratch.len()).unwrap_or(u32::MAX);
-            let topic = self.topic(m.key, &lane, &key);
-            let learn = match &topic {
-                Topic::Learn(index, _) => Some(*index),
-                _ => None,
-            };
-            if self.push_with(&key, Out::Post { topic, len }, &scratch)
-                && let Some(index) = learn
-            {
-                self.learned(index);
-            }
-            *self.scratch.borrow_mut() = scratch;
-            return;
-        }
         let payload = match self.encode(&key, m.args) {
             Ok(payload) => payload,
-            Err(e) => return self.not_sent(&key, e),
+            Err(e) => {
+                return self.event(BridgeEvent::NotSent {
+                    key: key.to_string(),
+                    reason: match e {
+                        BridgeError::Payload { reason, .. } => reason,
+                        other => other.to_string(),
+                    },
+                });
+            }
         };
         if let Some(responder) = m.responder {
             let id = self.next_request.get() + 1;
@@ -757,20 +771,19 @@ impl Shared {
             }
             return;
         }
-        let at = crate::subject::stored_key(&lane, &key);
-        if self.may_put(&at) {
-            self.push(&key, Out::Put { key: at, payload });
-        }
-    }
-
-    fn not_sent(&self, key: &str, e: BridgeError) {
-        self.event(BridgeEvent::NotSent {
-            key: key.to_string(),
-            reason: match e {
-                BridgeError::Payload { reason, .. } => reason,
-                other => other.to_string(),
-            },
-        });
+        let out = if stored {
+            let at = crate::subject::stored_key(&lane, &key);
+            if !self.may_put(&at) {
+                return;
+            }
+            Out::Put { key: at, payload }
+        } else {
+            Out::Publish {
+                subject: self.subject(m.key, &lane, &key),
+                payload,
+            }
+        };
+        self.push(&key, out);
     }
 
     /// May this node put `at` in the cluster's store? Yes for a key it put
@@ -890,8 +903,6 @@ impl Shared {
     /// One message from the network; true when delivered to the hub.
     fn take_in(self: &Rc<Self>, hub: &Hub, message: In) -> bool {
         match message {
-            // Read with its bytes by `pump`.
-            In::Live { .. } => false,
             In::Reply { id, answer } => {
                 let Some((responder, _)) = self.pending.borrow_mut().remove(&id) else {
                     return false;
@@ -937,31 +948,23 @@ impl Shared {
         }
     }
 
-    /// A peer's send from a subscription; true when delivered to the hub.
-    fn take_live(
-        self: &Rc<Self>,
-        hub: &Hub,
-        subject: &[u8],
-        reply: Option<&[u8]>,
-        payload: &[u8],
-    ) -> bool {
-        // The client's subjects are text: anything else is no subject of
-        // this cluster's.
-        let subject = std::str::from_utf8(subject).unwrap_or("");
-        let reply = reply.map(|r| String::from_utf8_lossy(r).into_owned());
-        let known = {
-            let last = self.last_subject.borrow();
-            if last.0.as_ref() == subject {
-                last.1
-            } else {
-                drop(last);
-                let known = self.known_subjects.borrow().get(subject).copied();
-                if let Some(handle) = known {
-                    *self.last_subject.borrow_mut() = (subject.into(), Some(handle));
-                }
-                known
-            }
-        };
+    /// One message from a subscription; true when delivered to the hub.
+    fn take_message(self: &Rc<Self>, hub: &Hub, message: async_nats::Message) -> bool {
+        let async_nats::Message {
+            subject,
+            payload,
+            reply,
+            ..
+        } = message;
+        if payload.len() > self.max_payload {
+            return self.refuse(BridgeEvent::Oversized {
+                subject: subject.to_string(),
+                bytes: payload.len(),
+                limit: self.max_payload,
+            });
+        }
+        let reply = reply.map(|r| r.to_string());
+        let known = self.known_subjects.borrow().get(subject.as_str()).copied();
         if let Some(handle) = known {
             // A global subject met before: parsed, imported, and
             // its key's handle found already.
@@ -970,12 +973,12 @@ impl Shared {
                 hub,
                 (key, Some(handle)),
                 Lane::Global,
-                payload,
+                &payload,
                 reply,
                 Arrival::Live,
             );
         }
-        let Some((lane, key)) = self.subjects.parse(subject) else {
+        let Some((lane, key)) = self.subjects.parse(&subject) else {
             return self.refuse(BridgeEvent::Outside {
                 subject: subject.to_string(),
             });
@@ -993,13 +996,13 @@ impl Shared {
             if known.len() >= MAX_KNOWN_SUBJECTS {
                 known.clear();
             }
-            known.insert(subject.into(), handle);
+            known.insert(subject.as_str().into(), handle);
             drop(known);
             return self.deliver(
                 hub,
                 (key, Some(handle)),
                 lane,
-                payload,
+                &payload,
                 reply,
                 Arrival::Live,
             );
@@ -1009,7 +1012,7 @@ impl Shared {
         } else {
             Arrival::Live
         };
-        self.deliver(hub, (key, None), lane, payload, reply, arrival)
+        self.deliver(hub, (key, None), lane, &payload, reply, arrival)
     }
 
     fn deliver(
@@ -1035,11 +1038,8 @@ impl Shared {
             // stream may hand it back to us.)
             return false;
         }
-        // The vector of the last send, reused (taken: a listener's pump
-        // may deliver meanwhile).
-        let mut args = std::mem::take(&mut *self.args.borrow_mut());
-        match wire::decode_into(payload, &mut args) {
-            Ok(_) => {}
+        let mut args = match wire::decode(payload) {
+            Ok((_, args)) => args,
             Err(e) => {
                 return self.refuse(BridgeEvent::Malformed {
                     subject: key.into(),
@@ -1121,16 +1121,9 @@ impl Shared {
                 )
                 .map(drop)
             }
-            (_, None) => {
-                let sent = hub
-                    .send_values(handle, source, &mut args, Caller::Unrecorded)
-                    .map(drop);
-                if args.capacity() <= MAX_KEPT_ARGS {
-                    args.clear();
-                    *self.args.borrow_mut() = args;
-                }
-                sent
-            }
+            (_, None) => hub
+                .send_values(handle, source, &mut args, Caller::Unrecorded)
+                .map(drop),
         };
         self.injecting.set(None);
         match result {

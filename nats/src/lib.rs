@@ -12,12 +12,8 @@
 //! The hub is `!Send`: it never leaves its thread. A [`Bridge`] owns an
 //! `async-nats` client on a thread of its own (a current-thread tokio
 //! runtime) and trades messages with the hub's thread through two bounded
-//! queues, which the host empties once per tick with [`Bridge::pump`].
-//! Nothing on the game thread waits for the network. A send is handed
-//! over as it is made (the network thread, if idle, is woken then); each
-//! side takes everything waiting at once, with the payloads in one
-//! buffer, so a busy stream costs no cross-thread traffic per message
-//! (see the `queue` module).
+//! channels, which the host empties once per tick with [`Bridge::pump`].
+//! Nothing on the game thread waits for the network.
 //!
 //! ## What crosses
 //! - **Sends**: a global send on an exported key goes out on

@@ -21,21 +21,11 @@ use crate::queue;
 
 /// Sent from the game thread to the network thread.
 pub(crate) enum Out {
-    /// A send: its payload is the next `len` bytes of the queue's buffer
-    /// ([`queue::Receiver::bytes`]).
-    Post {
-        topic: Topic,
-        len: u32,
-    },
-    Publish {
-        subject: Subject,
-        payload: Bytes,
-    },
+    /// A subject is a cheap clone (shared bytes): the game thread keeps
+    /// one per key instead of formatting it per send.
+    Publish { subject: Subject, payload: Bytes },
     /// A stored message: the cluster's latest value of `key`.
-    Put {
-        key: String,
-        payload: Bytes,
-    },
+    Put { key: String, payload: Bytes },
     Request {
         id: u64,
         subject: String,
@@ -48,48 +38,14 @@ pub(crate) enum Out {
         subject: String,
         payload: Bytes,
     },
-}
-
-/// The subject of an [`Out::Post`].
-pub(crate) enum Topic {
-    /// A global key's, told before (by [`Topic::Learn`]).
-    Key(u32),
-    /// A global key's, told now: kept here, by the key's index, for its
-    /// next sends.
-    Learn(u32, Subject),
-    Plain(Subject),
-}
-
-/// The subjects the game thread told, by key index.
-#[derive(Default)]
-struct Topics(Vec<Option<Subject>>);
-
-impl Topics {
-    fn subject(&mut self, topic: Topic) -> Option<Subject> {
-        match topic {
-            Topic::Plain(subject) => Some(subject),
-            Topic::Key(index) => self.0.get(index as usize).cloned().flatten(),
-            Topic::Learn(index, subject) => {
-                let at = index as usize;
-                if self.0.len() <= at {
-                    self.0.resize(at + 1, None);
-                }
-                self.0[at] = Some(subject.clone());
-                Some(subject)
-            }
-        }
-    }
+    /// The game thread's subscriptions, given back to be dropped here: a
+    /// subscription unsubscribes through the runtime as it drops, and
+    /// the game thread has none.
+    Release(Vec<async_nats::Subscriber>),
 }
 
 /// Sent from the network thread to the game thread.
 pub(crate) enum In {
-    /// A peer's send from a subscription: its subject, reply subject and
-    /// payload are the next bytes of the queue's buffer, this long.
-    Live {
-        subject: u32,
-        reply: Option<u32>,
-        payload: u32,
-    },
     /// A stored once from the work-queue stream, taken by this node
     /// already (acknowledged: gone from the stream for every node).
     Queued {
@@ -120,6 +76,11 @@ pub(crate) struct NetShared {
     /// which it sends again then, are flushed through the server.
     pub ready: AtomicBool,
     pub subscribed: AtomicBool,
+    /// The subscriptions to the imported subtrees, made here and taken by
+    /// the game thread, which polls them at each pump: a peer's message
+    /// goes from the client's reader straight to the game thread, with
+    /// no task or queue of the bridge's between them.
+    pub subscribers: Mutex<Vec<async_nats::Subscriber>>,
     reconnected: tokio::sync::Notify,
     pub incoming_dropped: AtomicU64,
     status: Mutex<VecDeque<BridgeEvent>>,
@@ -307,7 +268,6 @@ async fn run(
         plan.filters.clone(),
         plan.once_filters.clone(),
         plan.queue.clone(),
-        (incoming.clone(), max),
         shared.clone(),
     ));
     // After a (re)connection, ready once a round trip has gone through the
@@ -366,13 +326,9 @@ async fn run(
         (max, plan.config.store_max_bytes),
     ));
 
-    let mut topics = Topics::default();
     loop {
         // Disconnected: nothing is taken from the buffer, so the game's
         // sends wait there, up to its bound, until the server is back.
-        if !*state.borrow() {
-            out.settle();
-        }
         while !*state.borrow_and_update() {
             if out.is_closed() {
                 return;
@@ -388,9 +344,7 @@ async fn run(
             let _ = client.flush().await;
             return;
         };
-        if let Some(next) = posted(next, &mut out, &mut topics) {
-            send(next, &client, &mut jet, &incoming, &shared).await;
-        }
+        send(next, &client, &mut jet, &incoming, &shared).await;
         // What else waits goes out without a select per message, while
         // the connection stands (the flag is read without a lock).
         let mut yielded = false;
@@ -399,11 +353,7 @@ async fn run(
                 break;
             }
             match out.try_recv() {
-                Some(next) => {
-                    if let Some(next) = posted(next, &mut out, &mut topics) {
-                        send(next, &client, &mut jet, &incoming, &shared).await;
-                    }
-                }
+                Some(next) => send(next, &client, &mut jet, &incoming, &shared).await,
                 // Empty: the client writes what it has first (its task
                 // runs on this thread), and meanwhile the game may send
                 // more. Only then does this loop sleep: a game sending a
@@ -419,19 +369,6 @@ async fn run(
     }
 }
 
-/// A post made a publish: its payload read from the queue's buffer and
-/// its subject found. (Read as it is taken: the bytes come in order.)
-/// `None` for a key whose subject was never told, which the game thread
-/// never sends.
-fn posted(next: Out, out: &mut queue::Receiver<Out>, topics: &mut Topics) -> Option<Out> {
-    let Out::Post { topic, len } = next else {
-        return Some(next);
-    };
-    let payload = out.bytes(len as usize);
-    let subject = topics.subject(topic)?;
-    Some(Out::Publish { subject, payload })
-}
-
 /// Sends one message from the game thread. A publish, the common case,
 /// is sent here; the rest in [`handle`], boxed: its futures (a KV put)
 /// are large, and building one in place per message would copy
@@ -445,8 +382,7 @@ async fn send(
 ) {
     match next {
         Out::Publish { subject, payload } => publish(client, subject, payload, shared).await,
-        // Made a publish by `posted` first.
-        Out::Post { .. } => {}
+        Out::Release(subscribers) => drop(subscribers),
         other => Box::pin(handle(other, client, jet, incoming, shared)).await,
     }
 }
@@ -482,7 +418,7 @@ async fn handle(
 ) {
     match next {
         Out::Publish { subject, payload } => publish(client, subject, payload, shared).await,
-        Out::Post { .. } => {}
+        Out::Release(subscribers) => drop(subscribers),
         Out::Put { key, payload } => {
             let store = match tokio::time::timeout(
                 Duration::from_secs(5),
@@ -573,7 +509,6 @@ async fn listen(
     filters: Vec<String>,
     once_filters: Vec<String>,
     queue: String,
-    (incoming, max): (queue::Sender<In>, usize),
     shared: Arc<NetShared>,
 ) {
     let mut subscribers = Vec::new();
@@ -593,82 +528,11 @@ async fn listen(
             }),
         }
     }
-    for subscriber in subscribers {
-        tokio::spawn(relay(subscriber, incoming.clone(), shared.clone(), max));
+    if let Ok(mut taken) = shared.subscribers.lock() {
+        taken.extend(subscribers);
     }
     // Ready once the probe comes back (see `run`).
     shared.subscribed.store(true, Ordering::SeqCst);
-}
-
-/// Hands a subscription's messages to the game thread, their bytes
-/// copied into the queue's buffer: the client's message (whose subject
-/// and payload share the client's read buffer, counted) is dropped here,
-/// on the thread that made it. What the client has ready goes at once,
-/// under one lock, and the game thread takes a whole batch at a time,
-/// with one buffer. The subscription goes with the runtime,
-/// unsubscribing through it.
-async fn relay(
-    mut subscriber: async_nats::Subscriber,
-    incoming: queue::Sender<In>,
-    shared: Arc<NetShared>,
-    max: usize,
-) {
-    use futures_util::FutureExt;
-    let mut staged = Vec::new();
-    let mut bytes = Vec::new();
-    while let Some(first) = subscriber.next().await {
-        let mut next = Some(first);
-        while let Some(message) = next {
-            stage(&message, &mut staged, &mut bytes, &shared, max);
-            next = if staged.len() < RELAY_BATCH {
-                subscriber.next().now_or_never().flatten()
-            } else {
-                None
-            };
-        }
-        let dropped = incoming.send_many(&mut staged, &mut bytes, |live| match live {
-            In::Live {
-                subject,
-                reply,
-                payload,
-            } => *subject as usize + reply.unwrap_or(0) as usize + *payload as usize,
-            _ => 0,
-        });
-        if dropped > 0 {
-            shared
-                .incoming_dropped
-                .fetch_add(dropped as u64, Ordering::Relaxed);
-        }
-    }
-}
-
-/// The most messages a relay hands over at once.
-const RELAY_BATCH: usize = 256;
-
-/// One message for the game thread, its bytes appended to `bytes`.
-fn stage(
-    message: &async_nats::Message,
-    staged: &mut Vec<In>,
-    bytes: &mut Vec<u8>,
-    shared: &NetShared,
-    max: usize,
-) {
-    if oversized(shared, &message.subject, message.payload.len(), max) {
-        return;
-    }
-    let length = |b: &[u8]| u32::try_from(b.len()).unwrap_or(u32::MAX);
-    let subject = message.subject.as_bytes();
-    bytes.extend_from_slice(subject);
-    let reply = message.reply.as_ref().map(|r| {
-        bytes.extend_from_slice(r.as_bytes());
-        length(r.as_bytes())
-    });
-    bytes.extend_from_slice(&message.payload);
-    staged.push(In::Live {
-        subject: length(subject),
-        reply,
-        payload: length(&message.payload),
-    });
 }
 
 /// Opens the cluster's KV bucket (retrying until JetStream answers) and

@@ -90,15 +90,6 @@ pub fn node_of(payload: &[u8]) -> Option<u64> {
 
 /// Decodes a payload: the sender's node id and the values.
 pub fn decode(payload: &[u8]) -> Result<(u64, Vec<Value>), WireError> {
-    let mut values = Vec::new();
-    let node = decode_into(payload, &mut values)?;
-    Ok((node, values))
-}
-
-/// Decodes a payload's values into `values` (cleared first: a receiver
-/// reuses one vector for every message); the sender's node id.
-pub fn decode_into(payload: &[u8], values: &mut Vec<Value>) -> Result<u64, WireError> {
-    values.clear();
     if payload.len() < 9 {
         return Err(WireError::Short { len: payload.len() });
     }
@@ -117,7 +108,7 @@ pub fn decode_into(payload: &[u8], values: &mut Vec<Value>) -> Result<u64, WireE
             at: reader.at,
         });
     }
-    values.reserve(count as usize);
+    let mut values = Vec::with_capacity(count as usize);
     for _ in 0..count {
         values.push(reader.value(0)?);
     }
@@ -126,7 +117,7 @@ pub fn decode_into(payload: &[u8], values: &mut Vec<Value>) -> Result<u64, WireE
             extra: payload.len() - reader.at,
         });
     }
-    Ok(node)
+    Ok((node, values))
 }
 
 /// Writes one value; `Err` carries the id of an object met on the way.
