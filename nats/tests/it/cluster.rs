@@ -206,15 +206,23 @@ pub fn sharing(server: &Server, subtrees: &[&str]) -> BridgeConfig {
         })
 }
 
-/// Publishes raw bytes on `subject` with a plain client, as a hostile or
-/// foreign peer would.
-pub fn raw_publish(server: &Server, subject: &str, payload: Vec<u8>) {
+/// Runs `work` with a plain `async-nats` client of `server` (no bridge),
+/// as a hostile or foreign peer would, on a runtime of its own.
+pub fn with_plain_client<R>(server: &Server, work: impl AsyncFnOnce(async_nats::Client) -> R) -> R {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
         let client = async_nats::connect(server.url()).await.unwrap();
+        work(client).await
+    })
+}
+
+/// Publishes raw bytes on `subject` with a plain client, as a hostile or
+/// foreign peer would.
+pub fn raw_publish(server: &Server, subject: &str, payload: Vec<u8>) {
+    with_plain_client(server, async |client| {
         client
             .publish(subject.to_owned(), payload.into())
             .await

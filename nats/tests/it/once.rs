@@ -199,12 +199,7 @@ fn a_hub_once_a_listener_here_takes_never_reaches_another_node() {
 
 /// How many messages the cluster's stored once stream keeps now.
 fn kept_onces(server: &crate::cluster::Server) -> u64 {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let client = async_nats::connect(server.url()).await.unwrap();
+    crate::cluster::with_plain_client(server, async |client| {
         let js = async_nats::jetstream::new(client);
         let mut stream = js.get_stream("gantry_test_once").await.unwrap();
         stream.info().await.unwrap().state.messages

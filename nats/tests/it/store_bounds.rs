@@ -8,7 +8,7 @@ use gantry_host::Source;
 use gantry_nats::BridgeEvent;
 
 use crate::cluster::{
-    Node, PATIENCE, Server, pump_for, pump_until, ready, server_or_skip, sharing,
+    Node, PATIENCE, Server, pump_for, pump_until, ready, server_or_skip, sharing, with_plain_client,
 };
 
 #[test]
@@ -61,12 +61,7 @@ fn a_node_puts_no_more_distinct_keys_in_the_cluster_store_than_its_bound_and_say
 /// Puts `count` 1 KiB values on distinct keys with a plain client, as a
 /// hostile peer would; returns how many the server took.
 fn flood(server: &Server, count: usize) -> usize {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let client = async_nats::connect(server.url()).await.unwrap();
+    with_plain_client(server, async |client| {
         let js = async_nats::jetstream::new(client);
         let store = js.get_key_value("gantry_test").await.unwrap();
         let mut taken = 0;
