@@ -44,6 +44,7 @@ use super::api::Ctx;
 use super::convert::{object_source_of_arg, world_of_arg};
 use super::shared::{Shared, error_text};
 
+mod deliver;
 mod dispatch;
 mod log;
 
