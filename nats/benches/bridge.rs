@@ -3,7 +3,11 @@
 //! latency one message takes from send to listener.
 //!
 //! - `throughput/raw`: publish → subscribe of the same bytes the bridge
-//!   puts on the wire, one client each side.
+//!   puts on the wire, one client each side, both on this thread.
+//! - `throughput/raw_threaded`: the same, the publishing client on a
+//!   thread (and runtime) of its own, as a bridge's network thread is: a
+//!   baseline with the same parallelism as the bridge's (a node's
+//!   network thread sends while the other's game thread delivers).
 //! - `throughput/bridge`: `Hub::send` on node A → A's listener on node B,
 //!   both pumped as a game loop would.
 //! - `latency/*`: one message at a time, sent and awaited; the median is
@@ -73,6 +77,65 @@ fn server() -> Option<Server> {
     Some(server)
 }
 
+/// What the game thread does after a pump that delivered nothing.
+#[derive(Clone, Copy)]
+enum Idle {
+    /// Sleeps [`IDLE_SLEEP`], as a game's thread does between ticks: for
+    /// throughput. A thread spinning on `yield_now` instead holds one of
+    /// the machine's two cores that the two network threads and the
+    /// server need (a game's thread, on its own machine, would not compete
+    /// with the other node's), and the bridge was measured as much by the
+    /// scheduler as by its own work. The pipe stays full meanwhile: 2048
+    /// messages in flight take milliseconds to drain, a sleep tens of µs.
+    Sleep,
+    /// Yields and looks again at once: for latency, where a sleep would
+    /// be measured instead of the bridge.
+    Spin,
+}
+
+/// How long the game thread sleeps when it found nothing (the kernel's
+/// timer slack adds about 50 µs).
+const IDLE_SLEEP: Duration = Duration::from_micros(20);
+
+/// A raw publishing client on a thread of its own: told how many messages
+/// to publish, it takes a permit of `window` for each (the receiver gives
+/// them back as it hears the messages: at most 2048 in flight, as
+/// elsewhere).
+struct Publisher {
+    orders: tokio::sync::mpsc::UnboundedSender<u64>,
+    window: std::sync::Arc<tokio::sync::Semaphore>,
+}
+
+impl Publisher {
+    fn start(url: &str, subject: &'static str, payload: bytes::Bytes) -> Publisher {
+        let window = std::sync::Arc::new(tokio::sync::Semaphore::new(2048));
+        let (orders, mut todo) = tokio::sync::mpsc::unbounded_channel::<u64>();
+        let (ready_tx, ready) = std::sync::mpsc::channel();
+        let (url, permits) = (url.to_owned(), window.clone());
+        // Ends with the bench's process (its orders never close before).
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let client = async_nats::connect(&url).await.unwrap();
+                ready_tx.send(()).unwrap();
+                while let Some(n) = todo.recv().await {
+                    for _ in 0..n {
+                        permits.acquire().await.unwrap().forget();
+                        client.publish(subject, payload.clone()).await.unwrap();
+                    }
+                }
+            });
+        });
+        ready
+            .recv_timeout(PATIENCE)
+            .expect("raw publisher did not connect");
+        Publisher { orders, window }
+    }
+}
+
 struct Nodes {
     a: (Hub, Bridge),
     b: (Hub, Bridge),
@@ -111,8 +174,9 @@ impl Nodes {
         Nodes { a, b, heard }
     }
 
-    /// Sends `n` messages from A and pumps both until B heard them all.
-    fn run(&self, n: u64) -> Duration {
+    /// Sends `n` messages from A and pumps both until B heard them all;
+    /// between pumps that found nothing, `idle` (see [`Idle`]).
+    fn run(&self, n: u64, idle: Idle) -> Duration {
         let key = self.a.0.key("Chat.Say").unwrap();
         let start_heard = self.heard.get();
         let start = Instant::now();
@@ -126,10 +190,10 @@ impl Nodes {
             }
             self.a.1.pump(&self.a.0);
             if self.b.1.pump(&self.b.0).delivered == 0 {
-                // Nothing yet: let the network threads have the core (two
-                // cores run this game thread, two network threads and the
-                // server), as a game's frame would between ticks.
-                std::thread::yield_now();
+                match idle {
+                    Idle::Sleep => std::thread::sleep(IDLE_SLEEP),
+                    Idle::Spin => std::thread::yield_now(),
+                }
             }
             assert!(
                 start.elapsed() < PATIENCE,
@@ -164,6 +228,7 @@ fn bench(c: &mut Criterion) {
         receiver.flush().await.unwrap();
         (publisher, subscriber)
     });
+    let threaded = Publisher::start(&url, "raw.Chat.Say", payload.clone());
     let nodes = Nodes::start(&url);
 
     let mut group = c.benchmark_group("throughput");
@@ -191,7 +256,32 @@ fn bench(c: &mut Criterion) {
             })
         })
     });
-    group.bench_function("bridge", |b| b.iter_custom(|n| nodes.run(n)));
+    group.bench_function("raw_threaded", |b| {
+        b.iter_custom(|n| {
+            runtime.block_on(async {
+                let start = Instant::now();
+                threaded.orders.send(n).unwrap();
+                for i in 1..=n {
+                    tokio::time::timeout(PATIENCE, subscriber.next())
+                        .await
+                        .expect("raw lost messages");
+                    // Given back 64 at a time: a waiting publisher is
+                    // woken (a system call) once per 64, not per message,
+                    // as a bridge's game thread refills its window once a
+                    // pump.
+                    if i % 64 == 0 || i == n {
+                        threaded.window.add_permits(if i % 64 == 0 {
+                            64
+                        } else {
+                            (i % 64) as usize
+                        });
+                    }
+                }
+                start.elapsed()
+            })
+        })
+    });
+    group.bench_function("bridge", |b| b.iter_custom(|n| nodes.run(n, Idle::Sleep)));
     group.finish();
 
     let mut group = c.benchmark_group("latency");
@@ -215,7 +305,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.bench_function("bridge", |b| {
-        b.iter_custom(|n| (0..n).map(|_| nodes.run(1)).sum())
+        b.iter_custom(|n| (0..n).map(|_| nodes.run(1, Idle::Spin)).sum())
     });
     group.finish();
 }
