@@ -12,13 +12,22 @@
 //! [`LaneSnapshot`](crate::LaneSnapshot) carries, with its arguments as
 //! they are on its side ([`PlainArg`]), never made [`Value`]s.
 //!
+//! A log that keeps its records as bytes may lend each lane a
+//! [`LaneSink`] (from [`DispatchLog::lane_sink`]): a share of its byte
+//! buffer ([`SendSink`]) and the head every record of the lane's sends
+//! starts with, made once. A send nested in another dispatch then writes
+//! its record itself ([`LogHandle::lane_record`]): the head, then each
+//! argument as [`plain_tag`] says, with no call into the log. The log is
+//! called only when the sink asks for it: the send is outermost, the
+//! buffer is full or closed, or the clock moved since the last record.
+//!
 //! The log sees the dispatches the tracer's [`crate::TraceEvent::Dispatch`]
 //! does, in the same order, and the hub
 //! counts their nesting (a dispatch's `End` or `HookDone`) so that each
 //! says whether it is the outermost one. With no log (the default) the
 //! dispatch path reads the one flag it read for tracing alone.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell, RefMut};
 use std::rc::Rc;
 
 use crate::hub::Hub;
@@ -76,31 +85,193 @@ pub struct Logged<'a> {
 pub trait DispatchLog {
     fn dispatch(&self, dispatch: &Logged<'_>);
 
-    /// A way of its own to log the sends down one lane (`key` from
-    /// `source`, `params` values each), prepared once when a runtime takes
-    /// the lane: what every such send shares (key, source, delivery, how
-    /// many values) is then worked out once, not per send. `None` (the
-    /// default): the lane's sends come to [`DispatchLog::dispatch`].
-    fn prepare_lane(
-        &self,
-        key: Key,
-        source: Source,
-        params: usize,
-    ) -> Option<Box<dyn PreparedLane>> {
+    /// A share of the log's byte buffer for the sends down one lane (`key`
+    /// from `source`, `params` values each), asked for once when a runtime
+    /// takes the lane: each such send nested in another dispatch writes its
+    /// record there itself ([`LogHandle::lane_record`]), and only the others
+    /// come to [`DispatchLog::dispatch`]. `None` (the default): they all
+    /// come to [`DispatchLog::dispatch`].
+    fn lane_sink(&self, key: Key, source: Source, params: usize) -> Option<LaneSink> {
         let _ = (key, source, params);
         None
     }
 }
 
-/// A log's prepared way for one lane's sends ([`DispatchLog::prepare_lane`]).
-/// Called only for a send nested in another dispatch (never an outermost
-/// one), before its listeners run.
-pub trait PreparedLane {
-    /// Logs a send down the lane with `args` (as many as the lane was
-    /// prepared for: more or fewer may be refused); `false` when this send needs
-    /// the log's general way ([`DispatchLog::dispatch`]) instead, which is
-    /// then called with it.
-    fn send(&self, args: &[PlainArg<'_>]) -> bool;
+/// How a value is written in a [`SendSink`] by a lane: a tag byte, then
+/// its payload (integers little-endian). A log reading its sink's bytes
+/// reads these.
+pub mod plain_tag {
+    /// `false`; no payload.
+    pub const FALSE: u8 = 1;
+    /// `true`; no payload.
+    pub const TRUE: u8 = 2;
+    /// An `i64`.
+    pub const INT: u8 = 3;
+    /// An `f64` (its bits).
+    pub const FLOAT: u8 = 4;
+    /// A `u32` length, then the string's UTF-8 bytes.
+    pub const STR: u8 = 5;
+}
+
+/// Appends `arg` to `buf` as [`plain_tag`] says: each piece a copy of a
+/// constant size (no call), but a string's bytes.
+#[inline(always)]
+pub fn write_plain(buf: &mut Vec<u8>, arg: PlainArg<'_>) {
+    let (tag, payload) = match arg {
+        PlainArg::Int(n) => (plain_tag::INT, n.to_le_bytes()),
+        PlainArg::Float(x) => (plain_tag::FLOAT, x.to_le_bytes()),
+        PlainArg::Bool(b) => {
+            buf.push(if b { plain_tag::TRUE } else { plain_tag::FALSE });
+            return;
+        }
+        PlainArg::Str(s) => {
+            let [l0, l1, l2, l3] = (s.len() as u32).to_le_bytes();
+            buf.extend_from_slice(&[plain_tag::STR, l0, l1, l2, l3]);
+            buf.extend_from_slice(s.as_bytes());
+            return;
+        }
+    };
+    let mut w = [tag; 9];
+    w[1..].copy_from_slice(&payload);
+    buf.extend_from_slice(&w);
+}
+
+/// A log's byte buffer, shared with the lanes it lends it to
+/// ([`LaneSink`]). The log owns what is in it (it hands the bytes on as it
+/// likes, [`SendSink::replace`]); a lane appends whole records to it while
+/// it is open, holds fewer bytes than its room, and the log's clock (a
+/// recording's tick) is still the one its last record was stamped with.
+pub struct SendSink {
+    bytes: RefCell<Vec<u8>>,
+    /// Lanes write while the buffer holds fewer bytes than this; 0 closes
+    /// the sink to them.
+    room: Cell<usize>,
+    /// The clock the log stamps its records with, as it is now.
+    clock: Rc<Cell<u32>>,
+    /// The clock's value the records in the buffer are stamped with last.
+    stamped: Cell<u32>,
+}
+
+impl SendSink {
+    /// A sink lanes write to while it holds fewer than `room` bytes, with
+    /// `capacity` bytes made at once, stamped with `clock`'s value 0.
+    pub fn new(clock: Rc<Cell<u32>>, room: usize, capacity: usize) -> Rc<Self> {
+        Rc::new(SendSink {
+            bytes: RefCell::new(Vec::with_capacity(capacity)),
+            room: Cell::new(room),
+            clock,
+            stamped: Cell::new(0),
+        })
+    }
+
+    /// The buffer, for the log to append its own records (`None` while a
+    /// lane is writing one: never, but a log must not panic).
+    #[inline]
+    pub fn bytes(&self) -> Option<RefMut<'_, Vec<u8>>> {
+        self.bytes.try_borrow_mut().ok()
+    }
+
+    /// Takes what the buffer holds, leaving `next` (emptied) in its place.
+    pub fn replace(&self, mut next: Vec<u8>) -> Vec<u8> {
+        next.clear();
+        match self.bytes.try_borrow_mut() {
+            Ok(mut bytes) => std::mem::replace(&mut *bytes, next),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The clock's value the log last stamped its records with.
+    #[inline]
+    pub fn stamped(&self) -> u32 {
+        self.stamped.get()
+    }
+
+    /// The records from now on are stamped `at` (the log has written so).
+    #[inline]
+    pub fn stamp(&self, at: u32) {
+        self.stamped.set(at);
+    }
+
+    /// Lanes write no more: every send comes to the log.
+    pub fn close(&self) {
+        self.room.set(0);
+    }
+}
+
+/// What a log lends one lane ([`DispatchLog::lane_sink`]): its
+/// [`SendSink`] and the head of every record of the lane's sends.
+pub struct LaneSink {
+    sink: Rc<SendSink>,
+    head: [u8; LaneSink::HEAD_MAX],
+    head_len: usize,
+}
+
+impl LaneSink {
+    /// The longest head a lane's records may have.
+    pub const HEAD_MAX: usize = 24;
+
+    /// A lane's share of `sink`, each record starting with `head`;
+    /// `None` when the head is longer than [`LaneSink::HEAD_MAX`].
+    pub fn new(sink: Rc<SendSink>, head: &[u8]) -> Option<Self> {
+        let mut bytes = [0; Self::HEAD_MAX];
+        bytes.get_mut(..head.len())?.copy_from_slice(head);
+        Some(LaneSink {
+            sink,
+            head: bytes,
+            head_len: head.len(),
+        })
+    }
+}
+
+/// A record a lane is writing in its log's sink ([`LogHandle::lane_record`]):
+/// its head is written; the lane adds each argument, then
+/// [`LaneRecord::begin`]s the send. Dropped unbegun (an argument did not
+/// fit the lane), it is taken back whole.
+pub struct LaneRecord<'s> {
+    bytes: RefMut<'s, Vec<u8>>,
+    start: usize,
+    depth: &'s Cell<u32>,
+    begun: bool,
+}
+
+impl LaneRecord<'_> {
+    #[inline(always)]
+    pub fn int(&mut self, n: i64) {
+        write_plain(&mut self.bytes, PlainArg::Int(n));
+    }
+
+    #[inline(always)]
+    pub fn float(&mut self, x: f64) {
+        write_plain(&mut self.bytes, PlainArg::Float(x));
+    }
+
+    #[inline(always)]
+    pub fn bool(&mut self, b: bool) {
+        write_plain(&mut self.bytes, PlainArg::Bool(b));
+    }
+
+    #[inline(always)]
+    pub fn str(&mut self, s: &str) {
+        write_plain(&mut self.bytes, PlainArg::Str(s));
+    }
+
+    /// The record is whole and the send starts: pair it with
+    /// [`LogHandle::end`] once its listeners have run.
+    #[inline(always)]
+    pub fn begin(mut self) {
+        self.begun = true;
+        self.depth.set(self.depth.get() + 1);
+    }
+}
+
+impl Drop for LaneRecord<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if !self.begun {
+            let start = self.start;
+            self.bytes.truncate(start);
+        }
+    }
 }
 
 /// The hub's log with the nesting it keeps: what a runtime delivering its
@@ -130,34 +301,39 @@ impl LogHandle {
         self.begin(key, source, Delivery::Send, LoggedArgs::Plain(args));
     }
 
-    /// The log's prepared way for the sends down the lane of `key` from
-    /// `source` with `params` values, if it has one: pass it to
-    /// [`LogHandle::begin_lane_send`].
-    pub fn prepare_lane(
-        &self,
-        key: Key,
-        source: Source,
-        params: usize,
-    ) -> Option<Box<dyn PreparedLane>> {
-        self.0.log.prepare_lane(key, source, params)
+    /// The log's share of its sink for the sends down the lane of `key`
+    /// from `source` with `params` values, if it lends one: pass it to
+    /// [`LogHandle::lane_record`].
+    pub fn lane_sink(&self, key: Key, source: Source, params: usize) -> Option<LaneSink> {
+        self.0.log.lane_sink(key, source, params)
     }
 
-    /// As [`LogHandle::begin_send`], through `prepared` when the send is
-    /// nested in another dispatch: what a recorded send costs a lane is
-    /// then the prepared way's, with nothing rebuilt or checked again.
-    #[inline]
-    pub fn begin_lane_send(
-        &self,
-        prepared: Option<&dyn PreparedLane>,
-        key: Key,
-        source: Source,
-        args: &[PlainArg<'_>],
-    ) {
-        let depth = self.0.depth.get();
-        match prepared {
-            Some(prepared) if depth > 0 && prepared.send(args) => self.0.depth.set(depth + 1),
-            _ => self.begin(key, source, Delivery::Send, LoggedArgs::Plain(args)),
+    /// A record for a send down the lane of `lane`, its head written,
+    /// when the send is nested in another dispatch and the sink takes it
+    /// (open, not full, the clock where it was); else `None`, and the send
+    /// is logged with [`LogHandle::begin_send`].
+    #[inline(always)]
+    pub fn lane_record<'s>(&'s self, lane: &'s LaneSink) -> Option<LaneRecord<'s>> {
+        let depth = &self.0.depth;
+        let sink = &*lane.sink;
+        if depth.get() == 0 || sink.clock.get() != sink.stamped.get() {
+            return None;
         }
+        let mut bytes = sink.bytes.try_borrow_mut().ok()?;
+        let start = bytes.len();
+        if start >= sink.room.get() {
+            return None;
+        }
+        // The whole head, then what is past its length taken back (a
+        // length set lower, no call).
+        bytes.extend_from_slice(&lane.head);
+        bytes.truncate(start + lane.head_len);
+        Some(LaneRecord {
+            bytes,
+            start,
+            depth,
+            begun: false,
+        })
     }
 
     /// A dispatch's listeners have run.

@@ -78,7 +78,9 @@ pub use collection::{
     TableView, Update, with_removal,
 };
 pub use collection::{Row, RowField};
-pub use dispatch_log::{DispatchLog, LogHandle, Logged, LoggedArgs, PlainArg, PreparedLane};
+pub use dispatch_log::{
+    DispatchLog, LaneRecord, LaneSink, LogHandle, Logged, LoggedArgs, PlainArg, SendSink,
+};
 /// Derives: a key declared by its Rust struct, and a struct of the table
 /// (see [`typed`]).
 pub use gantry_derive::{Message, Struct};

@@ -87,7 +87,54 @@ fn sends(game: &Game, run: Key, iters: u64, clock: Clock) -> Duration {
     elapsed
 }
 
+/// `GANTRY_BENCH_RECORD_SENDS=N`: runs only the sends without a recorder
+/// and with one, N each, outside criterion, for an instruction count under
+/// callgrind (`valgrind --tool=callgrind`, then the inclusive cost of
+/// `sends_off` and `sends_recording`, divided by N).
+fn record_sends_only() -> bool {
+    let Some(sends) = std::env::var("GANTRY_BENCH_RECORD_SENDS")
+        .ok()
+        .and_then(|n| n.parse::<u64>().ok())
+    else {
+        return false;
+    };
+    let off_dir = tempfile::tempdir().unwrap();
+    let (off, off_run) = open(off_dir.path());
+    let on_dir = tempfile::tempdir().unwrap();
+    let (on, on_run) = open(on_dir.path());
+    let out = tempfile::tempdir().unwrap();
+    let recorder = Recorder::create(
+        &out.path().join("bench.gantry-rec"),
+        &on,
+        Rc::new(Cell::new(1u32)),
+    )
+    .expect("a recording");
+    recorder.loaded();
+    // Once each first: the lanes are taken before the counted runs.
+    sends_off(&off, off_run, CHUNK);
+    sends_recording(&on, on_run, CHUNK);
+    sends_off(&off, off_run, sends);
+    sends_recording(&on, on_run, sends);
+    recorder.finish().expect("the recording is written");
+    true
+}
+
+#[inline(never)]
+fn sends_off(game: &Game, run: Key, iters: u64) -> Duration {
+    std::hint::black_box(1u8); // Each body its own: never folded into one symbol.
+    sends(game, run, iters, Clock::Wall)
+}
+
+#[inline(never)]
+fn sends_recording(game: &Game, run: Key, iters: u64) -> Duration {
+    std::hint::black_box(2u8); // Each body its own: never folded into one symbol.
+    sends(game, run, iters, Clock::Wall)
+}
+
 fn bench(c: &mut Criterion) {
+    if record_sends_only() {
+        return;
+    }
     let off_dir = tempfile::tempdir().unwrap();
     let (off, off_run) = open(off_dir.path());
 

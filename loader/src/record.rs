@@ -41,8 +41,7 @@ use gantry_host::face::Faced;
 use gantry_host::trace::Delivery;
 use gantry_host::value::StructValue;
 use gantry_host::{
-    Caller, DispatchLog, Hub, Key, Logged, ObjectId, PlainArg, PreparedLane, Source, TraceEvent,
-    Value,
+    Caller, DispatchLog, Hub, Key, LaneSink, Logged, ObjectId, Source, TraceEvent, Value,
 };
 use serde_json::{Map, Number, Value as Json, json};
 
@@ -287,8 +286,6 @@ struct GameSide {
     batch: writer::Batcher,
     /// The keys whose names the writer has been told, by index.
     named: Vec<bool>,
-    /// The tick of the records last appended.
-    tick: u32,
     /// The tick the buffer was last handed over in.
     handed: u32,
     /// The last named source and its name (a mod's sends come from a few
@@ -307,8 +304,7 @@ struct Log {
     hub: Hub,
     tick: Rc<Cell<u32>>,
     loaded: Cell<bool>,
-    /// Shared with the lanes' prepared ways ([`LaneRecord`]).
-    side: Rc<RefCell<GameSide>>,
+    side: RefCell<GameSide>,
 }
 
 impl DispatchLog for Log {
@@ -325,7 +321,7 @@ impl DispatchLog for Log {
         let tick = self.tick.get();
         let key = d.key.index();
         let common = !input
-            && tick == side.tick
+            && tick == side.batch.sink().stamped()
             && side.named.get(key) == Some(&true)
             && !matches!(d.source, Source::Named(..))
             && !side.stopped;
@@ -336,21 +332,22 @@ impl DispatchLog for Log {
             Source::Named(..) => side.last_named.as_ref().map(|(_, name)| name.as_str()),
             _ => None,
         };
-        writer::dispatch(side.batch.buf(), input, key as u32, d.source, named, d.args);
-        if side.batch.buf().len() >= writer::BATCH_BYTES {
+        let Some(mut buf) = side.batch.buf() else {
+            return;
+        };
+        writer::dispatch(&mut buf, input, key as u32, d.source, named, d.args);
+        let full = buf.len() >= writer::BATCH_BYTES;
+        drop(buf);
+        if full {
             side.hand_over();
         }
     }
 
     /// A lane's sends nested in a dispatch are outputs of one key from one
-    /// source: their record's head is made once, here, and the key named.
-    /// A named source's sends take the general way.
-    fn prepare_lane(
-        &self,
-        key: Key,
-        source: Source,
-        params: usize,
-    ) -> Option<Box<dyn PreparedLane>> {
+    /// source: the lane is lent the batch buffer with their record's head
+    /// made once, and the key is named here. A named source's sends take
+    /// the general way.
+    fn lane_sink(&self, key: Key, source: Source, params: usize) -> Option<LaneSink> {
         if matches!(source, Source::Named(..)) {
             return None;
         }
@@ -359,49 +356,17 @@ impl DispatchLog for Log {
         if side.stopped {
             return None;
         }
+        let head = writer::OutputHead::new(key.index() as u32, source, params.try_into().ok()?)?;
         let index = key.index();
         if side.named.get(index) != Some(&true) {
+            let mut buf = side.batch.buf()?;
             if side.named.len() <= index {
                 side.named.resize(index + 1, false);
             }
             side.named[index] = true;
-            writer::key(side.batch.buf(), index as u32, &self.hub.key_name(key));
+            writer::key(&mut buf, index as u32, &self.hub.key_name(key));
         }
-        Some(Box::new(LaneRecord {
-            side: self.side.clone(),
-            tick: self.tick.clone(),
-            head: writer::OutputHead::new(index as u32, source, u32::try_from(params).ok()?)?,
-        }))
-    }
-}
-
-/// The recorder's prepared way for one lane's sends: a send appends the
-/// head made once and its arguments, when recording goes on in the tick of
-/// the last record (else the general way writes what a new tick needs).
-struct LaneRecord {
-    side: Rc<RefCell<GameSide>>,
-    tick: Rc<Cell<u32>>,
-    head: writer::OutputHead,
-}
-
-impl PreparedLane for LaneRecord {
-    #[inline]
-    fn send(&self, args: &[PlainArg<'_>]) -> bool {
-        let Ok(mut side) = self.side.try_borrow_mut() else {
-            return false;
-        };
-        let side = &mut *side;
-        if side.stopped || side.tick != self.tick.get() {
-            return false;
-        }
-        let buf = side.batch.buf();
-        if !writer::output(buf, &self.head, args) {
-            return false;
-        }
-        if buf.len() >= writer::BATCH_BYTES {
-            side.hand_over();
-        }
-        true
+        LaneSink::new(side.batch.sink().clone(), head.bytes())
     }
 }
 
@@ -424,9 +389,13 @@ impl Log {
                 return false;
             }
         }
-        if tick != side.tick {
-            side.tick = tick;
-            writer::tick(side.batch.buf(), tick);
+        let Some(mut buf) = side.batch.buf() else {
+            return false;
+        };
+        let sink = side.batch.sink();
+        if tick != sink.stamped() {
+            sink.stamp(tick);
+            writer::tick(&mut buf, tick);
         }
         let key = d.key.index();
         if side.named.get(key) != Some(&true) {
@@ -434,8 +403,9 @@ impl Log {
                 side.named.resize(key + 1, false);
             }
             side.named[key] = true;
-            writer::key(side.batch.buf(), key as u32, &self.hub.key_name(d.key));
+            writer::key(&mut buf, key as u32, &self.hub.key_name(d.key));
         }
+        drop(buf);
         if matches!(d.source, Source::Named(..))
             && side.last_named.as_ref().is_none_or(|(s, _)| *s != d.source)
         {
@@ -499,20 +469,30 @@ impl Recorder {
         }
         let mut file = std::fs::File::create(path)?;
         file.write_all(format!("{}\n", header(game)).as_bytes())?;
+        Self::start(file, path, game, tick)
+    }
+
+    /// Starts recording to `file` (named `path`), its header written.
+    fn start(
+        file: std::fs::File,
+        path: &Path,
+        game: &Game,
+        tick: Rc<Cell<u32>>,
+    ) -> std::io::Result<Self> {
+        let batch = writer::Batcher::start(file, tick.clone())?;
         let log = Rc::new(Log {
             hub: game.hub().clone(),
             tick,
             loaded: Cell::new(false),
-            side: Rc::new(RefCell::new(GameSide {
-                batch: writer::Batcher::start(file)?,
+            side: RefCell::new(GameSide {
+                batch,
                 named: Vec::new(),
-                tick: 0,
                 handed: 0,
                 last_named: None,
                 failed: None,
                 stopped: false,
                 path: path.to_path_buf(),
-            })),
+            }),
         });
         game.hub().set_dispatch_log(Some(log.clone()));
         Ok(Self { log })
@@ -546,8 +526,8 @@ impl Recorder {
         let side = &mut *side;
         if !side.stopped {
             side.stopped = true;
-            if clean {
-                writer::end(side.batch.buf(), self.log.tick.get());
+            if clean && let Some(mut buf) = side.batch.buf() {
+                writer::end(&mut buf, self.log.tick.get());
             }
             if let Err(e) = side.batch.close() {
                 side.failed = Some(format!("{}: {e}; recording stopped", side.path.display()));
@@ -888,6 +868,47 @@ mod tests {
         let recording = Recording::parse(text, "r.rec").unwrap();
         assert!(recording.lines.is_empty());
         assert!(!recording.complete);
+    }
+
+    #[test]
+    fn a_recording_whose_disk_is_full_stops_with_its_error_and_the_run_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("main.lua"),
+            r#"
+            ListenMessage("Hit", nil, function(i, s) end)
+            ListenMessage("Run", nil, function(n)
+              for i = 1, n do NotifyMessage("Hit", i, "some forty bytes of text to fill it up") end
+            end)
+            "#,
+        )
+        .unwrap();
+        let options = crate::Options {
+            table: crate::TableChoice::Off,
+            ..crate::Options::default()
+        };
+        let mut game = Game::open(dir.path(), options).unwrap();
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let tick = Rc::new(Cell::new(0u32));
+        let recorder = Recorder::start(full, Path::new("/dev/full"), &game, tick.clone()).unwrap();
+        game.load();
+        recorder.loaded();
+        let run = game.hub().key("Run").unwrap();
+        // Far more than the buffers in flight: the writer's failure
+        // reaches the game thread, and the sends go on unrecorded.
+        for t in 1..=20u32 {
+            tick.set(t);
+            game.hub().send(run, Source::Global, (2_000i64,)).unwrap();
+        }
+        assert!(game.hub().take_reports().is_empty(), "the sends all ran");
+        let error = recorder.finish().unwrap_err();
+        assert!(
+            error.starts_with("/dev/full: ") && error.ends_with("; recording stopped"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -124,3 +124,92 @@ fn a_lane_handed_to_a_runtime_carries_the_log_and_a_tracer_still_refuses_it() {
         "traced: no lane"
     );
 }
+
+/// A log that lends every lane one sink and keeps what comes to it.
+struct Lending {
+    kept: Rc<Kept>,
+    sink: Rc<gantry_host::SendSink>,
+}
+
+impl DispatchLog for Lending {
+    fn dispatch(&self, d: &Logged<'_>) {
+        self.kept.dispatch(d);
+    }
+
+    fn lane_sink(
+        &self,
+        _key: gantry_host::Key,
+        _source: Source,
+        _params: usize,
+    ) -> Option<gantry_host::LaneSink> {
+        gantry_host::LaneSink::new(self.sink.clone(), b"HEAD")
+    }
+}
+
+#[test]
+fn a_nested_lane_send_writes_its_record_into_the_lent_sink_and_the_rest_go_to_the_log() {
+    use gantry_host::PlainArg;
+    use gantry_host::dispatch_log::plain_tag;
+    let hub = Hub::new();
+    hub.send_str("K", Source::Global, (1i64,)).unwrap();
+    let key = hub.key("K").unwrap();
+    let clock = Rc::new(std::cell::Cell::new(0u32));
+    let sink = gantry_host::SendSink::new(clock.clone(), 64, 64);
+    let kept = Rc::new(Kept {
+        hub: hub.clone(),
+        ..Kept::default()
+    });
+    hub.set_dispatch_log(Some(Rc::new(Lending {
+        kept: kept.clone(),
+        sink: sink.clone(),
+    })));
+    let handle = hub.lane_snapshot(key, Source::Global).unwrap().log.unwrap();
+    let lane = handle.lane_sink(key, Source::Global, 1).expect("lent");
+    assert!(
+        handle.lane_record(&lane).is_none(),
+        "an outermost send goes to the log"
+    );
+    handle.begin_send(key, Source::Global, &[PlainArg::Int(1)]);
+    // Nested: written into the sink, not heard by the log.
+    let mut record = handle
+        .lane_record(&lane)
+        .expect("nested: the sink takes it");
+    record.int(-2);
+    record.str("é");
+    record.begin();
+    let mut nested = handle.lane_record(&lane).expect("nested deeper");
+    nested.bool(true);
+    nested.float(0.5);
+    nested.begin();
+    handle.end();
+    handle.end();
+    // An argument that does not fit: the record is taken back whole.
+    let mut refused = handle.lane_record(&lane).unwrap();
+    refused.int(9);
+    drop(refused);
+    let mut expected = b"HEAD".to_vec();
+    expected.push(plain_tag::INT);
+    expected.extend_from_slice(&(-2i64).to_le_bytes());
+    expected.extend_from_slice(&[plain_tag::STR, 2, 0, 0, 0]);
+    expected.extend_from_slice("é".as_bytes());
+    expected.extend_from_slice(b"HEAD");
+    expected.push(plain_tag::TRUE);
+    expected.push(plain_tag::FLOAT);
+    expected.extend_from_slice(&0.5f64.to_le_bytes());
+    assert_eq!(*sink.bytes().unwrap(), expected);
+    // The clock moved: the log has to stamp the next record first.
+    clock.set(1);
+    assert!(handle.lane_record(&lane).is_none(), "the clock moved");
+    sink.stamp(1);
+    assert!(handle.lane_record(&lane).is_some(), "stamped again");
+    // Full (64 bytes of room), then closed: to the log.
+    sink.bytes().unwrap().resize(64, 0);
+    assert!(handle.lane_record(&lane).is_none(), "full");
+    let taken = sink.replace(Vec::new());
+    assert_eq!(taken.len(), 64);
+    assert!(handle.lane_record(&lane).is_some(), "emptied");
+    sink.close();
+    assert!(handle.lane_record(&lane).is_none(), "closed");
+    handle.end();
+    assert_eq!(*kept.lines.borrow(), ["*K [Int(1)]"]);
+}

@@ -34,7 +34,11 @@ use std::io::Write;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 
-use gantry_host::{LoggedArgs, PlainArg, Source, Value};
+use std::cell::{Cell, RefMut};
+use std::rc::Rc;
+
+use gantry_host::dispatch_log::{plain_tag, write_plain};
+use gantry_host::{LoggedArgs, PlainArg, SendSink, Source, Value};
 
 use super::{write_float, write_str};
 
@@ -50,18 +54,19 @@ const IN: u8 = 3;
 const OUT: u8 = 4;
 const END: u8 = 5;
 
-/// A value's tag.
+/// A value's tag: the plain ones as a lane writes them in the sink
+/// ([`plain_tag`]).
 #[repr(u8)]
 enum Tag {
     Nil = 0,
-    False = 1,
-    True = 2,
+    False = plain_tag::FALSE,
+    True = plain_tag::TRUE,
     /// i64
-    Int = 3,
+    Int = plain_tag::INT,
     /// f64
-    Float = 4,
+    Float = plain_tag::FLOAT,
     /// len:u32, bytes
-    Str = 5,
+    Str = plain_tag::STR,
     /// u64
     Object = 6,
     /// name (len:u32, bytes), fields:u32, (name, value)…
@@ -70,45 +75,56 @@ enum Tag {
     Array = 8,
 }
 
-/// The game thread's side: appends records, hands buffers over.
+/// The game thread's side: appends records, hands buffers over. The
+/// buffer is a [`SendSink`] the Lua lanes share: a lane appends its sends'
+/// records to it itself, in order with the recorder's.
 pub struct Batcher {
-    buf: Vec<u8>,
+    sink: Rc<SendSink>,
     to_writer: Option<SyncSender<Vec<u8>>>,
     spare: Receiver<Vec<u8>>,
     thread: Option<JoinHandle<std::io::Result<()>>>,
 }
 
 impl Batcher {
-    /// Starts the writer thread on `file` (its header already written).
-    pub fn start(file: File) -> std::io::Result<Self> {
+    /// Starts the writer thread on `file` (its header already written);
+    /// `tick` is the host's, which the sink's records are stamped with.
+    pub fn start(file: File, tick: Rc<Cell<u32>>) -> std::io::Result<Self> {
         let (to_writer, from_game) = std::sync::mpsc::sync_channel(IN_FLIGHT);
         let (back, spare) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("gantry-record".into())
             .spawn(move || write_batches(file, from_game, back))?;
         Ok(Self {
-            buf: Vec::with_capacity(BATCH_BYTES + 1024),
+            sink: SendSink::new(tick, BATCH_BYTES, BATCH_BYTES + 1024),
             to_writer: Some(to_writer),
             spare,
             thread: Some(thread),
         })
     }
 
-    /// The buffer records are appended to.
+    /// The sink the lanes share.
+    pub fn sink(&self) -> &Rc<SendSink> {
+        &self.sink
+    }
+
+    /// The buffer records are appended to (`None` while a lane writes
+    /// one, which never calls the recorder then).
     #[inline]
-    pub fn buf(&mut self) -> &mut Vec<u8> {
-        &mut self.buf
+    pub fn buf(&self) -> Option<RefMut<'_, Vec<u8>>> {
+        self.sink.bytes()
     }
 
     /// Hands what the buffer holds to the writer (waiting while
     /// [`IN_FLIGHT`] buffers are); `Err` when the writer is gone.
     #[cold]
     pub fn hand_over(&mut self) -> Result<(), ()> {
-        if self.buf.is_empty() {
+        if self.buf().is_none_or(|buf| buf.is_empty()) {
             return Ok(());
         }
         let Some(to_writer) = &self.to_writer else {
-            self.buf.clear();
+            if let Some(mut buf) = self.buf() {
+                buf.clear();
+            }
             return Err(());
         };
         let next = match self.spare.try_recv() {
@@ -117,7 +133,7 @@ impl Batcher {
                 Vec::with_capacity(BATCH_BYTES + 1024)
             }
         };
-        let full = std::mem::replace(&mut self.buf, next);
+        let full = self.sink.replace(next);
         if to_writer.send(full).is_err() {
             self.to_writer = None;
             return Err(());
@@ -129,6 +145,7 @@ impl Batcher {
     /// first error it met, if any.
     pub fn close(&mut self) -> std::io::Result<()> {
         let _ = self.hand_over();
+        self.sink.close();
         self.to_writer = None;
         match self.thread.take().map(JoinHandle::join) {
             None => Ok(()),
@@ -221,8 +238,6 @@ pub struct OutputHead {
     bytes: [u8; 18],
     /// How long it is: 10, 14 or 18.
     len: usize,
-    /// The count of values.
-    count: usize,
 }
 
 impl OutputHead {
@@ -246,52 +261,18 @@ impl OutputHead {
             Source::Named(..) => return None,
         };
         bytes[len - 4..len].copy_from_slice(&count.to_le_bytes());
-        Some(Self {
-            bytes,
-            len,
-            count: count as usize,
-        })
+        Some(Self { bytes, len })
     }
-}
 
-/// Appends an output record with `head` and `args`, as [`dispatch`] writes
-/// it: what a lane's recorded send costs the game thread, so each piece
-/// is a copy of a constant size (no call). `false`, with nothing written,
-/// when `args` are not as many as the head says.
-#[inline]
-pub fn output(buf: &mut Vec<u8>, head: &OutputHead, args: &[PlainArg<'_>]) -> bool {
-    if args.len() != head.count {
-        return false;
+    /// The head's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
     }
-    // The whole head, then what is past its length taken back (a length
-    // set lower, no call).
-    let start = buf.len();
-    buf.extend_from_slice(&head.bytes);
-    buf.truncate(start + head.len);
-    for arg in args {
-        plain(buf, arg);
-    }
-    true
 }
 
 #[inline(always)]
 fn plain(buf: &mut Vec<u8>, arg: &PlainArg<'_>) {
-    let (tag, payload) = match *arg {
-        PlainArg::Int(n) => (Tag::Int, n.to_le_bytes()),
-        PlainArg::Float(x) => (Tag::Float, x.to_le_bytes()),
-        PlainArg::Bool(b) => {
-            buf.push(if b { Tag::True } else { Tag::False } as u8);
-            return;
-        }
-        PlainArg::Str(s) => {
-            buf.push(Tag::Str as u8);
-            bytes(buf, s.as_bytes());
-            return;
-        }
-    };
-    let mut w = [tag as u8; 9];
-    w[1..].copy_from_slice(&payload);
-    buf.extend_from_slice(&w);
+    write_plain(buf, *arg);
 }
 
 fn value(buf: &mut Vec<u8>, v: &Value) {

@@ -198,3 +198,121 @@ fn a_lane_sending_from_an_object_or_a_world_is_recorded_as_the_hub_records_it() 
     let rings = lines.iter().filter(|l| l.contains(r#""out":"Ring""#));
     assert_eq!(rings.count(), 30, "{lines:?}");
 }
+
+/// Lane sends (`Hit`) around a send to a Rust listener that moves the
+/// host's tick (`Tock`), all nested in the host's `Run`; `Big` sends a
+/// string of `n` bytes.
+const TICKING: &str = r#"
+ListenMessage("Hit", nil, function(i, x, s, b) end)
+ListenMessage("Big", nil, function(i, s) end)
+ListenMessage("Run", nil, function(n)
+  for i = 1, n do
+    NotifyMessage("Hit", i, 1.5, "s", true)
+    NotifyMessage("Hit", i, 2.5, "t", false)
+    NotifyMessage("Tock", i)
+  end
+end)
+ListenMessage("Huge", nil, function(n)
+  local big = string.rep("x", n)
+  NotifyMessage("Big", 1, big)
+  NotifyMessage("Big", 2, "small")
+  NotifyMessage("Big", 3, big)
+end)
+"#;
+
+/// Opens `TICKING` with the recorder on `tick`, whose `Tock` listener
+/// moves the tick on; sends `key(n)` on tick 1 and returns the lines
+/// after the header.
+fn record_ticking(dir: &Path, key: &str, n: i64, stop_at: Option<i64>) -> Vec<String> {
+    let mut game = open(dir, TICKING);
+    let file = dir.join("ticking.gantry-rec");
+    let tick = Rc::new(Cell::new(0u32));
+    let recorder = Rc::new(Recorder::create(&file, &game, tick.clone()).expect("a recording"));
+    game.load();
+    assert!(!game.failed(), "the scripts load");
+    recorder.loaded();
+    let (moved, stopper) = (tick.clone(), recorder.clone());
+    let _tock = game
+        .hub()
+        .listen("Tock", Source::Global, move |i: i64| {
+            moved.set(moved.get() + 1);
+            if Some(i) == stop_at {
+                stopper.finish().expect("the recording is written");
+            }
+        })
+        .unwrap();
+    tick.set(1);
+    let run = game.hub().key(key).unwrap();
+    game.hub().send(run, Source::Global, (n,)).unwrap();
+    assert!(game.hub().take_reports().is_empty(), "the scripts ran");
+    let hit = game.hub().key("Hit").unwrap();
+    assert!(
+        game.hub().lane_snapshot(hit, Source::Global).is_ok(),
+        "the lane was open to the sends"
+    );
+    recorder.finish().expect("the recording is written");
+    let text = std::fs::read_to_string(&file).unwrap();
+    text.lines().skip(1).map(str::to_owned).collect()
+}
+
+/// What `Run(n)` of `TICKING` records: each round at the tick it began
+/// in, `Tock` moving it on.
+fn ticking(n: i64) -> Vec<String> {
+    let mut lines = vec![format!(
+        r#"{{"t":1,"in":"Run","src":"global","args":[{n}]}}"#
+    )];
+    for i in 1..=n {
+        lines.push(format!(
+            r#"{{"t":{i},"out":"Hit","src":"global","args":[{i},1.5,"s",true]}}"#
+        ));
+        lines.push(format!(
+            r#"{{"t":{i},"out":"Hit","src":"global","args":[{i},2.5,"t",false]}}"#
+        ));
+        lines.push(format!(
+            r#"{{"t":{i},"out":"Tock","src":"global","args":[{i}]}}"#
+        ));
+    }
+    lines
+}
+
+#[test]
+fn a_tick_that_moves_between_lane_sends_records_each_send_at_its_own_tick() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = record_ticking(dir.path(), "Run", 5, None);
+    let mut expected = ticking(5);
+    expected.push(r#"{"end":true,"ticks":6}"#.into());
+    assert_eq!(lines, expected);
+}
+
+#[test]
+fn a_recording_finished_while_the_mods_send_ends_whole_after_the_last_send_it_took() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = record_ticking(dir.path(), "Run", 6, Some(3));
+    // Finished in `Tock(3)`'s listener, after it moved the tick to 4.
+    let mut expected = ticking(3);
+    expected[0] = r#"{"t":1,"in":"Run","src":"global","args":[6]}"#.into();
+    expected.push(r#"{"end":true,"ticks":4}"#.into());
+    assert_eq!(lines, expected);
+    let recording = Recording::read(&dir.path().join("ticking.gantry-rec")).unwrap();
+    assert!(recording.complete);
+    assert_eq!(recording.lines.len(), 10);
+}
+
+#[test]
+fn a_string_larger_than_the_recorders_buffer_is_recorded_whole_and_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1 << 20;
+    let lines = record_ticking(dir.path(), "Huge", n, None);
+    let big = "x".repeat(n as usize);
+    let expected = [
+        format!(r#"{{"t":1,"in":"Huge","src":"global","args":[{n}]}}"#),
+        format!(r#"{{"t":1,"out":"Big","src":"global","args":[1,"{big}"]}}"#),
+        r#"{"t":1,"out":"Big","src":"global","args":[2,"small"]}"#.to_owned(),
+        format!(r#"{{"t":1,"out":"Big","src":"global","args":[3,"{big}"]}}"#),
+        r#"{"end":true,"ticks":1}"#.to_owned(),
+    ];
+    assert_eq!(lines.len(), expected.len());
+    for (got, want) in lines.iter().zip(&expected) {
+        assert!(got == want, "{:.80} is not {:.80}", got, want);
+    }
+}

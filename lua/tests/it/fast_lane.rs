@@ -678,3 +678,84 @@ fn lane_logs_each_send_from_the_object_it_was_sent_from() {
         "the lane logged them"
     );
 }
+
+/// Lends each lane one byte sink, each record headed by its key's name
+/// and a colon; what comes to the log itself is kept as [`KeptLog`] does.
+struct LendingLog {
+    kept: KeptLog,
+    sink: Rc<gantry_host::SendSink>,
+}
+
+impl gantry_host::DispatchLog for LendingLog {
+    fn dispatch(&self, d: &gantry_host::Logged<'_>) {
+        gantry_host::DispatchLog::dispatch(&self.kept, d);
+    }
+
+    fn lane_sink(
+        &self,
+        key: gantry_host::Key,
+        _source: Source,
+        _params: usize,
+    ) -> Option<gantry_host::LaneSink> {
+        let head = format!("{}:", self.kept.hub.key_name(key));
+        gantry_host::LaneSink::new(self.sink.clone(), head.as_bytes())
+    }
+}
+
+#[test]
+fn lane_writes_nested_sends_into_a_lent_sink_in_order_with_integers_for_floats_made_floats() {
+    use gantry_host::PlainArg;
+    use gantry_host::dispatch_log::write_plain;
+    let f = Fixture::new();
+    f.load(
+        "sink.lua",
+        r#"
+        ListenMessage("K", nil, function(i, x, s, b)
+          if i == 2 then NotifyMessage("N", s) end
+          if i == 3 then print(math.type(x), x) end
+        end)
+        ListenMessage("N", nil, function(s) end)
+        ListenMessage("Go", nil, function()
+          for i = 1, 3 do NotifyMessage("K", i, i == 3 and 7 or 0.5, "s" .. i, i ~= 2) end
+        end)
+        "#,
+    );
+    go(&f);
+    let sink = gantry_host::SendSink::new(Rc::new(std::cell::Cell::new(0)), 1 << 16, 1 << 16);
+    let log = Rc::new(LendingLog {
+        kept: KeptLog {
+            hub: f.hub.clone(),
+            lines: RefCell::new(Vec::new()),
+        },
+        sink: sink.clone(),
+    });
+    f.hub.set_dispatch_log(Some(log.clone()));
+    go(&f);
+    let mut expected = Vec::new();
+    let mut record = |head: &[u8], args: &[PlainArg<'_>]| {
+        expected.extend_from_slice(head);
+        for arg in args {
+            write_plain(&mut expected, *arg);
+        }
+    };
+    let k = |i: i64, x: f64, s: &'static str, b: bool| {
+        [
+            PlainArg::Int(i),
+            PlainArg::Float(x),
+            PlainArg::Str(s),
+            PlainArg::Bool(b),
+        ]
+    };
+    record(b"K:", &k(1, 0.5, "s1", true));
+    record(b"K:", &k(2, 0.5, "s2", false));
+    record(b"N:", &[PlainArg::Str("s2")]);
+    record(b"K:", &k(3, 7.0, "s3", true));
+    assert_eq!(*sink.bytes().unwrap(), expected);
+    assert_eq!(*log.kept.lines.borrow(), ["*Go Values[]"]);
+    assert_eq!(
+        f.printed(),
+        ["float\t7.0", "float\t7.0"],
+        "with and without"
+    );
+    assert!(f.failures().is_empty());
+}

@@ -20,7 +20,7 @@ use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
 
-use gantry_host::PlainArg;
+use gantry_host::{LaneRecord, PlainArg};
 use mlua::ffi::{self, lua_State};
 
 use super::MAX_PARAMS;
@@ -195,25 +195,36 @@ unsafe fn try_lane<const SOURCED: bool>(
         };
         let count = top - first + 1;
         if let Some(log) = &data.log {
-            // The arguments are read for the log as they are checked. Only
-            // the first `count` are written and read: no cost for the
-            // others.
-            let mut args = [const { MaybeUninit::<PlainArg<'_>>::uninit() }; MAX_PARAMS];
-            if !arguments_fit::<true>(l, data, first, count, &mut args) {
-                return false;
+            if let Some(mut record) = log.record() {
+                // Nested: the record is written as the arguments are
+                // checked, and taken back if one does not fit.
+                if !arguments_fit(l, data, first, count, &mut record) {
+                    return false;
+                }
+                record.begin();
+            } else {
+                // The arguments are read for the log as they are checked.
+                // Only the first `count` are written and read: no cost
+                // for the others.
+                let mut args = Borrowed([const { MaybeUninit::uninit() }; MAX_PARAMS]);
+                if !arguments_fit(l, data, first, count, &mut args) {
+                    return false;
+                }
+                // SAFETY: `arguments_fit` wrote the first `count` (at most
+                // `MAX_PARAMS`). A string's bytes stay valid while it is
+                // on the stack, which outlives the log call.
+                let args = std::slice::from_raw_parts(
+                    args.0.as_ptr().cast::<PlainArg<'_>>(),
+                    count as usize,
+                );
+                log.begin(args);
             }
-            // SAFETY: `arguments_fit` wrote the first `count` (at most
-            // `MAX_PARAMS`). A string's bytes stay valid while it is on
-            // the stack, which outlives the log call.
-            let args =
-                std::slice::from_raw_parts(args.as_ptr().cast::<PlainArg<'_>>(), count as usize);
             // As below.
             ffi::lua_pushvalue(l, ffi::lua_upvalueindex(6));
-            log.begin(args);
             super::deliver::deliver(l, counters, top + 1, data, first, count);
             log.end();
         } else {
-            if !arguments_fit::<false>(l, data, first, count, &mut []) {
+            if !arguments_fit(l, data, first, count, &mut Unread) {
                 return false;
             }
             // The lane on this stack keeps `data` and the functions alive
@@ -279,48 +290,138 @@ unsafe fn lane_data<'a>(l: *mut lua_State, lane: c_int) -> Option<&'a LaneData> 
     }
 }
 
+/// What [`arguments_fit`] does with each argument it checks (the `i`th,
+/// from 0) once it fits.
+trait Taken<'s> {
+    /// Whether it reads them at all.
+    const READS: bool;
+    /// Whether `count` arguments are not too many for it.
+    fn room(&self, count: usize) -> bool;
+    fn int(&mut self, i: usize, n: i64);
+    fn float(&mut self, i: usize, x: f64);
+    fn bool(&mut self, i: usize, b: bool);
+    fn str(&mut self, i: usize, s: &'s str);
+}
+
+/// Checked only: the send is not logged.
+struct Unread;
+
+impl Taken<'_> for Unread {
+    const READS: bool = false;
+    #[inline(always)]
+    fn room(&self, _: usize) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn int(&mut self, _: usize, _: i64) {}
+    #[inline(always)]
+    fn float(&mut self, _: usize, _: f64) {}
+    #[inline(always)]
+    fn bool(&mut self, _: usize, _: bool) {}
+    #[inline(always)]
+    fn str(&mut self, _: usize, _: &str) {}
+}
+
+/// Borrowed into an array on the send's frame, for the log (a string's
+/// bytes from the stack).
+struct Borrowed<'s>([MaybeUninit<PlainArg<'s>>; MAX_PARAMS]);
+
+impl<'s> Taken<'s> for Borrowed<'s> {
+    const READS: bool = true;
+    #[inline(always)]
+    fn room(&self, count: usize) -> bool {
+        count <= MAX_PARAMS
+    }
+    #[inline(always)]
+    fn int(&mut self, i: usize, n: i64) {
+        self.0[i].write(PlainArg::Int(n));
+    }
+    #[inline(always)]
+    fn float(&mut self, i: usize, x: f64) {
+        self.0[i].write(PlainArg::Float(x));
+    }
+    #[inline(always)]
+    fn bool(&mut self, i: usize, b: bool) {
+        self.0[i].write(PlainArg::Bool(b));
+    }
+    #[inline(always)]
+    fn str(&mut self, i: usize, s: &'s str) {
+        self.0[i].write(PlainArg::Str(s));
+    }
+}
+
+/// Written straight into the log's buffer, after the record's head.
+impl Taken<'_> for LaneRecord<'_> {
+    const READS: bool = true;
+    #[inline(always)]
+    fn room(&self, _: usize) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn int(&mut self, _: usize, n: i64) {
+        LaneRecord::int(self, n);
+    }
+    #[inline(always)]
+    fn float(&mut self, _: usize, x: f64) {
+        LaneRecord::float(self, x);
+    }
+    #[inline(always)]
+    fn bool(&mut self, _: usize, b: bool) {
+        LaneRecord::bool(self, b);
+    }
+    #[inline(always)]
+    fn str(&mut self, _: usize, s: &str) {
+        LaneRecord::str(self, s);
+    }
+}
+
 /// Checks the `count` arguments from stack index `first` against the
 /// lane's kinds; an integer for a float parameter is made a float in
-/// place, as the hub converts it. `LOG`: each is also written to `args`
-/// as the log takes it (a string's bytes borrowed from the stack), when
-/// they fit (so at most [`MAX_PARAMS`]: more do not fit).
-unsafe fn arguments_fit<'s, const LOG: bool>(
+/// place, as the hub converts it. Each that fits goes to `taken`, read
+/// once: a float parameter is read with its type checked first, then
+/// asked whether it is an integer only when its value is integral.
+unsafe fn arguments_fit<'s, T: Taken<'s>>(
     l: *mut lua_State,
     data: &LaneData,
     first: c_int,
     count: c_int,
-    args: &mut [MaybeUninit<PlainArg<'s>>],
+    taken: &mut T,
 ) -> bool {
     // SAFETY: see `send`.
     unsafe {
-        if data.kinds.len() != count as usize || (LOG && data.kinds.len() > args.len()) {
+        if data.kinds.len() != count as usize || !taken.room(data.kinds.len()) {
             return false;
         }
         for (i, kind) in data.kinds.iter().enumerate() {
             let at = first + i as c_int;
-            let arg = match *kind {
+            match *kind {
                 b'i' if ffi::lua_isinteger(l, at) != 0 => {
-                    if LOG {
-                        PlainArg::Int(ffi::lua_tointegerx(l, at, std::ptr::null_mut()))
-                    } else {
-                        PlainArg::Bool(true)
+                    if T::READS {
+                        taken.int(i, ffi::lua_tointegerx(l, at, std::ptr::null_mut()));
                     }
+                }
+                b'f' if T::READS => {
+                    if ffi::lua_type(l, at) != ffi::LUA_TNUMBER {
+                        return false;
+                    }
+                    // An integer reads as the float the hub makes of it.
+                    let x = ffi::lua_tonumberx(l, at, std::ptr::null_mut());
+                    if x as i64 as ffi::lua_Number == x && ffi::lua_isinteger(l, at) != 0 {
+                        ffi::lua_pushnumber(l, x);
+                        ffi::lua_replace(l, at);
+                    }
+                    taken.float(i, x);
                 }
                 b'f' if ffi::lua_isinteger(l, at) != 0 => {
                     let n = ffi::lua_tointegerx(l, at, std::ptr::null_mut()) as ffi::lua_Number;
                     ffi::lua_pushnumber(l, n);
                     ffi::lua_replace(l, at);
-                    PlainArg::Float(n)
                 }
-                b'f' if ffi::lua_type(l, at) == ffi::LUA_TNUMBER => {
-                    if LOG {
-                        PlainArg::Float(ffi::lua_tonumberx(l, at, std::ptr::null_mut()))
-                    } else {
-                        PlainArg::Bool(true)
-                    }
-                }
+                b'f' if ffi::lua_type(l, at) == ffi::LUA_TNUMBER => {}
                 b'b' if ffi::lua_type(l, at) == ffi::LUA_TBOOLEAN => {
-                    PlainArg::Bool(!LOG || ffi::lua_toboolean(l, at) != 0)
+                    if T::READS {
+                        taken.bool(i, ffi::lua_toboolean(l, at) != 0);
+                    }
                 }
                 b's' if ffi::lua_type(l, at) == ffi::LUA_TSTRING => {
                     let mut n = 0usize;
@@ -330,14 +431,11 @@ unsafe fn arguments_fit<'s, const LOG: bool>(
                     }
                     let bytes = std::slice::from_raw_parts(p.cast::<u8>(), n);
                     match std::str::from_utf8(bytes) {
-                        Ok(text) => PlainArg::Str(text),
+                        Ok(text) => taken.str(i, text),
                         Err(_) => return false,
                     }
                 }
                 _ => return false,
-            };
-            if LOG {
-                args[i].write(arg);
             }
         }
         true
