@@ -21,10 +21,15 @@
 //!   refuses or records exactly as before.
 //! - Listeners run in delivery order, each in its turn; a failing one is
 //!   reported as the hub reports it (`Report::ListenerFailed` with its
-//!   site) and the rest still run (several listeners share one protected
-//!   call, restarted after the one that failed). A listener removed during
-//!   the send is skipped (asked of the hub only once the epoch moved
-//!   mid-send).
+//!   site) and the rest still run. Several listeners share one protected
+//!   call of a runner, a Lua function that calls each in turn (a listener
+//!   called from Lua costs half what one called from C does), restarted
+//!   after the one that failed: the message handler finds the runner's
+//!   line, which says which listener failed. An error that reaches no
+//!   message handler (out of memory) cannot say which: it is reported for
+//!   the key, and that send's remaining listeners do not run. A listener
+//!   removed during the send is skipped: in the lanes under way it becomes
+//!   a function that does nothing (`FastLane::epoch_moved`).
 //! - Never in a coroutine (a listener must not yield the sender's
 //!   coroutine), and at most 8 fast sends deep; past that the
 //!   slow way and its nesting limit take over. Listeners run inside the
@@ -67,6 +72,17 @@ pub(crate) struct FastLane {
     msgh: Function,
     fail: Function,
     alive: Function,
+    /// The runners (`deliver::runner_source`) made so far, by shape
+    /// (`listeners << 8 | params`): one serves every lane of its shape.
+    runners: Table,
+    /// The lane of each fast send under way with a runner, by nesting
+    /// depth (`1..=MAX_DEPTH`; `false` or a lane no longer under way
+    /// past the depth), so that a listener removed mid-send can be taken
+    /// out of them.
+    active: Table,
+    /// `function() end`: what a removed listener becomes in a lane under
+    /// way.
+    noop: Function,
     /// The sandbox's coroutine wrappers call these around each resume.
     pub block: Function,
     pub unblock: Function,
@@ -103,6 +119,14 @@ impl FastLane {
         }?;
         let weak_values = lua.create_table()?;
         weak_values.raw_set("__mode", "v")?;
+        let active = lua.create_table_with_capacity(dispatch::MAX_DEPTH as usize, 0)?;
+        for depth in 1..=dispatch::MAX_DEPTH {
+            active.raw_set(depth, false)?;
+        }
+        let noop = lua
+            .load("return function() end")
+            .set_name(deliver::RUNNER_CHUNK)
+            .call::<Function>(())?;
         let fns = lua.create_table()?;
         fns.set_metatable(Some(weak_values.clone()))?;
         Ok(FastLane {
@@ -112,14 +136,58 @@ impl FastLane {
             msgh,
             fail,
             alive,
+            runners: lua.create_table()?,
+            active,
+            noop,
             block,
             unblock,
         })
     }
 
-    /// The hub's epoch moved: every kept lane is stale.
-    pub fn epoch_moved(&self, epoch: u64) {
+    /// The hub's epoch moved: every kept lane is stale. During a fast send
+    /// a listener may have been removed: in the lanes under way, a removed
+    /// listener becomes a function that does nothing, so that their
+    /// runners, which check nothing, skip it.
+    pub fn epoch_moved(&self, epoch: u64, hub: &gantry_host::Hub) {
         self.counters.epoch.set(epoch);
+        let depth = self.counters.depth.get();
+        if depth > 0
+            && let Err(e) = self.take_out_removed(depth, hub)
+        {
+            tracing::warn!("a listener removed during a send may still be called: {e}");
+        }
+    }
+
+    #[cold]
+    fn take_out_removed(&self, depth: i64, hub: &gantry_host::Hub) -> mlua::Result<()> {
+        for at in 1..=depth.min(dispatch::MAX_DEPTH) {
+            let Some(lane) = self.active.raw_get::<Option<Table>>(at)? else {
+                continue;
+            };
+            let snapshot = lane.raw_get::<AnyUserData>(dispatch::lane::SNAPSHOT)?;
+            let snapshot = snapshot.borrow::<Snapshot>()?;
+            for (i, (id, _)) in snapshot.listeners.iter().enumerate() {
+                if !hub.is_listening(*id) {
+                    lane.raw_set(dispatch::lane::FIRST_FUNCTION + i as i64, &self.noop)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The runner of lanes of `listeners` listeners with `params`
+    /// parameters, made once.
+    fn runner(&self, lua: &Lua, listeners: usize, params: usize) -> mlua::Result<Function> {
+        let shape = (listeners << 8 | params) as i64;
+        if let Some(runner) = self.runners.raw_get::<Option<Function>>(shape)? {
+            return Ok(runner);
+        }
+        let runner = lua
+            .load(deliver::runner_source(listeners, params))
+            .set_name(deliver::RUNNER_CHUNK)
+            .call::<Function>(())?;
+        self.runners.raw_set(shape, &runner)?;
+        Ok(runner)
     }
 
     /// Keeps the lane off while the host resumes a coroutine.
@@ -215,7 +283,9 @@ pub(crate) fn baked_send(
     // the site table pushed as the first argument keeps the site state
     // (and through it the counters) alive.
     unsafe {
-        lua.exec_raw::<Function>((table, &fast.msgh), |l| dispatch::send_closure(l, f, state))
+        lua.exec_raw::<Function>((table, &fast.msgh, &fast.active), |l| {
+            dispatch::send_closure(l, f, state)
+        })
     }
 }
 
@@ -267,6 +337,10 @@ fn fetch(
         }
     }
     let params = kinds.len();
+    let listeners = lane.listeners.len();
+    if (2..=deliver::MAX_RUN).contains(&listeners) {
+        table.raw_set(slot::RUNNER, fast.runner(lua, listeners, params)?)?;
+    }
     let data = Box::new(dispatch::LaneData {
         kinds: kinds.into_bytes().into_boxed_slice(),
         epoch: lane.epoch,
@@ -291,6 +365,7 @@ fn fetch(
 /// a traceback, as the slow way's (mlua's) handler makes it. Errors raised by Rust functions pass
 /// through untouched.
 fn message_handler(lua: &Lua, error: LuaValue) -> mlua::Result<LuaValue> {
+    note_runner(lua);
     let text = match &error {
         LuaValue::Error(_) => return Ok(error),
         LuaValue::String(s) => s.to_string_lossy(),
@@ -302,8 +377,37 @@ fn message_handler(lua: &Lua, error: LuaValue) -> mlua::Result<LuaValue> {
     Ok(LuaValue::String(lua.traceback(Some(&text), 1)?))
 }
 
-/// Reports listener `i` (from 0) of a lane as failed with `error`.
-fn report_failure(lua: &Lua, (lane, i, error): (Table, usize, LuaValue)) -> mlua::Result<()> {
+/// Notes where the innermost runner on the stack was (`deliver` reads it
+/// when the runner's protected call fails): the listener its line calls.
+fn note_runner(lua: &Lua) {
+    let Ok(shared) = super::shared::shared_of(lua) else {
+        return;
+    };
+    let counters = &shared.fast.counters;
+    if counters.depth.get() == 0 {
+        return;
+    }
+    let name = &deliver::RUNNER_CHUNK[1..];
+    // Level 0 is this handler; a runner is a few levels up at most (the
+    // listener, what it called), but a listener may nest deeply.
+    for level in 1..=256 {
+        let Some(found) = lua.inspect_stack(level, |debug| {
+            (debug.source().short_src.as_deref() == Some(name))
+                .then(|| debug.current_line().map_or(-1, |line| line as i64))
+        }) else {
+            return;
+        };
+        if let Some(line) = found {
+            let at = line - deliver::FIRST_LINE;
+            counters.failed_at.set(if at >= 0 { at } else { -1 });
+            return;
+        }
+    }
+}
+
+/// Reports listener `i` (from 0) of a lane as failed with `error`; a
+/// negative `i`: a listener of the lane, not known which.
+fn report_failure(lua: &Lua, (lane, i, error): (Table, i64, LuaValue)) -> mlua::Result<()> {
     let snap = lane.raw_get::<AnyUserData>(dispatch::lane::SNAPSHOT)?;
     let snap = snap.borrow::<Snapshot>()?;
     let shared = super::shared::shared_of(lua)?;
@@ -315,7 +419,10 @@ fn report_failure(lua: &Lua, (lane, i, error): (Table, usize, LuaValue)) -> mlua
         LuaValue::String(s) => shared.error_text(&mlua::Error::RuntimeError(s.to_string_lossy())),
         other => format!("{other:?}"),
     };
-    let site = snap.listeners.get(i).and_then(|(_, site)| site.clone());
+    let site = usize::try_from(i)
+        .ok()
+        .and_then(|i| snap.listeners.get(i))
+        .and_then(|(_, site)| site.clone());
     // Stopped by the budget: that was this listener's stop, not the
     // sender's (the lane goes on with the next listener).
     shared.budget.forgive();

@@ -235,10 +235,10 @@ impl LuaRuntime {
             fast,
         ));
         let weak = Rc::downgrade(&shared);
-        shared.fast.epoch_moved(shared.hub.epoch());
+        shared.fast.epoch_moved(shared.hub.epoch(), &shared.hub);
         shared.hub.watch_epoch(move |epoch| {
             if let Some(shared) = weak.upgrade() {
-                shared.fast.epoch_moved(epoch);
+                shared.fast.epoch_moved(epoch, &shared.hub);
             }
         });
         lua.set_app_data(shared.clone());

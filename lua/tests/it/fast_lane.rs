@@ -759,3 +759,169 @@ fn lane_writes_nested_sends_into_a_lent_sink_in_order_with_integers_for_floats_m
     );
     assert!(f.failures().is_empty());
 }
+
+/// The first line of each listener failure, with its site's line.
+fn failures_with_lines(f: &Fixture) -> Vec<(String, String, u32)> {
+    f.hub
+        .take_reports()
+        .iter()
+        .map(|r| match r {
+            Report::ListenerFailed { key, message, site } => (
+                key.clone(),
+                message.lines().next().unwrap().to_string(),
+                site.as_ref().map_or(0, |s| s.line),
+            ),
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+/// Several listeners run in one protected call; a listener that fails
+/// after a send of its own whose listener failed is still reported at its
+/// own site, and the one after it runs once.
+#[test]
+fn lane_reports_a_listener_failing_after_its_nested_send_failed_at_its_own_site() {
+    let f = Fixture::new();
+    f.load(
+        "nested.lua",
+        "ListenMessage('N', nil, function() error('inner') end)\n\
+         ListenMessage('K', nil, function(i) print('one', i) end)\n\
+         ListenMessage('K', nil, function(i)\n  NotifyMessage('N')\n  error('outer')\nend)\n\
+         ListenMessage('K', nil, function(i) print('three', i) end)\n\
+         ListenMessage('Go', nil, function() NotifyMessage('K', 1); print('sender goes on') end)\n",
+    );
+    go(&f);
+    assert_eq!(f.printed(), vec!["one\t1", "three\t1", "sender goes on"]);
+    assert_eq!(
+        failures_with_lines(&f),
+        vec![
+            ("N".into(), "nested.lua:1: inner".into(), 1),
+            ("K".into(), "nested.lua:5: outer".into(), 3),
+        ]
+    );
+}
+
+/// A listener removed during a send by a listener of another key (a send
+/// nested in it) is not called by the send under way, nor by later ones.
+#[test]
+fn lane_skips_a_listener_removed_by_a_nested_send() {
+    let f = Fixture::new();
+    f.load(
+        "remote.lua",
+        "local victim\n\
+         ListenMessage('Drop', nil, function() UnbindMessage('K', victim) end)\n\
+         ListenMessage('K', nil, function(i) print('first', i); if i == 1 then NotifyMessage('Drop') end end)\n\
+         ListenMessage('K', nil, function(i) print('second', i) end)\n\
+         victim = ListenMessage('K', nil, function(i) print('victim', i) end)\n\
+         ListenMessage('Go', nil, function() NotifyMessage('K', 1); NotifyMessage('K', 2) end)\n",
+    );
+    go(&f);
+    assert_eq!(
+        f.printed(),
+        vec!["first\t1", "second\t1", "first\t2", "second\t2"]
+    );
+    assert!(f.failures().is_empty(), "{:?}", f.failures());
+}
+
+/// A listener removed from inside a coroutine a listener runs is skipped
+/// too: the send under way learns of it wherever the removal happens.
+#[test]
+fn lane_skips_a_listener_removed_inside_a_coroutine_of_an_earlier_listener() {
+    let f = Fixture::new();
+    f.load(
+        "co.lua",
+        "local victim\n\
+         ListenMessage('K', nil, function(i)\n  print('first', i)\n  coroutine.wrap(function() UnbindMessage('K', victim) end)()\nend)\n\
+         victim = ListenMessage('K', nil, function(i) print('victim', i) end)\n\
+         ListenMessage('K', nil, function(i) print('last', i) end)\n\
+         ListenMessage('Go', nil, function() NotifyMessage('K', 1) end)\n",
+    );
+    go(&f);
+    assert_eq!(f.printed(), vec!["first\t1", "last\t1"]);
+    assert!(f.failures().is_empty(), "{:?}", f.failures());
+}
+
+/// What a modder reads of a failing listener's error names the mod's
+/// lines only, never the runtime's own code that called the listener.
+#[test]
+fn lane_failure_traceback_shows_only_the_mods_frames() {
+    let f = Fixture::new();
+    f.load(
+        "trace.lua",
+        "local function helper() error('deep') end\n\
+         ListenMessage('K', nil, function() end)\n\
+         ListenMessage('K', nil, function() helper() end)\n\
+         ListenMessage('K', nil, function() end)\n\
+         ListenMessage('Go', nil, function() NotifyMessage('K') end)\n",
+    );
+    go(&f);
+    let reports = f.hub.take_reports();
+    let Report::ListenerFailed { message, .. } = &reports[0] else {
+        panic!("{reports:?}");
+    };
+    assert!(message.starts_with("trace.lua:1: deep"), "{message}");
+    assert!(message.contains("trace.lua:3:"), "{message}");
+    assert!(!message.contains("gantry-"), "{message}");
+}
+
+/// Lanes of every length deliver alike: in order, a failure reported once
+/// at its site with the rest run, a listener removed mid-send skipped —
+/// the shortest a runner calls, the longest, and one past it.
+#[test]
+fn lane_of_any_length_reports_failures_and_skips_removed_listeners() {
+    for count in [2, 3, 64, 65, 100] {
+        let f = Fixture::new();
+        let fails = if count == 2 { 1 } else { count / 2 + 1 };
+        f.load(
+            "len.lua",
+            &format!(
+                "local ids = {{}}\n\
+                 for n = 1, {count} do\n\
+                   ids[n] = ListenMessage('K', nil, function(i)\n\
+                     if n == 1 then UnbindMessage('K', ids[{count}]) end\n\
+                     if n == {fails} then error('boom ' .. n) end\n\
+                     print(n)\n\
+                   end)\n\
+                 end\n\
+                 ListenMessage('Go', nil, function() NotifyMessage('K', 1); print('sender goes on') end)\n"
+            ),
+        );
+        go(&f);
+        let mut expected: Vec<String> = (1..count)
+            .filter(|n| *n != fails)
+            .map(|n| n.to_string())
+            .collect();
+        expected.push("sender goes on".into());
+        assert_eq!(f.printed(), expected, "{count} listeners");
+        assert_eq!(
+            failures_with_lines(&f),
+            vec![("K".into(), format!("len.lua:5: boom {fails}"), 3)],
+            "{count} listeners"
+        );
+    }
+}
+
+/// A listener that runs out of memory is reported, with the key, and the
+/// sender goes on.
+#[test]
+fn lane_listener_out_of_memory_is_reported_and_the_sender_goes_on() {
+    let f = Fixture::with(LuaOptions {
+        memory_limit: Some(16 * 1024 * 1024),
+        ..LuaOptions::default()
+    });
+    f.load(
+        "hoard.lua",
+        "ListenMessage('K', nil, function() print('before') end)\n\
+         ListenMessage('K', nil, function() local t = {} for i = 1, 1e8 do t[i] = {} end end)\n\
+         ListenMessage('Go', nil, function() NotifyMessage('K'); print('sender goes on') end)\n",
+    );
+    go(&f);
+    assert_eq!(f.printed(), vec!["before", "sender goes on"]);
+    let reports = f.hub.take_reports();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let Report::ListenerFailed { key, message, .. } = &reports[0] else {
+        panic!("{reports:?}");
+    };
+    assert_eq!(key, "K");
+    assert!(message.contains("memory"), "{message}");
+}

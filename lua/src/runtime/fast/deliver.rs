@@ -8,16 +8,61 @@ use mlua::ffi::{self, lua_State};
 
 use super::dispatch::{Counters, LaneData, MAX_DEPTH, lane, site};
 
+/// Most listeners a lane's runner calls; a lane of more calls them
+/// through [`run_listeners`].
+pub(crate) const MAX_RUN: usize = 64;
+
+/// The chunk name of the runners: a traceback leaves out a `gantry-`
+/// chunk's frames (`traceback`), and the message handler finds a runner's
+/// frame by it.
+pub(crate) const RUNNER_CHUNK: &str = "=gantry-lane";
+
+/// The first line of a runner that calls a listener: line `FIRST_LINE + i`
+/// calls listener `i` (from 0).
+pub(crate) const FIRST_LINE: i64 = 2;
+
+/// The Lua source of the runner of a lane of `listeners` listeners of
+/// `params` parameters: a function of the lane and the arguments that
+/// calls each listener in turn, one per line.
+///
+/// Why Lua: a listener called from Lua is a call inside the running
+/// interpreter, where one called from C (`lua_call`) enters it afresh and
+/// costs its arguments' pushes and a table read through the API, about
+/// twice what the call itself costs. Why nothing more: each Lua
+/// instruction costs some thirty machine instructions, so a runner is
+/// the listener read, the arguments' moves and the call, with no loop and
+/// no check (a hand-written bus adds its loop's step and a vararg copy).
+/// One runner serves every lane of its shape. It reads the functions
+/// from the lane table, so the lane's weak values still let a removed
+/// listener's function go; a listener removed during the send is replaced
+/// in the lanes under way by a function that does nothing
+/// (`FastLane::epoch_moved`), so the runner never calls it.
+pub(crate) fn runner_source(listeners: usize, params: usize) -> String {
+    use std::fmt::Write;
+    let args: Vec<String> = (1..=params).map(|i| format!("a{i}")).collect();
+    let args = args.join(", ");
+    let comma = if params == 0 { "" } else { ", " };
+    let mut source = format!("return function(L{comma}{args})\n");
+    for i in 1..=listeners {
+        let _ = writeln!(source, "L[{i}]({args})");
+    }
+    source.push_str("end\n");
+    source
+}
+
 /// Calls each listener of the lane at `lane` (the top of the stack) with
 /// the `count` arguments from `first`; a failure is reported and the rest
 /// still run.
 ///
 /// One listener runs in its own protected call. Several run in one
-/// protected call of [`run_listeners`], which calls them unprotected, one
-/// after the other: a protected call costs more than the call it protects,
-/// and DESIGN's isolation asks only that a failure be reported and the
-/// rest run, so after a failure the next protected call starts at the
-/// listener after the failed one.
+/// protected call of the lane's runner (see [`runner_source`]), or of
+/// [`run_listeners`] for a lane too long for one, which call them
+/// unprotected, one after the other: a protected call costs more than the
+/// call it protects, and DESIGN's isolation asks only that a failure be
+/// reported and the rest run. So after a failure (found in the runner by
+/// the message handler, which notes the runner's line in
+/// `Counters::failed_at`), [`run_listeners`] goes on from the listener
+/// after the one that failed.
 pub(super) unsafe fn deliver(
     l: *mut lua_State,
     counters: &Counters,
@@ -46,30 +91,77 @@ pub(super) unsafe fn deliver(
                 }
             }
         } else {
-            let progress = Progress {
-                next: Cell::new(0),
-                data,
-                counters,
-            };
-            while progress.next.get() < data.count {
-                ffi::lua_pushvalue(l, ffi::lua_upvalueindex(5));
+            let mut next = 0;
+            if ffi::lua_rawgeti(l, lane, lane::RUNNER) == ffi::LUA_TFUNCTION {
+                // The lanes under way, for `FastLane::epoch_moved` (a slot
+                // that exists: the table has `MAX_DEPTH` from the start).
                 ffi::lua_pushvalue(l, lane);
-                ffi::lua_pushlightuserdata(l, &progress as *const Progress as *mut c_void);
+                ffi::lua_rawseti(l, ffi::lua_upvalueindex(7), depth);
+                ffi::lua_pushvalue(l, lane);
                 for a in 0..count {
                     ffi::lua_pushvalue(l, first + a);
                 }
-                // A call that returns leaves the stack at `msgh`.
-                if ffi::lua_pcall(l, count + 2, 0, msgh) != ffi::LUA_OK {
-                    report(l, lane, progress.next.get() - 1);
-                    ffi::lua_settop(l, msgh);
+                counters.failed_at.set(-1);
+                if ffi::lua_pcall(l, count + 1, 0, msgh) == ffi::LUA_OK {
+                    next = data.count;
+                } else {
+                    let failed = counters.failed_at.get();
+                    report(l, lane, failed);
+                    // Not known where it stopped (an error that reaches
+                    // no message handler: out of memory): the others may
+                    // have run, so none runs again.
+                    next = if failed < 0 { data.count } else { failed + 1 };
                 }
+            }
+            ffi::lua_settop(l, msgh);
+            if next < data.count {
+                run_from(l, counters, lane, data, first, count, next);
             }
         }
         if at_limit {
             counters.blocks.set(counters.blocks.get() - 1);
         }
         counters.depth.set(depth - 1);
+        // A message handler of a send nested in this one may have noted a
+        // runner: not this send's.
+        counters.failed_at.set(-1);
         // The caller returns no results: what is left on the stack goes.
+    }
+}
+
+/// Calls the listeners of the lane at `lane` from `next` (from 0) on
+/// through [`run_listeners`], each failure reported, the stack left at
+/// `lane + 1` (the message handler).
+unsafe fn run_from(
+    l: *mut lua_State,
+    counters: &Counters,
+    lane: c_int,
+    data: &LaneData,
+    first: c_int,
+    count: c_int,
+    next: i64,
+) {
+    // SAFETY: see `send`.
+    unsafe {
+        let msgh = lane + 1;
+        let progress = Progress {
+            next: Cell::new(next),
+            data,
+            counters,
+        };
+        while progress.next.get() < data.count {
+            ffi::lua_pushvalue(l, ffi::lua_upvalueindex(5));
+            ffi::lua_pushvalue(l, lane);
+            ffi::lua_pushlightuserdata(l, &progress as *const Progress as *mut c_void);
+            for a in 0..count {
+                ffi::lua_pushvalue(l, first + a);
+            }
+            // A call that returns leaves the stack at `msgh`.
+            if ffi::lua_pcall(l, count + 2, 0, msgh) != ffi::LUA_OK {
+                report(l, lane, progress.next.get() - 1);
+                ffi::lua_settop(l, msgh);
+            }
+        }
     }
 }
 

@@ -36,6 +36,9 @@ pub(crate) struct Counters {
     /// Reasons to keep off the lane: a coroutine running (a listener must
     /// not yield the sender's coroutine), fast sends nested at the limit.
     pub blocks: Cell<i64>,
+    /// Where the innermost runner was (its listener, from 0) when a
+    /// listener's error reached the message handler; -1: nowhere known.
+    pub failed_at: Cell<i64>,
 }
 
 /// The slots of a send's site table (its array part; the first upvalue of
@@ -106,6 +109,10 @@ pub(super) mod lane {
     pub const SNAPSHOT: i64 = 0;
     /// A light userdata: the snapshot's `LaneData`, read directly.
     pub const DATA: i64 = -1;
+    /// The lane's runner (`deliver`), for a lane of 2 to
+    /// `deliver::MAX_RUN` listeners. Held strongly by the runtime's cache
+    /// of runners, so the weak values do not let it go.
+    pub const RUNNER: i64 = -2;
 }
 
 /// What a send reads of its lane without going through the Lua API.
@@ -123,7 +130,7 @@ pub(crate) struct LaneData {
 
 /// Fast sends nested this deep send the slow way from there on (whose
 /// nesting limit then applies).
-pub(super) const MAX_DEPTH: i64 = 8;
+pub(crate) const MAX_DEPTH: i64 = 8;
 
 /// The runtime's counters, from a `block`/`unblock` closure's second
 /// upvalue.
@@ -489,31 +496,37 @@ pub(super) unsafe fn counters_closure(
     }
 }
 
-/// Makes `f` a send function over the site table on top of the stack:
-/// upvalues (1) the site table, (2) the site state's address, (3) the
-/// source the kept lane is for, (4) the listeners' message handler, (5)
-/// [`run_listeners`](super::deliver::run_listeners) over the same site table, (6) the kept lane (`false`:
-/// this send goes the slow way this epoch; an upvalue is read for less
-/// than a table's slot).
+/// Makes `f` a send function over the site table, the message handler
+/// and the table of active lanes on top of the stack: upvalues (1) the
+/// site table, (2) the site state's address, (3) the source the kept lane
+/// is for, (4) the listeners' message handler, (5)
+/// [`run_listeners`](super::deliver::run_listeners) over the same site
+/// table, (6) the kept lane (`false`: this send goes the slow way this
+/// epoch; an upvalue is read for less than a table's slot), (7) the
+/// runtime's active lanes (`deliver`).
 ///
 /// # Safety
-/// Called inside `Lua::exec_raw` with the site table, then the message
-/// handler pushed; the table must keep the state alive (`site::STATE`).
+/// Called inside `Lua::exec_raw` with the site table, the message handler
+/// and the active lanes pushed; the table must keep the state alive
+/// (`site::STATE`).
 pub(super) unsafe fn send_closure(
     l: *mut lua_State,
     f: ffi::lua_CFunction,
     state: *const SiteState,
 ) {
-    // SAFETY: `exec_raw` grew the stack; the message handler is on top,
-    // the site table below it.
+    // SAFETY: `exec_raw` grew the stack; the active lanes are on top, the
+    // message handler below, the site table below it.
     unsafe {
+        // site, msgh, active → site, state, false, msgh, run, false, active
         ffi::lua_pushlightuserdata(l, state as *mut c_void);
         ffi::lua_pushboolean(l, 0);
-        ffi::lua_rotate(l, -3, -1);
-        ffi::lua_pushvalue(l, -4);
+        ffi::lua_rotate(l, -4, 2);
+        // site, state, false, msgh, active
+        ffi::lua_pushvalue(l, -5);
         ffi::lua_pushcclosure(l, super::deliver::run_listeners, 1);
         ffi::lua_pushboolean(l, 0);
-        ffi::lua_pushcclosure(l, f, 6);
+        ffi::lua_rotate(l, -3, -1);
+        ffi::lua_pushcclosure(l, f, 7);
     }
 }
 
