@@ -75,11 +75,10 @@ pub(crate) struct FastLane {
     /// The runners (`deliver::runner_source`) made so far, by shape
     /// (`listeners << 8 | params`): one serves every lane of its shape.
     runners: Table,
-    /// The lane of each fast send under way with a runner, by nesting
-    /// depth (`1..=MAX_DEPTH`; `false` or a lane no longer under way
-    /// past the depth), so that a listener removed mid-send can be taken
-    /// out of them.
-    active: Table,
+    /// Each lane with a runner by its data's address (weak-valued): how
+    /// a lane under way (`Counters::active`) is found when a listener is
+    /// removed mid-send, to take it out.
+    by_data: Table,
     /// `function() end`: what a removed listener becomes in a lane under
     /// way.
     noop: Function,
@@ -119,10 +118,8 @@ impl FastLane {
         }?;
         let weak_values = lua.create_table()?;
         weak_values.raw_set("__mode", "v")?;
-        let active = lua.create_table_with_capacity(dispatch::MAX_DEPTH as usize, 0)?;
-        for depth in 1..=dispatch::MAX_DEPTH {
-            active.raw_set(depth, false)?;
-        }
+        let by_data = lua.create_table()?;
+        by_data.set_metatable(Some(weak_values.clone()))?;
         let noop = lua
             .load("return function() end")
             .set_name(deliver::RUNNER_CHUNK)
@@ -137,7 +134,7 @@ impl FastLane {
             fail,
             alive,
             runners: lua.create_table()?,
-            active,
+            by_data,
             noop,
             block,
             unblock,
@@ -160,8 +157,17 @@ impl FastLane {
 
     #[cold]
     fn take_out_removed(&self, depth: i64, hub: &gantry_host::Hub) -> mlua::Result<()> {
-        for at in 1..=depth.min(dispatch::MAX_DEPTH) {
-            let Some(lane) = self.active.raw_get::<Option<Table>>(at)? else {
+        let under_way = &self.counters.active[1..=depth.min(dispatch::MAX_DEPTH) as usize];
+        for data in under_way {
+            let data = data.get();
+            if data.is_null() {
+                continue;
+            }
+            // An address a lane no longer under way had may find another
+            // lane: taking a removed listener out of it changes nothing,
+            // since the epoch it was taken at has passed.
+            let key = LightUserData(data as *mut std::ffi::c_void);
+            let Some(lane) = self.by_data.raw_get::<Option<Table>>(key)? else {
                 continue;
             };
             let snapshot = lane.raw_get::<AnyUserData>(dispatch::lane::SNAPSHOT)?;
@@ -283,9 +289,7 @@ pub(crate) fn baked_send(
     // the site table pushed as the first argument keeps the site state
     // (and through it the counters) alive.
     unsafe {
-        lua.exec_raw::<Function>((table, &fast.msgh, &fast.active), |l| {
-            dispatch::send_closure(l, f, state)
-        })
+        lua.exec_raw::<Function>((table, &fast.msgh), |l| dispatch::send_closure(l, f, state))
     }
 }
 
@@ -338,7 +342,8 @@ fn fetch(
     }
     let params = kinds.len();
     let listeners = lane.listeners.len();
-    if (2..=deliver::MAX_RUN).contains(&listeners) {
+    let runner = (2..=deliver::MAX_RUN).contains(&listeners);
+    if runner {
         table.raw_set(slot::RUNNER, fast.runner(lua, listeners, params)?)?;
     }
     let data = Box::new(dispatch::LaneData {
@@ -358,6 +363,9 @@ fn fetch(
     table.raw_set(&snapshot, true)?;
     table.raw_set(slot::SNAPSHOT, snapshot)?;
     table.raw_set(slot::DATA, LuaValue::LightUserData(LightUserData(data_ptr)))?;
+    if runner {
+        fast.by_data.raw_set(LightUserData(data_ptr), &table)?;
+    }
     Ok(Some(table))
 }
 

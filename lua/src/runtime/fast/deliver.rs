@@ -93,10 +93,8 @@ pub(super) unsafe fn deliver(
         } else {
             let mut next = 0;
             if ffi::lua_rawgeti(l, lane, lane::RUNNER) == ffi::LUA_TFUNCTION {
-                // The lanes under way, for `FastLane::epoch_moved` (a slot
-                // that exists: the table has `MAX_DEPTH` from the start).
-                ffi::lua_pushvalue(l, lane);
-                ffi::lua_rawseti(l, ffi::lua_upvalueindex(7), depth);
+                // The lanes under way, for `FastLane::epoch_moved`.
+                counters.active[depth as usize].set(data);
                 ffi::lua_pushvalue(l, lane);
                 for a in 0..count {
                     ffi::lua_pushvalue(l, first + a);

@@ -27,7 +27,6 @@ use super::MAX_PARAMS;
 
 /// What every lane of one runtime shares with the runtime, read and
 /// written directly (no Lua API) by the send functions.
-#[derive(Default)]
 pub(crate) struct Counters {
     /// The hub's epoch, kept by the runtime's epoch watcher.
     pub epoch: Cell<u64>,
@@ -39,6 +38,23 @@ pub(crate) struct Counters {
     /// Where the innermost runner was (its listener, from 0) when a
     /// listener's error reached the message handler; -1: nowhere known.
     pub failed_at: Cell<i64>,
+    /// The lane each fast send under way with a runner delivers down, by
+    /// nesting depth (`1..=MAX_DEPTH`), as its data's address: the key
+    /// `FastLane` finds the lane table by when a listener is removed
+    /// mid-send. Past the depth, or null: none. Never dereferenced.
+    pub active: [Cell<*const LaneData>; MAX_DEPTH as usize + 1],
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Counters {
+            epoch: Cell::default(),
+            depth: Cell::default(),
+            blocks: Cell::default(),
+            failed_at: Cell::new(-1),
+            active: std::array::from_fn(|_| Cell::new(std::ptr::null())),
+        }
+    }
 }
 
 /// The slots of a send's site table (its array part; the first upvalue of
@@ -496,37 +512,32 @@ pub(super) unsafe fn counters_closure(
     }
 }
 
-/// Makes `f` a send function over the site table, the message handler
-/// and the table of active lanes on top of the stack: upvalues (1) the
-/// site table, (2) the site state's address, (3) the source the kept lane
-/// is for, (4) the listeners' message handler, (5)
+/// Makes `f` a send function over the site table, then the message
+/// handler, on top of the stack: upvalues (1) the site table, (2) the site
+/// state's address, (3) the source the kept lane is for, (4) the
+/// listeners' message handler, (5)
 /// [`run_listeners`](super::deliver::run_listeners) over the same site
 /// table, (6) the kept lane (`false`: this send goes the slow way this
-/// epoch; an upvalue is read for less than a table's slot), (7) the
-/// runtime's active lanes (`deliver`).
+/// epoch; an upvalue is read for less than a table's slot).
 ///
 /// # Safety
-/// Called inside `Lua::exec_raw` with the site table, the message handler
-/// and the active lanes pushed; the table must keep the state alive
-/// (`site::STATE`).
+/// Called inside `Lua::exec_raw` with the site table, then the message
+/// handler pushed; the table must keep the state alive (`site::STATE`).
 pub(super) unsafe fn send_closure(
     l: *mut lua_State,
     f: ffi::lua_CFunction,
     state: *const SiteState,
 ) {
-    // SAFETY: `exec_raw` grew the stack; the active lanes are on top, the
-    // message handler below, the site table below it.
+    // SAFETY: `exec_raw` grew the stack; the message handler is on top,
+    // the site table below it.
     unsafe {
-        // site, msgh, active → site, state, false, msgh, run, false, active
         ffi::lua_pushlightuserdata(l, state as *mut c_void);
         ffi::lua_pushboolean(l, 0);
-        ffi::lua_rotate(l, -4, 2);
-        // site, state, false, msgh, active
-        ffi::lua_pushvalue(l, -5);
+        ffi::lua_rotate(l, -3, -1);
+        ffi::lua_pushvalue(l, -4);
         ffi::lua_pushcclosure(l, super::deliver::run_listeners, 1);
         ffi::lua_pushboolean(l, 0);
-        ffi::lua_rotate(l, -3, -1);
-        ffi::lua_pushcclosure(l, f, 7);
+        ffi::lua_pushcclosure(l, f, 6);
     }
 }
 
