@@ -202,36 +202,28 @@ impl SendSink {
 /// [`SendSink`] and the head of every record of the lane's sends.
 pub struct LaneSink {
     sink: Rc<SendSink>,
-    head: [u8; LaneSink::HEAD_MAX],
-    head_len: usize,
+    head: [u8; LaneSink::HEAD],
 }
 
 impl LaneSink {
-    /// The longest head a lane's records may have.
-    pub const HEAD_MAX: usize = 24;
+    /// How long a lane's record head is: one size for every lane, so that
+    /// writing it is one copy of a constant size.
+    pub const HEAD: usize = 16;
 
-    /// A lane's share of `sink`, each record starting with `head`;
-    /// `None` when the head is longer than [`LaneSink::HEAD_MAX`].
-    pub fn new(sink: Rc<SendSink>, head: &[u8]) -> Option<Self> {
-        let mut bytes = [0; Self::HEAD_MAX];
-        bytes.get_mut(..head.len())?.copy_from_slice(head);
-        Some(LaneSink {
-            sink,
-            head: bytes,
-            head_len: head.len(),
-        })
+    /// A lane's share of `sink`, each record starting with `head`.
+    pub fn new(sink: Rc<SendSink>, head: [u8; LaneSink::HEAD]) -> Self {
+        LaneSink { sink, head }
     }
 }
 
 /// A record a lane is writing in its log's sink ([`LogHandle::lane_record`]):
 /// its head is written; the lane adds each argument, then
-/// [`LaneRecord::begin`]s the send. Dropped unbegun (an argument did not
+/// [`LaneRecord::finish`]es it. Dropped unfinished (an argument did not
 /// fit the lane), it is taken back whole.
 pub struct LaneRecord<'s> {
     bytes: RefMut<'s, Vec<u8>>,
     start: usize,
-    depth: &'s Cell<u32>,
-    begun: bool,
+    finished: bool,
 }
 
 impl LaneRecord<'_> {
@@ -255,19 +247,20 @@ impl LaneRecord<'_> {
         write_plain(&mut self.bytes, PlainArg::Str(s));
     }
 
-    /// The record is whole and the send starts: pair it with
-    /// [`LogHandle::end`] once its listeners have run.
+    /// The record is whole. The send is nested in another dispatch, so
+    /// the log's count of dispatches under way is above 0 already: what
+    /// its listeners send is nested whatever it counts, and there is no
+    /// [`LogHandle::end`] to pair it with.
     #[inline(always)]
-    pub fn begin(mut self) {
-        self.begun = true;
-        self.depth.set(self.depth.get() + 1);
+    pub fn finish(mut self) {
+        self.finished = true;
     }
 }
 
 impl Drop for LaneRecord<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        if !self.begun {
+        if !self.finished {
             let start = self.start;
             self.bytes.truncate(start);
         }
@@ -314,9 +307,8 @@ impl LogHandle {
     /// is logged with [`LogHandle::begin_send`].
     #[inline(always)]
     pub fn lane_record<'s>(&'s self, lane: &'s LaneSink) -> Option<LaneRecord<'s>> {
-        let depth = &self.0.depth;
         let sink = &*lane.sink;
-        if depth.get() == 0 || sink.clock.get() != sink.stamped.get() {
+        if self.0.depth.get() == 0 || sink.clock.get() != sink.stamped.get() {
             return None;
         }
         let mut bytes = sink.bytes.try_borrow_mut().ok()?;
@@ -324,15 +316,11 @@ impl LogHandle {
         if start >= sink.room.get() {
             return None;
         }
-        // The whole head, then what is past its length taken back (a
-        // length set lower, no call).
         bytes.extend_from_slice(&lane.head);
-        bytes.truncate(start + lane.head_len);
         Some(LaneRecord {
             bytes,
             start,
-            depth,
-            begun: false,
+            finished: false,
         })
     }
 

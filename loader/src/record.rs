@@ -356,7 +356,7 @@ impl DispatchLog for Log {
         if side.stopped {
             return None;
         }
-        let head = writer::OutputHead::new(key.index() as u32, source, params.try_into().ok()?)?;
+        let head = writer::lane_head(key.index() as u32, source, params)?;
         let index = key.index();
         if side.named.get(index) != Some(&true) {
             let mut buf = side.batch.buf()?;
@@ -366,7 +366,7 @@ impl DispatchLog for Log {
             side.named[index] = true;
             writer::key(&mut buf, index as u32, &self.hub.key_name(key));
         }
-        LaneSink::new(side.batch.sink().clone(), head.bytes())
+        Some(LaneSink::new(side.batch.sink().clone(), head))
     }
 }
 

@@ -125,6 +125,9 @@ fn a_lane_handed_to_a_runtime_carries_the_log_and_a_tracer_still_refuses_it() {
     );
 }
 
+/// The head of each record a lane writes in [`Lending`]'s sink.
+const HEAD: &[u8; 16] = b"HEAD of 16 bytes";
+
 /// A log that lends every lane one sink and keeps what comes to it.
 struct Lending {
     kept: Rc<Kept>,
@@ -142,7 +145,7 @@ impl DispatchLog for Lending {
         _source: Source,
         _params: usize,
     ) -> Option<gantry_host::LaneSink> {
-        gantry_host::LaneSink::new(self.sink.clone(), b"HEAD")
+        Some(gantry_host::LaneSink::new(self.sink.clone(), *HEAD))
     }
 }
 
@@ -176,23 +179,21 @@ fn a_nested_lane_send_writes_its_record_into_the_lent_sink_and_the_rest_go_to_th
         .expect("nested: the sink takes it");
     record.int(-2);
     record.str("é");
-    record.begin();
+    record.finish();
     let mut nested = handle.lane_record(&lane).expect("nested deeper");
     nested.bool(true);
     nested.float(0.5);
-    nested.begin();
-    handle.end();
-    handle.end();
+    nested.finish();
     // An argument that does not fit: the record is taken back whole.
     let mut refused = handle.lane_record(&lane).unwrap();
     refused.int(9);
     drop(refused);
-    let mut expected = b"HEAD".to_vec();
+    let mut expected = HEAD.to_vec();
     expected.push(plain_tag::INT);
     expected.extend_from_slice(&(-2i64).to_le_bytes());
     expected.extend_from_slice(&[plain_tag::STR, 2, 0, 0, 0]);
     expected.extend_from_slice("é".as_bytes());
-    expected.extend_from_slice(b"HEAD");
+    expected.extend_from_slice(HEAD);
     expected.push(plain_tag::TRUE);
     expected.push(plain_tag::FLOAT);
     expected.extend_from_slice(&0.5f64.to_le_bytes());
@@ -202,7 +203,8 @@ fn a_nested_lane_send_writes_its_record_into_the_lent_sink_and_the_rest_go_to_th
     assert!(handle.lane_record(&lane).is_none(), "the clock moved");
     sink.stamp(1);
     assert!(handle.lane_record(&lane).is_some(), "stamped again");
-    // Full (64 bytes of room), then closed: to the log.
+    // Full (64 bytes of room), then closed: to the log. A finished
+    // record counted no dispatch: the log's count is the one send's.
     sink.bytes().unwrap().resize(64, 0);
     assert!(handle.lane_record(&lane).is_none(), "full");
     let taken = sink.replace(Vec::new());

@@ -23,6 +23,9 @@
 //! - `KEY` id:u32 len:u32 name — a key's name, before its first dispatch;
 //! - `TICK` tick:u32 — the tick of the dispatches after it;
 //! - `IN`/`OUT` key:u32 source nargs:u32 value… — a dispatch;
+//! - `LANE` key:u32 source:u8 id:[u8; 8] nargs:u16 value… — an output a
+//!   Lua lane wrote itself ([`lane_head`]): its head one size whatever its
+//!   source, the id zero-padded;
 //! - `END` ticks:u32 — the run ended cleanly.
 //!
 //! A source is `0` (global), `1` world:u32, `2` object:u64 or `3` len:u32
@@ -38,7 +41,7 @@ use std::cell::{Cell, RefMut};
 use std::rc::Rc;
 
 use gantry_host::dispatch_log::{plain_tag, write_plain};
-use gantry_host::{LoggedArgs, PlainArg, SendSink, Source, Value};
+use gantry_host::{LaneSink, LoggedArgs, PlainArg, SendSink, Source, Value};
 
 use super::{write_float, write_str};
 
@@ -53,6 +56,7 @@ const TICK: u8 = 2;
 const IN: u8 = 3;
 const OUT: u8 = 4;
 const END: u8 = 5;
+const LANE: u8 = 6;
 
 /// A value's tag: the plain ones as a lane writes them in the sink
 /// ([`plain_tag`]).
@@ -231,43 +235,27 @@ pub fn dispatch(
     }
 }
 
-/// The head of an output record of one key from one source with a count
-/// of values, made once for the many sends down a lane.
-pub struct OutputHead {
-    /// `OUT`, the key, the source, the count; zeros after.
-    bytes: [u8; 18],
-    /// How long it is: 10, 14 or 18.
-    len: usize,
-}
-
-impl OutputHead {
-    /// `None` for a named source (its name is written with each record).
-    pub fn new(key: u32, source: Source, count: u32) -> Option<Self> {
-        let mut bytes = [0u8; 18];
-        bytes[0] = OUT;
-        bytes[1..5].copy_from_slice(&key.to_le_bytes());
-        let len = match source {
-            Source::Global => 10,
-            Source::World(w) => {
-                bytes[5] = 1;
-                bytes[6..10].copy_from_slice(&w.get().to_le_bytes());
-                14
-            }
-            Source::Object(o) => {
-                bytes[5] = 2;
-                bytes[6..14].copy_from_slice(&o.get().to_le_bytes());
-                18
-            }
-            Source::Named(..) => return None,
-        };
-        bytes[len - 4..len].copy_from_slice(&count.to_le_bytes());
-        Some(Self { bytes, len })
+/// The head of the `LANE` records of a lane's sends (key, source, count):
+/// `None` for a named source (whose name is written with each record) or
+/// more values than a `u16` counts.
+pub fn lane_head(key: u32, source: Source, count: usize) -> Option<[u8; LaneSink::HEAD]> {
+    let mut head = [0u8; LaneSink::HEAD];
+    head[0] = LANE;
+    head[1..5].copy_from_slice(&key.to_le_bytes());
+    match source {
+        Source::Global => {}
+        Source::World(w) => {
+            head[5] = 1;
+            head[6..10].copy_from_slice(&w.get().to_le_bytes());
+        }
+        Source::Object(o) => {
+            head[5] = 2;
+            head[6..14].copy_from_slice(&o.get().to_le_bytes());
+        }
+        Source::Named(..) => return None,
     }
-
-    /// The head's bytes.
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes[..self.len]
-    }
+    head[14..16].copy_from_slice(&u16::try_from(count).ok()?.to_le_bytes());
+    Some(head)
 }
 
 #[inline(always)]
@@ -444,6 +432,44 @@ impl Lines {
                     write_u64(&mut self.tick, u64::from(r.u32()?));
                     self.tick.push(b',');
                 }
+                LANE => {
+                    // `{"t":…,"out":…,"src":…,"args":[…]}`, as for `OUT`.
+                    let head = r.take(13)?;
+                    let n = u16::from_le_bytes(r.take(2)?.try_into().unwrap_or_default());
+                    if self.head.first() == Some(&LANE) && self.head.get(1..) == Some(head) {
+                        out.extend_from_slice(&self.prefix);
+                    } else {
+                        let start = out.len();
+                        out.extend_from_slice(&self.tick);
+                        out.extend_from_slice(b"\"out\":");
+                        let mut h = Reader { b: head };
+                        let key = h.u32()? as usize;
+                        let name = self.keys.get(key).and_then(Option::as_ref);
+                        out.extend_from_slice(name.ok_or_else(malformed)?);
+                        out.extend_from_slice(b",\"src\":");
+                        match h.u8()? {
+                            0 => out.extend_from_slice(b"\"global\""),
+                            1 => {
+                                out.extend_from_slice(b"\"world#");
+                                write_u64(out, u64::from(h.u32()?));
+                                out.push(b'"');
+                            }
+                            2 => {
+                                out.extend_from_slice(b"\"object#");
+                                write_u64(out, h.u64()?);
+                                out.push(b'"');
+                            }
+                            _ => return Err(malformed()),
+                        }
+                        out.extend_from_slice(b",\"args\":[");
+                        self.head.clear();
+                        self.head.push(LANE);
+                        self.head.extend_from_slice(head);
+                        self.prefix.clear();
+                        self.prefix.extend_from_slice(&out[start..]);
+                    }
+                    self.values(&mut r, out, u32::from(n))?;
+                }
                 END => {
                     let ticks = r.u32()?;
                     let _ = writeln!(out, "{{\"end\":true,\"ticks\":{ticks}}}");
@@ -510,6 +536,11 @@ impl Lines {
     /// A line's values and its end: `…]}` and a newline.
     fn args(&mut self, r: &mut Reader<'_>, out: &mut Vec<u8>) -> std::io::Result<()> {
         let n = r.u32()?;
+        self.values(r, out, n)
+    }
+
+    /// `n` values and the line's end.
+    fn values(&mut self, r: &mut Reader<'_>, out: &mut Vec<u8>, n: u32) -> std::io::Result<()> {
         for i in 0..n {
             if i > 0 {
                 out.push(b',');

@@ -58,7 +58,8 @@ fn record(game: &mut Game, file: &Path, n: i64, finish: bool) -> String {
     tick.set(1);
     let run = game.hub().key("Run").unwrap();
     game.hub().send(run, Source::Global, (n,)).unwrap();
-    assert!(game.hub().take_reports().is_empty(), "the scripts ran");
+    let reports = game.hub().take_reports();
+    assert!(reports.is_empty(), "the scripts ran: {reports:?}");
     if finish {
         recorder.finish().expect("the recording is written");
     } else {

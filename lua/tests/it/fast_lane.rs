@@ -680,7 +680,7 @@ fn lane_logs_each_send_from_the_object_it_was_sent_from() {
 }
 
 /// Lends each lane one byte sink, each record headed by its key's name
-/// and a colon; what comes to the log itself is kept as [`KeptLog`] does.
+/// ([`head_of`]); what comes to the log itself is kept as [`KeptLog`] does.
 struct LendingLog {
     kept: KeptLog,
     sink: Rc<gantry_host::SendSink>,
@@ -697,9 +697,18 @@ impl gantry_host::DispatchLog for LendingLog {
         _source: Source,
         _params: usize,
     ) -> Option<gantry_host::LaneSink> {
-        let head = format!("{}:", self.kept.hub.key_name(key));
-        gantry_host::LaneSink::new(self.sink.clone(), head.as_bytes())
+        let head = head_of(&self.kept.hub.key_name(key));
+        Some(gantry_host::LaneSink::new(self.sink.clone(), head))
     }
+}
+
+/// A record's head in [`LendingLog`]'s sink: the key's name, a colon and
+/// spaces.
+fn head_of(key: &str) -> [u8; gantry_host::LaneSink::HEAD] {
+    let mut head = [b' '; gantry_host::LaneSink::HEAD];
+    head[..key.len()].copy_from_slice(key.as_bytes());
+    head[key.len()] = b':';
+    head
 }
 
 #[test]
@@ -732,8 +741,8 @@ fn lane_writes_nested_sends_into_a_lent_sink_in_order_with_integers_for_floats_m
     f.hub.set_dispatch_log(Some(log.clone()));
     go(&f);
     let mut expected = Vec::new();
-    let mut record = |head: &[u8], args: &[PlainArg<'_>]| {
-        expected.extend_from_slice(head);
+    let mut record = |key: &str, args: &[PlainArg<'_>]| {
+        expected.extend_from_slice(&head_of(key));
         for arg in args {
             write_plain(&mut expected, *arg);
         }
@@ -746,10 +755,10 @@ fn lane_writes_nested_sends_into_a_lent_sink_in_order_with_integers_for_floats_m
             PlainArg::Bool(b),
         ]
     };
-    record(b"K:", &k(1, 0.5, "s1", true));
-    record(b"K:", &k(2, 0.5, "s2", false));
-    record(b"N:", &[PlainArg::Str("s2")]);
-    record(b"K:", &k(3, 7.0, "s3", true));
+    record("K", &k(1, 0.5, "s1", true));
+    record("K", &k(2, 0.5, "s2", false));
+    record("N", &[PlainArg::Str("s2")]);
+    record("K", &k(3, 7.0, "s3", true));
     assert_eq!(*sink.bytes().unwrap(), expected);
     assert_eq!(*log.kept.lines.borrow(), ["*Go Values[]"]);
     assert_eq!(

@@ -218,13 +218,14 @@ unsafe fn try_lane<const SOURCED: bool>(
         };
         let count = top - first + 1;
         if let Some(log) = &data.log {
-            if let Some(mut record) = log.record() {
-                // Nested: the record is written as the arguments are
-                // checked, and taken back if one does not fit.
+            // Nested: the record is written as the arguments are checked,
+            // and taken back if one does not fit; the log counts nothing.
+            let counted = if let Some(mut record) = log.record() {
                 if !arguments_fit(l, data, first, count, &mut record) {
                     return false;
                 }
-                record.begin();
+                record.finish();
+                false
             } else {
                 // The arguments are read for the log as they are checked.
                 // Only the first `count` are written and read: no cost
@@ -241,11 +242,14 @@ unsafe fn try_lane<const SOURCED: bool>(
                     count as usize,
                 );
                 log.begin(args);
-            }
+                true
+            };
             // As below.
             ffi::lua_pushvalue(l, ffi::lua_upvalueindex(6));
             super::deliver::deliver(l, counters, top + 1, data, first, count);
-            log.end();
+            if counted {
+                log.end();
+            }
         } else {
             if !arguments_fit(l, data, first, count, &mut Unread) {
                 return false;
@@ -312,6 +316,9 @@ unsafe fn lane_data<'a>(l: *mut lua_State, lane: c_int) -> Option<&'a LaneData> 
         p.as_ref()
     }
 }
+
+/// 2^63: a float below it in magnitude converts to an `i64`.
+const I64_END: f64 = -(i64::MIN as f64);
 
 /// What [`arguments_fit`] does with each argument it checks (the `i`th,
 /// from 0) once it fits.
@@ -427,9 +434,17 @@ unsafe fn arguments_fit<'s, T: Taken<'s>>(
                     if ffi::lua_type(l, at) != ffi::LUA_TNUMBER {
                         return false;
                     }
-                    // An integer reads as the float the hub makes of it.
+                    // An integer reads as the float the hub makes of it;
+                    // only an integral value (or one out of an integer's
+                    // range, or NaN) may have been one.
                     let x = ffi::lua_tonumberx(l, at, std::ptr::null_mut());
-                    if x as i64 as ffi::lua_Number == x && ffi::lua_isinteger(l, at) != 0 {
+                    let integral = if x.abs() < I64_END {
+                        // SAFETY: `x` is finite and within i64's range.
+                        x.to_int_unchecked::<i64>() as ffi::lua_Number == x
+                    } else {
+                        true
+                    };
+                    if integral && ffi::lua_isinteger(l, at) != 0 {
                         ffi::lua_pushnumber(l, x);
                         ffi::lua_replace(l, at);
                     }

@@ -43,7 +43,8 @@ impl LaneLog {
 
     /// The record of a send nested in another dispatch, written straight
     /// into the log's buffer, when the log lent the lane a sink that takes
-    /// it now; else `None`, and the send goes to [`LaneLog::begin`].
+    /// it now (no [`LaneLog::end`] to pair it with); else `None`, and the
+    /// send goes to [`LaneLog::begin`].
     #[inline(always)]
     pub fn record(&self) -> Option<LaneRecord<'_>> {
         self.handle.lane_record(self.sink.as_ref()?)
