@@ -7,9 +7,9 @@
 //! As in the Lua bus benchmark, the sends are a Lua loop of at most
 //! [`CHUNK`] sends started by one hub message each, so entering Lua from
 //! Rust is paid once per 1,000 sends, as in a game's tick. The recorder
-//! is the hub's dispatch log, so the Lua lane stays on: each send costs a
-//! compact record on this thread, and the recorder's writer thread formats
-//! and writes the file. Beside them, a tracer that does nothing: what a
+//! is the hub's dispatch log, so the Lua lane stays on: each send writes
+//! a compact record into the recorder's buffer itself on this thread, and
+//! the recorder's writer thread formats and writes the file. Beside them, a tracer that does nothing: what a
 //! recorder that was a tracer cost before it wrote a byte (the hub's
 //! traced path, no Lua lane).
 

@@ -30,6 +30,10 @@
 //! recording costs nothing. On the game thread a dispatch costs a compact
 //! record appended to a buffer; a thread of its own formats the lines and
 //! writes the file (`writer`: the `tracing-appender` non-blocking pattern).
+//! The buffer is lent to the Lua lanes ([`gantry_host::SendSink`]): a
+//! lane's send nested in a dispatch appends its record there itself, with
+//! the head the recorder made for the lane once, and calls the recorder
+//! only when the buffer is full, the tick moved or the send is outermost.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
