@@ -5,7 +5,7 @@
 //! waits in [`In`] until the game's next [`crate::Bridge::pump`].
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -83,6 +83,14 @@ pub(crate) struct NetShared {
     pub subscribers: Mutex<Vec<async_nats::Subscriber>>,
     reconnected: tokio::sync::Notify,
     pub incoming_dropped: AtomicU64,
+    /// The client, once made: the game thread publishes through it
+    /// itself when nothing of its waits here (see `Shared::publish_now`).
+    pub client: Mutex<Option<async_nats::Client>>,
+    /// Messages the game thread queued for this thread and this thread
+    /// has not handed to the client yet: while any is, a publish takes the
+    /// queue too, behind them, so the client gets everything in the
+    /// order the game sent it.
+    pub in_flight: AtomicUsize,
     status: Mutex<VecDeque<BridgeEvent>>,
     /// Something waits in `status`: a pump that finds nothing there takes
     /// no lock.
@@ -262,6 +270,9 @@ async fn run(
             });
         }
     };
+    if let Ok(mut shared_client) = shared.client.lock() {
+        *shared_client = Some(client.clone());
+    }
     let max = plan.config.max_payload;
     tokio::spawn(listen(
         client.clone(),
@@ -345,6 +356,7 @@ async fn run(
             return;
         };
         send(next, &client, &mut jet, &incoming, &shared).await;
+        shared.in_flight.fetch_sub(1, Ordering::AcqRel);
         // What else waits goes out without a select per message, while
         // the connection stands (the flag is read without a lock).
         let mut yielded = false;
@@ -353,7 +365,10 @@ async fn run(
                 break;
             }
             match out.try_recv() {
-                Some(next) => send(next, &client, &mut jet, &incoming, &shared).await,
+                Some(next) => {
+                    send(next, &client, &mut jet, &incoming, &shared).await;
+                    shared.in_flight.fetch_sub(1, Ordering::AcqRel);
+                }
                 // Empty: the client writes what it has first (its task
                 // runs on this thread), and meanwhile the game may send
                 // more. Only then does this loop sleep: a game sending a

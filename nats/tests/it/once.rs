@@ -197,12 +197,14 @@ fn a_hub_once_a_listener_here_takes_never_reaches_another_node() {
     assert_eq!(ints(&[there]), [8]);
 }
 
-/// How many messages the cluster's stored once stream keeps now.
-fn kept_onces(server: &crate::cluster::Server) -> u64 {
+/// How many messages the cluster's stored once stream was given, and how
+/// many it keeps now.
+fn onces_given_and_kept(server: &crate::cluster::Server) -> (u64, u64) {
     crate::cluster::with_plain_client(server, async |client| {
         let js = async_nats::jetstream::new(client);
         let mut stream = js.get_stream("gantry_test_once").await.unwrap();
-        stream.info().await.unwrap().state.messages
+        let state = stream.info().await.unwrap().state;
+        (state.last_sequence, state.messages)
     })
 }
 
@@ -227,7 +229,8 @@ fn a_stored_once_is_taken_from_the_cluster_before_the_taking_game_pumps() {
     let mut taken = false;
     while std::time::Instant::now() < deadline {
         maker.pump();
-        if kept_onces(&server) == 0 {
+        // Given and gone: taken (not just still on its way there).
+        if onces_given_and_kept(&server) == (1, 0) {
             taken = true;
             break;
         }
