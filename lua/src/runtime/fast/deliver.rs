@@ -58,7 +58,7 @@ pub(crate) fn runner_source(listeners: usize, params: usize) -> String {
 /// protected call of the lane's runner (see [`runner_source`]), or of
 /// [`run_listeners`] for a lane too long for one, which call them
 /// unprotected, one after the other: a protected call costs more than the
-/// call it protects, and DESIGN's isolation asks only that a failure be
+/// call it protects, and the hub's isolation asks only that a failure be
 /// reported and the rest run. So after a failure (found in the runner by
 /// the message handler, which notes the runner's line in
 /// `Counters::failed_at`), [`run_listeners`] goes on from the listener
