@@ -934,3 +934,42 @@ fn lane_listener_out_of_memory_is_reported_and_the_sender_goes_on() {
     assert_eq!(key, "K");
     assert!(message.contains("memory"), "{message}");
 }
+
+#[test]
+fn lane_takes_back_the_record_of_a_send_whose_argument_does_not_fit() {
+    use gantry_host::PlainArg;
+    use gantry_host::dispatch_log::write_plain;
+    let f = Fixture::new();
+    f.load(
+        "refused.lua",
+        r#"
+        ListenMessage("K", nil, function(i, s) end)
+        ListenMessage("Go", nil, function()
+          NotifyMessage("K", 1, "a")
+          print(pcall(NotifyMessage, "K", 2, {}))
+          NotifyMessage("K", 3, "c")
+        end)
+        "#,
+    );
+    go(&f);
+    let sink = gantry_host::SendSink::new(Rc::new(std::cell::Cell::new(0)), 1 << 16, 1 << 16);
+    let log = Rc::new(LendingLog {
+        kept: KeptLog {
+            hub: f.hub.clone(),
+            lines: RefCell::new(Vec::new()),
+        },
+        sink: sink.clone(),
+    });
+    f.hub.set_dispatch_log(Some(log.clone()));
+    go(&f);
+    let mut expected = Vec::new();
+    for (i, s) in [(1, "a"), (3, "c")] {
+        expected.extend_from_slice(&head_of("K"));
+        write_plain(&mut expected, PlainArg::Int(i));
+        write_plain(&mut expected, PlainArg::Str(s));
+    }
+    assert_eq!(*sink.bytes().unwrap(), expected);
+    let printed = f.printed();
+    assert_eq!(printed.len(), 2, "{printed:?}");
+    assert!(printed[1].starts_with("false"), "refused: {printed:?}");
+}
