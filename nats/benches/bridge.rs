@@ -81,12 +81,13 @@ fn server() -> Option<Server> {
 #[derive(Clone, Copy)]
 enum Idle {
     /// Sleeps [`IDLE_SLEEP`], as a game's thread does between ticks: for
-    /// throughput. A thread spinning on `yield_now` instead holds one of
-    /// the machine's two cores that the two network threads and the
-    /// server need (a game's thread, on its own machine, would not compete
-    /// with the other node's), and the bridge was measured as much by the
-    /// scheduler as by its own work. The pipe stays full meanwhile: 2048
-    /// messages in flight take milliseconds to drain, a sleep tens of µs.
+    /// throughput. The raw loop parks (in epoll) while it waits; a game
+    /// thread spinning on `yield_now` instead holds one of the machine's
+    /// two cores, which the two network threads and the server need (a
+    /// game's thread, on its own machine, would not compete with the
+    /// other node's). The pipe stays full meanwhile: 2048 messages in
+    /// flight take milliseconds to drain, a sleep tens of µs. (Measured on
+    /// a busy 2-core machine, neither way was clearly faster.)
     Sleep,
     /// Yields and looks again at once: for latency, where a sleep would
     /// be measured instead of the bridge.

@@ -152,6 +152,12 @@ struct Shared {
     /// The network thread's client, once it made one (see
     /// [`Shared::publish_now`]).
     client: RefCell<Option<async_nats::Client>>,
+    /// The room of the last peer's send's values, for the next one's (a
+    /// delivery inside a delivery makes its own).
+    args: RefCell<Vec<Value>>,
+    /// The last global subject a peer's message came on, with its key's
+    /// handle: a stream of one key's sends compares bytes, not hashes.
+    last_subject: RefCell<Option<(Subject, Key)>>,
 }
 
 /// A local once the export listener heard: its values' address, its
@@ -231,6 +237,8 @@ impl Bridge {
             stored_keys: RefCell::new(Default::default()),
             max_stored_keys: config.max_stored_keys,
             client: RefCell::new(None),
+            args: RefCell::new(Vec::new()),
+            last_subject: RefCell::new(None),
         });
         let weak = Rc::downgrade(&shared);
         hub.set_once_relay(Some(Rc::new(move |key, _source, args, listeners| {
@@ -698,8 +706,8 @@ impl Shared {
     /// Puts a publish in the client's own queue, from this thread: the
     /// network thread's client task takes it from there as it takes its
     /// own. One hop fewer per message than through the network thread
-    /// (which took a third of the bridge's CPU per message), and nothing
-    /// waits: the client's queue is polled once, with a waker that does
+    /// (whose share of a sending node's CPU per message it was), and
+    /// nothing waits: the client's queue is polled once, with a waker that does
     /// nothing, and a full one (or a budget spent, inside a runtime) gives
     /// the message back. Given back too, for the network thread's queue,
     /// when the client is down (that queue holds sends until it is back,
@@ -1032,7 +1040,19 @@ impl Shared {
             });
         }
         let reply = reply.map(|r| r.to_string());
-        let known = self.known_subjects.borrow().get(subject.as_str()).copied();
+        let last = match &*self.last_subject.borrow() {
+            Some((last, handle)) if *last == subject => Some(*handle),
+            _ => None,
+        };
+        let known = last.or_else(|| {
+            let handle = self
+                .known_subjects
+                .borrow()
+                .get(subject.as_str())
+                .copied()?;
+            *self.last_subject.borrow_mut() = Some((subject.clone(), handle));
+            Some(handle)
+        });
         if let Some(handle) = known {
             // A global subject met before: parsed, imported, and
             // its key's handle found already.
@@ -1106,15 +1126,14 @@ impl Shared {
             // stream may hand it back to us.)
             return false;
         }
-        let mut args = match wire::decode(payload) {
-            Ok((_, args)) => args,
-            Err(e) => {
-                return self.refuse(BridgeEvent::Malformed {
-                    subject: key.into(),
-                    reason: e.to_string(),
-                });
-            }
-        };
+        // A send's values go back to `args` after it (a store keeps its).
+        let mut args = std::mem::take(&mut *self.args.borrow_mut());
+        if let Err(e) = wire::decode_into(payload, &mut args) {
+            return self.refuse(BridgeEvent::Malformed {
+                subject: key.into(),
+                reason: e.to_string(),
+            });
+        }
         let source = match &lane {
             Lane::World(name) => {
                 let worlds = self.worlds.borrow();
@@ -1189,9 +1208,17 @@ impl Shared {
                 )
                 .map(drop)
             }
-            (_, None) => hub
-                .send_values(handle, source, &mut args, Caller::Unrecorded)
-                .map(drop),
+            (_, None) => {
+                let sent = hub
+                    .send_values(handle, source, &mut args, Caller::Unrecorded)
+                    .map(drop);
+                args.clear();
+                let mut room = self.args.borrow_mut();
+                if room.capacity() < args.capacity() {
+                    *room = args;
+                }
+                sent
+            }
         };
         self.injecting.set(None);
         match result {

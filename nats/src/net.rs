@@ -1,8 +1,11 @@
 //! The network side: an `async-nats` client on a thread of its own, with a
 //! small current-thread tokio runtime. It talks to the game thread only
 //! through bounded channels and a few atomics, so the game never waits
-//! for the network: a send is a `try_send` into [`Out`], and what arrives
-//! waits in [`In`] until the game's next [`crate::Bridge::pump`].
+//! for the network: a send is a `try_send` into [`Out`] (or, a plain
+//! publish while connected, straight into the client's own queue, polled
+//! once: see `Shared::publish_now`), and what arrives waits in [`In`] (or
+//! in the client's subscriptions) until the game's next
+//! [`crate::Bridge::pump`].
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

@@ -90,6 +90,16 @@ pub fn node_of(payload: &[u8]) -> Option<u64> {
 
 /// Decodes a payload: the sender's node id and the values.
 pub fn decode(payload: &[u8]) -> Result<(u64, Vec<Value>), WireError> {
+    let mut values = Vec::new();
+    let node = decode_into(payload, &mut values)?;
+    Ok((node, values))
+}
+
+/// Decodes a payload's values into `values` (cleared first), whose room
+/// a receiver keeps from one message to the next; returns the sender's
+/// node id.
+pub fn decode_into(payload: &[u8], values: &mut Vec<Value>) -> Result<u64, WireError> {
+    values.clear();
     if payload.len() < 9 {
         return Err(WireError::Short { len: payload.len() });
     }
@@ -108,7 +118,7 @@ pub fn decode(payload: &[u8]) -> Result<(u64, Vec<Value>), WireError> {
             at: reader.at,
         });
     }
-    let mut values = Vec::with_capacity(count as usize);
+    values.reserve(count as usize);
     for _ in 0..count {
         values.push(reader.value(0)?);
     }
@@ -117,7 +127,7 @@ pub fn decode(payload: &[u8]) -> Result<(u64, Vec<Value>), WireError> {
             extra: payload.len() - reader.at,
         });
     }
-    Ok((node, values))
+    Ok(node)
 }
 
 /// Writes one value; `Err` carries the id of an object met on the way.
