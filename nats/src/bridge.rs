@@ -737,13 +737,10 @@ impl Shared {
             .poll(&mut Context::from_waker(Waker::noop()))
         {
             Poll::Ready(Ok(())) => None,
-            Poll::Ready(Err(e)) => {
-                self.event(BridgeEvent::Failed {
-                    reason: format!("publish: {e}"),
-                });
-                None
-            }
-            Poll::Pending => Some(Out::Publish { subject, payload }),
+            // Refused (the client is closing, or the payload is over the
+            // server's limit): the network thread's way, which buffers,
+            // reports and counts what it cannot send.
+            Poll::Ready(Err(_)) | Poll::Pending => Some(Out::Publish { subject, payload }),
         }
     }
 
