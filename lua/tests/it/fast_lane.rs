@@ -730,15 +730,7 @@ fn lane_writes_nested_sends_into_a_lent_sink_in_order_with_integers_for_floats_m
         "#,
     );
     go(&f);
-    let sink = gantry_host::SendSink::new(Rc::new(std::cell::Cell::new(0)), 1 << 16, 1 << 16);
-    let log = Rc::new(LendingLog {
-        kept: KeptLog {
-            hub: f.hub.clone(),
-            lines: RefCell::new(Vec::new()),
-        },
-        sink: sink.clone(),
-    });
-    f.hub.set_dispatch_log(Some(log.clone()));
+    let (log, sink) = lend_a_sink(&f);
     go(&f);
     let mut expected = Vec::new();
     let mut record = |key: &str, args: &[PlainArg<'_>]| {
@@ -767,6 +759,20 @@ fn lane_writes_nested_sends_into_a_lent_sink_in_order_with_integers_for_floats_m
         "with and without"
     );
     assert!(f.failures().is_empty());
+}
+
+/// Installs a log that lends the lanes a sink of 64 KiB, stamped 0.
+fn lend_a_sink(f: &Fixture) -> (Rc<LendingLog>, Rc<gantry_host::SendSink>) {
+    let sink = gantry_host::SendSink::new(Rc::new(std::cell::Cell::new(0)), 1 << 16, 1 << 16);
+    let log = Rc::new(LendingLog {
+        kept: KeptLog {
+            hub: f.hub.clone(),
+            lines: RefCell::new(Vec::new()),
+        },
+        sink: sink.clone(),
+    });
+    f.hub.set_dispatch_log(Some(log.clone()));
+    (log, sink)
 }
 
 /// The first line of each listener failure, with its site's line.
@@ -952,15 +958,7 @@ fn lane_takes_back_the_record_of_a_send_whose_argument_does_not_fit() {
         "#,
     );
     go(&f);
-    let sink = gantry_host::SendSink::new(Rc::new(std::cell::Cell::new(0)), 1 << 16, 1 << 16);
-    let log = Rc::new(LendingLog {
-        kept: KeptLog {
-            hub: f.hub.clone(),
-            lines: RefCell::new(Vec::new()),
-        },
-        sink: sink.clone(),
-    });
-    f.hub.set_dispatch_log(Some(log.clone()));
+    let (_, sink) = lend_a_sink(&f);
     go(&f);
     let mut expected = Vec::new();
     for (i, s) in [(1, "a"), (3, "c")] {
