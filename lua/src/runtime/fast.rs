@@ -392,25 +392,64 @@ fn note_runner(lua: &Lua) {
         return;
     };
     let counters = &shared.fast.counters;
-    if counters.depth.get() == 0 {
+    let runners = counters.runners.get();
+    if runners == 0 {
         return;
     }
+    // Lua finds a level by walking down from the top, so a walk costs the
+    // square of its length. The runner is most often a few levels below
+    // the error (the listener, what it called): looked for there first.
+    // A listener that failed deep in its own calls (a runaway recursion)
+    // has it far down: then it is the `runners`th runner from the bottom,
+    // which is near the bottom.
+    const NEAR: usize = 64;
+    let line = (1..=NEAR)
+        .map_while(|level| runner_line(lua, level))
+        .find_map(|found| found)
+        .or_else(|| {
+            let bottom = stack_depth(lua);
+            if bottom <= NEAR {
+                return None;
+            }
+            let mut seen = 0;
+            (NEAR + 1..bottom).rev().find_map(|level| {
+                let line = runner_line(lua, level)??;
+                seen += 1;
+                (seen == runners).then_some(line)
+            })
+        });
+    let at = line.map_or(-1, |line| line - deliver::FIRST_LINE);
+    counters.failed_at.set(if at >= 0 { at } else { -1 });
+}
+
+/// At stack `level`: `None` past the stack's end, `Some(None)` for a
+/// frame that is no runner, `Some(Some(line))` for a runner at `line`.
+fn runner_line(lua: &Lua, level: usize) -> Option<Option<i64>> {
     let name = &deliver::RUNNER_CHUNK[1..];
-    // Level 0 is this handler; a runner is a few levels up at most (the
-    // listener, what it called), but a listener may nest deeply.
-    for level in 1..=256 {
-        let Some(found) = lua.inspect_stack(level, |debug| {
-            (debug.source().short_src.as_deref() == Some(name))
-                .then(|| debug.current_line().map_or(-1, |line| line as i64))
-        }) else {
-            return;
-        };
-        if let Some(line) = found {
-            let at = line - deliver::FIRST_LINE;
-            counters.failed_at.set(if at >= 0 { at } else { -1 });
-            return;
+    lua.inspect_stack(level, |debug| {
+        (debug.source().short_src.as_deref() == Some(name))
+            .then(|| debug.current_line().map_or(-1, |line| line as i64))
+    })
+}
+
+/// How many levels the stack has: the first level past its end, found
+/// by doubling, then halving.
+fn stack_depth(lua: &Lua) -> usize {
+    let exists = |level: usize| lua.inspect_stack(level, |_| ()).is_some();
+    let mut high = 1;
+    while exists(high) {
+        high *= 2;
+    }
+    let mut low = high / 2;
+    while low + 1 < high {
+        let mid = low + (high - low) / 2;
+        if exists(mid) {
+            low = mid;
+        } else {
+            high = mid;
         }
     }
+    high
 }
 
 /// Reports listener `i` (from 0) of a lane as failed with `error`; a

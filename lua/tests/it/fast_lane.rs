@@ -775,6 +775,14 @@ fn lend_a_sink(f: &Fixture) -> (Rc<LendingLog>, Rc<gantry_host::SendSink>) {
     (log, sink)
 }
 
+/// Sends `sends` from a script of their own, before any listener of
+/// theirs is there: the keys' types are then known, so the first sends
+/// of the scripts loaded next take the lane (a key's first send, whose
+/// types are still being learned, goes the hub's way).
+fn learn(f: &Fixture, sends: &str) {
+    f.load("learn.lua", sends);
+}
+
 /// The first line of each listener failure, with its site's line.
 fn failures_with_lines(f: &Fixture) -> Vec<(String, String, u32)> {
     f.hub
@@ -797,6 +805,7 @@ fn failures_with_lines(f: &Fixture) -> Vec<(String, String, u32)> {
 #[test]
 fn lane_reports_a_listener_failing_after_its_nested_send_failed_at_its_own_site() {
     let f = Fixture::new();
+    learn(&f, "NotifyMessage('K', 0); NotifyMessage('N')");
     f.load(
         "nested.lua",
         "ListenMessage('N', nil, function() error('inner') end)\n\
@@ -821,6 +830,7 @@ fn lane_reports_a_listener_failing_after_its_nested_send_failed_at_its_own_site(
 #[test]
 fn lane_skips_a_listener_removed_by_a_nested_send() {
     let f = Fixture::new();
+    learn(&f, "NotifyMessage('K', 0); NotifyMessage('Drop')");
     f.load(
         "remote.lua",
         "local victim\n\
@@ -843,6 +853,7 @@ fn lane_skips_a_listener_removed_by_a_nested_send() {
 #[test]
 fn lane_skips_a_listener_removed_inside_a_coroutine_of_an_earlier_listener() {
     let f = Fixture::new();
+    learn(&f, "NotifyMessage('K', 0)");
     f.load(
         "co.lua",
         "local victim\n\
@@ -861,6 +872,7 @@ fn lane_skips_a_listener_removed_inside_a_coroutine_of_an_earlier_listener() {
 #[test]
 fn lane_failure_traceback_shows_only_the_mods_frames() {
     let f = Fixture::new();
+    learn(&f, "NotifyMessage('K')");
     f.load(
         "trace.lua",
         "local function helper() error('deep') end\n\
@@ -887,6 +899,7 @@ fn lane_of_any_length_reports_failures_and_skips_removed_listeners() {
     for count in [2, 3, 64, 65, 100] {
         let f = Fixture::new();
         let fails = if count == 2 { 1 } else { count / 2 + 1 };
+        learn(&f, "NotifyMessage('K', 0)");
         f.load(
             "len.lua",
             &format!(
@@ -924,6 +937,7 @@ fn lane_listener_out_of_memory_is_reported_and_the_sender_goes_on() {
         memory_limit: Some(16 * 1024 * 1024),
         ..LuaOptions::default()
     });
+    learn(&f, "NotifyMessage('K')");
     f.load(
         "hoard.lua",
         "ListenMessage('K', nil, function() print('before') end)\n\
@@ -970,4 +984,26 @@ fn lane_takes_back_the_record_of_a_send_whose_argument_does_not_fit() {
     let printed = f.printed();
     assert_eq!(printed.len(), 2, "{printed:?}");
     assert!(printed[1].starts_with("false"), "refused: {printed:?}");
+}
+
+/// A listener that fails deep in its own calls (here 1,000 levels down)
+/// is still reported at its own site, and the listeners after it run.
+#[test]
+fn lane_reports_a_listener_failing_deep_in_its_calls_and_runs_the_rest() {
+    let f = Fixture::new();
+    learn(&f, "NotifyMessage('K', 0)");
+    f.load(
+        "deep.lua",
+        "local function down(n) if n == 0 then error('deep') end return 1 + down(n - 1) end\n\
+         ListenMessage('K', nil, function(i) print('first', i) end)\n\
+         ListenMessage('K', nil, function(i) down(20000) end)\n\
+         ListenMessage('K', nil, function(i) print('last', i) end)\n\
+         ListenMessage('Go', nil, function() NotifyMessage('K', 1) end)\n",
+    );
+    go(&f);
+    assert_eq!(f.printed(), vec!["first\t1", "last\t1"]);
+    assert_eq!(
+        failures_with_lines(&f),
+        vec![("K".into(), "deep.lua:1: deep".into(), 3)]
+    );
 }

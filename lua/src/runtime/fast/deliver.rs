@@ -100,7 +100,10 @@ pub(super) unsafe fn deliver(
                     ffi::lua_pushvalue(l, first + a);
                 }
                 counters.failed_at.set(-1);
-                if ffi::lua_pcall(l, count + 1, 0, msgh) == ffi::LUA_OK {
+                counters.runners.set(counters.runners.get() + 1);
+                let status = ffi::lua_pcall(l, count + 1, 0, msgh);
+                counters.runners.set(counters.runners.get() - 1);
+                if status == ffi::LUA_OK {
                     next = data.count;
                 } else {
                     let failed = counters.failed_at.get();

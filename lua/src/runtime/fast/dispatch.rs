@@ -38,6 +38,9 @@ pub(crate) struct Counters {
     /// Where the innermost runner was (its listener, from 0) when a
     /// listener's error reached the message handler; -1: nowhere known.
     pub failed_at: Cell<i64>,
+    /// Runners whose protected call is under way (the message handler
+    /// counts them from the bottom of a deep stack).
+    pub runners: Cell<i64>,
     /// The lane each fast send under way with a runner delivers down, by
     /// nesting depth (`1..=MAX_DEPTH`), as its data's address: the key
     /// `FastLane` finds the lane table by when a listener is removed
@@ -52,6 +55,7 @@ impl Default for Counters {
             depth: Cell::default(),
             blocks: Cell::default(),
             failed_at: Cell::new(-1),
+            runners: Cell::default(),
             active: std::array::from_fn(|_| Cell::new(std::ptr::null())),
         }
     }
