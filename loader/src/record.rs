@@ -361,14 +361,9 @@ impl DispatchLog for Log {
             return None;
         }
         let head = writer::lane_head(key.index() as u32, source, params)?;
-        let index = key.index();
-        if side.named.get(index) != Some(&true) {
+        if side.named.get(key.index()) != Some(&true) {
             let mut buf = side.batch.buf()?;
-            if side.named.len() <= index {
-                side.named.resize(index + 1, false);
-            }
-            side.named[index] = true;
-            writer::key(&mut buf, index as u32, &self.hub.key_name(key));
+            name_key(&mut side.named, &mut buf, &self.hub, key);
         }
         Some(LaneSink::new(side.batch.sink().clone(), head))
     }
@@ -401,13 +396,8 @@ impl Log {
             sink.stamp(tick);
             writer::tick(&mut buf, tick);
         }
-        let key = d.key.index();
-        if side.named.get(key) != Some(&true) {
-            if side.named.len() <= key {
-                side.named.resize(key + 1, false);
-            }
-            side.named[key] = true;
-            writer::key(&mut buf, key as u32, &self.hub.key_name(d.key));
+        if side.named.get(d.key.index()) != Some(&true) {
+            name_key(&mut side.named, &mut buf, &self.hub, d.key);
         }
         drop(buf);
         if matches!(d.source, Source::Named(..))
@@ -417,6 +407,17 @@ impl Log {
         }
         true
     }
+}
+
+/// Tells the writer `key`'s name (before its first record) and notes it
+/// told: `named` is by key index.
+fn name_key(named: &mut Vec<bool>, buf: &mut Vec<u8>, hub: &Hub, key: Key) {
+    let index = key.index();
+    if named.len() <= index {
+        named.resize(index + 1, false);
+    }
+    named[index] = true;
+    writer::key(buf, index as u32, &hub.key_name(key));
 }
 
 impl GameSide {
