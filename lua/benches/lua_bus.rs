@@ -290,6 +290,38 @@ fn bus_sends_only() -> bool {
     true
 }
 
+/// `GANTRY_BENCH_BUS_INTERLEAVE=ROUNDS`: the baked sends and the pure-Lua
+/// bus at 1 and 8 listeners by wall time, in batches of
+/// `INTERLEAVED_BATCH` sends taken in turn, ROUNDS each, outside
+/// criterion; prints each one's fastest batches and their ratios (see
+/// `gantry_test_support::interleave` for why).
+fn bus_interleaved() -> bool {
+    use gantry_test_support::interleave::{Side, interleave, print};
+    let Some(rounds) = std::env::var("GANTRY_BENCH_BUS_INTERLEAVE")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+    else {
+        return false;
+    };
+    for listeners in [1, 8] {
+        let pure = setup_counted(PURE_BUS, listeners);
+        let baked = setup_counted(HUB_BAKED, listeners);
+        let results = interleave(
+            rounds,
+            &mut [
+                Side::new("pure_lua_bus", || lua_loop(&pure, INTERLEAVED_BATCH)),
+                Side::new("hub_baked", || lua_loop(&baked, INTERLEAVED_BATCH)),
+            ],
+        );
+        print(&format!("lua_bus/{listeners}"), INTERLEAVED_BATCH, &results);
+    }
+    true
+}
+
+/// Sends per interleaved batch: some 40 to 300 µs, short enough to run
+/// whole between most of this machine's stalls.
+const INTERLEAVED_BATCH: u64 = 200;
+
 #[inline(never)]
 fn bus_pure_1(setup: &Setup, iters: u64) -> Duration {
     black_box(4u8); // Each body its own: never folded into one symbol.
@@ -315,7 +347,7 @@ fn bus_baked_8(setup: &Setup, iters: u64) -> Duration {
 }
 
 fn bench(c: &mut Criterion) {
-    if grants_sends_only() || bus_sends_only() {
+    if grants_sends_only() || bus_sends_only() || bus_interleaved() {
         return;
     }
     let mut group = c.benchmark_group("lua_bus");

@@ -4,6 +4,8 @@
 //! `tests/it/support` module.
 //!
 //! - [`guard`]: a deadline for a case that might hang, a FIFO, hostile keys.
+//! - [`interleave`]: a benchmark's wall time beside its baseline's, on a
+//!   machine that stalls (the benches use it).
 //! - [`hub_poke`] and [`hostile_case`]: what the script faces' hostile-program
 //!   tests do to a hub, and the programs they draw.
 //! - [`log`]: a log of what listeners heard, in order.
@@ -13,6 +15,7 @@
 pub mod guard;
 pub mod hostile_case;
 pub mod hub_poke;
+pub mod interleave;
 pub mod log;
 pub mod signature_table;
 

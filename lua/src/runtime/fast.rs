@@ -353,6 +353,7 @@ fn fetch(
         log: lane
             .log
             .map(|handle| log::LaneLog::new(handle, key, source, params)),
+        runner,
     });
     let data_ptr = &*data as *const dispatch::LaneData as *mut std::ffi::c_void;
     let snapshot = lua.create_userdata(Snapshot {

@@ -92,7 +92,9 @@ pub(super) unsafe fn deliver(
             }
         } else {
             let mut next = 0;
-            if ffi::lua_rawgeti(l, lane, lane::RUNNER) == ffi::LUA_TFUNCTION {
+            if data.runner {
+                // The lane's runner, kept beside it by `take_lane`.
+                ffi::lua_pushvalue(l, ffi::lua_upvalueindex(7));
                 // The lanes under way, for `FastLane::epoch_moved`.
                 counters.active[depth as usize].set(data);
                 ffi::lua_pushvalue(l, lane);

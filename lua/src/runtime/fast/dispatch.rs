@@ -146,6 +146,9 @@ pub(crate) struct LaneData {
     /// The hub's dispatch log, when one is installed: each send down the
     /// lane is logged (`super::log`).
     pub log: Option<super::log::LaneLog>,
+    /// Whether the lane has a runner (`lane::RUNNER`): a send keeps it in
+    /// an upvalue, read for less than the lane table's slot.
+    pub runner: bool,
 }
 
 /// Fast sends nested this deep send the slow way from there on (whose
@@ -296,7 +299,11 @@ unsafe fn take_lane<const SOURCED: bool>(
         if data.is_null() {
             ffi::lua_settop(l, top);
             ffi::lua_pushboolean(l, 0);
+            ffi::lua_pushboolean(l, 0);
+        } else {
+            ffi::lua_rawgeti(l, top + 1, lane::RUNNER);
         }
+        ffi::lua_replace(l, ffi::lua_upvalueindex(7));
         ffi::lua_replace(l, ffi::lua_upvalueindex(6));
         state.data.set(data);
         state.epoch.set(counters.epoch.get() as i64);
@@ -537,7 +544,8 @@ pub(super) unsafe fn counters_closure(
 /// listeners' message handler, (5)
 /// [`run_listeners`](super::deliver::run_listeners) over the same site
 /// table, (6) the kept lane (`false`: this send goes the slow way this
-/// epoch; an upvalue is read for less than a table's slot).
+/// epoch; an upvalue is read for less than a table's slot), (7) the kept
+/// lane's runner (nil when it has none; `false` with no lane).
 ///
 /// # Safety
 /// Called inside `Lua::exec_raw` with the site table, then the message
@@ -556,7 +564,8 @@ pub(super) unsafe fn send_closure(
         ffi::lua_pushvalue(l, -4);
         ffi::lua_pushcclosure(l, super::deliver::run_listeners, 1);
         ffi::lua_pushboolean(l, 0);
-        ffi::lua_pushcclosure(l, f, 6);
+        ffi::lua_pushboolean(l, 0);
+        ffi::lua_pushcclosure(l, f, 7);
     }
 }
 
