@@ -52,6 +52,7 @@ use super::shared::{Shared, error_text};
 mod deliver;
 mod dispatch;
 mod log;
+mod stack;
 
 use dispatch::Counters;
 

@@ -1007,3 +1007,57 @@ fn lane_reports_a_listener_failing_deep_in_its_calls_and_runs_the_rest() {
         vec![("K".into(), "deep.lua:1: deep".into(), 3)]
     );
 }
+
+/// The lane reads each argument straight from the Lua stack: every value
+/// of its kinds arrives as sent (the integers' extremes, signed zeros and
+/// infinities, an empty and a long string), an integer for a float as the
+/// float the hub makes of it, and a value of any other kind (a float for
+/// an integer, a numeric string for a number, a number for a string) goes
+/// the hub's way.
+#[test]
+fn lane_takes_each_value_of_its_kinds_as_sent_and_hands_the_rest_to_the_hub() {
+    let f = Fixture::new();
+    learn(&f, "NotifyMessage('K', 0, 0.5, 's', true)");
+    f.load(
+        "values.lua",
+        r#"
+        ListenMessage("K", nil, function(i, x, s, b) end)
+        local long = string.rep("long ", 20)
+        ListenMessage("Go", nil, function()
+          NotifyMessage("K", math.mininteger, -0.0, "", false)
+          NotifyMessage("K", math.maxinteger, 1/0, long, true)
+          NotifyMessage("K", -1, -1/0, "é", false)
+          NotifyMessage("K", 1, math.maxinteger, "x", true)
+          pcall(NotifyMessage, "K", 2.0, 0.5, "x", true)
+          pcall(NotifyMessage, "K", "3", 0.5, "x", true)
+          pcall(NotifyMessage, "K", 4, "0.5", "x", true)
+          pcall(NotifyMessage, "K", 5, 0.5, 6, true)
+          pcall(NotifyMessage, "K", 6, 0.5, "x", 0)
+        end)
+        "#,
+    );
+    go(&f);
+    let log = Rc::new(KeptLog {
+        hub: f.hub.clone(),
+        lines: RefCell::new(Vec::new()),
+    });
+    f.hub.set_dispatch_log(Some(log.clone()));
+    go(&f);
+    f.hub.take_reports();
+    let lines = log.lines.borrow();
+    let long = "long ".repeat(20);
+    assert_eq!(
+        lines[..5],
+        [
+            "*Go Values[]".to_string(),
+            r#"K Plain[Int(-9223372036854775808), Float(-0.0), Str(""), Bool(false)]"#.into(),
+            format!(r#"K Plain[Int(9223372036854775807), Float(inf), Str("{long}"), Bool(true)]"#),
+            r#"K Plain[Int(-1), Float(-inf), Str("é"), Bool(false)]"#.into(),
+            r#"K Plain[Int(1), Float(9.223372036854776e18), Str("x"), Bool(true)]"#.into(),
+        ]
+    );
+    assert!(
+        lines[5..].iter().all(|l| l.starts_with("K Values")),
+        "the hub's way: {lines:?}"
+    );
+}

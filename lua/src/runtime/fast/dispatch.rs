@@ -24,6 +24,7 @@ use gantry_host::{LaneRecord, PlainArg};
 use mlua::ffi::{self, lua_State};
 
 use super::MAX_PARAMS;
+use super::stack::tag as stack_tag;
 
 /// What every lane of one runtime shares with the runtime, read and
 /// written directly (no Lua API) by the send functions.
@@ -287,7 +288,8 @@ unsafe fn take_lane<const SOURCED: bool>(
         } else {
             ffi::lua_pushnil(l);
         }
-        let data = if ffi::lua_pcall(l, 1, 1, 0) == ffi::LUA_OK
+        let data = if super::stack::layout_holds(l)
+            && ffi::lua_pcall(l, 1, 1, 0) == ffi::LUA_OK
             && ffi::lua_type(l, -1) == ffi::LUA_TTABLE
         {
             lane_data(l, top + 1)
@@ -328,14 +330,9 @@ unsafe fn lane_data<'a>(l: *mut lua_State, lane: c_int) -> Option<&'a LaneData> 
     }
 }
 
-/// 2^63: a float below it in magnitude converts to an `i64`.
-const I64_END: f64 = -(i64::MIN as f64);
-
 /// What [`arguments_fit`] does with each argument it checks (the `i`th,
 /// from 0) once it fits.
 trait Taken<'s> {
-    /// Whether it reads them at all.
-    const READS: bool;
     /// Whether `count` arguments are not too many for it.
     fn room(&self, count: usize) -> bool;
     fn int(&mut self, i: usize, n: i64);
@@ -348,7 +345,6 @@ trait Taken<'s> {
 struct Unread;
 
 impl Taken<'_> for Unread {
-    const READS: bool = false;
     #[inline(always)]
     fn room(&self, _: usize) -> bool {
         true
@@ -368,7 +364,6 @@ impl Taken<'_> for Unread {
 struct Borrowed<'s>([MaybeUninit<PlainArg<'s>>; MAX_PARAMS]);
 
 impl<'s> Taken<'s> for Borrowed<'s> {
-    const READS: bool = true;
     #[inline(always)]
     fn room(&self, count: usize) -> bool {
         count <= MAX_PARAMS
@@ -393,7 +388,6 @@ impl<'s> Taken<'s> for Borrowed<'s> {
 
 /// Written straight into the log's buffer, after the record's head.
 impl Taken<'_> for LaneRecord<'_> {
-    const READS: bool = true;
     #[inline(always)]
     fn room(&self, _: usize) -> bool {
         true
@@ -416,11 +410,12 @@ impl Taken<'_> for LaneRecord<'_> {
     }
 }
 
-/// Checks the `count` arguments from stack index `first` against the
-/// lane's kinds; an integer for a float parameter is made a float in
-/// place, as the hub converts it. Each that fits goes to `taken`, read
-/// once: a float parameter is read with its type checked first, then
-/// asked whether it is an integer only when its value is integral.
+/// Checks the `count` arguments from stack index `first` (the last ones
+/// on the stack) against the lane's kinds; an integer for a float
+/// parameter is made a float in place, as the hub converts it. Each that
+/// fits goes to `taken`. Each is read from its stack slot (`stack`): its
+/// kind and value are two loads, no call into Lua; only a string's bytes
+/// are asked for.
 unsafe fn arguments_fit<'s, T: Taken<'s>>(
     l: *mut lua_State,
     data: &LaneData,
@@ -433,46 +428,26 @@ unsafe fn arguments_fit<'s, T: Taken<'s>>(
         if data.kinds.len() != count as usize || !taken.room(data.kinds.len()) {
             return false;
         }
+        let top = first + count - 1;
+        debug_assert_eq!(ffi::lua_gettop(l), top);
         for (i, kind) in data.kinds.iter().enumerate() {
             let at = first + i as c_int;
-            match *kind {
-                b'i' if ffi::lua_isinteger(l, at) != 0 => {
-                    if T::READS {
-                        taken.int(i, ffi::lua_tointegerx(l, at, std::ptr::null_mut()));
-                    }
-                }
-                b'f' if T::READS => {
-                    if ffi::lua_type(l, at) != ffi::LUA_TNUMBER {
-                        return false;
-                    }
-                    // An integer reads as the float the hub makes of it;
-                    // only an integral value (or one out of an integer's
-                    // range, or NaN) may have been one.
-                    let x = ffi::lua_tonumberx(l, at, std::ptr::null_mut());
-                    let integral = if x.abs() < I64_END {
-                        // SAFETY: `x` is finite and within i64's range.
-                        x.to_int_unchecked::<i64>() as ffi::lua_Number == x
-                    } else {
-                        true
-                    };
-                    if integral && ffi::lua_isinteger(l, at) != 0 {
-                        ffi::lua_pushnumber(l, x);
-                        ffi::lua_replace(l, at);
-                    }
+            // SAFETY: the lane was taken, so the layout holds; `at` is one
+            // of the `top` values on the stack (the send's arguments, as it
+            // found them), read before anything is pushed.
+            let slot = super::stack::slot(l, top, at);
+            match (*kind, slot.tag()) {
+                (b'i', stack_tag::INT) => taken.int(i, slot.int()),
+                (b'f', stack_tag::FLOAT) => taken.float(i, slot.float()),
+                (b'f', stack_tag::INT) => {
+                    let x = slot.int() as ffi::lua_Number;
+                    ffi::lua_pushnumber(l, x);
+                    ffi::lua_replace(l, at);
                     taken.float(i, x);
                 }
-                b'f' if ffi::lua_isinteger(l, at) != 0 => {
-                    let n = ffi::lua_tointegerx(l, at, std::ptr::null_mut()) as ffi::lua_Number;
-                    ffi::lua_pushnumber(l, n);
-                    ffi::lua_replace(l, at);
-                }
-                b'f' if ffi::lua_type(l, at) == ffi::LUA_TNUMBER => {}
-                b'b' if ffi::lua_type(l, at) == ffi::LUA_TBOOLEAN => {
-                    if T::READS {
-                        taken.bool(i, ffi::lua_toboolean(l, at) != 0);
-                    }
-                }
-                b's' if ffi::lua_type(l, at) == ffi::LUA_TSTRING => {
+                (b'b', stack_tag::TRUE) => taken.bool(i, true),
+                (b'b', stack_tag::FALSE) => taken.bool(i, false),
+                (b's', stack_tag::SHORT_STR | stack_tag::LONG_STR) => {
                     let mut n = 0usize;
                     let p = ffi::lua_tolstring(l, at, &mut n);
                     if p.is_null() {
