@@ -206,6 +206,104 @@ impl Nodes {
     }
 }
 
+/// `throughput/raw`'s loop: publishes `n` messages with at most 2048 in
+/// flight and takes them back, both clients on this thread.
+#[inline(never)]
+fn raw_run(
+    runtime: &tokio::runtime::Runtime,
+    publisher: &async_nats::Client,
+    subscriber: &mut async_nats::Subscriber,
+    payload: &bytes::Bytes,
+    n: u64,
+) -> Duration {
+    runtime.block_on(async {
+        // The same window as the bridge's: at most 2048 in flight.
+        let start = Instant::now();
+        let (mut sent, mut received) = (0u64, 0u64);
+        while received < n {
+            while sent < n && sent - received < 2048 {
+                publisher
+                    .publish("raw.Chat.Say", payload.clone())
+                    .await
+                    .unwrap();
+                sent += 1;
+            }
+            tokio::time::timeout(PATIENCE, subscriber.next())
+                .await
+                .expect("raw lost messages");
+            received += 1;
+        }
+        start.elapsed()
+    })
+}
+
+/// `throughput/bridge`'s loop (its own symbol for a profiler).
+#[inline(never)]
+fn bridge_run(nodes: &Nodes, n: u64, idle: Idle) -> Duration {
+    nodes.run(n, idle)
+}
+
+/// `GANTRY_BENCH_BRIDGE_SENDS=N` with `GANTRY_BENCH_BRIDGE_CELL=raw` or
+/// `bridge`: runs that throughput cell's loop once for N messages outside
+/// criterion (after a first window's worth, so connections and buffers
+/// are warm), for an instruction count per thread under callgrind
+/// (`valgrind --tool=callgrind --separate-threads=yes`, the inclusive
+/// cost of `raw_run` or of each thread, divided by N) or system calls
+/// under `strace -c -f`. It prints each thread's context switches per
+/// message over the counted run.
+fn sends_only() -> Option<(String, u64)> {
+    let n = std::env::var("GANTRY_BENCH_BRIDGE_SENDS")
+        .ok()?
+        .parse::<u64>()
+        .ok()?;
+    let cell = std::env::var("GANTRY_BENCH_BRIDGE_CELL").unwrap_or_else(|_| "bridge".into());
+    Some((cell, n))
+}
+
+/// This process's threads' context switches (voluntary, involuntary),
+/// by thread name, read from /proc.
+struct Switches(Vec<(String, u64, u64)>);
+
+impl Switches {
+    fn now() -> Switches {
+        let mut threads = Vec::new();
+        for task in std::fs::read_dir("/proc/self/task").into_iter().flatten() {
+            let Ok(task) = task else { continue };
+            let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+                continue;
+            };
+            let field = |name: &str| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(|v| v.trim().to_owned())
+                    .unwrap_or_default()
+            };
+            let name = format!("{}:{}", field("Name:"), task.file_name().to_string_lossy());
+            let voluntary = field("voluntary_ctxt_switches:").parse().unwrap_or(0);
+            let involuntary = field("nonvoluntary_ctxt_switches:").parse().unwrap_or(0);
+            threads.push((name, voluntary, involuntary));
+        }
+        Switches(threads)
+    }
+
+    /// Prints each thread's switches since `self`, per message.
+    fn report(&self, n: u64) {
+        for (name, v, i) in Switches::now().0 {
+            let (v0, i0) = self
+                .0
+                .iter()
+                .find(|(t, _, _)| *t == name)
+                .map_or((0, 0), |(_, v, i)| (*v, *i));
+            println!(
+                "switches {name}: voluntary {:.4}/msg, involuntary {:.4}/msg",
+                (v - v0) as f64 / n as f64,
+                (i - i0) as f64 / n as f64
+            );
+        }
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let Some(server) = server() else {
         println!("skipped: nats-server not found (install nats-server to run it)");
@@ -229,33 +327,31 @@ fn bench(c: &mut Criterion) {
         receiver.flush().await.unwrap();
         (publisher, subscriber)
     });
+    if let Some((cell, n)) = sends_only() {
+        // Connected and a first window sent, then the counted run.
+        let run: Box<dyn FnMut(u64) -> Duration> = match cell.as_str() {
+            "raw" => Box::new(|n| raw_run(&runtime, &publisher, &mut subscriber, &payload, n)),
+            "bridge" => {
+                let nodes = Nodes::start(&url);
+                Box::new(move |n| bridge_run(&nodes, n, Idle::Sleep))
+            }
+            other => panic!("GANTRY_BENCH_BRIDGE_CELL: `{other}` is not raw or bridge"),
+        };
+        let mut run = run;
+        run(2048);
+        let before = Switches::now();
+        let took = run(n);
+        before.report(n);
+        println!("{cell}: {n} messages in {took:?}");
+        return;
+    }
     let threaded = Publisher::start(&url, "raw.Chat.Say", payload.clone());
     let nodes = Nodes::start(&url);
 
     let mut group = c.benchmark_group("throughput");
     group.throughput(Throughput::Elements(1));
     group.bench_function("raw", |b| {
-        b.iter_custom(|n| {
-            runtime.block_on(async {
-                // The same window as the bridge's: at most 2048 in flight.
-                let start = Instant::now();
-                let (mut sent, mut received) = (0u64, 0u64);
-                while received < n {
-                    while sent < n && sent - received < 2048 {
-                        publisher
-                            .publish("raw.Chat.Say", payload.clone())
-                            .await
-                            .unwrap();
-                        sent += 1;
-                    }
-                    tokio::time::timeout(PATIENCE, subscriber.next())
-                        .await
-                        .expect("raw lost messages");
-                    received += 1;
-                }
-                start.elapsed()
-            })
-        })
+        b.iter_custom(|n| raw_run(&runtime, &publisher, &mut subscriber, &payload, n))
     });
     group.bench_function("raw_threaded", |b| {
         b.iter_custom(|n| {
@@ -282,7 +378,9 @@ fn bench(c: &mut Criterion) {
             })
         })
     });
-    group.bench_function("bridge", |b| b.iter_custom(|n| nodes.run(n, Idle::Sleep)));
+    group.bench_function("bridge", |b| {
+        b.iter_custom(|n| bridge_run(&nodes, n, Idle::Sleep))
+    });
     group.finish();
 
     let mut group = c.benchmark_group("latency");

@@ -31,6 +31,10 @@ const MAX_KEPT_EVENTS: usize = 1024;
 /// The bytes [`Shared::encode`] takes at a time for payloads.
 const ARENA: usize = 16 * 1024;
 
+/// Below this much room left, the arena takes [`ARENA`] more before a
+/// payload is written (a larger payload grows it as it is written).
+const ARENA_LOW: usize = 512;
+
 /// The most subjects remembered with their keys (see `known_subjects`).
 const MAX_KNOWN_SUBJECTS: usize = 1024;
 
@@ -132,7 +136,6 @@ struct Shared {
     stats: Cell<BridgeStats>,
     /// Sends dropped in the current run of a full buffer.
     dropping: Cell<u64>,
-    scratch: RefCell<Vec<u8>>,
     net: Arc<NetShared>,
     /// Global subjects by key index: a key's is made once.
     global_subjects: RefCell<Vec<Option<Subject>>>,
@@ -155,6 +158,9 @@ struct Shared {
     /// The room of the last peer's send's values, for the next one's (a
     /// delivery inside a delivery makes its own).
     args: RefCell<Vec<Value>>,
+    /// The last peer's send's values: its texts are shared by the next
+    /// one's where equal (see [`wire::decode_after`]).
+    last_args: RefCell<Vec<Value>>,
     /// The last global subject a peer's message came on, with its key's
     /// handle: a stream of one key's sends compares bytes, not hashes.
     last_subject: RefCell<Option<(Subject, Key)>>,
@@ -228,7 +234,6 @@ impl Bridge {
             on_event: RefCell::new(None),
             stats: Cell::new(BridgeStats::default()),
             dropping: Cell::new(0),
-            scratch: RefCell::new(Vec::new()),
             net: net.clone(),
             global_subjects: RefCell::new(Vec::new()),
             arena: RefCell::new(BytesMut::new()),
@@ -238,6 +243,7 @@ impl Bridge {
             max_stored_keys: config.max_stored_keys,
             client: RefCell::new(None),
             args: RefCell::new(Vec::new()),
+            last_args: RefCell::new(Vec::new()),
             last_subject: RefCell::new(None),
         });
         let weak = Rc::downgrade(&shared);
@@ -601,7 +607,7 @@ impl Shared {
             subjects.resize(at + 1, None);
         }
         subjects[at]
-            .get_or_insert_with(|| self.subjects.of(lane, key).into())
+            .get_or_insert_with(|| crate::subject::lasting(self.subjects.of(lane, key)))
             .clone()
     }
 
@@ -636,27 +642,33 @@ impl Shared {
         self.stats.set(stats);
     }
 
+    /// A payload for `args`, written straight into the arena (see
+    /// `arena`) and split off it.
     fn encode(&self, key: &str, args: &[Value]) -> Result<Bytes, BridgeError> {
-        let mut scratch = self.scratch.borrow_mut();
-        wire::encode(self.node, args, &mut scratch).map_err(|e| BridgeError::Payload {
-            key: key.into(),
-            reason: e.to_string(),
-        })?;
-        if scratch.len() > self.max_payload {
+        let mut arena = self.arena.borrow_mut();
+        // What a previous payload refused here left.
+        arena.clear();
+        if arena.capacity() < ARENA_LOW {
+            arena.reserve(ARENA);
+        }
+        if let Err(e) = wire::encode_to(self.node, args, &mut *arena) {
+            arena.clear();
+            return Err(BridgeError::Payload {
+                key: key.into(),
+                reason: e.to_string(),
+            });
+        }
+        if arena.len() > self.max_payload {
+            let len = arena.len();
+            arena.clear();
             return Err(BridgeError::Payload {
                 key: key.into(),
                 reason: format!(
-                    "its payload is {} bytes, over the {}-byte limit",
-                    scratch.len(),
+                    "its payload is {len} bytes, over the {}-byte limit",
                     self.max_payload
                 ),
             });
         }
-        let mut arena = self.arena.borrow_mut();
-        if arena.capacity() < scratch.len() {
-            arena.reserve(ARENA.max(scratch.len()));
-        }
-        arena.extend_from_slice(&scratch);
         Ok(arena.split().freeze())
     }
 
@@ -1125,7 +1137,8 @@ impl Shared {
         }
         // A send's values go back to `args` after it (a store keeps its).
         let mut args = std::mem::take(&mut *self.args.borrow_mut());
-        if let Err(e) = wire::decode_into(payload, &mut args) {
+        let decoded = wire::decode_after(payload, &mut args, &self.last_args.borrow());
+        if let Err(e) = decoded {
             return self.refuse(BridgeEvent::Malformed {
                 subject: key.into(),
                 reason: e.to_string(),
@@ -1209,10 +1222,13 @@ impl Shared {
                 let sent = hub
                     .send_values(handle, source, &mut args, Caller::Unrecorded)
                     .map(drop);
-                args.clear();
+                // Kept for the next one's texts (see `last_args`); the
+                // values before go, their room kept for the next one.
+                let mut before = std::mem::replace(&mut *self.last_args.borrow_mut(), args);
+                before.clear();
                 let mut room = self.args.borrow_mut();
-                if room.capacity() < args.capacity() {
-                    *room = args;
+                if room.capacity() < before.capacity() {
+                    *room = before;
                 }
                 sent
             }

@@ -39,6 +39,35 @@ pub struct Subjects {
     queue_prefix: String,
 }
 
+/// The most global subjects [`lasting`] keeps for the process.
+const MAX_LASTING: usize = 4096;
+
+/// A global subject for the client that is never freed: kept once per
+/// process (and per cluster and key), so its clones are copies of a
+/// pointer. A subject made from a `String` shares one count between the
+/// game thread, which clones it for every send, and the network thread,
+/// which drops the copy it wrote: two threads writing one cache line per
+/// message, and the client clones it once more inside. Only keys this
+/// hub sends on come here, at most [`MAX_LASTING`] of them; past that a
+/// subject is made as before.
+pub(crate) fn lasting(subject: String) -> async_nats::Subject {
+    use std::collections::HashSet;
+    use std::sync::{LazyLock, Mutex};
+    static KEPT: LazyLock<Mutex<HashSet<&'static str>>> = LazyLock::new(Mutex::default);
+    let Ok(mut kept) = KEPT.lock() else {
+        return subject.into();
+    };
+    if let Some(known) = kept.get(subject.as_str()) {
+        return async_nats::Subject::from_static(known);
+    }
+    if kept.len() >= MAX_LASTING {
+        return subject.into();
+    }
+    let leaked: &'static str = Box::leak(subject.into_boxed_str());
+    kept.insert(leaked);
+    async_nats::Subject::from_static(leaked)
+}
+
 /// A cluster or world name is one subject token of `[A-Za-z0-9_]`.
 pub fn check_name(what: &'static str, name: &str) -> Result<(), ConfigError> {
     let ok = !name.is_empty()

@@ -69,9 +69,41 @@ enum Tag {
     Array = 7,
 }
 
+/// Where a payload is written: a `Vec`, or the bridge's arena of
+/// payloads (written in place there, not copied in from a scratch one).
+pub trait Sink {
+    fn push(&mut self, byte: u8);
+    fn extend_from_slice(&mut self, bytes: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn push(&mut self, byte: u8) {
+        Vec::push(self, byte);
+    }
+
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        Vec::extend_from_slice(self, bytes);
+    }
+}
+
+impl Sink for bytes::BytesMut {
+    fn push(&mut self, byte: u8) {
+        bytes::BufMut::put_u8(self, byte);
+    }
+
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        bytes::BytesMut::extend_from_slice(self, bytes);
+    }
+}
+
 /// Encodes `args` sent by `node` into `out` (cleared first).
 pub fn encode(node: u64, args: &[Value], out: &mut Vec<u8>) -> Result<(), WireError> {
     out.clear();
+    encode_to(node, args, out)
+}
+
+/// Encodes `args` sent by `node` after what `out` holds already.
+pub fn encode_to(node: u64, args: &[Value], out: &mut impl Sink) -> Result<(), WireError> {
     out.push(VERSION);
     out.extend_from_slice(&node.to_le_bytes());
     varint(out, args.len() as u64);
@@ -99,6 +131,20 @@ pub fn decode(payload: &[u8]) -> Result<(u64, Vec<Value>), WireError> {
 /// a receiver keeps from one message to the next; returns the sender's
 /// node id.
 pub fn decode_into(payload: &[u8], values: &mut Vec<Value>) -> Result<u64, WireError> {
+    decode_after(payload, values, &[])
+}
+
+/// [`decode_into`], given the values of the message before (of the same
+/// key): a text argument equal to the one at its place there shares its
+/// string instead of a new one being checked and allocated. A stream of
+/// one key's sends mostly repeats its texts (a chat channel's name, an
+/// event's kind), and a string per argument per message was a large
+/// share of a receiving game thread's work.
+pub fn decode_after(
+    payload: &[u8],
+    values: &mut Vec<Value>,
+    before: &[Value],
+) -> Result<u64, WireError> {
     values.clear();
     if payload.len() < 9 {
         return Err(WireError::Short { len: payload.len() });
@@ -119,8 +165,24 @@ pub fn decode_into(payload: &[u8], values: &mut Vec<Value>) -> Result<u64, WireE
         });
     }
     values.reserve(count as usize);
-    for _ in 0..count {
-        values.push(reader.value(0)?);
+    for i in 0..count as usize {
+        let value = match before.get(i) {
+            Some(Value::Str(last)) if reader.peek() == Some(Tag::Str as u8) => {
+                let at = reader.at;
+                reader.at += 1;
+                let len = reader.count()? as usize;
+                let bytes = &reader.bytes[reader.at..reader.at + len];
+                if bytes == last.as_bytes() {
+                    reader.at += len;
+                    Value::Str(last.clone())
+                } else {
+                    reader.at = at;
+                    reader.value(0)?
+                }
+            }
+            _ => reader.value(0)?,
+        };
+        values.push(value);
     }
     if reader.at != payload.len() {
         return Err(WireError::Trailing {
@@ -131,7 +193,7 @@ pub fn decode_into(payload: &[u8], values: &mut Vec<Value>) -> Result<u64, WireE
 }
 
 /// Writes one value; `Err` carries the id of an object met on the way.
-fn value_into(out: &mut Vec<u8>, value: &Value) -> Result<(), u64> {
+fn value_into(out: &mut impl Sink, value: &Value) -> Result<(), u64> {
     match value {
         Value::Nil => out.push(Tag::Nil as u8),
         Value::Bool(false) => out.push(Tag::False as u8),
@@ -169,12 +231,12 @@ fn value_into(out: &mut Vec<u8>, value: &Value) -> Result<(), u64> {
     Ok(())
 }
 
-fn text(out: &mut Vec<u8>, s: &str) {
+fn text(out: &mut impl Sink, s: &str) {
     varint(out, s.len() as u64);
     out.extend_from_slice(s.as_bytes());
 }
 
-fn varint(out: &mut Vec<u8>, mut n: u64) {
+fn varint(out: &mut impl Sink, mut n: u64) {
     while n >= 0x80 {
         out.push((n as u8) | 0x80);
         n >>= 7;
@@ -188,6 +250,10 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
     fn byte(&mut self) -> Result<u8, WireError> {
         let b = *self
             .bytes
@@ -303,6 +369,31 @@ mod tests {
         ];
         let back = round(values.clone());
         assert_eq!(format!("{back:?}"), format!("{values:?}"));
+    }
+
+    #[test]
+    fn a_text_repeated_from_the_message_before_is_shared_and_a_changed_one_is_not() {
+        let mut out = Vec::new();
+        let mut before = Vec::new();
+        encode(7, &[Value::str("hello"), Value::Int(1)], &mut out).unwrap();
+        decode_into(&out, &mut before).unwrap();
+        let mut values = Vec::new();
+        encode(7, &[Value::str("hello"), Value::str("x")], &mut out).unwrap();
+        decode_after(&out, &mut values, &before).unwrap();
+        assert_eq!(format!("{values:?}"), r#"[Str("hello"), Str("x")]"#);
+        let (Value::Str(a), Value::Str(b)) = (&values[0], &before[0]) else {
+            panic!("texts expected");
+        };
+        assert!(Rc::ptr_eq(a, b));
+        encode(7, &[Value::str("hellO"), Value::Int(2)], &mut out).unwrap();
+        decode_after(&out, &mut values, &before).unwrap();
+        assert_eq!(format!("{values:?}"), r#"[Str("hellO"), Int(2)]"#);
+        // A text shorter than its count says is refused as before.
+        let cut = &out[..out.len() - 3];
+        assert!(matches!(
+            decode_after(cut, &mut values, &before),
+            Err(WireError::Count { .. } | WireError::Truncated { .. })
+        ));
     }
 
     #[test]
