@@ -63,6 +63,10 @@ pub(crate) fn runner_source(listeners: usize, params: usize) -> String {
 /// the message handler, which notes the runner's line in
 /// `Counters::failed_at`), [`run_listeners`] goes on from the listener
 /// after the one that failed.
+///
+/// Leaves what it pushed on the stack (the send returns no results, so
+/// Lua drops it): a `lua_settop` costs as much as a push.
+#[inline(always)]
 pub(super) unsafe fn deliver(
     l: *mut lua_State,
     counters: &Counters,
@@ -116,8 +120,8 @@ pub(super) unsafe fn deliver(
                     next = if failed < 0 { data.count } else { failed + 1 };
                 }
             }
-            ffi::lua_settop(l, msgh);
             if next < data.count {
+                ffi::lua_settop(l, msgh);
                 run_from(l, counters, lane, data, first, count, next);
             }
         }
@@ -128,7 +132,6 @@ pub(super) unsafe fn deliver(
         // A message handler of a send nested in this one may have noted a
         // runner: not this send's.
         counters.failed_at.set(-1);
-        // The caller returns no results: what is left on the stack goes.
     }
 }
 
