@@ -239,7 +239,7 @@ unsafe fn try_lane<const SOURCED: bool>(
                 // Only the first `count` are written and read: no cost
                 // for the others.
                 let mut args = Borrowed([const { MaybeUninit::uninit() }; MAX_PARAMS]);
-                if !arguments_fit(l, data, first, count, &mut args) {
+                if !arguments_fit_apart(l, data, first, count, &mut args) {
                     return false;
                 }
                 // SAFETY: `arguments_fit` wrote the first `count` (at most
@@ -259,7 +259,7 @@ unsafe fn try_lane<const SOURCED: bool>(
                 log.end();
             }
         } else {
-            if !arguments_fit(l, data, first, count, &mut Unread) {
+            if !arguments_fit_apart(l, data, first, count, &mut Unread) {
                 return false;
             }
             // The lane on this stack keeps `data` and the functions alive
@@ -416,6 +416,7 @@ impl Taken<'_> for LaneRecord<'_> {
 /// fits goes to `taken`. Each is read from its stack slot (`stack`): its
 /// kind and value are two loads, no call into Lua; only a string's bytes
 /// are asked for.
+#[inline(always)]
 unsafe fn arguments_fit<'s, T: Taken<'s>>(
     l: *mut lua_State,
     data: &LaneData,
@@ -464,6 +465,22 @@ unsafe fn arguments_fit<'s, T: Taken<'s>>(
         }
         true
     }
+}
+
+/// [`arguments_fit`] in a function of its own: what a send that writes
+/// no record in the log's buffer calls. A record's writes are inlined in
+/// the send instead, where the buffer's length and address may stay in
+/// registers from one argument to the next.
+#[inline(never)]
+unsafe fn arguments_fit_apart<'s, T: Taken<'s>>(
+    l: *mut lua_State,
+    data: &LaneData,
+    first: c_int,
+    count: c_int,
+    taken: &mut T,
+) -> bool {
+    // SAFETY: as the caller promises (see `send`).
+    unsafe { arguments_fit(l, data, first, count, taken) }
 }
 
 /// `block()`: keeps the lane off (the sandbox calls it before resuming a
