@@ -100,7 +100,11 @@ pub(super) unsafe fn layout_holds(l: *mut lua_State) -> bool {
         _ => {}
     }
     // SAFETY: as the caller promises.
-    let holds = unsafe { check(l) };
+    let Some(holds) = (unsafe { check(l) }) else {
+        // No room on the stack to check with (a memory limit): no lane
+        // this time, and the check is made again next time.
+        return false;
+    };
     if !holds {
         tracing::warn!("the Lua stack is not laid out as the fast lane reads it: lanes are off");
     }
@@ -109,17 +113,21 @@ pub(super) unsafe fn layout_holds(l: *mut lua_State) -> bool {
 }
 
 /// Pushes an integer, a float and both booleans and reads them back both
-/// ways. Only Lua 5.4 on a 64-bit target is read (the layout is known
-/// there); `slot` is dereferenced only then.
-unsafe fn check(l: *mut lua_State) -> bool {
+/// ways; `None` when the stack has no room for them. Only Lua 5.4 on a
+/// 64-bit target is read (the layout is known there); `slot` is
+/// dereferenced only then.
+unsafe fn check(l: *mut lua_State) -> Option<bool> {
     if cfg!(not(target_pointer_width = "64")) || size_of::<Slot>() != 16 {
-        return false;
+        return Some(false);
     }
     // SAFETY: as `layout_holds`'s caller promises; pushes of numbers and
     // booleans after `lua_checkstack` do not raise.
     unsafe {
-        if ffi::lua_version(l) != 504.0 || ffi::lua_checkstack(l, 4) == 0 {
-            return false;
+        if ffi::lua_version(l) != 504.0 {
+            return Some(false);
+        }
+        if ffi::lua_checkstack(l, 4) == 0 {
+            return None;
         }
         let before = ffi::lua_gettop(l);
         let n: i64 = 0x0123_4567_89ab_cdef;
@@ -137,6 +145,6 @@ unsafe fn check(l: *mut lua_State) -> bool {
             && at(3).tag() == tag::TRUE
             && at(4).tag() == tag::FALSE;
         ffi::lua_settop(l, before);
-        holds
+        Some(holds)
     }
 }
