@@ -260,9 +260,9 @@ fn sends_only() -> Option<(String, u64)> {
     Some((cell, n))
 }
 
-/// This process's threads' context switches (voluntary, involuntary),
-/// by thread name, read from /proc.
-struct Switches(Vec<(String, u64, u64)>);
+/// This process's threads' context switches (voluntary, involuntary)
+/// and time on a CPU (ns), by thread name, read from /proc.
+struct Switches(Vec<(String, u64, u64, u64)>);
 
 impl Switches {
     fn now() -> Switches {
@@ -282,25 +282,33 @@ impl Switches {
             let name = format!("{}:{}", field("Name:"), task.file_name().to_string_lossy());
             let voluntary = field("voluntary_ctxt_switches:").parse().unwrap_or(0);
             let involuntary = field("nonvoluntary_ctxt_switches:").parse().unwrap_or(0);
-            threads.push((name, voluntary, involuntary));
+            let cpu = std::fs::read_to_string(task.path().join("schedstat"))
+                .ok()
+                .and_then(|s| s.split_whitespace().next()?.parse().ok())
+                .unwrap_or(0);
+            threads.push((name, voluntary, involuntary, cpu));
         }
         Switches(threads)
     }
 
     /// Prints each thread's switches since `self`, per message.
     fn report(&self, n: u64) {
-        for (name, v, i) in Switches::now().0 {
-            let (v0, i0) = self
+        let mut total = 0;
+        for (name, v, i, cpu) in Switches::now().0 {
+            let (v0, i0, cpu0) = self
                 .0
                 .iter()
-                .find(|(t, _, _)| *t == name)
-                .map_or((0, 0), |(_, v, i)| (*v, *i));
+                .find(|(t, ..)| *t == name)
+                .map_or((0, 0, 0), |(_, v, i, c)| (*v, *i, *c));
+            total += cpu - cpu0;
             println!(
-                "switches {name}: voluntary {:.4}/msg, involuntary {:.4}/msg",
+                "switches {name}: voluntary {:.4}/msg, involuntary {:.4}/msg, cpu {:.0} ns/msg",
                 (v - v0) as f64 / n as f64,
-                (i - i0) as f64 / n as f64
+                (i - i0) as f64 / n as f64,
+                (cpu - cpu0) as f64 / n as f64
             );
         }
+        println!("cpu, all threads: {:.0} ns/msg", total as f64 / n as f64);
     }
 }
 

@@ -725,6 +725,13 @@ impl Shared {
     /// when the client is down (that queue holds sends until it is back,
     /// up to its bound, then counts them dropped) or when anything waits
     /// in that queue still (the client gets all in the game's order).
+    ///
+    /// Not batched per pump for the network thread instead (a lock and a
+    /// push per send, one wake per batch): measured, it moved this
+    /// call's cost to the network thread with more besides (about 400
+    /// instructions more per message in all), and on a loaded 2-core
+    /// machine some runs fell to half of raw's throughput, the batch's
+    /// lock held by a thread the scheduler had put aside.
     fn publish_now(&self, subject: Subject, payload: Bytes) -> Option<Out> {
         use std::future::Future;
         use std::task::{Context, Poll, Waker};
