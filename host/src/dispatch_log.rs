@@ -199,10 +199,18 @@ impl SendSink {
 }
 
 /// What a log lends one lane ([`DispatchLog::lane_sink`]): its
-/// [`SendSink`] and the head of every record of the lane's sends.
+/// [`SendSink`], the head of every record of the lane's sends and how
+/// many values each has.
 pub struct LaneSink {
     sink: Rc<SendSink>,
     head: [u8; LaneSink::HEAD],
+    params: usize,
+    /// The room a record's values take, a string's bytes aside
+    /// ([`LaneSink::VALUE`] each): made with its head, so that each
+    /// value is written with no check of the buffer's capacity.
+    values_room: usize,
+    /// The head's and the values' room.
+    record_room: usize,
 }
 
 impl LaneSink {
@@ -210,9 +218,26 @@ impl LaneSink {
     /// writing it is one copy of a constant size.
     pub const HEAD: usize = 16;
 
-    /// A lane's share of `sink`, each record starting with `head`.
-    pub fn new(sink: Rc<SendSink>, head: [u8; LaneSink::HEAD]) -> Self {
-        LaneSink { sink, head }
+    /// The most bytes a value takes in a record, a string's bytes aside:
+    /// a tag and 8 bytes of payload ([`write_plain`]).
+    pub const VALUE: usize = 9;
+
+    /// A lane's share of `sink` for sends of `params` values, each record
+    /// starting with `head`.
+    pub fn new(sink: Rc<SendSink>, head: [u8; LaneSink::HEAD], params: usize) -> Self {
+        let values_room = params.saturating_mul(LaneSink::VALUE);
+        LaneSink {
+            sink,
+            head,
+            params,
+            values_room,
+            record_room: values_room.saturating_add(LaneSink::HEAD),
+        }
+    }
+
+    /// How many values each record of the lane has.
+    pub fn params(&self) -> usize {
+        self.params
     }
 }
 
@@ -220,31 +245,78 @@ impl LaneSink {
 /// its head is written; the lane adds each argument, then
 /// [`LaneRecord::finish`]es it. Dropped unfinished (an argument did not
 /// fit the lane), it is taken back whole.
+///
+/// The buffer has room for the values still to come ([`LaneSink::VALUE`]
+/// bytes each) past what the record holds, at every moment: made for
+/// all of them with the head, made again after a string's bytes. A number or a boolean is
+/// then written with no check, and a lane that writes its values each in
+/// its turn never reallocates the buffer but for a string's bytes.
 pub struct LaneRecord<'s> {
     bytes: RefMut<'s, Vec<u8>>,
     start: usize,
+    /// The room the lane's values take (`LaneSink::values_room`).
+    values_room: usize,
     finished: bool,
 }
 
 impl LaneRecord<'_> {
+    /// # Safety
+    /// The record holds fewer values than its lane has parameters
+    /// ([`LaneSink::params`]).
     #[inline(always)]
-    pub fn int(&mut self, n: i64) {
-        write_plain(&mut self.bytes, PlainArg::Int(n));
+    pub unsafe fn int(&mut self, n: i64) {
+        // SAFETY: as the caller promises.
+        unsafe { self.fixed(plain_tag::INT, n.to_le_bytes()) }
     }
 
+    /// # Safety
+    /// As [`LaneRecord::int`].
     #[inline(always)]
-    pub fn float(&mut self, x: f64) {
-        write_plain(&mut self.bytes, PlainArg::Float(x));
+    pub unsafe fn float(&mut self, x: f64) {
+        // SAFETY: as the caller promises.
+        unsafe { self.fixed(plain_tag::FLOAT, x.to_le_bytes()) }
     }
 
+    /// # Safety
+    /// As [`LaneRecord::int`].
     #[inline(always)]
-    pub fn bool(&mut self, b: bool) {
-        write_plain(&mut self.bytes, PlainArg::Bool(b));
+    pub unsafe fn bool(&mut self, b: bool) {
+        let len = self.bytes.len();
+        // SAFETY: the buffer has room for the values still to come (see
+        // the type), one at least as the caller promises: `VALUE` bytes
+        // past `len`.
+        unsafe {
+            *self.bytes.as_mut_ptr().add(len) = if b { plain_tag::TRUE } else { plain_tag::FALSE };
+            self.bytes.set_len(len + 1);
+        }
     }
 
+    /// A string: its bytes are copied as the buffer's growth allows, then
+    /// the room of the values to come is made again.
     #[inline(always)]
     pub fn str(&mut self, s: &str) {
         write_plain(&mut self.bytes, PlainArg::Str(s));
+        self.bytes.reserve(self.values_room);
+    }
+
+    /// Writes a tag and its 8 bytes.
+    ///
+    /// # Safety
+    /// As [`LaneRecord::int`].
+    #[inline(always)]
+    unsafe fn fixed(&mut self, tag: u8, payload: [u8; 8]) {
+        let mut piece = [tag; LaneSink::VALUE];
+        piece[1..].copy_from_slice(&payload);
+        let len = self.bytes.len();
+        // SAFETY: as in `bool`: `VALUE` bytes past `len` are the buffer's.
+        unsafe {
+            self.bytes
+                .as_mut_ptr()
+                .add(len)
+                .cast::<[u8; LaneSink::VALUE]>()
+                .write_unaligned(piece);
+            self.bytes.set_len(len + LaneSink::VALUE);
+        }
     }
 
     /// The record is whole. The send is nested in another dispatch, so
@@ -301,10 +373,11 @@ impl LogHandle {
         self.0.log.lane_sink(key, source, params)
     }
 
-    /// A record for a send down the lane of `lane`, its head written,
-    /// when the send is nested in another dispatch and the sink takes it
-    /// (open, not full, the clock where it was); else `None`, and the send
-    /// is logged with [`LogHandle::begin_send`].
+    /// A record for a send down the lane of `lane`, its head written and
+    /// room made for its values, when the send is nested in another
+    /// dispatch and the sink takes it (open, not full, the clock where it
+    /// was); else `None`, and the send is logged with
+    /// [`LogHandle::begin_send`].
     #[inline(always)]
     pub fn lane_record<'s>(&'s self, lane: &'s LaneSink) -> Option<LaneRecord<'s>> {
         let sink = &*lane.sink;
@@ -316,10 +389,21 @@ impl LogHandle {
         if start >= sink.room.get() {
             return None;
         }
-        bytes.extend_from_slice(&lane.head);
+        bytes.reserve(lane.record_room);
+        // SAFETY: reserved just above: `HEAD` bytes past `start`, then the
+        // values' room.
+        unsafe {
+            bytes
+                .as_mut_ptr()
+                .add(start)
+                .cast::<[u8; LaneSink::HEAD]>()
+                .write_unaligned(lane.head);
+            bytes.set_len(start + LaneSink::HEAD);
+        }
         Some(LaneRecord {
             bytes,
             start,
+            values_room: lane.values_room,
             finished: false,
         })
     }

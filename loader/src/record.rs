@@ -365,7 +365,7 @@ impl DispatchLog for Log {
             let mut buf = side.batch.buf()?;
             name_key(&mut side.named, &mut buf, &self.hub, key);
         }
-        Some(LaneSink::new(side.batch.sink().clone(), head))
+        Some(LaneSink::new(side.batch.sink().clone(), head, params))
     }
 }
 

@@ -143,9 +143,9 @@ impl DispatchLog for Lending {
         &self,
         _key: gantry_host::Key,
         _source: Source,
-        _params: usize,
+        params: usize,
     ) -> Option<gantry_host::LaneSink> {
-        Some(gantry_host::LaneSink::new(self.sink.clone(), *HEAD))
+        Some(gantry_host::LaneSink::new(self.sink.clone(), *HEAD, params))
     }
 }
 
@@ -167,7 +167,7 @@ fn a_nested_lane_send_writes_its_record_into_the_lent_sink_and_the_rest_go_to_th
         sink: sink.clone(),
     })));
     let handle = hub.lane_snapshot(key, Source::Global).unwrap().log.unwrap();
-    let lane = handle.lane_sink(key, Source::Global, 1).expect("lent");
+    let lane = handle.lane_sink(key, Source::Global, 2).expect("lent");
     assert!(
         handle.lane_record(&lane).is_none(),
         "an outermost send goes to the log"
@@ -177,16 +177,18 @@ fn a_nested_lane_send_writes_its_record_into_the_lent_sink_and_the_rest_go_to_th
     let mut record = handle
         .lane_record(&lane)
         .expect("nested: the sink takes it");
-    record.int(-2);
+    // SAFETY (here and below): the lane has 2 parameters; each record
+    // holds fewer values at each write.
+    unsafe { record.int(-2) };
     record.str("é");
     record.finish();
     let mut nested = handle.lane_record(&lane).expect("nested deeper");
-    nested.bool(true);
-    nested.float(0.5);
+    unsafe { nested.bool(true) };
+    unsafe { nested.float(0.5) };
     nested.finish();
     // An argument that does not fit: the record is taken back whole.
     let mut refused = handle.lane_record(&lane).unwrap();
-    refused.int(9);
+    unsafe { refused.int(9) };
     drop(refused);
     let mut expected = HEAD.to_vec();
     expected.push(plain_tag::INT);
@@ -214,4 +216,53 @@ fn a_nested_lane_send_writes_its_record_into_the_lent_sink_and_the_rest_go_to_th
     assert!(handle.lane_record(&lane).is_none(), "closed");
     handle.end();
     assert_eq!(*kept.lines.borrow(), ["*K [Int(1)]"]);
+}
+
+/// A string that outgrows the lent buffer (made with no room to spare)
+/// is copied whole, and the values after it are written whole after it:
+/// the room for them is made again once the string's bytes are in.
+#[test]
+fn a_lane_record_whose_string_outgrows_the_buffer_keeps_every_later_value_whole() {
+    use gantry_host::PlainArg;
+    use gantry_host::dispatch_log::write_plain;
+    let hub = Hub::new();
+    hub.send_str("K", Source::Global, (1i64,)).unwrap();
+    let key = hub.key("K").unwrap();
+    let clock = Rc::new(std::cell::Cell::new(0u32));
+    let sink = gantry_host::SendSink::new(clock, 1 << 20, 0);
+    hub.set_dispatch_log(Some(Rc::new(Lending {
+        kept: Rc::new(Kept {
+            hub: hub.clone(),
+            ..Kept::default()
+        }),
+        sink: sink.clone(),
+    })));
+    let handle = hub.lane_snapshot(key, Source::Global).unwrap().log.unwrap();
+    let lane = handle.lane_sink(key, Source::Global, 4).expect("lent");
+    handle.begin_send(key, Source::Global, &[PlainArg::Int(1)]);
+    let long = "s".repeat(5000);
+    let mut expected = Vec::new();
+    for round in 0..3i64 {
+        let mut record = handle.lane_record(&lane).expect("nested");
+        record.str(&long);
+        // SAFETY: the lane has 4 parameters; the record holds fewer at
+        // each write.
+        unsafe {
+            record.int(round);
+            record.bool(round == 1);
+            record.float(-0.25);
+        }
+        record.finish();
+        expected.extend_from_slice(HEAD);
+        for arg in [
+            PlainArg::Str(&long),
+            PlainArg::Int(round),
+            PlainArg::Bool(round == 1),
+            PlainArg::Float(-0.25),
+        ] {
+            write_plain(&mut expected, arg);
+        }
+    }
+    handle.end();
+    assert_eq!(*sink.bytes().unwrap(), expected);
 }

@@ -695,10 +695,10 @@ impl gantry_host::DispatchLog for LendingLog {
         &self,
         key: gantry_host::Key,
         _source: Source,
-        _params: usize,
+        params: usize,
     ) -> Option<gantry_host::LaneSink> {
         let head = head_of(&self.kept.hub.key_name(key));
-        Some(gantry_host::LaneSink::new(self.sink.clone(), head))
+        Some(gantry_host::LaneSink::new(self.sink.clone(), head, params))
     }
 }
 

@@ -387,6 +387,11 @@ impl<'s> Taken<'s> for Borrowed<'s> {
 }
 
 /// Written straight into the log's buffer, after the record's head.
+///
+/// SAFETY of the writes: `arguments_fit` writes one value per parameter
+/// of the lane, in its turn (the `i`th is written when `i` are), and the
+/// lane's sink was made for as many (`log::LaneLog::new`): the record
+/// holds fewer values than the lane has parameters at each write.
 impl Taken<'_> for LaneRecord<'_> {
     #[inline(always)]
     fn room(&self, _: usize) -> bool {
@@ -394,15 +399,18 @@ impl Taken<'_> for LaneRecord<'_> {
     }
     #[inline(always)]
     fn int(&mut self, _: usize, n: i64) {
-        LaneRecord::int(self, n);
+        // SAFETY: see the impl.
+        unsafe { LaneRecord::int(self, n) };
     }
     #[inline(always)]
     fn float(&mut self, _: usize, x: f64) {
-        LaneRecord::float(self, x);
+        // SAFETY: see the impl.
+        unsafe { LaneRecord::float(self, x) };
     }
     #[inline(always)]
     fn bool(&mut self, _: usize, b: bool) {
-        LaneRecord::bool(self, b);
+        // SAFETY: see the impl.
+        unsafe { LaneRecord::bool(self, b) };
     }
     #[inline(always)]
     fn str(&mut self, _: usize, s: &str) {

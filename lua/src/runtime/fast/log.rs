@@ -30,9 +30,13 @@ pub(crate) struct LaneLog {
 
 impl LaneLog {
     /// Asks the log for its share of its buffer for the lane of `key` from
-    /// `source` with `params` parameters.
+    /// `source` with `params` parameters (a share made for another count
+    /// is not used: a record's values are written into the room made for
+    /// them, [`LaneRecord`]).
     pub fn new(handle: LogHandle, key: Key, source: Source, params: usize) -> Self {
-        let sink = handle.lane_sink(key, source, params);
+        let sink = handle
+            .lane_sink(key, source, params)
+            .filter(|sink| sink.params() == params);
         LaneLog {
             handle,
             sink,
