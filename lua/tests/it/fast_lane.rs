@@ -1061,3 +1061,59 @@ fn lane_takes_each_value_of_its_kinds_as_sent_and_hands_the_rest_to_the_hub() {
         "the hub's way: {lines:?}"
     );
 }
+
+/// A log that lends a lane a share of its buffer made for another number
+/// of values than the lane's sends have: the lane writes nothing there
+/// (its values' room would be wrong) and each send comes to the log.
+#[test]
+fn lane_writes_no_record_into_a_sink_made_for_another_count_of_values() {
+    struct Miscounted(LendingLog);
+    impl gantry_host::DispatchLog for Miscounted {
+        fn dispatch(&self, d: &gantry_host::Logged<'_>) {
+            self.0.dispatch(d);
+        }
+        fn lane_sink(
+            &self,
+            key: gantry_host::Key,
+            _source: Source,
+            params: usize,
+        ) -> Option<gantry_host::LaneSink> {
+            let head = head_of(&self.0.kept.hub.key_name(key));
+            Some(gantry_host::LaneSink::new(
+                self.0.sink.clone(),
+                head,
+                params - 1,
+            ))
+        }
+    }
+    let f = Fixture::new();
+    f.load(
+        "miscounted.lua",
+        r#"
+        ListenMessage("K", nil, function(i, x) end)
+        ListenMessage("Go", nil, function()
+          for i = 1, 2 do NotifyMessage("K", i, 0.5) end
+        end)
+        "#,
+    );
+    go(&f);
+    let sink = gantry_host::SendSink::new(Rc::new(std::cell::Cell::new(0)), 1 << 16, 1 << 16);
+    let log = Rc::new(Miscounted(LendingLog {
+        kept: KeptLog {
+            hub: f.hub.clone(),
+            lines: RefCell::new(Vec::new()),
+        },
+        sink: sink.clone(),
+    }));
+    f.hub.set_dispatch_log(Some(log.clone()));
+    go(&f);
+    assert!(sink.bytes().unwrap().is_empty());
+    assert_eq!(
+        *log.0.kept.lines.borrow(),
+        [
+            "*Go Values[]",
+            "K Plain[Int(1), Float(0.5)]",
+            "K Plain[Int(2), Float(0.5)]",
+        ]
+    );
+}
