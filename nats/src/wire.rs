@@ -134,9 +134,10 @@ pub fn decode_into(payload: &[u8], values: &mut Vec<Value>) -> Result<u64, WireE
     decode_after(payload, values, &[])
 }
 
-/// [`decode_into`], given the values of the message before (of the same
-/// key): a text argument equal to the one at its place there shares its
-/// string instead of a new one being checked and allocated. A stream of
+/// [`decode_into`], given the values of the message before (whatever
+/// its key: only equal bytes are shared): a text argument equal to the
+/// one at its place there shares its string instead of a new one being
+/// checked and allocated. A stream of
 /// one key's sends mostly repeats its texts (a chat channel's name, an
 /// event's kind), and a string per argument per message was a large
 /// share of a receiving game thread's work.
