@@ -259,7 +259,7 @@ unsafe fn try_lane<const SOURCED: bool>(
                 log.end();
             }
         } else {
-            if !arguments_fit_apart(l, data, first, count, &mut Unread) {
+            if !arguments_fit_unread(l, data, first, count) {
                 return false;
             }
             // The lane on this stack keeps `data` and the functions alive
@@ -489,6 +489,41 @@ unsafe fn arguments_fit_apart<'s, T: Taken<'s>>(
 ) -> bool {
     // SAFETY: as the caller promises (see `send`).
     unsafe { arguments_fit(l, data, first, count, taken) }
+}
+
+/// Whether the arguments fit, for a send that is not logged: each
+/// argument's tag compared with its parameter's kind inline, which is all
+/// a number or a boolean of the parameter's own kind needs; anything else
+/// (a string, whose bytes are checked; an integer for a float, made one)
+/// goes to [`arguments_fit`].
+#[inline(always)]
+unsafe fn arguments_fit_unread(
+    l: *mut lua_State,
+    data: &LaneData,
+    first: c_int,
+    count: c_int,
+) -> bool {
+    // SAFETY: as the caller promises (see `send`); the slots are read as
+    // `arguments_fit` reads them.
+    unsafe {
+        if data.kinds.len() != count as usize {
+            return false;
+        }
+        let top = first + count - 1;
+        for (i, kind) in data.kinds.iter().enumerate() {
+            let tag = super::stack::slot(l, top, first + i as c_int).tag();
+            let exact = match *kind {
+                b'i' => tag == stack_tag::INT,
+                b'f' => tag == stack_tag::FLOAT,
+                b'b' => tag == stack_tag::TRUE || tag == stack_tag::FALSE,
+                _ => false,
+            };
+            if !exact {
+                return arguments_fit_apart(l, data, first, count, &mut Unread);
+            }
+        }
+        true
+    }
 }
 
 /// `block()`: keeps the lane off (the sandbox calls it before resuming a
