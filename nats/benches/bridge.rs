@@ -317,6 +317,22 @@ impl Switches {
     }
 }
 
+/// `GANTRY_BENCH_BRIDGE_INTERLEAVE=ROUNDS`: the throughput cells `raw`
+/// and `bridge` by wall time, in batches of [`BATCH`] messages taken in
+/// turn, ROUNDS each, outside criterion; prints each one's fastest
+/// batches and the bridge's ratio to raw (see
+/// `gantry_test_support::interleave` for why: on a machine whose other
+/// load comes and goes, a stall only adds time).
+fn interleaved_rounds() -> Option<usize> {
+    std::env::var("GANTRY_BENCH_BRIDGE_INTERLEAVE")
+        .ok()
+        .and_then(|n| n.parse().ok())
+}
+
+/// Messages per interleaved batch: two windows of 2048 in flight, some
+/// 3 to 8 ms here.
+const BATCH: u64 = 4096;
+
 fn bench(c: &mut Criterion) {
     let Some(server) = server() else {
         println!("skipped: nats-server not found (install nats-server to run it)");
@@ -355,6 +371,21 @@ fn bench(c: &mut Criterion) {
         let took = run(n);
         before.report(n);
         println!("{cell}: {n} messages in {took:?}");
+        return;
+    }
+    if let Some(rounds) = interleaved_rounds() {
+        use gantry_test_support::interleave::{Side, interleave, print};
+        let nodes = Nodes::start(&url);
+        let results = interleave(
+            rounds,
+            &mut [
+                Side::new("raw", || {
+                    raw_run(&runtime, &publisher, &mut subscriber, &payload, BATCH)
+                }),
+                Side::new("bridge", || bridge_run(&nodes, BATCH, Idle::Sleep)),
+            ],
+        );
+        print("throughput", BATCH, &results);
         return;
     }
     let threaded = Publisher::start(&url, "raw.Chat.Say", payload.clone());
