@@ -135,6 +135,20 @@ fn sends_recording(game: &Game, run: Key, iters: u64) -> Duration {
     sends(game, run, iters, Clock::Wall)
 }
 
+/// `GANTRY_BENCH_RECORD_INTERLEAVE=ROUNDS`: the send without a recorder
+/// and with one by wall time, in batches of [`BATCH`] sends taken in
+/// turn, ROUNDS each, outside criterion; prints each one's fastest
+/// batches and their ratio (see `gantry_test_support::interleave` for
+/// why: on a machine that stalls, a stall only adds time).
+fn interleaved_rounds() -> Option<usize> {
+    std::env::var("GANTRY_BENCH_RECORD_INTERLEAVE")
+        .ok()
+        .and_then(|n| n.parse().ok())
+}
+
+/// Sends per interleaved batch: some 20 to 40 µs here.
+const BATCH: u64 = 200;
+
 fn bench(c: &mut Criterion) {
     if record_sends_only() {
         return;
@@ -157,6 +171,20 @@ fn bench(c: &mut Criterion) {
     traced
         .hub()
         .set_tracer(Some(Rc::new(|_: &TraceEvent<'_>| {})));
+
+    if let Some(rounds) = interleaved_rounds() {
+        use gantry_test_support::interleave::{Side, interleave, print};
+        let results = interleave(
+            rounds,
+            &mut [
+                Side::new("off", || sends(&off, off_run, BATCH, Clock::Wall)),
+                Side::new("recording", || sends(&on, on_run, BATCH, Clock::Wall)),
+            ],
+        );
+        print("record/lua_send_1_listener", BATCH, &results);
+        recorder.finish().expect("the recording is written");
+        return;
+    }
 
     let mut group = c.benchmark_group("record");
     group.bench_function("lua_send_1_listener/off", |b| {
