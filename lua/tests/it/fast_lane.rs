@@ -590,6 +590,18 @@ struct KeptLog {
     lines: RefCell<Vec<String>>,
 }
 
+impl KeptLog {
+    /// A log kept of `f`'s hub, installed as its dispatch log.
+    fn install(f: &Fixture) -> Rc<KeptLog> {
+        let log = Rc::new(KeptLog {
+            hub: f.hub.clone(),
+            lines: RefCell::new(Vec::new()),
+        });
+        f.hub.set_dispatch_log(Some(log.clone()));
+        log
+    }
+}
+
 impl gantry_host::DispatchLog for KeptLog {
     fn dispatch(&self, d: &gantry_host::Logged<'_>) {
         let args = match d.args {
@@ -619,11 +631,7 @@ fn lane_stays_on_under_a_dispatch_log_and_logs_each_send_with_its_values_in_orde
         "#,
     );
     go(&f);
-    let log = Rc::new(KeptLog {
-        hub: f.hub.clone(),
-        lines: RefCell::new(Vec::new()),
-    });
-    f.hub.set_dispatch_log(Some(log.clone()));
+    let log = KeptLog::install(&f);
     go(&f);
     go(&f);
     let one_go = [
@@ -1037,11 +1045,7 @@ fn lane_takes_each_value_of_its_kinds_as_sent_and_hands_the_rest_to_the_hub() {
         "#,
     );
     go(&f);
-    let log = Rc::new(KeptLog {
-        hub: f.hub.clone(),
-        lines: RefCell::new(Vec::new()),
-    });
-    f.hub.set_dispatch_log(Some(log.clone()));
+    let log = KeptLog::install(&f);
     go(&f);
     f.hub.take_reports();
     let lines = log.lines.borrow();
