@@ -318,9 +318,11 @@ fn bus_interleaved() -> bool {
     true
 }
 
-/// Sends per interleaved batch: some 40 to 300 µs, short enough to run
-/// whole between most of this machine's stalls.
-const INTERLEAVED_BATCH: u64 = 200;
+/// Sends per interleaved batch: [`CHUNK`], as in the criterion cells, so
+/// that entering Lua from Rust weighs on a batch as it does there (some
+/// 70 µs to 350 µs a batch here, whole between most of this machine's
+/// stalls).
+const INTERLEAVED_BATCH: u64 = CHUNK;
 
 #[inline(never)]
 fn bus_pure_1(setup: &Setup, iters: u64) -> Duration {
