@@ -19,6 +19,7 @@
 
 use std::rc::Rc;
 
+use bytes::BufMut;
 use gantry_host::value::shared_name;
 use gantry_host::{StructValue, Value};
 use thiserror::Error;
@@ -69,43 +70,18 @@ enum Tag {
     Array = 7,
 }
 
-/// Where a payload is written: a `Vec`, or the bridge's arena of
-/// payloads (written in place there, not copied in from a scratch one).
-pub trait Sink {
-    fn push(&mut self, byte: u8);
-    fn extend_from_slice(&mut self, bytes: &[u8]);
-}
-
-impl Sink for Vec<u8> {
-    fn push(&mut self, byte: u8) {
-        Vec::push(self, byte);
-    }
-
-    fn extend_from_slice(&mut self, bytes: &[u8]) {
-        Vec::extend_from_slice(self, bytes);
-    }
-}
-
-impl Sink for bytes::BytesMut {
-    fn push(&mut self, byte: u8) {
-        bytes::BufMut::put_u8(self, byte);
-    }
-
-    fn extend_from_slice(&mut self, bytes: &[u8]) {
-        bytes::BytesMut::extend_from_slice(self, bytes);
-    }
-}
-
 /// Encodes `args` sent by `node` into `out` (cleared first).
 pub fn encode(node: u64, args: &[Value], out: &mut Vec<u8>) -> Result<(), WireError> {
     out.clear();
     encode_to(node, args, out)
 }
 
-/// Encodes `args` sent by `node` after what `out` holds already.
-pub fn encode_to(node: u64, args: &[Value], out: &mut impl Sink) -> Result<(), WireError> {
-    out.push(VERSION);
-    out.extend_from_slice(&node.to_le_bytes());
+/// Encodes `args` sent by `node` after what `out` holds already: a
+/// `Vec`, or the bridge's arena of payloads (written in place there, not
+/// copied in from a scratch one).
+pub fn encode_to(node: u64, args: &[Value], out: &mut impl BufMut) -> Result<(), WireError> {
+    out.put_u8(VERSION);
+    out.put_slice(&node.to_le_bytes());
     varint(out, args.len() as u64);
     for (position, value) in args.iter().enumerate() {
         value_into(out, value).map_err(|id| WireError::Object { position, id })?;
@@ -194,26 +170,26 @@ pub fn decode_after(
 }
 
 /// Writes one value; `Err` carries the id of an object met on the way.
-fn value_into(out: &mut impl Sink, value: &Value) -> Result<(), u64> {
+fn value_into(out: &mut impl BufMut, value: &Value) -> Result<(), u64> {
     match value {
-        Value::Nil => out.push(Tag::Nil as u8),
-        Value::Bool(false) => out.push(Tag::False as u8),
-        Value::Bool(true) => out.push(Tag::True as u8),
+        Value::Nil => out.put_u8(Tag::Nil as u8),
+        Value::Bool(false) => out.put_u8(Tag::False as u8),
+        Value::Bool(true) => out.put_u8(Tag::True as u8),
         Value::Int(i) => {
-            out.push(Tag::Int as u8);
+            out.put_u8(Tag::Int as u8);
             varint(out, ((i << 1) ^ (i >> 63)) as u64);
         }
         Value::Float(f) => {
-            out.push(Tag::Float as u8);
-            out.extend_from_slice(&f.to_le_bytes());
+            out.put_u8(Tag::Float as u8);
+            out.put_slice(&f.to_le_bytes());
         }
         Value::Str(s) => {
-            out.push(Tag::Str as u8);
+            out.put_u8(Tag::Str as u8);
             text(out, s);
         }
         Value::Object(o) => return Err(o.get()),
         Value::Struct(s) => {
-            out.push(Tag::Struct as u8);
+            out.put_u8(Tag::Struct as u8);
             text(out, &s.name);
             varint(out, s.fields.len() as u64);
             for (name, field) in &s.fields {
@@ -222,7 +198,7 @@ fn value_into(out: &mut impl Sink, value: &Value) -> Result<(), u64> {
             }
         }
         Value::Array(items) => {
-            out.push(Tag::Array as u8);
+            out.put_u8(Tag::Array as u8);
             varint(out, items.len() as u64);
             for item in items.iter() {
                 value_into(out, item)?;
@@ -232,17 +208,17 @@ fn value_into(out: &mut impl Sink, value: &Value) -> Result<(), u64> {
     Ok(())
 }
 
-fn text(out: &mut impl Sink, s: &str) {
+fn text(out: &mut impl BufMut, s: &str) {
     varint(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
+    out.put_slice(s.as_bytes());
 }
 
-fn varint(out: &mut impl Sink, mut n: u64) {
+fn varint(out: &mut impl BufMut, mut n: u64) {
     while n >= 0x80 {
-        out.push((n as u8) | 0x80);
+        out.put_u8((n as u8) | 0x80);
         n >>= 7;
     }
-    out.push(n as u8);
+    out.put_u8(n as u8);
 }
 
 struct Reader<'a> {
