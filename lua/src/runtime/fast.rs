@@ -343,7 +343,7 @@ fn fetch(
     }
     let params = kinds.len();
     let listeners = lane.listeners.len();
-    let runner = (2..=deliver::MAX_RUN).contains(&listeners);
+    let runner = deliver::has_runner(listeners);
     if runner {
         table.raw_set(slot::RUNNER, fast.runner(lua, listeners, params)?)?;
     }
@@ -354,7 +354,6 @@ fn fetch(
         log: lane
             .log
             .map(|handle| log::LaneLog::new(handle, key, source, params)),
-        runner,
     });
     let data_ptr = &*data as *const dispatch::LaneData as *mut std::ffi::c_void;
     let snapshot = lua.create_userdata(Snapshot {

@@ -12,6 +12,13 @@ use super::dispatch::{Counters, LaneData, MAX_DEPTH, lane, site};
 /// through [`run_listeners`].
 pub(crate) const MAX_RUN: usize = 64;
 
+/// Whether a lane of `listeners` listeners has a runner: one listener is
+/// called on its own, more than [`MAX_RUN`] through [`run_listeners`].
+#[inline(always)]
+pub(crate) fn has_runner(listeners: usize) -> bool {
+    (2..=MAX_RUN).contains(&listeners)
+}
+
 /// The chunk name of the runners: a traceback leaves out a `gantry-`
 /// chunk's frames (`traceback`), and the message handler finds a runner's
 /// frame by it.
@@ -96,7 +103,7 @@ pub(super) unsafe fn deliver(
             }
         } else {
             let mut next = 0;
-            if data.runner {
+            if has_runner(data.count as usize) {
                 // The lane's runner, kept beside it by `take_lane`.
                 ffi::lua_pushvalue(l, ffi::lua_upvalueindex(7));
                 // The lanes under way, for `FastLane::epoch_moved`.

@@ -147,9 +147,6 @@ pub(crate) struct LaneData {
     /// The hub's dispatch log, when one is installed: each send down the
     /// lane is logged (`super::log`).
     pub log: Option<super::log::LaneLog>,
-    /// Whether the lane has a runner (`lane::RUNNER`): a send keeps it in
-    /// an upvalue, read for less than the lane table's slot.
-    pub runner: bool,
 }
 
 /// Fast sends nested this deep send the slow way from there on (whose
