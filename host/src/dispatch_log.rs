@@ -205,12 +205,6 @@ pub struct LaneSink {
     sink: Rc<SendSink>,
     head: [u8; LaneSink::HEAD],
     params: usize,
-    /// The room a record's values take, a string's bytes aside
-    /// ([`LaneSink::VALUE`] each): made with its head, so that each
-    /// value is written with no check of the buffer's capacity.
-    values_room: usize,
-    /// The head's and the values' room.
-    record_room: usize,
 }
 
 impl LaneSink {
@@ -225,19 +219,19 @@ impl LaneSink {
     /// A lane's share of `sink` for sends of `params` values, each record
     /// starting with `head`.
     pub fn new(sink: Rc<SendSink>, head: [u8; LaneSink::HEAD], params: usize) -> Self {
-        let values_room = params.saturating_mul(LaneSink::VALUE);
-        LaneSink {
-            sink,
-            head,
-            params,
-            values_room,
-            record_room: values_room.saturating_add(LaneSink::HEAD),
-        }
+        LaneSink { sink, head, params }
     }
 
     /// How many values each record of the lane has.
     pub fn params(&self) -> usize {
         self.params
+    }
+
+    /// The room a record's values take, a string's bytes aside
+    /// ([`LaneSink::VALUE`] each): made with its head, so that each
+    /// value is written with no check of the buffer's capacity.
+    fn values_room(&self) -> usize {
+        self.params.saturating_mul(LaneSink::VALUE)
     }
 }
 
@@ -389,7 +383,8 @@ impl LogHandle {
         if start >= sink.room.get() {
             return None;
         }
-        bytes.reserve(lane.record_room);
+        let values_room = lane.values_room();
+        bytes.reserve(values_room.saturating_add(LaneSink::HEAD));
         // SAFETY: reserved just above: `HEAD` bytes past `start`, then the
         // values' room.
         unsafe {
@@ -403,7 +398,7 @@ impl LogHandle {
         Some(LaneRecord {
             bytes,
             start,
-            values_room: lane.values_room,
+            values_room,
             finished: false,
         })
     }
