@@ -135,19 +135,9 @@ fn sends_recording(game: &Game, run: Key, iters: u64) -> Duration {
     sends(game, run, iters, Clock::Wall)
 }
 
-/// `GANTRY_BENCH_RECORD_INTERLEAVE=ROUNDS`: the send without a recorder
-/// and with one by wall time, in batches of [`BATCH`] sends taken in
-/// turn, ROUNDS each, outside criterion; prints each one's fastest
-/// batches and their ratio (see `gantry_test_support::interleave` for
-/// why: on a machine that stalls, a stall only adds time).
-fn interleaved_rounds() -> Option<usize> {
-    std::env::var("GANTRY_BENCH_RECORD_INTERLEAVE")
-        .ok()
-        .and_then(|n| n.parse().ok())
-}
-
-/// Sends per interleaved batch: some 20 to 40 µs here.
-const BATCH: u64 = 200;
+/// Sends per interleaved batch: [`CHUNK`], as in the criterion cells, so
+/// that entering Lua from Rust weighs on a batch as it does there.
+const BATCH: u64 = CHUNK;
 
 fn bench(c: &mut Criterion) {
     if record_sends_only() {
@@ -172,7 +162,12 @@ fn bench(c: &mut Criterion) {
         .hub()
         .set_tracer(Some(Rc::new(|_: &TraceEvent<'_>| {})));
 
-    if let Some(rounds) = interleaved_rounds() {
+    // `GANTRY_BENCH_RECORD_INTERLEAVE=ROUNDS`: the send without a recorder
+    // and with one by wall time, in batches of `BATCH` sends taken in
+    // turn, ROUNDS each, outside criterion; prints each one's fastest
+    // batches and their ratio (see `gantry_test_support::interleave`).
+    if let Some(rounds) = gantry_test_support::interleave::rounds("GANTRY_BENCH_RECORD_INTERLEAVE")
+    {
         use gantry_test_support::interleave::{Side, interleave, print};
         let results = interleave(
             rounds,

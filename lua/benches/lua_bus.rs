@@ -296,11 +296,8 @@ fn bus_sends_only() -> bool {
 /// criterion; prints each one's fastest batches and their ratios (see
 /// `gantry_test_support::interleave` for why).
 fn bus_interleaved() -> bool {
-    use gantry_test_support::interleave::{Side, interleave, print};
-    let Some(rounds) = std::env::var("GANTRY_BENCH_BUS_INTERLEAVE")
-        .ok()
-        .and_then(|n| n.parse::<usize>().ok())
-    else {
+    use gantry_test_support::interleave::{Side, interleave, print, rounds};
+    let Some(rounds) = rounds("GANTRY_BENCH_BUS_INTERLEAVE") else {
         return false;
     };
     for listeners in [1, 8] {

@@ -317,18 +317,6 @@ impl Switches {
     }
 }
 
-/// `GANTRY_BENCH_BRIDGE_INTERLEAVE=ROUNDS`: the throughput cells `raw`
-/// and `bridge` by wall time, in batches of [`BATCH`] messages taken in
-/// turn, ROUNDS each, outside criterion; prints each one's fastest
-/// batches and the bridge's ratio to raw (see
-/// `gantry_test_support::interleave` for why: on a machine whose other
-/// load comes and goes, a stall only adds time).
-fn interleaved_rounds() -> Option<usize> {
-    std::env::var("GANTRY_BENCH_BRIDGE_INTERLEAVE")
-        .ok()
-        .and_then(|n| n.parse().ok())
-}
-
 /// Messages per interleaved batch: two windows of 2048 in flight, some
 /// 3 to 8 ms here.
 const BATCH: u64 = 4096;
@@ -373,7 +361,13 @@ fn bench(c: &mut Criterion) {
         println!("{cell}: {n} messages in {took:?}");
         return;
     }
-    if let Some(rounds) = interleaved_rounds() {
+    // `GANTRY_BENCH_BRIDGE_INTERLEAVE=ROUNDS`: the throughput cells `raw`
+    // and `bridge` by wall time, in batches of `BATCH` messages taken in
+    // turn, ROUNDS each, outside criterion; prints each one's fastest
+    // batches and the bridge's ratio to raw (see
+    // `gantry_test_support::interleave`).
+    if let Some(rounds) = gantry_test_support::interleave::rounds("GANTRY_BENCH_BRIDGE_INTERLEAVE")
+    {
         use gantry_test_support::interleave::{Side, interleave, print};
         let nodes = Nodes::start(&url);
         let results = interleave(

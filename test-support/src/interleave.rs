@@ -40,6 +40,12 @@ pub struct Fastest {
     pub p10: Duration,
 }
 
+/// The rounds asked for by the environment variable `var` (a bench's
+/// `GANTRY_BENCH_…_INTERLEAVE=ROUNDS`), if it is set to a number.
+pub fn rounds(var: &str) -> Option<usize> {
+    std::env::var(var).ok().and_then(|n| n.parse().ok())
+}
+
 /// Times each side's batch `rounds` times, in turn (the first side first
 /// in even rounds, last in odd ones, so neither always follows the
 /// other), after one untimed batch each.
