@@ -7,6 +7,7 @@ use std::ffi::{c_int, c_void};
 use mlua::ffi::{self, lua_State};
 
 use super::dispatch::{Counters, LaneData, MAX_DEPTH, lane, site};
+use super::stack::{self, Closure};
 
 /// Most listeners a lane's runner calls; a lane of more calls them
 /// through [`run_listeners`].
@@ -76,15 +77,20 @@ pub(crate) fn runner_source(listeners: usize, params: usize) -> String {
 #[inline(always)]
 pub(super) unsafe fn deliver(
     l: *mut lua_State,
+    closure: &Closure,
     counters: &Counters,
     lane: c_int,
     data: &LaneData,
     first: c_int,
     count: c_int,
 ) {
-    // SAFETY: see `send`.
+    // SAFETY: see `send`. The stack is not reallocated between here and
+    // the protected call, so `base` holds until then; the pushes are
+    // within the room `send` made.
     unsafe {
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(4));
+        let base = stack::base(l, lane);
+        let arguments = base.add(first as usize);
+        stack::push(l, closure.upvalue(4));
         let msgh = lane + 1;
         let depth = counters.depth.get() + 1;
         counters.depth.set(depth);
@@ -94,8 +100,8 @@ pub(super) unsafe fn deliver(
         }
         if data.count == 1 {
             if ffi::lua_rawgeti(l, lane, lane::FIRST_FUNCTION) == ffi::LUA_TFUNCTION {
-                for a in 0..count {
-                    ffi::lua_pushvalue(l, first + a);
+                for a in 0..count as usize {
+                    stack::push(l, arguments.add(a));
                 }
                 if ffi::lua_pcall(l, count, 0, msgh) != ffi::LUA_OK {
                     report(l, lane, 0);
@@ -105,12 +111,12 @@ pub(super) unsafe fn deliver(
             let mut next = 0;
             if has_runner(data.count as usize) {
                 // The lane's runner, kept beside it by `take_lane`.
-                ffi::lua_pushvalue(l, ffi::lua_upvalueindex(7));
+                stack::push(l, closure.upvalue(7));
                 // The lanes under way, for `FastLane::epoch_moved`.
                 counters.active[depth as usize].set(data);
-                ffi::lua_pushvalue(l, lane);
-                for a in 0..count {
-                    ffi::lua_pushvalue(l, first + a);
+                stack::push(l, base.add(lane as usize));
+                for a in 0..count as usize {
+                    stack::push(l, arguments.add(a));
                 }
                 counters.failed_at.set(-1);
                 counters.runners.set(counters.runners.get() + 1);

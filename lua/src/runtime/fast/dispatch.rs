@@ -24,7 +24,7 @@ use gantry_host::{LaneRecord, PlainArg};
 use mlua::ffi::{self, lua_State};
 
 use super::MAX_PARAMS;
-use super::stack::tag as stack_tag;
+use super::stack::{self, tag as stack_tag};
 
 /// What every lane of one runtime shares with the runtime, read and
 /// written directly (no Lua API) by the send functions.
@@ -168,9 +168,11 @@ unsafe fn counters<'a>(l: *mut lua_State) -> &'a Counters {
 ///
 /// Every Lua API call here is a call into the Lua library that the
 /// hand-written Lua bus it competes with does not make, so the path counts
-/// them: the state and counters come from one light userdata, the lane
-/// table holds the functions themselves, and nothing is popped before
-/// returning (Lua takes a C function's results from the top).
+/// them: the state and counters come from one light userdata, read from
+/// the closure directly, as the arguments are read and the delivery's
+/// values pushed (`stack`); the lane table holds the functions
+/// themselves, and nothing is popped before returning (Lua takes a C
+/// function's results from the top).
 ///
 /// # Safety
 /// Called by Lua as a C closure made by `send_closure`.
@@ -178,22 +180,27 @@ pub(super) unsafe extern "C-unwind" fn send<const SOURCED: bool>(l: *mut lua_Sta
     // SAFETY: `l` is the running state; a delivery pushes at most its
     // arguments and 8 more, within LUA_MINSTACK or after `lua_checkstack`.
     // Upvalue 2 is the `SiteState` owned by the site table's `SiteKeeper`
-    // (upvalue 1 keeps it alive), which keeps the counters alive.
+    // (upvalue 1 keeps it alive), which keeps the counters alive. The
+    // stack and the closure are read directly (`stack`) only once the
+    // layout is known to hold.
     unsafe {
         let top = ffi::lua_gettop(l);
-        let state = &*ffi::lua_touserdata(l, ffi::lua_upvalueindex(2)).cast::<SiteState>();
-        let counters = &*state.counters;
         let first = if SOURCED { 2 } else { 1 };
-        // A C function may push LUA_MINSTACK (20) values unasked; a
-        // delivery pushes its arguments and at most 8 more.
-        if counters.blocks.get() == 0
-            && top >= first - 1
-            && (top + 8 <= ffi::LUA_MINSTACK || ffi::lua_checkstack(l, top + 8) != 0)
-            && try_lane::<SOURCED>(l, state, counters, top, first)
-        {
-            return 0;
+        if stack::layout_holds(l, UPVALUES) {
+            let closure = stack::running_closure(l, top);
+            let state = &*(*closure.upvalue(2)).pointer().cast::<SiteState>();
+            let counters = &*state.counters;
+            // A C function may push LUA_MINSTACK (20) values unasked; a
+            // delivery pushes its arguments and at most 8 more.
+            if counters.blocks.get() == 0
+                && top >= first - 1
+                && (top + 8 <= ffi::LUA_MINSTACK || ffi::lua_checkstack(l, top + 8) != 0)
+                && try_lane::<SOURCED>(l, closure, state, counters, top, first)
+            {
+                return 0;
+            }
+            ffi::lua_settop(l, top);
         }
-        ffi::lua_settop(l, top);
         // The slow way: the hub's function with the arguments as they came.
         ffi::lua_rawgeti(l, ffi::lua_upvalueindex(1), site::SLOW);
         ffi::lua_insert(l, 1);
@@ -206,6 +213,7 @@ pub(super) unsafe extern "C-unwind" fn send<const SOURCED: bool>(l: *mut lua_Sta
 /// the arguments fit it.
 unsafe fn try_lane<const SOURCED: bool>(
     l: *mut lua_State,
+    closure: &stack::Closure,
     state: &SiteState,
     counters: &Counters,
     top: c_int,
@@ -214,7 +222,7 @@ unsafe fn try_lane<const SOURCED: bool>(
     // SAFETY: see `send`.
     unsafe {
         let current = state.epoch.get() == counters.epoch.get() as i64
-            && (!SOURCED || ffi::lua_rawequal(l, ffi::lua_upvalueindex(3), 1) != 0);
+            && (!SOURCED || same_source(l, closure, top));
         if !current {
             take_lane::<SOURCED>(l, counters, state);
         }
@@ -250,8 +258,8 @@ unsafe fn try_lane<const SOURCED: bool>(
                 true
             };
             // As below.
-            ffi::lua_pushvalue(l, ffi::lua_upvalueindex(6));
-            super::deliver::deliver(l, counters, top + 1, data, first, count);
+            stack::push(l, closure.upvalue(6));
+            super::deliver::deliver(l, closure, counters, top + 1, data, first, count);
             if counted {
                 log.end();
             }
@@ -261,10 +269,25 @@ unsafe fn try_lane<const SOURCED: bool>(
             }
             // The lane on this stack keeps `data` and the functions alive
             // should a nested send of this same function take a new lane.
-            ffi::lua_pushvalue(l, ffi::lua_upvalueindex(6));
-            super::deliver::deliver(l, counters, top + 1, data, first, count);
+            stack::push(l, closure.upvalue(6));
+            super::deliver::deliver(l, closure, counters, top + 1, data, first, count);
         }
         true
+    }
+}
+
+/// Whether the source (the first argument) is the one the kept lane was
+/// taken for (upvalue 3): the same value and tag. Raw equality in all but
+/// two cases, both of which only take the lane again: a long string
+/// equal to another object's text, a boolean (whose value bytes Lua
+/// leaves as they were). A source is an object or a table.
+#[inline(always)]
+unsafe fn same_source(l: *mut lua_State, closure: &stack::Closure, top: c_int) -> bool {
+    // SAFETY: see `send`: the layout holds; the source is argument 1.
+    unsafe {
+        let kept = &*closure.upvalue(3);
+        let source = stack::slot(l, top, 1);
+        kept.tag() == source.tag() && kept.pointer() == source.pointer()
     }
 }
 
@@ -285,8 +308,7 @@ unsafe fn take_lane<const SOURCED: bool>(
         } else {
             ffi::lua_pushnil(l);
         }
-        let data = if super::stack::layout_holds(l)
-            && ffi::lua_pcall(l, 1, 1, 0) == ffi::LUA_OK
+        let data = if ffi::lua_pcall(l, 1, 1, 0) == ffi::LUA_OK
             && ffi::lua_type(l, -1) == ffi::LUA_TTABLE
         {
             lane_data(l, top + 1)
@@ -441,7 +463,7 @@ unsafe fn arguments_fit<'s, T: Taken<'s>>(
             // SAFETY: the lane was taken, so the layout holds; `at` is one
             // of the `top` values on the stack (the send's arguments, as it
             // found them), read before anything is pushed.
-            let slot = super::stack::slot(l, top, at);
+            let slot = stack::slot(l, top, at);
             match (*kind, slot.tag()) {
                 (b'i', stack_tag::INT) => taken.int(i, slot.int()),
                 (b'f', stack_tag::FLOAT) => taken.float(i, slot.float()),
@@ -508,7 +530,7 @@ unsafe fn arguments_fit_unread(
         }
         let top = first + count - 1;
         for (i, kind) in data.kinds.iter().enumerate() {
-            let tag = super::stack::slot(l, top, first + i as c_int).tag();
+            let tag = stack::slot(l, top, first + i as c_int).tag();
             let exact = match *kind {
                 b'i' => tag == stack_tag::INT,
                 b'f' => tag == stack_tag::FLOAT,
@@ -570,6 +592,9 @@ pub(super) unsafe fn counters_closure(
     }
 }
 
+/// How many upvalues a send function has (see [`send_closure`]).
+pub(super) const UPVALUES: u8 = 7;
+
 /// Makes `f` a send function over the site table, then the message
 /// handler, on top of the stack: upvalues (1) the site table, (2) the site
 /// state's address, (3) the source the kept lane is for, (4) the
@@ -597,7 +622,7 @@ pub(super) unsafe fn send_closure(
         ffi::lua_pushcclosure(l, super::deliver::run_listeners, 1);
         ffi::lua_pushboolean(l, 0);
         ffi::lua_pushboolean(l, 0);
-        ffi::lua_pushcclosure(l, f, 7);
+        ffi::lua_pushcclosure(l, f, UPVALUES as c_int);
     }
 }
 
