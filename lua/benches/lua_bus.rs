@@ -87,7 +87,7 @@ ListenMessage("Bench.FromRust", nil, function(a, b) count = count + 1 end)
 "#;
 
 struct Setup {
-    rt: LuaRuntime,
+    rt: Rc<LuaRuntime>,
     script: ScriptId,
     run: Option<Key>,
 }
@@ -99,7 +99,7 @@ struct Setup {
 /// for the budget's watchdog to arm its instruction hook (a game's frame
 /// is milliseconds; an armed hook would make any Lua code twice as slow).
 const RUN_BY_MESSAGE: &str = r#"
-if run then ListenMessage("Bench.Run", nil, function(n) run(n) end) end
+if run then ListenMessage(RUN_KEY, nil, function(n) run(n) end) end
 "#;
 
 const CHUNK: u64 = 1000;
@@ -113,19 +113,6 @@ fn setup_granted(source: &str, listeners: usize, grants: Option<Rc<ModGrants>>) 
     setup_with(source, listeners, grants, LuaOptions::default())
 }
 
-/// [`setup`] for an instruction count: under callgrind a call runs some 50
-/// times slower, so the watchdog would arm the instruction hook after a
-/// fraction of a chunk (a game's call never runs that long) and count
-/// every VM instruction of both sides; it is kept off.
-fn setup_counted(source: &str, listeners: usize) -> Setup {
-    let options = LuaOptions {
-        watchdog_interval: Duration::from_secs(3600),
-        time_limit: None,
-        ..LuaOptions::default()
-    };
-    setup_with(source, listeners, None, options)
-}
-
 fn setup_with(
     source: &str,
     listeners: usize,
@@ -133,17 +120,57 @@ fn setup_with(
     options: LuaOptions,
 ) -> Setup {
     let hub = Hub::new();
+    let rt = Rc::new(LuaRuntime::new(hub, options).unwrap());
+    load_into(&rt, source, listeners, grants, "Bench.Run")
+}
+
+/// The pure-Lua bus and the baked sends at `listeners` listeners, for an
+/// instruction count or an interleaved timing.
+///
+/// Under callgrind a call runs some 50 times slower, so the watchdog would
+/// arm the instruction hook after a fraction of a chunk (a game's call
+/// never runs that long) and count every VM instruction of both sides; it
+/// is kept off.
+///
+/// Both are in one runtime: one Lua state, so one string-hash seed. Each state's seed puts the scripts' global
+/// names (`count`, which every listener reads and writes) in its own
+/// places; with a state each, the two sides of one process drew theirs
+/// apart, which moved their ratio by some 4% from one process to the
+/// next.
+fn setup_counted_pair(listeners: usize) -> (Setup, Setup) {
+    let options = LuaOptions {
+        watchdog_interval: Duration::from_secs(3600),
+        time_limit: None,
+        ..LuaOptions::default()
+    };
+    let rt = Rc::new(LuaRuntime::new(Hub::new(), options).unwrap());
+    (
+        load_into(&rt, PURE_BUS, listeners, None, "Bench.RunPure"),
+        load_into(&rt, HUB_BAKED, listeners, None, "Bench.RunBaked"),
+    )
+}
+
+/// Loads `source` (with `LISTENERS` listeners) into `rt` as a script of
+/// its own, whose `run(n)` the message `run_key` starts.
+fn load_into(
+    rt: &Rc<LuaRuntime>,
+    source: &str,
+    listeners: usize,
+    grants: Option<Rc<ModGrants>>,
+    run_key: &str,
+) -> Setup {
+    let hub = rt.hub();
     let world = hub.create_world();
     let object = hub.spawn(world).unwrap();
-    let rt = LuaRuntime::new(hub, options).unwrap();
-    let source = source.replace("LISTENERS", &listeners.to_string()) + RUN_BY_MESSAGE;
+    let source = source.replace("LISTENERS", &listeners.to_string())
+        + &RUN_BY_MESSAGE.replace("RUN_KEY", &format!("{run_key:?}"));
     let id = rt
         .load_granted("bench.lua", &source, object, grants)
         .unwrap();
     let has_run = rt.global::<Option<Function>>(id, "run").unwrap().is_some();
-    let run = has_run.then(|| rt.hub().key("Bench.Run").unwrap());
+    let run = has_run.then(|| rt.hub().key(run_key).unwrap());
     let setup = Setup {
-        rt,
+        rt: rt.clone(),
         script: id,
         run,
     };
@@ -275,17 +302,19 @@ fn bus_sends_only() -> bool {
     // count of one cell, `perf stat -e task-clock`).
     let only = std::env::var("GANTRY_BENCH_BUS_ONLY").ok();
     let run = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    let (pure, baked) = setup_counted_pair(1);
     if run("pure_1") {
-        bus_pure_1(&setup_counted(PURE_BUS, 1), sends);
+        bus_pure_1(&pure, sends);
     }
     if run("baked_1") {
-        bus_baked_1(&setup_counted(HUB_BAKED, 1), sends);
+        bus_baked_1(&baked, sends);
     }
+    let (pure, baked) = setup_counted_pair(8);
     if run("pure_8") {
-        bus_pure_8(&setup_counted(PURE_BUS, 8), sends);
+        bus_pure_8(&pure, sends);
     }
     if run("baked_8") {
-        bus_baked_8(&setup_counted(HUB_BAKED, 8), sends);
+        bus_baked_8(&baked, sends);
     }
     true
 }
@@ -301,8 +330,7 @@ fn bus_interleaved() -> bool {
         return false;
     };
     for listeners in [1, 8] {
-        let pure = setup_counted(PURE_BUS, listeners);
-        let baked = setup_counted(HUB_BAKED, listeners);
+        let (pure, baked) = setup_counted_pair(listeners);
         let results = interleave(
             rounds,
             &mut [
