@@ -124,30 +124,32 @@ fn setup_with(
     load_into(&rt, source, listeners, grants, "Bench.Run")
 }
 
-/// The pure-Lua bus and the baked sends at `listeners` listeners, for an
-/// instruction count or an interleaved timing.
-///
+/// The pure-Lua bus and the baked sends at `listeners` listeners, in one
+/// runtime: one Lua state, so one string-hash seed. Each state's seed
+/// puts the scripts' global names (`count`, which every listener reads
+/// and writes) in its own places; with a state each, the two sides of one
+/// process drew theirs apart, which moved their ratio by some 4% from one
+/// process to the next.
+fn setup_pair(listeners: usize, options: LuaOptions) -> (Setup, Setup) {
+    let rt = Rc::new(LuaRuntime::new(Hub::new(), options).unwrap());
+    (
+        load_into(&rt, PURE_BUS, listeners, None, "Bench.RunPure"),
+        load_into(&rt, HUB_BAKED, listeners, None, "Bench.RunBaked"),
+    )
+}
+
+/// [`setup_pair`] for an instruction count or an interleaved timing.
 /// Under callgrind a call runs some 50 times slower, so the watchdog would
 /// arm the instruction hook after a fraction of a chunk (a game's call
 /// never runs that long) and count every VM instruction of both sides; it
 /// is kept off.
-///
-/// Both are in one runtime: one Lua state, so one string-hash seed. Each state's seed puts the scripts' global
-/// names (`count`, which every listener reads and writes) in its own
-/// places; with a state each, the two sides of one process drew theirs
-/// apart, which moved their ratio by some 4% from one process to the
-/// next.
 fn setup_counted_pair(listeners: usize) -> (Setup, Setup) {
     let options = LuaOptions {
         watchdog_interval: Duration::from_secs(3600),
         time_limit: None,
         ..LuaOptions::default()
     };
-    let rt = Rc::new(LuaRuntime::new(Hub::new(), options).unwrap());
-    (
-        load_into(&rt, PURE_BUS, listeners, None, "Bench.RunPure"),
-        load_into(&rt, HUB_BAKED, listeners, None, "Bench.RunBaked"),
-    )
+    setup_pair(listeners, options)
 }
 
 /// Loads `source` (with `LISTENERS` listeners) into `rt` as a script of
@@ -381,11 +383,10 @@ fn bench(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(3));
     group.warm_up_time(Duration::from_secs(1));
     for listeners in [1usize, 8] {
-        let pure = setup(PURE_BUS, listeners);
+        let (pure, baked) = setup_pair(listeners, LuaOptions::default());
         group.bench_function(format!("pure_lua_bus/{listeners}"), |b| {
             b.iter_custom(|iters| lua_loop(&pure, iters))
         });
-        let baked = setup(HUB_BAKED, listeners);
         group.bench_function(format!("hub_baked/{listeners}"), |b| {
             b.iter_custom(|iters| lua_loop(&baked, iters))
         });
