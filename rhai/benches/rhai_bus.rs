@@ -91,6 +91,46 @@ fn bus_sends_only() -> bool {
     true
 }
 
+/// `GANTRY_BENCH_BUS_INTERLEAVE=ROUNDS`: the baked sends and the
+/// hand-written bus at 1 and 8 listeners by wall time, in batches of
+/// [`INTERLEAVED_BATCH`] calls of [`SENDS`] sends taken in turn, ROUNDS
+/// each, outside criterion; prints each one's fastest batches and their
+/// ratios (see `gantry_test_support::interleave` for why).
+fn bus_interleaved() -> bool {
+    use gantry_test_support::interleave::{Side, interleave, print, rounds};
+    let Some(rounds) = rounds("GANTRY_BENCH_BUS_INTERLEAVE") else {
+        return false;
+    };
+    for n in [1, 8] {
+        let hand = setup(false, &hand_bus(n));
+        let baked = setup(true, &baked(n));
+        let batch = |setup: &(RhaiRuntime, ScriptId)| {
+            let start = std::time::Instant::now();
+            for _ in 0..INTERLEAVED_BATCH {
+                fire(setup, SENDS);
+            }
+            start.elapsed()
+        };
+        let results = interleave(
+            rounds,
+            &mut [
+                Side::new("hand_bus", || batch(&hand)),
+                Side::new("baked", || batch(&baked)),
+            ],
+        );
+        print(
+            &format!("rhai_send/{n}"),
+            INTERLEAVED_BATCH * SENDS as u64,
+            &results,
+        );
+    }
+    true
+}
+
+/// Calls of [`SENDS`] sends per interleaved batch: 1,000 sends, as the
+/// Lua bench's batches.
+const INTERLEAVED_BATCH: u64 = 10;
+
 fn fire(setup: &(RhaiRuntime, ScriptId), sends: i64) {
     let (rt, id) = setup;
     let _sent = rt
@@ -127,7 +167,7 @@ fn bus_baked_8(setup: &(RhaiRuntime, ScriptId), sends: i64) {
 }
 
 fn bench(c: &mut Criterion) {
-    if bus_sends_only() {
+    if bus_sends_only() || bus_interleaved() {
         return;
     }
     let mut group = c.benchmark_group("rhai_send");
