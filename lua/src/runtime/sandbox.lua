@@ -1,13 +1,15 @@
 -- Gantry's sandbox, run once per Lua state with the full standard library.
 -- Returns the functions the runtime uses to build each script's environment.
 -- `memory_limit` is the state's memory limit in bytes, or nil; `max_chunk`,
--- the most bytes a script may have (what `load` compiles in one C call).
-local lane_block, lane_unblock, memory_limit, max_chunk = ...
+-- the most bytes a script may have (what `load` compiles in one C call);
+-- `plain_error`, an error object as a script should see it (see below).
+local lane_block, lane_unblock, memory_limit, max_chunk, plain_error = ...
 local G = _G
 local pairs, ipairs, type, error, select, tostring = pairs, ipairs, type, error, select, tostring
 local rawget, real_setmetatable = rawget, setmetatable
 local tointeger, string_format = math.tointeger, string.format
 local real_load, real_create, real_resume = load, coroutine.create, coroutine.resume
+local real_pcall, real_xpcall = pcall, xpcall
 local real_yield, real_yieldable, real_collect = coroutine.yield, coroutine.isyieldable, collectgarbage
 local os_clock, os_time, os_date = os.clock, os.time, os.date
 
@@ -96,12 +98,33 @@ local function wrap_result(ok, ...)
   error((...), 0)
 end
 
+-- What a script catches of an error: an API function's refusal is raised
+-- from Rust as an error object (a userdata whose text carries a stack
+-- traceback of the runtime's frames, and that `err:find` cannot search);
+-- a script sees its message as a string, as it sees a Lua library
+-- function's. Any other error object is left as it is.
+local function settled(ok, ...)
+  if ok then return ok, ... end
+  return ok, plain_error((...))
+end
+
+local function safe_pcall(f, ...)
+  return settled(real_pcall(f, ...))
+end
+
+local function safe_xpcall(f, msgh, ...)
+  if type(msgh) ~= "function" then return real_xpcall(f, msgh, ...) end
+  return real_xpcall(f, function(e) return msgh(plain_error(e)) end, ...)
+end
+
 local function make_env(api, gmp, print, require, hook_thread)
   local env = {}
   for _, name in ipairs(base) do env[name] = G[name] end
   for _, name in ipairs(libs) do env[name] = copy(G[name]) end
   env.string = copy(string_lib)
   env.setmetatable = safe_setmetatable
+  env.pcall = safe_pcall
+  env.xpcall = safe_xpcall
   env.os = { clock = os_clock, time = os_time, date = os_date }
   local co = copy(coroutine)
   -- Coroutines carry the instruction budget's hook from their start.
@@ -113,7 +136,7 @@ local function make_env(api, gmp, print, require, hook_thread)
   -- The fast lane stays off while a coroutine runs (see fast.rs).
   co.resume = function(thread, ...)
     lane_block()
-    return lane_unblock(real_resume(thread, ...))
+    return settled(lane_unblock(real_resume(thread, ...)))
   end
   co.wrap = function(f)
     local thread = co.create(f)

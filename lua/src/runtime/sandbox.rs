@@ -16,7 +16,10 @@
 //!   the functions whose one C call a script could make run long (pattern
 //!   matching, the table loops, `table.sort`) are bounded ones (`bounded`),
 //!   and `xpcall`, `coroutine.resume` and `coroutine.close` keep the
-//!   budget's stops final;
+//!   budget's stops final; what `pcall`, `xpcall`'s handler and
+//!   `coroutine.resume` catch of an API function's refusal is its message
+//!   as a string, as a Lua library function's is (not mlua's error
+//!   object, whose text carries the runtime's frames);
 //! - `collectgarbage` limited to `collect`, `count`, `step`, `isrunning`;
 //! - `require(name)`: another `.lua` file of the mod folder, run (rewritten
 //!   like any script) in its own environment with the same `self`, once per
@@ -49,12 +52,31 @@ pub(crate) fn factory(
     memory_limit: Option<usize>,
 ) -> mlua::Result<Table> {
     super::bounded::install(lua, budget)?;
+    let plain_error = lua.create_function(|lua, error: LuaValue| {
+        Ok(match error {
+            LuaValue::Error(e) => LuaValue::String(lua.create_string(message_of(&e))?),
+            other => other,
+        })
+    })?;
     lua.load(SANDBOX_LUA).set_name("=gantry-sandbox").call((
         &fast.block,
         &fast.unblock,
         memory_limit,
         gantry_host::files::MAX_SCRIPT_BYTES,
+        plain_error,
     ))
+}
+
+/// The message of an error a Rust function raised, as a script catching it
+/// sees it: the text the function gave (`file:line: ...`), without the
+/// stack traceback the error object carries.
+fn message_of(error: &mlua::Error) -> String {
+    match error {
+        mlua::Error::CallbackError { cause, .. } => message_of(cause),
+        mlua::Error::RuntimeError(message) => message.clone(),
+        mlua::Error::WithContext { context, cause } => format!("{context}: {}", message_of(cause)),
+        other => super::shared::error_text_with(other, None),
+    }
 }
 
 /// Builds the environment of one chunk.

@@ -248,3 +248,57 @@ fn a_refused_send_says_the_script_stopped_at_its_line() {
          and the script stopped at this line"
     );
 }
+
+#[test]
+fn a_refusal_caught_by_pcall_is_its_message_as_a_string() {
+    let f = Fixture::new();
+    f.load(
+        "mod.lua",
+        r#"
+        local ok, err = pcall(NotifyMessage, "bad key!", 1)
+        print(ok, type(err), err)
+        print(err:find("stack traceback", 1, true))
+        local key = "also bad"
+        ok, err = pcall(function() ListenMessage(key, nil, function() end) end)
+        print(ok, type(err), err)
+        "#,
+    );
+    let printed = f.printed();
+    assert_eq!(printed.len(), 3, "{printed:?}");
+    assert!(
+        printed[0].starts_with("false\tstring\tmod.lua:2: ") && printed[0].contains("bad key!"),
+        "{printed:?}"
+    );
+    assert_eq!(printed[1], "nil");
+    assert!(
+        printed[2].starts_with("false\tstring\tmod.lua:6: ") && printed[2].contains("also bad"),
+        "{printed:?}"
+    );
+}
+
+#[test]
+fn a_refusal_reaches_an_xpcall_handler_and_a_resume_as_its_message() {
+    let f = Fixture::new();
+    f.load(
+        "mod.lua",
+        r#"
+        print(xpcall(NotifyMessage, function(e) return "handled: " .. e end, "bad key!", 1))
+        local co = coroutine.create(function() NotifyMessage("bad key!", 1) end)
+        local ok, err = coroutine.resume(co)
+        print(ok, type(err), err)
+        print(pcall(error, { code = 7 }))
+        "#,
+    );
+    let printed = f.printed();
+    assert_eq!(printed.len(), 3, "{printed:?}");
+    assert!(
+        printed[0].starts_with("false\thandled: mod.lua:2: "),
+        "{printed:?}"
+    );
+    assert!(
+        printed[1].starts_with("false\tstring\tmod.lua:3: ") && !printed[1].contains("traceback"),
+        "{printed:?}"
+    );
+    // A script's own error object is caught as it was raised.
+    assert!(printed[2].starts_with("false\ttable: "), "{printed:?}");
+}
