@@ -138,6 +138,10 @@ local function make_env(api, gmp, print, require, hook_thread)
     lane_block()
     return settled(lane_unblock(real_resume(thread, ...)))
   end
+  local real_close = co.close
+  co.close = function(thread)
+    return settled(real_close(thread))
+  end
   co.wrap = function(f)
     local thread = co.create(f)
     return function(...)

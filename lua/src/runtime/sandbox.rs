@@ -16,8 +16,9 @@
 //!   the functions whose one C call a script could make run long (pattern
 //!   matching, the table loops, `table.sort`) are bounded ones (`bounded`),
 //!   and `xpcall`, `coroutine.resume` and `coroutine.close` keep the
-//!   budget's stops final; what `pcall`, `xpcall`'s handler and
-//!   `coroutine.resume` catch of an API function's refusal is its message
+//!   budget's stops final; what `pcall`, `xpcall`'s handler,
+//!   `coroutine.resume` and `coroutine.close` catch of an API function's
+//!   refusal is its message
 //!   as a string, as a Lua library function's is (not mlua's error
 //!   object, whose text carries the runtime's frames);
 //! - `collectgarbage` limited to `collect`, `count`, `step`, `isrunning`;
@@ -73,7 +74,6 @@ pub(crate) fn factory(
 fn message_of(error: &mlua::Error) -> String {
     match error {
         mlua::Error::CallbackError { cause, .. } => message_of(cause),
-        mlua::Error::RuntimeError(message) => message.clone(),
         mlua::Error::WithContext { context, cause } => format!("{context}: {}", message_of(cause)),
         other => super::shared::error_text_with(other, None),
     }

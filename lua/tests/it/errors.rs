@@ -277,7 +277,7 @@ fn a_refusal_caught_by_pcall_is_its_message_as_a_string() {
 }
 
 #[test]
-fn a_refusal_reaches_an_xpcall_handler_and_a_resume_as_its_message() {
+fn a_refusal_reaches_an_xpcall_handler_a_resume_and_a_close_as_its_message() {
     let f = Fixture::new();
     f.load(
         "mod.lua",
@@ -287,10 +287,11 @@ fn a_refusal_reaches_an_xpcall_handler_and_a_resume_as_its_message() {
         local ok, err = coroutine.resume(co)
         print(ok, type(err), err)
         print(pcall(error, { code = 7 }))
+        print(coroutine.close(co))
         "#,
     );
     let printed = f.printed();
-    assert_eq!(printed.len(), 3, "{printed:?}");
+    assert_eq!(printed.len(), 4, "{printed:?}");
     assert!(
         printed[0].starts_with("false\thandled: mod.lua:2: "),
         "{printed:?}"
@@ -301,4 +302,8 @@ fn a_refusal_reaches_an_xpcall_handler_and_a_resume_as_its_message() {
     );
     // A script's own error object is caught as it was raised.
     assert!(printed[2].starts_with("false\ttable: "), "{printed:?}");
+    assert!(
+        printed[3].starts_with("false\tmod.lua:3: ") && !printed[3].contains("traceback"),
+        "{printed:?}"
+    );
 }
