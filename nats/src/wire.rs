@@ -145,16 +145,12 @@ pub fn decode_after(
     for i in 0..count as usize {
         let value = match before.get(i) {
             Some(Value::Str(last)) if reader.peek() == Some(Tag::Str as u8) => {
-                let at = reader.at;
                 reader.at += 1;
-                let len = reader.count()? as usize;
-                let bytes = &reader.bytes[reader.at..reader.at + len];
+                let (at, bytes) = reader.text_bytes()?;
                 if bytes == last.as_bytes() {
-                    reader.at += len;
                     Value::Str(last.clone())
                 } else {
-                    reader.at = at;
-                    reader.value(0)?
+                    Value::Str(Rc::from(utf8(bytes, at)?))
                 }
             }
             _ => reader.value(0)?,
@@ -221,12 +217,17 @@ fn varint(out: &mut impl BufMut, mut n: u64) {
     out.put_u8(n as u8);
 }
 
+/// `bytes`, read from `at` in a payload, as text.
+fn utf8(bytes: &[u8], at: usize) -> Result<&str, WireError> {
+    std::str::from_utf8(bytes).map_err(|_| WireError::Utf8 { at })
+}
+
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
@@ -267,12 +268,18 @@ impl Reader<'_> {
         Ok(count)
     }
 
-    fn text(&mut self) -> Result<&str, WireError> {
+    fn text(&mut self) -> Result<&'a str, WireError> {
+        let (at, bytes) = self.text_bytes()?;
+        utf8(bytes, at)
+    }
+
+    /// A text's bytes, not yet checked to be UTF-8, and where they start.
+    fn text_bytes(&mut self) -> Result<(usize, &'a [u8]), WireError> {
         let len = self.count()? as usize;
         let at = self.at;
-        let slice = &self.bytes[at..at + len];
         self.at += len;
-        std::str::from_utf8(slice).map_err(|_| WireError::Utf8 { at })
+        // `count` checked that `len` bytes are left.
+        Ok((at, &self.bytes[at..at + len]))
     }
 
     fn value(&mut self, depth: usize) -> Result<Value, WireError> {
@@ -365,7 +372,15 @@ mod tests {
         encode(7, &[Value::str("hellO"), Value::Int(2)], &mut out).unwrap();
         decode_after(&out, &mut values, &before).unwrap();
         assert_eq!(format!("{values:?}"), r#"[Str("hellO"), Int(2)]"#);
+        // A changed text that is not UTF-8 is refused as before.
+        encode(7, &[Value::str("hello")], &mut out).unwrap();
+        *out.last_mut().unwrap() = 0xff;
+        assert!(matches!(
+            decode_after(&out, &mut values, &before),
+            Err(WireError::Utf8 { .. })
+        ));
         // A text shorter than its count says is refused as before.
+        encode(7, &[Value::str("hellO"), Value::Int(2)], &mut out).unwrap();
         let cut = &out[..out.len() - 3];
         assert!(matches!(
             decode_after(cut, &mut values, &before),
