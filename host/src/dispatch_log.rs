@@ -131,9 +131,15 @@ pub fn write_plain(buf: &mut Vec<u8>, arg: PlainArg<'_>) {
             return;
         }
     };
-    let mut w = [tag; 9];
-    w[1..].copy_from_slice(&payload);
-    buf.extend_from_slice(&w);
+    buf.extend_from_slice(&fixed_piece(tag, payload));
+}
+
+/// A number as a record holds it: its tag, then its 8 bytes.
+#[inline(always)]
+fn fixed_piece(tag: u8, payload: [u8; 8]) -> [u8; LaneSink::VALUE] {
+    let mut piece = [tag; LaneSink::VALUE];
+    piece[1..].copy_from_slice(&payload);
+    piece
 }
 
 /// A log's byte buffer, shared with the lanes it lends it to
@@ -241,10 +247,11 @@ impl LaneSink {
 /// fit the lane), it is taken back whole.
 ///
 /// The buffer has room for the values still to come ([`LaneSink::VALUE`]
-/// bytes each) past what the record holds, at every moment: made for
-/// all of them with the head, made again after a string's bytes. A number or a boolean is
-/// then written with no check, and a lane that writes its values each in
-/// its turn never reallocates the buffer but for a string's bytes.
+/// bytes each) past what the record holds, at every moment: made for all
+/// of them with the head, made again after a string's bytes. A number or
+/// a boolean is then written with no check, and a lane that writes its
+/// values each in its turn never reallocates the buffer but for a
+/// string's bytes.
 pub struct LaneRecord<'s> {
     bytes: RefMut<'s, Vec<u8>>,
     start: usize,
@@ -299,8 +306,7 @@ impl LaneRecord<'_> {
     /// As [`LaneRecord::int`].
     #[inline(always)]
     unsafe fn fixed(&mut self, tag: u8, payload: [u8; 8]) {
-        let mut piece = [tag; LaneSink::VALUE];
-        piece[1..].copy_from_slice(&payload);
+        let piece = fixed_piece(tag, payload);
         let len = self.bytes.len();
         // SAFETY: as in `bool`: `VALUE` bytes past `len` are the buffer's.
         unsafe {
