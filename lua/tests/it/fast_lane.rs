@@ -591,12 +591,17 @@ struct KeptLog {
 }
 
 impl KeptLog {
-    /// A log kept of `f`'s hub, installed as its dispatch log.
-    fn install(f: &Fixture) -> Rc<KeptLog> {
-        let log = Rc::new(KeptLog {
+    /// A log kept of `f`'s hub (not installed).
+    fn new(f: &Fixture) -> KeptLog {
+        KeptLog {
             hub: f.hub.clone(),
             lines: RefCell::new(Vec::new()),
-        });
+        }
+    }
+
+    /// A log kept of `f`'s hub, installed as its dispatch log.
+    fn install(f: &Fixture) -> Rc<KeptLog> {
+        let log = Rc::new(KeptLog::new(f));
         f.hub.set_dispatch_log(Some(log.clone()));
         log
     }
@@ -769,16 +774,21 @@ fn lane_writes_nested_sends_into_a_lent_sink_in_order_with_integers_for_floats_m
     assert!(f.failures().is_empty());
 }
 
+impl LendingLog {
+    /// A log of `f`'s hub that lends the lanes a sink of 64 KiB, stamped
+    /// 0 (not installed).
+    fn new(f: &Fixture) -> LendingLog {
+        LendingLog {
+            kept: KeptLog::new(f),
+            sink: gantry_host::SendSink::new(Rc::new(std::cell::Cell::new(0)), 1 << 16, 1 << 16),
+        }
+    }
+}
+
 /// Installs a log that lends the lanes a sink of 64 KiB, stamped 0.
 fn lend_a_sink(f: &Fixture) -> (Rc<LendingLog>, Rc<gantry_host::SendSink>) {
-    let sink = gantry_host::SendSink::new(Rc::new(std::cell::Cell::new(0)), 1 << 16, 1 << 16);
-    let log = Rc::new(LendingLog {
-        kept: KeptLog {
-            hub: f.hub.clone(),
-            lines: RefCell::new(Vec::new()),
-        },
-        sink: sink.clone(),
-    });
+    let log = Rc::new(LendingLog::new(f));
+    let sink = log.sink.clone();
     f.hub.set_dispatch_log(Some(log.clone()));
     (log, sink)
 }
@@ -1079,15 +1089,10 @@ fn lane_writes_no_record_into_a_sink_made_for_another_count_of_values() {
         fn lane_sink(
             &self,
             key: gantry_host::Key,
-            _source: Source,
+            source: Source,
             params: usize,
         ) -> Option<gantry_host::LaneSink> {
-            let head = head_of(&self.0.kept.hub.key_name(key));
-            Some(gantry_host::LaneSink::new(
-                self.0.sink.clone(),
-                head,
-                params - 1,
-            ))
+            self.0.lane_sink(key, source, params - 1)
         }
     }
     let f = Fixture::new();
@@ -1101,14 +1106,8 @@ fn lane_writes_no_record_into_a_sink_made_for_another_count_of_values() {
         "#,
     );
     go(&f);
-    let sink = gantry_host::SendSink::new(Rc::new(std::cell::Cell::new(0)), 1 << 16, 1 << 16);
-    let log = Rc::new(Miscounted(LendingLog {
-        kept: KeptLog {
-            hub: f.hub.clone(),
-            lines: RefCell::new(Vec::new()),
-        },
-        sink: sink.clone(),
-    }));
+    let log = Rc::new(Miscounted(LendingLog::new(&f)));
+    let sink = log.0.sink.clone();
     f.hub.set_dispatch_log(Some(log.clone()));
     go(&f);
     assert!(sink.bytes().unwrap().is_empty());
